@@ -1,0 +1,82 @@
+"""Per-turn scores to the integral score (SPEC section 1).
+
+    S_i   = (mean METEOR over turns of dialogue i + mean HM over turns of i) / 2
+    S_j   = mean of S_i over the dialogues of type j
+    score = sum_j w_j S_j / sum_{j present} w_j
+
+Top-level ``meteor`` and ``hidden_metric`` are combined with the same weights.
+Sums use ``math.fsum``, so the result does not depend on the order of lines.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from .config import DIALOGUE_TYPES
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TurnScore:
+    dialog_id: str
+    type: str
+    turn: int
+    meteor: float
+    best_reference: int
+    hidden_metric: float
+    ppl: float
+
+
+@dataclass(frozen=True)
+class TypeSummary:
+    weight: float
+    dialogs: int
+    turns: int
+    meteor: float
+    hidden_metric: float
+    score: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    integral: float
+    meteor: float
+    hidden_metric: float
+    by_type: dict[str, TypeSummary]
+    dialogs: int
+    turns: int
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summary:
+    """Combine per-turn scores; every dialogue must have at least one turn."""
+    by_dialog: dict[str, list[TurnScore]] = {}
+    for t in turns:
+        by_dialog.setdefault(t.dialog_id, []).append(t)
+    per_type: dict[str, list[tuple[float, float, float, int]]] = {}
+    for dialog_turns in by_dialog.values():
+        m = _mean([t.meteor for t in dialog_turns])
+        h = _mean([t.hidden_metric for t in dialog_turns])
+        per_type.setdefault(dialog_turns[0].type, []).append((m, h, (m + h) / 2, len(dialog_turns)))
+    by_type = {}
+    for name in DIALOGUE_TYPES:
+        rows = per_type.get(name)
+        if rows:
+            by_type[name] = TypeSummary(
+                weight=float(weights[name]), dialogs=len(rows), turns=sum(r[3] for r in rows),
+                meteor=_mean([r[0] for r in rows]), hidden_metric=_mean([r[1] for r in rows]),
+                score=_mean([r[2] for r in rows]))
+    total = math.fsum(s.weight for s in by_type.values())
+    if not total > 0:
+        raise ConfigError("the weights of the dialogue types present sum to 0; give one of "
+                          f"{', '.join(by_type)} a positive weight")
+
+    def combine(attr: str) -> float:
+        return math.fsum(s.weight * getattr(s, attr) for s in by_type.values()) / total
+
+    return Summary(combine("score"), combine("meteor"), combine("hidden_metric"), by_type,
+                   len(by_dialog), len(turns))

@@ -1,0 +1,116 @@
+"""The library API beneath the command line.
+
+Data flows one way: read and validate -> normalise -> score turns ->
+aggregate -> report. Everything here returns values or raises a
+:class:`~scorer.errors.ScorerError`; nothing prints or exits.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .aggregate import Summary, TurnScore, aggregate
+from .config import Config, Limits, load_config
+from .errors import Issue, ReferenceDataError, UsageError
+from .hidden_metric import hidden_metric
+from .intake import read_submission
+from .meteor import Matcher, MeteorScore, best_variant
+from .signature import signature
+from .text import tokenise
+from .thesaurus import Thesaurus, load_thesaurus
+from .validation import ANSWERS, DIALOGUES, Dialogue, Submission, check_submission, read_dialogues, read_references
+
+PathLike = str | os.PathLike
+
+
+@dataclass(frozen=True)
+class ReferenceData:
+    dialogues: list[Dialogue]
+    references: dict[str, list[list[str]]] | None  # None when only dialogues were read
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    summary: Summary
+    turns: list[TurnScore]
+    details: list[MeteorScore]
+    signature: str
+    warnings: list[Issue]
+
+
+def _read_reference_file(data_dir: Path, name: str) -> bytes:
+    path = data_dir / name
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ReferenceDataError([Issue(name, f"{path} does not exist", "missing_file")]) from None
+    except OSError as exc:
+        raise ReferenceDataError([Issue(name, f"cannot read {path}: {exc.strerror}", "unreadable")]) from None
+
+
+def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True) -> ReferenceData:
+    """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``."""
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise UsageError(f"--data {data_dir}: not a directory")
+    dialogues = read_dialogues(_read_reference_file(data_dir, DIALOGUES), limits)
+    references = None
+    if with_answers:
+        references = read_references(_read_reference_file(data_dir, ANSWERS), dialogues, limits)
+    return ReferenceData(dialogues, references)
+
+
+def validate_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
+                        config: Config | None = None) -> Submission:
+    """Check a submission against the public dialogues; raises ``SubmissionInvalid``."""
+    config = config or load_config()
+    reference = load_reference(data_dir, config.limits, with_answers=False)
+    files = read_submission(submission, ppl, config.limits)
+    return check_submission(reference.dialogues, files.submission, files.ppl, config.limits)
+
+
+def with_synonyms(config: Config, synonyms: bool) -> Config:
+    """``config`` with the synonym stage dropped when ``synonyms`` is false."""
+    if synonyms:
+        return config
+    stages = tuple(s for s in config.meteor.stages if s != "synonym")
+    return replace(config, meteor=replace(config.meteor, stages=stages))
+
+
+def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
+                     config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
+                     synonyms: bool = True) -> ScoreResult:
+    """Validate and score a submission against the reference directory ``data_dir``.
+
+    Order of checks: configuration, reference data, thesaurus, submission.
+    """
+    config = with_synonyms(config or load_config(), synonyms)
+    reference = load_reference(data_dir, config.limits)
+    rwn = None
+    if "synonym" in config.meteor.stages:
+        rwn = thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
+    files = read_submission(submission, ppl, config.limits)
+    valid = check_submission(reference.dialogues, files.submission, files.ppl, config.limits)
+    return score_validated(reference, valid, config, rwn)
+
+
+def score_validated(reference: ReferenceData, submission: Submission, config: Config,
+                    thesaurus: Thesaurus | None) -> ScoreResult:
+    """Score a submission already known to be valid against ``reference``."""
+    matcher = Matcher(thesaurus)
+    turns: list[TurnScore] = []
+    details: list[MeteorScore] = []
+    for dialogue in reference.dialogues:
+        answers = submission.answers[dialogue.dialog_id]
+        perplexities = submission.ppl[dialogue.dialog_id]
+        for turn, variants in enumerate(reference.references[dialogue.dialog_id]):
+            best, scored = best_variant(tokenise(answers[turn]), [tokenise(v) for v in variants],
+                                        matcher, config.meteor)
+            p = perplexities[turn]
+            turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, scored.score, best,
+                                   hidden_metric(p, config.hm_method, **config.hm_params), p))
+            details.append(scored)
+    summary = aggregate(turns, config.weights)
+    return ScoreResult(summary, turns, details, signature(config, thesaurus.identity if thesaurus else None),
+                       submission.warnings)

@@ -1,0 +1,48 @@
+"""Hidden metric: perplexity p >= 1 mapped to [0, 1], 1 best (SPEC section 5).
+
+Methods are looked up by name in :data:`METHODS`; a new one plugs in with
+:func:`register`, declaring its parameters and their defaults.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+
+@dataclass(frozen=True)
+class HiddenMetric:
+    name: str
+    defaults: Mapping[str, float]
+    fn: Callable[..., float]
+    check: Callable[[Mapping[str, float]], str | None] = lambda params: None
+
+
+METHODS: dict[str, HiddenMetric] = {}
+
+
+def register(method: HiddenMetric) -> None:
+    METHODS[method.name] = method
+
+
+def _inverse(p: float) -> float:
+    """Geometric-mean probability the model gave each token."""
+    return 1.0 / p
+
+
+def _log(p: float, p_max: float) -> float:
+    return min(1.0, max(0.0, 1.0 - math.log(p) / math.log(p_max)))
+
+
+def _check_log(params: Mapping[str, float]) -> str | None:
+    return None if params["p_max"] > 1 else "hidden_metric.p_max must be greater than 1"
+
+
+register(HiddenMetric("inverse", {}, _inverse))
+register(HiddenMetric("log", {"p_max": 1000.0}, _log, _check_log))
+
+
+def hidden_metric(p: float, method: str = "inverse", **params: float) -> float:
+    """HM of perplexity ``p`` by the named method; missing parameters take their defaults."""
+    spec = METHODS[method]
+    return spec.fn(p, **{**spec.defaults, **{k: v for k, v in params.items() if k in spec.defaults}})

@@ -1,0 +1,191 @@
+"""RuWordNet synsets by lemma (the ``synset`` stage of SPEC section 4).
+
+Two sources are read:
+
+* the SQLite file the ``ruwordnet`` package downloads (``ruwordnet download``):
+  table ``sense`` with columns ``lemma`` and ``synset_id``;
+* a directory of the official XML distribution: any of ``synsets.N.xml``,
+  ``synsets.V.xml``, ``synsets.A.xml``; a ``<sense>``'s text is its lemma.
+
+Only single-word senses are kept: the normalised sense text must be one
+whitespace-free word. The compiled index (lemma -> synset ids) is cached on
+disk under a key made of the source's content hash, so a changed source is
+recompiled automatically.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from pathlib import Path
+
+from .errors import ThesaurusError
+from .text import normalise
+
+XML_FILES = ("synsets.N.xml", "synsets.V.xml", "synsets.A.xml")
+CACHE_FORMAT = 1
+ENV_PATH = "RUWORDNET_PATH"
+ENV_CACHE = "SCORER_CACHE_DIR"
+
+HOW_TO_GET = (
+    "Get RuWordNet with `ruwordnet download` (the ruwordnet package's SQLite file), "
+    "or point --thesaurus / RUWORDNET_PATH at that file or at a directory of the XML "
+    "distribution (synsets.N.xml, synsets.V.xml, synsets.A.xml); "
+    "or score without synonyms with --no-synonyms."
+)
+
+
+@dataclass(frozen=True)
+class Thesaurus:
+    """Lemma -> synset ids, with an identity string for the signature."""
+
+    identity: str
+    index: dict[str, frozenset[str]] = field(repr=False)
+
+    def synsets(self, lemma: str) -> frozenset[str]:
+        return self.index.get(lemma, frozenset())
+
+
+def default_location() -> Path | None:
+    """Where ``ruwordnet download`` puts its SQLite file, if the package is installed."""
+    spec = find_spec("ruwordnet")
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent / "static" / "ruwordnet.db"
+
+
+def resolve_location(explicit: str | os.PathLike | None) -> Path:
+    """``--thesaurus``, else ``$RUWORDNET_PATH``, else the package's download location."""
+    if explicit:
+        where, origin = Path(explicit), "--thesaurus"
+    elif os.environ.get(ENV_PATH):
+        where, origin = Path(os.environ[ENV_PATH]), ENV_PATH
+    else:
+        where, origin = default_location(), "the ruwordnet package's download location"
+        if where is None or not where.exists():
+            raise ThesaurusError(f"RuWordNet was not found ({origin}: {where}). {HOW_TO_GET}")
+    if not where.exists():
+        raise ThesaurusError(f"RuWordNet was not found at {where} (from {origin}). {HOW_TO_GET}")
+    return where
+
+
+def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
+    """Load RuWordNet from ``location`` (resolved as :func:`resolve_location`)."""
+    source = resolve_location(location)
+    kind, files = _source_files(source)
+    identity = _identity(kind, files)
+    cached = _read_cache(identity)
+    if cached is not None:
+        return Thesaurus(identity, cached)
+    pairs = _read_sqlite(files[0]) if kind == "sqlite" else _read_xml(files)
+    index = _build_index(pairs)
+    if not index:
+        raise ThesaurusError(f"RuWordNet at {source} holds no single-word senses. {HOW_TO_GET}")
+    _write_cache(identity, index)
+    return Thesaurus(identity, index)
+
+
+def _source_files(source: Path) -> tuple[str, list[Path]]:
+    if source.is_dir():
+        files = [source / name for name in XML_FILES if (source / name).is_file()]
+        if files:
+            return "xml", files
+        db = source / "ruwordnet.db"
+        if db.is_file():
+            return "sqlite", [db]
+        raise ThesaurusError(f"{source} holds neither synsets.[NVA].xml nor ruwordnet.db. {HOW_TO_GET}")
+    with open(source, "rb") as fh:
+        if fh.read(16) != b"SQLite format 3\x00":
+            raise ThesaurusError(f"{source} is not an SQLite database. {HOW_TO_GET}")
+    return "sqlite", [source]
+
+
+def _identity(kind: str, files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0")
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    if kind == "xml":
+        parts = "".join(p.name.split(".")[1] for p in files)
+        return f"rwn-xml-{parts}-{digest.hexdigest()[:12]}"
+    return f"rwn-sqlite-{digest.hexdigest()[:12]}"
+
+
+def _read_xml(files: list[Path]) -> list[tuple[str, str]]:
+    pairs = []
+    for path in files:
+        try:
+            root = ET.parse(path).getroot()
+        except (ET.ParseError, OSError) as exc:
+            raise ThesaurusError(f"cannot read RuWordNet file {path}: {exc}") from None
+        for synset in root.iter("synset"):
+            synset_id = synset.get("id")
+            for sense in synset.iter("sense"):
+                if synset_id and sense.text:
+                    pairs.append((sense.text, synset_id))
+    return pairs
+
+
+def _read_sqlite(path: Path) -> list[tuple[str, str]]:
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = con.execute(
+                "SELECT COALESCE(lemma, name), synset_id FROM sense WHERE synset_id IS NOT NULL"
+            ).fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise ThesaurusError(f"cannot read RuWordNet database {path}: {exc}") from None
+    return [(text, sid) for text, sid in rows if text]
+
+
+def _build_index(pairs: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
+    sets: dict[str, set[str]] = {}
+    for text, synset_id in pairs:
+        words = normalise(text).split()
+        if len(words) == 1:
+            sets.setdefault(words[0], set()).add(synset_id)
+    return {lemma: frozenset(ids) for lemma, ids in sets.items()}
+
+
+def cache_dir() -> Path:
+    if os.environ.get(ENV_CACHE):
+        return Path(os.environ[ENV_CACHE])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "dialogue-scorer"
+
+
+def _cache_path(identity: str) -> Path:
+    return cache_dir() / f"{identity}.v{CACHE_FORMAT}.json"
+
+
+def _read_cache(identity: str) -> dict[str, frozenset[str]] | None:
+    try:
+        with open(_cache_path(identity), encoding="utf-8") as fh:
+            raw = json.load(fh)
+        return {lemma: frozenset(ids) for lemma, ids in raw["index"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _write_cache(identity: str, index: dict[str, frozenset[str]]) -> None:
+    """Best effort: an unwritable cache only costs the next run a recompile."""
+    payload = {"format": CACHE_FORMAT, "identity": identity,
+               "index": {lemma: sorted(ids) for lemma, ids in sorted(index.items())}}
+    try:
+        directory = cache_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False, separators=(",", ":"))
+        os.replace(tmp, _cache_path(identity))
+    except OSError:
+        pass
