@@ -109,6 +109,21 @@ def decode_utf8(data: bytes, file: str) -> tuple[str | None, Issue | None]:
                                  f"line {line}); save it as UTF-8", "not_utf8", line=line)
 
 
+_DIALOG_ID = re.compile(r'"dialog_id"\s*:\s*("(?:[^"\\\n]|\\.){1,2000}")')
+
+
+def _guess_dialog_id(text: str) -> str | None:
+    """The dialog_id of a line that is not valid JSON, when it can still be read off the text."""
+    found = _DIALOG_ID.search(text[:10_000])
+    if not found:
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str) and value and not _SURROGATE.search(value) else None
+
+
 @dataclass(frozen=True)
 class JsonLine:
     line: int
@@ -133,7 +148,7 @@ def read_jsonl(data: bytes, file: str, max_depth: int = MAX_DEPTH) -> Iterator[J
         try:
             yield JsonLine(number, parse_json(text, max_depth))
         except ValueError as exc:
-            yield Issue(file, str(exc), "bad_json", line=number)
+            yield Issue(file, str(exc), "bad_json", line=number, dialog_id=_guess_dialog_id(text))
 
 
 def read_json(data: bytes, file: str, max_depth: int = MAX_DEPTH) -> tuple[Any, Issue | None]:

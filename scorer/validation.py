@@ -118,13 +118,21 @@ def _describe(error, path: list, per_key_ids: bool) -> str:
 
 
 def _lines(data: bytes, file: str, schema_name: str, limits: Limits, issues: list[Issue],
-           max_answer_chars: int | None = None) -> list[JsonLine]:
-    """Schema-valid lines of a JSONL file; everything wrong goes to ``issues``."""
+           max_answer_chars: int | None = None, mentioned: set[str] | None = None) -> list[JsonLine]:
+    """Schema-valid lines of a JSONL file; everything wrong goes to ``issues``.
+
+    ``mentioned`` collects the dialog_id of every parsed line, valid or not, so a
+    dialogue whose line is broken is not also reported as missing.
+    """
     good = []
     for item in read_jsonl(data, file, limits.max_json_depth):
         if isinstance(item, Issue):
             issues.append(item)
+            if mentioned is not None and item.dialog_id is not None:
+                mentioned.add(item.dialog_id)
             continue
+        if mentioned is not None and isinstance(item.value, dict) and isinstance(item.value.get("dialog_id"), str):
+            mentioned.add(item.value["dialog_id"])
         found = _schema_issues(schema_name, item.value, file, item.line, max_answer_chars)
         if found:
             issues.extend(found)
@@ -163,7 +171,8 @@ def read_dialogues(data: bytes, limits: Limits = Limits()) -> list[Dialogue]:
 def read_references(data: bytes, dialogues: list[Dialogue], limits: Limits = Limits()) -> dict[str, list[list[str]]]:
     """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError`."""
     issues: list[Issue] = []
-    lines = _unique(_lines(data, ANSWERS, "answers", limits, issues), ANSWERS, issues)
+    mentioned: set[str] = set()
+    lines = _unique(_lines(data, ANSWERS, "answers", limits, issues, mentioned=mentioned), ANSWERS, issues)
     known = {d.dialog_id: d for d in dialogues}
     references: dict[str, list[list[str]]] = {}
     for dialog_id, item in lines.items():
@@ -182,7 +191,7 @@ def read_references(data: bytes, dialogues: list[Dialogue], limits: Limits = Lim
                                     "empty_reference", turn=turn, **where))
         references[dialog_id] = refs
     for d in dialogues:
-        if d.dialog_id not in lines:
+        if d.dialog_id not in mentioned:
             issues.append(Issue(ANSWERS, "dialogue of dialogues.jsonl has no references", "missing_id",
                                 dialog_id=shorten(d.dialog_id)))
     if issues:
@@ -212,7 +221,8 @@ def check_submission(dialogues: list[Dialogue], submission: bytes, ppl: bytes,
 
 def _check_answers(data: bytes, turns: dict[str, int], limits: Limits,
                    issues: list[Issue], warnings: list[Issue]) -> dict[str, list[str]]:
-    lines = _unique(_lines(data, SUBMISSION, "submission", limits, issues, limits.max_answer_chars),
+    mentioned: set[str] = set()
+    lines = _unique(_lines(data, SUBMISSION, "submission", limits, issues, limits.max_answer_chars, mentioned),
                     SUBMISSION, issues)
     answers: dict[str, list[str]] = {}
     for dialog_id, item in lines.items():
@@ -231,7 +241,7 @@ def _check_answers(data: bytes, turns: dict[str, int], limits: Limits,
                                             "give one string per turn", "turn_count", **where))
             continue
         answers[dialog_id] = item.value["answers"]
-    _missing(SUBMISSION, turns, lines, issues, "has no line; add one with one answer per turn")
+    _missing(SUBMISSION, turns, mentioned, issues, "has no line; add one with one answer per turn")
     return answers
 
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# With no arguments: set up what is missing, then score the bundled realistic example
+# against reference_data/public into ./output and print the per-type table.
+# With arguments: run `python -m scorer` with them, e.g.
+#   ./run_scoring.sh validate --data reference_data/public --submission my_submission.zip
+set -euo pipefail
+source "$(dirname "$0")/scripts/ensure_env.sh"
+cd "$ROOT"
+if [ "$#" -gt 0 ]; then
+    exec "$SCORER_PY" -m scorer "$@"
+fi
+synonyms=()
+if [ -z "${RUWORDNET_PATH:-}" ] && ! "$SCORER_PY" -c "import sys; from scorer.thesaurus import default_location as d; p = d(); sys.exit(0 if p and p.exists() else 1)"; then
+    echo "RuWordNet not found: trying \`ruwordnet download\` ..." >&2
+    if ! "$VENV/bin/ruwordnet" download >&2; then
+        echo "warning: RuWordNet could not be downloaded; scoring the example WITHOUT synonyms (--no-synonyms)." >&2
+        echo "         Set RUWORDNET_PATH to a RuWordNet SQLite file or XML directory to score with them." >&2
+        synonyms=(--no-synonyms)
+    fi
+fi
+exec "$SCORER_PY" -m scorer score \
+    --data reference_data/public \
+    --submission submissions_examples/realistic \
+    --output output ${synonyms[@]+"${synonyms[@]}"}

@@ -1,0 +1,235 @@
+"""Command line (SPEC section 6): exit codes, output files and their exact shape."""
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from scorer import cli
+from scorer.report import DETAIL_COLUMNS
+
+from conftest import EXAMPLES, PUBLIC, ROOT, write_jsonl
+
+INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
+
+
+def run(*args):
+    return cli.main([str(a) for a in args])
+
+
+def score(sub, out, *extra):
+    return run("score", "--data", PUBLIC, "--submission", sub, "--output", out, *extra)
+
+
+def load(out):
+    return json.loads((out / "scores.json").read_text(encoding="utf-8"))
+
+
+def test_score_writes_the_three_outputs(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert score(EXAMPLES / "realistic", out) == 0
+    s = load(out)
+    assert list(s) == ["status", "integral", "meteor", "hidden_metric", "by_type", "counts", "signature", "warnings"]
+    assert s["status"] == "ok" and 0 < s["integral"] < 1
+    assert list(s["by_type"]) == ["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"]
+    assert list(s["by_type"]["Audio2Text"]) == ["weight", "dialogs", "turns", "meteor", "hidden_metric", "score"]
+    assert s["counts"] == {"dialogs": 40, "turns": 66}
+    assert sum(t["turns"] for t in s["by_type"].values()) == 66
+    header, *rows = (out / "details.csv").read_text(encoding="utf-8").splitlines()
+    assert header.split(",")[:7] == ["dialog_id", "type", "turn", "meteor", "best_reference", "hidden_metric", "ppl"]
+    assert header.split(",") == DETAIL_COLUMNS and len(rows) == 66
+    assert rows[0].startswith("d-0001,Text2Text,0,")
+    txt = (out / "scores.txt").read_text(encoding="utf-8").splitlines()
+    assert txt[0] == f"integral: {s['integral']!r}"
+    assert txt[1:3] == [f"meteor: {s['meteor']!r}", f"hidden_metric: {s['hidden_metric']!r}"]
+    printed = capsys.readouterr().out
+    assert "Image-Audio2Text" in printed and f"integral: {s['integral']:.6f}" in printed
+
+
+def test_weighted_figures_agree_with_by_type(tmp_path):
+    out = tmp_path / "out"
+    score(EXAMPLES / "realistic", out)
+    s = load(out)
+    w = sum(t["weight"] for t in s["by_type"].values())
+    for key, sub in (("integral", "score"), ("meteor", "meteor"), ("hidden_metric", "hidden_metric")):
+        assert s[key] == pytest.approx(sum(t["weight"] * t[sub] for t in s["by_type"].values()) / w, abs=1e-12)
+
+
+def test_outputs_are_byte_identical_across_runs(tmp_path):
+    score(EXAMPLES / "realistic", tmp_path / "a")
+    score(EXAMPLES / "realistic", tmp_path / "b")
+    for name in ("scores.json", "details.csv", "scores.txt"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_line_order_and_zip_packaging_change_nothing(tmp_path):
+    src = EXAMPLES / "realistic"
+    lines = (src / "submission.jsonl").read_text(encoding="utf-8").splitlines()
+    random.Random(5).shuffle(lines)
+    ppl = json.loads((src / "ppl_output.json").read_text(encoding="utf-8"))
+    shuffled = tmp_path / "shuffled"
+    shuffled.mkdir()
+    (shuffled / "submission.jsonl").write_text("\r\n".join(lines) + "\r\n\r\n", encoding="utf-8-sig")
+    (shuffled / "ppl_output.json").write_text(json.dumps(dict(reversed(ppl.items()))), encoding="utf-8")
+    with zipfile.ZipFile(tmp_path / "team.zip", "w") as z:
+        for name in ("submission.jsonl", "ppl_output.json"):
+            z.write(src / name, f"team/{name}")
+    score(src, tmp_path / "a")
+    score(shuffled, tmp_path / "b")
+    score(tmp_path / "team.zip", tmp_path / "c")
+    assert run("score", "--data", PUBLIC, "--submission", src / "submission.jsonl",
+               "--ppl", src / "ppl_output.json", "--output", tmp_path / "d") == 0
+    expected = (tmp_path / "a" / "scores.json").read_bytes()
+    for other in "bcd":
+        assert (tmp_path / other / "scores.json").read_bytes() == expected
+
+
+def test_echoing_the_first_variant_with_perplexity_one_scores_one(tmp_path):
+    assert score(EXAMPLES / "echo_first_variant", tmp_path) == 0
+    s = load(tmp_path)
+    assert s["integral"] == 1.0 and s["meteor"] == 1.0 and s["hidden_metric"] == 1.0
+
+
+def test_empty_answers_score_only_the_hidden_metric(tmp_path):
+    assert score(EXAMPLES / "empty_answers", tmp_path) == 0
+    s = load(tmp_path)
+    assert s["meteor"] == 0.0
+    ppl = json.loads((EXAMPLES / "empty_answers" / "ppl_output.json").read_text(encoding="utf-8"))
+    types = {json.loads(l)["dialog_id"]: json.loads(l)["type"]
+             for l in (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()}
+    weights = {"Text2Text": 0.1, "Image2Text": 0.2, "Audio2Text": 0.3, "Image-Audio2Text": 0.4}
+    per_type = {}
+    for d, ps in ppl.items():
+        per_type.setdefault(types[d], []).append(sum(1 / p for p in ps) / len(ps))
+    hm = sum(weights[t] * sum(v) / len(v) for t, v in per_type.items())
+    assert s["hidden_metric"] == pytest.approx(hm, abs=1e-12)
+    assert s["integral"] == pytest.approx(hm / 2, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", INVALID)
+def test_invalid_examples_exit_1_without_a_score(tmp_path, name, capsys):
+    out = tmp_path / "out"
+    score(EXAMPLES / "realistic", out)
+    assert score(EXAMPLES / "invalid" / name, out) == 1
+    s = load(out)
+    assert s["status"] == "invalid" and s["errors"] and "integral" not in s
+    assert set(s["errors"][0]) == {"file", "message", "code", "line", "dialog_id", "turn"}
+    assert not (out / "details.csv").exists() and not (out / "scores.txt").exists()
+    err = capsys.readouterr().err
+    assert "invalid" in err and "Traceback" not in err
+    assert run("validate", "--data", PUBLIC, "--submission", EXAMPLES / "invalid" / name) == 1
+
+
+def test_every_invalid_example_is_documented():
+    readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
+    assert len(INVALID) >= 5
+    for name in INVALID:
+        assert f"invalid/{name}" in readme
+
+
+def test_validate_needs_only_dialogues(tmp_path, capsys):
+    public = tmp_path / "public"
+    public.mkdir()
+    shutil.copy(PUBLIC / "dialogues.jsonl", public)
+    assert run("validate", "--data", public, "--submission", EXAMPLES / "realistic") == 0
+    assert capsys.readouterr().out == "valid: 40 dialogues, 66 turns\n"
+    assert run("validate", "--json", "--data", public, "--submission", EXAMPLES / "invalid" / "ppl_below_one") == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["status"] == "invalid"
+    assert verdict["errors"][0]["dialog_id"] == "d-0003" and verdict["errors"][0]["turn"] == 0
+
+
+@pytest.mark.parametrize("args", [
+    [],
+    ["score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic"],  # no --output
+    ["score", "--data", "/nonexistent", "--submission", EXAMPLES / "realistic", "--output", "{out}"],
+    ["score", "--data", PUBLIC, "--submission", "/nonexistent", "--output", "{out}"],
+    ["frobnicate"],
+])
+def test_usage_errors_exit_2(tmp_path, args):
+    assert run(*[str(a).replace("{out}", str(tmp_path)) for a in args]) == 2
+
+
+def test_bad_config_exits_2(tmp_path, capsys):
+    (tmp_path / "c.toml").write_text("[meteor]\nalpha = 2\n", encoding="utf-8")
+    assert score(EXAMPLES / "realistic", tmp_path / "out", "--config", tmp_path / "c.toml") == 2
+    assert "meteor.alpha" in capsys.readouterr().err
+    assert load(tmp_path / "out")["status"] == "error"
+
+
+def test_missing_thesaurus_exits_2_and_says_what_to_do(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("RUWORDNET_PATH")
+    monkeypatch.setattr("scorer.thesaurus.default_location", lambda: tmp_path / "none.db")
+    assert score(EXAMPLES / "realistic", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "ruwordnet download" in err and "--no-synonyms" in err
+    assert score(EXAMPLES / "realistic", tmp_path / "out", "--no-synonyms") == 0
+    sig = load(tmp_path / "out")["signature"]
+    assert "stages:exact+lemma|" in sig and "rwn:none" in sig
+
+
+def test_broken_reference_data_exits_2(tmp_path, capsys):
+    data = tmp_path / "data"
+    shutil.copytree(PUBLIC, data)
+    lines = (data / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    (data / "answers.jsonl").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
+    assert run("score", "--data", data, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "o") == 2
+    assert "answers.jsonl" in capsys.readouterr().err
+    assert load(tmp_path / "o")["errors"][0]["code"] == "missing_id"
+
+
+def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
+    def boom(*a, **k):
+        raise RuntimeError("simulated bug")
+    monkeypatch.setattr("scorer.api.score_validated", boom)
+    assert score(EXAMPLES / "realistic", tmp_path) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "simulated bug" in err and "Traceback" not in err
+    assert "RuntimeError: simulated bug" in (tmp_path / cli.ERROR_LOG).read_text(encoding="utf-8")
+    assert load(tmp_path)["status"] == "error"
+
+
+def test_signature_pins_the_settings(tmp_path):
+    (tmp_path / "c.toml").write_text('[meteor]\ngamma = 0.5\n[hidden_metric]\nmethod = "log"\np_max = 100\n',
+                                     encoding="utf-8")
+    score(EXAMPLES / "realistic", tmp_path / "a")
+    score(EXAMPLES / "realistic", tmp_path / "b", "--config", tmp_path / "c.toml")
+    a, b = load(tmp_path / "a")["signature"], load(tmp_path / "b")["signature"]
+    fields = dict(f.split(":", 1) for f in a.split("|"))
+    assert fields["tok"] == "nfkc.lower.yo.w+" and fields["stages"] == "exact+lemma+synonym"
+    assert (fields["alpha"], fields["beta"], fields["gamma"], fields["refs"]) == ("0.9", "3.0", "0.0", "max")
+    assert fields["hm"] == "inverse" and fields["rwn"].startswith("rwn-xml-")
+    assert fields["morph"].startswith("pymorphy3-") and "dicts-ru-" in fields["morph"]
+    assert fields["w"] == "T2T=0.1,I2T=0.2,A2T=0.3,IA2T=0.4" and fields["version"]
+    assert "gamma:0.5" in b and "hm:log(p_max=100.0)" in b
+    assert load(tmp_path / "b")["integral"] != load(tmp_path / "a")["integral"]
+
+
+def test_real_process_and_console_script(tmp_path):
+    env = {**os.environ}
+    proc = subprocess.run([sys.executable, "-m", "scorer", "score", "--data", str(PUBLIC), "--submission",
+                           str(EXAMPLES / "invalid" / "nan_perplexity"), "--output", str(tmp_path)],
+                          capture_output=True, text=True, env=env, cwd=ROOT)
+    assert proc.returncode == 1 and "NaN" in proc.stderr and "Traceback" not in proc.stderr
+    script = Path(sys.executable).parent / "scorer"
+    proc = subprocess.run([str(script), "validate", "--data", str(PUBLIC), "--submission",
+                           str(EXAMPLES / "realistic")], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0 and proc.stdout.startswith("valid:")
+
+
+def test_extra_keys_warn_but_score(tmp_path, capsys):
+    src = EXAMPLES / "realistic"
+    rows = [json.loads(l) for l in (src / "submission.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows[0]["model"] = "baseline-v2"
+    sub = tmp_path / "sub"
+    write_jsonl(sub / "submission.jsonl", rows)
+    shutil.copy(src / "ppl_output.json", sub)
+    assert score(sub, tmp_path / "out") == 0
+    assert "unknown key(s) ignored: model" in capsys.readouterr().err
+    assert load(tmp_path / "out")["warnings"][0]["dialog_id"] == "d-0001"

@@ -1,0 +1,147 @@
+"""Hand-computed METEOR values for small Russian cases, one per rule of SPEC section 4."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorer.meteor import Matcher, MeteorParams, best_variant, count_chunks, meteor_ru, meteor_tokens, Match
+from scorer.text import tokenise
+
+EXACT = MeteorParams(stages=("exact",))
+NO_SYN = MeteorParams(stages=("exact", "lemma"))
+PENALTY = MeteorParams(gamma=0.5, beta=3.0)
+
+
+def score(cand, ref, matcher, params=MeteorParams()):
+    return meteor_tokens(tokenise(cand), tokenise(ref), matcher, params)
+
+
+def test_exact_fmean_by_hand(matcher):
+    # m=1, t=3, r=1: P=1/3, R=1, Fmean = PR / (0.9P + 0.1R) = (1/3) / 0.4 = 5/6
+    s = score("На картинке кот.", "Кот.", matcher)
+    assert (s.matches, s.cand_len, s.ref_len) == (1, 3, 1)
+    assert s.score == pytest.approx(5 / 6, abs=1e-12)
+    # m=3, t=3, r=4: P=1, R=3/4, Fmean = 0.75 / (0.9 + 0.075) = 10/13
+    assert score("На картинке кот", "На картинке рыжий кот", matcher).score == pytest.approx(10 / 13, abs=1e-12)
+
+
+def test_identical_text_scores_one(matcher):
+    assert score("Кот сидит на окне.", "кот  СИДИТ на окне", matcher).score == 1.0
+
+
+def test_lemma_stage_takes_a_maximum_matching(matcher):
+    # стали {сталь, стать}, стал {стать} vs стать {стать}, сталью {сталь}: a greedy left-to-right
+    # scan pairs стали-стать and strands стал; the maximum matching pairs both.
+    s = score("стали стал", "стать сталью", matcher)
+    assert s.matches == 2 and s.score == 1.0
+    assert [(m.cand, m.ref, m.stage) for m in s.alignment] == [(0, 1, "lemma"), (1, 0, "lemma")]
+    assert score("стали стал", "стать сталью", matcher, EXACT).score == 0.0
+
+
+def test_lemma_uses_all_parses(matcher):
+    # "дома" parses as дом (noun) and дома (adverb); "дом" shares the first.
+    assert score("дома", "дом", matcher).score == 1.0
+
+
+def test_synonym_stage_uses_ruwordnet(matcher):
+    # ЗЕЛЕНЫЙ and НЕДОЗРЕЛЫЙ share synset 119627-A; reached through the lemmas of inflected forms.
+    s = score("Зелёные яблоки", "недозрелые яблоки", matcher)
+    assert s.score == 1.0
+    assert {(m.cand, m.stage) for m in s.alignment} == {(0, "synonym"), (1, "exact")}
+    assert score("Зелёные яблоки", "недозрелые яблоки", matcher, NO_SYN).score == pytest.approx(
+        0.5 * 0.5 / (0.9 * 0.5 + 0.1 * 0.5), abs=1e-12)
+
+
+def test_synonym_needs_a_shared_synset(matcher):
+    assert score("зеленый", "красный", matcher).score == 0.0
+
+
+def test_stages_run_in_order_exact_first(matcher):
+    # "стал" could match "стать" by lemma, but the exact "стал" is taken first.
+    s = score("стал", "стать стал", matcher)
+    assert [(m.ref, m.stage) for m in s.alignment] == [(1, "exact")]
+
+
+def test_fragmentation_penalty_by_hand(matcher):
+    # кот->3, сидит->2, на->0, окне->1: chunks {кот}, {сидит}, {на окне} = 3, m = 4.
+    s = score("кот сидит на окне", "на окне сидит кот", matcher, PENALTY)
+    assert (s.matches, s.chunks) == (4, 3)
+    assert s.penalty == pytest.approx(0.5 * (3 / 4) ** 3, abs=1e-15)
+    assert s.score == pytest.approx(1 - 0.5 * (3 / 4) ** 3, abs=1e-15)
+    # default gamma = 0: no penalty
+    assert score("кот сидит на окне", "на окне сидит кот", matcher).score == 1.0
+
+
+def test_one_chunk_penalty(matcher):
+    s = score("рыжий кот спит", "рыжий кот спит", matcher, PENALTY)
+    assert s.chunks == 1 and s.score == pytest.approx(1 - 0.5 * (1 / 3) ** 3, abs=1e-15)
+
+
+def test_count_chunks():
+    assert count_chunks([]) == 0
+    assert count_chunks([Match(0, 0, "exact"), Match(1, 1, "exact"), Match(2, 5, "exact")]) == 2
+
+
+def test_no_match_or_no_tokens_gives_zero(matcher):
+    assert score("собака", "кот", matcher).score == 0.0
+    assert score("", "кот", matcher).score == 0.0
+    assert score("?!", "кот", matcher).score == 0.0
+
+
+def test_best_variant_takes_the_maximum(matcher):
+    refs = [tokenise(r) for r in ["Кот.", "На картинке рыжий кот."]]
+    # against "кот": m=1, t=3, r=1 -> 5/6; against the long form: m=3, t=3, r=4 -> 10/13
+    index, s = best_variant(tokenise("На картинке кот"), refs, matcher)
+    assert index == 0 and s.score == pytest.approx(5 / 6, abs=1e-12)
+    # against "кот": m=1, t=4, r=1 -> 10/13; against the long form: all 4 match -> 1
+    index, s = best_variant(tokenise("рыжий кот на картинке"), refs, matcher)
+    assert index == 1 and s.score == 1.0
+    index, s = best_variant(tokenise("кот"), refs, matcher)
+    assert index == 0 and s.score == 1.0
+
+
+def test_best_variant_skips_tokenless_variants_and_ties_go_first(matcher):
+    assert best_variant(["кот"], [[], ["кот"], ["кот"]], matcher)[0] == 1
+    assert best_variant(["пес"], [["кот"], [], ["мышь"]], matcher)[0] == 0
+    with pytest.raises(ValueError):
+        best_variant(["кот"], [[], []], matcher)
+
+
+def test_meteor_ru_api(rwn):
+    assert meteor_ru("На картинке кот.", ["Кот.", "На картинке рыжий кот."], thesaurus=rwn) == pytest.approx(5 / 6)
+    assert meteor_ru("зеленый", "недозрелый", thesaurus=rwn) == 1.0
+    assert meteor_ru("зеленый", "недозрелый", synonyms=False) == 0.0
+
+
+def test_alpha_weights_precision_and_recall(matcher):
+    # m=1, t=1, r=4: P=1, R=1/4
+    for alpha in (0.0, 0.5, 0.9, 1.0):
+        s = score("кот", "на картинке рыжий кот", matcher, MeteorParams(alpha=alpha))
+        assert s.score == pytest.approx(0.25 / (alpha * 1 + (1 - alpha) * 0.25), abs=1e-12)
+
+
+WORDS = ["стали", "стал", "стать", "сталью", "сталь", "зеленый", "зелёные", "недозрелый", "незрелый",
+         "дом", "дома", "домов", "кот", "кота", "и", "на", "изменять", "изменить"]
+phrases = st.lists(st.sampled_from(WORDS), min_size=0, max_size=7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(phrases, phrases, st.sampled_from([0.0, 0.5, 1.0]))
+def test_score_in_unit_interval(matcher, cand, ref, gamma):
+    s = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=gamma))
+    assert 0.0 <= s.score <= 1.0
+    assert s.matches <= min(len(cand), len(ref))
+
+
+@settings(max_examples=200, deadline=None)
+@given(phrases)
+def test_self_match_is_perfect(matcher, words):
+    expected = 1.0 if words else 0.0
+    assert meteor_tokens(words, words, matcher).score == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(phrases, phrases)
+def test_balanced_fmean_is_symmetric(matcher, a, b):
+    params = MeteorParams(alpha=0.5, stages=("exact", "lemma"))
+    assert meteor_tokens(a, b, matcher, params).score == pytest.approx(
+        meteor_tokens(b, a, matcher, params).score, abs=1e-15)

@@ -1,0 +1,108 @@
+"""RuWordNet from both distributions, its location rules, and the compiled-index cache."""
+import shutil
+import sqlite3
+
+import pytest
+
+from scorer.errors import ThesaurusError
+from scorer.thesaurus import load_thesaurus
+
+XML = """<synsets>
+  <synset id="1-A" ruthes_name="ЗЕЛЕНЫЙ" part_of_speech="Adj">
+    <sense id="1-A-1">ЗЕЛЕНЫЙ</sense>
+    <sense id="1-A-2">НЕДОЗРЕЛЫЙ</sense>
+    <sense id="1-A-3">НЕ СОЗРЕВШИЙ</sense>
+  </synset>
+  <synset id="2-A" ruthes_name="ЕЛОВЫЙ" part_of_speech="Adj">
+    <sense id="2-A-1">ЁЛОЧНЫЙ</sense>
+    <sense id="2-A-2">ЕЛОВЫЙ</sense>
+  </synset>
+</synsets>
+"""
+
+
+def xml_dir(tmp_path, text=XML):
+    folder = tmp_path / "rwn"
+    folder.mkdir(exist_ok=True)
+    (folder / "synsets.A.xml").write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_xml_directory(tmp_path):
+    t = load_thesaurus(xml_dir(tmp_path))
+    assert t.synsets("зеленый") == {"1-A"} and t.synsets("недозрелый") == {"1-A"}
+    assert t.synsets("елочный") == {"2-A"}  # Ё normalised to е
+    assert t.synsets("не созревший") == frozenset() and t.synsets("созревший") == frozenset()  # multi-word skipped
+    assert t.identity.startswith("rwn-xml-A-")
+
+
+def test_sqlite_file_of_the_ruwordnet_package(tmp_path):
+    db = tmp_path / "ruwordnet.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE synset (id TEXT PRIMARY KEY, title TEXT)")
+    con.execute("CREATE TABLE sense (id TEXT PRIMARY KEY, name TEXT, lemma TEXT, synset_id TEXT)")
+    con.executemany("INSERT INTO sense VALUES (?, ?, ?, ?)", [
+        ("1", "ЗЕЛЁНЫЙ", "ЗЕЛЕНЫЙ", "1-A"), ("2", "НЕДОЗРЕЛЫЙ", "НЕДОЗРЕЛЫЙ", "1-A"),
+        ("3", "НЕ СОЗРЕВШИЙ", "НЕ СОЗРЕТЬ", "1-A"), ("4", "ДОМА", None, "9-N")])
+    con.commit()
+    con.close()
+    t = load_thesaurus(db)
+    assert t.synsets("зеленый") == {"1-A"} and t.synsets("дома") == {"9-N"}
+    assert t.synsets("созреть") == frozenset()
+    assert t.identity.startswith("rwn-sqlite-")
+
+
+def test_shared_copy_links_real_synonyms(rwn):
+    assert rwn.synsets("зеленый") & rwn.synsets("недозрелый")
+    assert "rwn-xml-" in rwn.identity
+
+
+def test_location_order(tmp_path, monkeypatch):
+    first = xml_dir(tmp_path)
+    other = tmp_path / "other"
+    shutil.copytree(first, other)
+    (other / "synsets.A.xml").write_text(XML.replace("2-A", "3-A"), encoding="utf-8")
+    monkeypatch.setenv("RUWORDNET_PATH", str(other))
+    assert load_thesaurus().synsets("еловый") == {"3-A"}  # environment
+    assert load_thesaurus(first).synsets("еловый") == {"2-A"}  # explicit path wins
+
+
+def test_missing_thesaurus_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("RUWORDNET_PATH", raising=False)
+    monkeypatch.setattr("scorer.thesaurus.default_location", lambda: tmp_path / "nowhere.db")
+    for where in (None, tmp_path / "nope"):
+        with pytest.raises(ThesaurusError) as info:
+            load_thesaurus(where)
+        assert "ruwordnet download" in str(info.value) and "--no-synonyms" in str(info.value)
+        assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize("content", [b"not a database", b""])
+def test_unreadable_file(tmp_path, content):
+    bad = tmp_path / "x.db"
+    bad.write_bytes(content)
+    with pytest.raises(ThesaurusError):
+        load_thesaurus(bad)
+
+
+def test_directory_without_thesaurus_files_or_broken_xml(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ThesaurusError, match="neither"):
+        load_thesaurus(tmp_path / "empty")
+    with pytest.raises(ThesaurusError, match="cannot read"):
+        load_thesaurus(xml_dir(tmp_path, "<synsets><synset"))
+
+
+def test_cache_follows_the_source_content(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    folder = xml_dir(tmp_path)
+    first = load_thesaurus(folder)
+    cache_files = list((tmp_path / "cache").glob("*.json"))
+    assert [f.name for f in cache_files] == [f"{first.identity}.v1.json"]
+    assert load_thesaurus(folder) == first  # served from the cache
+    cache_files[0].write_text("{broken", encoding="utf-8")
+    assert load_thesaurus(folder) == first  # a broken cache is rebuilt, not trusted
+    (folder / "synsets.A.xml").write_text(XML.replace("ЕЛОВЫЙ", "СОСНОВЫЙ"), encoding="utf-8")
+    second = load_thesaurus(folder)
+    assert second.identity != first.identity
+    assert second.synsets("сосновый") == {"2-A"} and second.synsets("еловый") == frozenset()

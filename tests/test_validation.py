@@ -1,0 +1,203 @@
+"""Every rule of SPEC sections 2-3 for the four input files."""
+import json
+
+import pytest
+
+from scorer.config import Limits
+from scorer.errors import ReferenceDataError, SubmissionInvalid
+from scorer.validation import Dialogue, check_submission, read_dialogues, read_references, schema
+
+DIALOGUES = [Dialogue("d-1", "Text2Text", 2), Dialogue("d-2", "Image2Text", 1)]
+GOOD_SUB = [{"dialog_id": "d-1", "answers": ["Кот.", "Рыжий."]}, {"dialog_id": "d-2", "answers": [""]}]
+GOOD_PPL = {"d-1": [3.5, 2], "d-2": [1]}
+
+
+def jsonl(rows) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+
+
+def check(sub=GOOD_SUB, ppl=GOOD_PPL, limits=Limits()):
+    sub = sub if isinstance(sub, bytes) else jsonl(sub)
+    ppl = ppl if isinstance(ppl, bytes) else json.dumps(ppl).encode()
+    return check_submission(DIALOGUES, sub, ppl, limits)
+
+
+def errors(sub=GOOD_SUB, ppl=GOOD_PPL, limits=Limits()):
+    with pytest.raises(SubmissionInvalid) as info:
+        check(sub, ppl, limits)
+    return info.value.issues
+
+
+def test_valid_submission_with_empty_answer_and_integer_ppl():
+    s = check()
+    assert s.answers == {"d-1": ["Кот.", "Рыжий."], "d-2": [""]}
+    assert s.ppl == {"d-1": [3.5, 2.0], "d-2": [1.0]}
+    assert s.warnings == []
+
+
+def test_bom_crlf_and_blank_lines_are_accepted():
+    sub = b"\xef\xbb\xbf" + jsonl(GOOD_SUB).replace(b"\n", b"\r\n\r\n \r\n")
+    assert check(sub, b"\xef\xbb\xbf" + json.dumps(GOOD_PPL).encode() + b"\r\n").answers["d-2"] == [""]
+
+
+def test_extra_keys_are_a_warning():
+    s = check([{**GOOD_SUB[0], "model": "x"}, GOOD_SUB[1]])
+    assert [(w.code, w.line, w.dialog_id) for w in s.warnings] == [("extra_keys", 1, "d-1")]
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_perplexities_are_rejected(text):
+    found = errors(ppl=f'{{"d-1": [{text}, 2], "d-2": [1]}}'.encode())
+    assert [i.file for i in found] == ["ppl_output.json"]
+
+
+@pytest.mark.parametrize("value", ["true", "false", "null", '"3.5"', "0.99", "0", "-2"])
+def test_bad_perplexity_values_name_dialog_and_turn(value):
+    found = errors(ppl=f'{{"d-1": [2, {value}], "d-2": [1]}}'.encode())
+    assert [(i.file, i.dialog_id, i.turn) for i in found] == [("ppl_output.json", "d-1", 1)]
+
+
+def test_repeated_key_is_rejected():
+    found = errors(ppl=b'{"d-1": [2, 2], "d-2": [1], "d-1": [2, 2]}')
+    assert found[0].message == "key 'd-1' is repeated in one object"
+    sub = jsonl(GOOD_SUB).replace(b'{"dialog_id": "d-2"', b'{"dialog_id": "d-2", "dialog_id": "d-2"')
+    assert [(i.line, i.code) for i in errors(sub)] == [(2, "bad_json")]
+
+
+def test_ppl_must_be_an_object_of_lists():
+    assert errors(ppl=b"[1, 2]")[0].message == "the list of perplexities must be a JSON object, not a list"
+    assert [(i.dialog_id, i.code) for i in errors(ppl=b'{"d-1": 3, "d-2": [1]}')] == [("d-1", "schema_type")]
+
+
+def test_ppl_cross_checks():
+    found = errors(ppl={"d-1": [2], "d-9": [1]})
+    assert sorted((i.dialog_id, i.code) for i in found) == [("d-1", "turn_count"), ("d-2", "missing_id"),
+                                                            ("d-9", "unknown_id")]
+
+
+def test_submission_cross_checks_name_file_line_dialog():
+    sub = [{"dialog_id": "d-1", "answers": ["один"]}, {"dialog_id": "d-9", "answers": ["x"]},
+           {"dialog_id": "d-1", "answers": ["a", "b"]}]
+    found = errors(sub)
+    assert [(i.file, i.line, i.dialog_id, i.code) for i in found] == [
+        ("submission.jsonl", 3, "d-1", "duplicate_id"),
+        ("submission.jsonl", 1, "d-1", "turn_count"),
+        ("submission.jsonl", 2, "d-9", "unknown_id"),
+        ("submission.jsonl", None, "d-2", "missing_id"),
+    ]
+
+
+@pytest.mark.parametrize("row, code, turn", [
+    ({"answers": ["a", "b"]}, "schema_required", None),
+    ({"dialog_id": "", "answers": ["a", "b"]}, "schema_minLength", None),
+    ({"dialog_id": 7, "answers": ["a", "b"]}, "schema_type", None),
+    ({"dialog_id": "d-1", "answers": "a b"}, "schema_type", None),
+    ({"dialog_id": "d-1", "answers": []}, "schema_minItems", None),
+    ({"dialog_id": "d-1", "answers": ["a", 5]}, "schema_type", 1),
+    ({"dialog_id": "d-1", "answers": ["a", None]}, "schema_type", 1),
+    ("not an object", "schema_type", None),
+])
+def test_submission_schema_errors(row, code, turn):
+    found = errors([row, GOOD_SUB[1]])
+    first = [i for i in found if i.line == 1]
+    assert [(i.code, i.turn) for i in first] == [(code, turn)]
+
+
+def test_answer_length_limit_is_configurable():
+    long = "слово " * 5000
+    found = errors([{"dialog_id": "d-1", "answers": ["a", long]}, GOOD_SUB[1]])
+    assert [(i.code, i.turn, i.line) for i in found] == [("schema_maxLength", 1, 1)]
+    assert check([{"dialog_id": "d-1", "answers": ["a", long]}, GOOD_SUB[1]],
+                 limits=Limits(max_answer_chars=40000)).answers["d-1"][1] == long
+
+
+def test_nesting_depth_limit_without_recursion_error():
+    deep = '{"dialog_id": "d-1", "answers": ["a", "b"], "x": ' + "[" * 70 + "]" * 70 + "}"
+    assert errors(deep.encode() + b"\n" + jsonl(GOOD_SUB[1:]))[0].message.startswith("JSON nesting is deeper")
+    very_deep = b"[" * 200_000 + b"]" * 200_000
+    assert errors(very_deep + b"\n" + jsonl(GOOD_SUB))[0].line == 1
+    assert errors(ppl=b'{"d-1": ' + b"[" * 100_000)[0].file == "ppl_output.json"
+
+
+def test_invalid_utf8_and_surrogates_name_the_line():
+    sub = jsonl(GOOD_SUB[:1]) + b'{"dialog_id": "d-2", "answers": ["\xff"]}\n'
+    assert [(i.line, i.code) for i in errors(sub)] == [(2, "not_utf8"), (None, "missing_id")]
+    sub = jsonl(GOOD_SUB[:1]) + b'{"dialog_id": "d-2", "answers": ["\\ud800"]}\n'
+    assert [(i.line, i.code) for i in errors(sub)][0] == (2, "bad_json")
+
+
+def test_not_json_and_empty_file():
+    assert errors(b"")[0].code == "empty_file"
+    assert errors(b"{oops\n" + jsonl(GOOD_SUB))[0].line == 1
+    assert errors(ppl=b"")[0].code == "bad_json"
+
+
+def test_errors_are_capped_at_100_and_counted():
+    rows = [{"dialog_id": f"x-{k}", "answers": ["a"]} for k in range(150)]
+    with pytest.raises(SubmissionInvalid) as info:
+        check(rows)
+    assert len(info.value.listed()) == 100
+    assert info.value.not_listed == len(info.value.issues) - 100 > 50
+
+
+def test_issue_text_names_everything():
+    issue = errors([{"dialog_id": "d-1", "answers": ["a", 5]}, GOOD_SUB[1]])[0]
+    assert str(issue) == "submission.jsonl, line 1, dialog_id 'd-1', turn 1: answers[1] must be a string, not a number"
+
+
+# --- reference data ---------------------------------------------------------------------------
+
+def dialogue_line(did="d-1", typ="Text2Text", turns=1):
+    return {"dialog_id": did, "type": typ, "turns": [[{"type": "text", "content": "Привет"}]] * turns}
+
+
+def test_dialogues_parse():
+    data = jsonl([dialogue_line("a", turns=2), dialogue_line("b", "Image-Audio2Text")])
+    assert read_dialogues(data) == [Dialogue("a", "Text2Text", 2), Dialogue("b", "Image-Audio2Text", 1)]
+
+
+@pytest.mark.parametrize("row", [
+    dialogue_line(typ="Video2Text"),
+    {**dialogue_line(), "turns": []},
+    {**dialogue_line(), "turns": [[]]},
+    {**dialogue_line(), "turns": [[{"type": "video", "content": "x"}]]},
+    {**dialogue_line(), "turns": [[{"type": "text"}]]},
+    {**dialogue_line(), "turns": [[{"type": "image", "content": 3}]]},
+    {**dialogue_line(), "dialog_id": ""},
+])
+def test_dialogue_rules(row):
+    with pytest.raises(ReferenceDataError) as info:
+        read_dialogues(jsonl([row]))
+    assert info.value.issues[0].file == "dialogues.jsonl" and info.value.issues[0].line == 1
+
+
+def test_duplicate_dialogue_is_a_reference_error():
+    with pytest.raises(ReferenceDataError):
+        read_dialogues(jsonl([dialogue_line(), dialogue_line()]))
+
+
+def test_references_cross_checks():
+    dialogues = [Dialogue("a", "Text2Text", 2), Dialogue("b", "Text2Text", 1)]
+    ok = jsonl([{"dialog_id": "a", "references": [["Кот."], ["Рыжий.", "?"]]},
+                {"dialog_id": "b", "references": [["Да"]]}])
+    assert read_references(ok, dialogues)["a"] == [["Кот."], ["Рыжий.", "?"]]
+    bad = jsonl([{"dialog_id": "a", "references": [["Кот."]]}, {"dialog_id": "c", "references": [["Да"]]}])
+    with pytest.raises(ReferenceDataError) as info:
+        read_references(bad, dialogues)
+    assert sorted((i.dialog_id, i.code) for i in info.value.issues) == [
+        ("a", "turn_count"), ("b", "missing_id"), ("c", "unknown_id")]
+
+
+def test_turn_without_any_token_is_a_reference_error():
+    dialogues = [Dialogue("a", "Text2Text", 2)]
+    with pytest.raises(ReferenceDataError) as info:
+        read_references(jsonl([{"dialog_id": "a", "references": [["Кот."], ["...", "—"]]}]), dialogues)
+    assert [(i.turn, i.code) for i in info.value.issues] == [(1, "empty_reference")]
+    with pytest.raises(ReferenceDataError):
+        read_references(jsonl([{"dialog_id": "a", "references": [["Кот."], []]}]), dialogues)
+
+
+def test_packaged_schemas_are_valid_json_schemas():
+    from jsonschema import Draft202012Validator
+    for name in ("dialogues", "answers", "submission", "ppl_output"):
+        Draft202012Validator.check_schema(schema(name))
