@@ -16,6 +16,9 @@ from typing import Sequence
 
 from . import api
 from .config import load_config
+from .explain import explain
+from .meteor import Matcher
+from .thesaurus import load_thesaurus
 from .errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid
 from .report import failure_payload, issue_lines, summary_table, write_failure, write_outputs
 from .version import __version__
@@ -48,7 +51,25 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: $RUWORDNET_PATH, else the ruwordnet package's download)")
     s.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
     s.add_argument("--quiet", action="store_true", help="print nothing on success")
+
+    e = sub.add_parser("explain", help="show how METEOR scores one answer: tokens, matches, chunks, formula")
+    e.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
+    e.add_argument("--reference", required=True, action="append", metavar="TEXT",
+                   help="a reference variant (repeat for several)")
+    e.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration")
+    e.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory")
+    e.add_argument("--no-synonyms", action="store_true", help="explain without the synonym stage")
+    for name in ("alpha", "beta", "gamma"):
+        e.add_argument(f"--{name}", type=float, help=f"override meteor.{name}")
     return parser
+
+
+def _explain(args: argparse.Namespace) -> int:
+    overrides = {"meteor": {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}}
+    config = api.with_synonyms(load_config(args.config, overrides), not args.no_synonyms)
+    rwn = load_thesaurus(args.thesaurus) if "synonym" in config.meteor.stages else None
+    print(explain(args.candidate, args.reference, Matcher(rwn), config.meteor))
+    return EXIT_OK
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -139,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    handler = {"validate": _validate, "score": _score}[args.command]
+    handler = {"validate": _validate, "score": _score, "explain": _explain}[args.command]
     try:
         return handler(args)
     except IssuesError as exc:

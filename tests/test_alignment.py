@@ -82,3 +82,11 @@ def test_whole_alignment_equals_brute_force(matcher, cand, ref):
     assert sorted((m.cand, m.ref, m.stage) for m in matches) == expected
     s = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5))
     assert s.chunks == count_chunks([Match(i, j, st_) for i, j, st_ in expected])
+
+
+def test_long_repetitive_answer_scores_exactly(matcher):
+    words = ["да"] * 2000
+    s = meteor_tokens(words, words, matcher, MeteorParams(gamma=0.5))
+    assert (s.matches, s.chunks, s.exact_search) == (2000, 1, True)
+    s = meteor_tokens(["да", "нет"] * 600, ["нет", "да"] * 600, matcher, MeteorParams(gamma=0.5))
+    assert s.matches == 1200 and 0 < s.score < 1

@@ -233,3 +233,39 @@ def test_extra_keys_warn_but_score(tmp_path, capsys):
     assert score(sub, tmp_path / "out") == 0
     assert "unknown key(s) ignored: model" in capsys.readouterr().err
     assert load(tmp_path / "out")["warnings"][0]["dialog_id"] == "d-0001"
+
+
+def test_explain_prints_matches_chunks_and_formula(capsys):
+    assert run("explain", "--candidate", "Зелёные стали сидит", "--reference", "сидит стать недозрелые",
+               "--reference", "—", "--gamma", "0.5") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "candidate tokens (3): 0:зеленые 1:стали 2:сидит",
+        "",
+        "reference 0 tokens (3): 0:сидит 1:стать 2:недозрелые",
+        "  synonym  cand 0:зеленые  <->  ref 2:недозрелые  (synset 119627-A)",
+        "  lemma    cand 1:стали  <->  ref 1:стать  (lemma стать)",
+        "  exact    cand 2:сидит  <->  ref 0:сидит",
+        "  chunks: 3  [зеленые] [стали] [сидит]",
+        "  m=3 t=3 r=3  P=1.000000  R=1.000000  Fmean=1.000000  penalty=0.500000  METEOR=0.500000",
+        "",
+        "reference 1 tokens (0): ",
+        "  no tokens: this variant is skipped",
+        "",
+        "best reference: 0  METEOR = 0.5",
+        "settings: alpha=0.9 beta=3.0 gamma=0.5 stages=exact+lemma+synonym",
+    ]
+
+
+def test_penalty_mode_details_columns(tmp_path):
+    (tmp_path / "c.toml").write_text("[meteor]\ngamma = 0.5\n", encoding="utf-8")
+    score(EXAMPLES / "realistic", tmp_path / "o", "--config", tmp_path / "c.toml")
+    import csv
+    rows = list(csv.DictReader((tmp_path / "o" / "details.csv").open(encoding="utf-8")))
+    for row in rows:
+        m, chunks = int(row["matches"]), int(row["chunks"])
+        p, r, f = float(row["precision"]), float(row["recall"]), float(row["fmean"])
+        penalty = 0.5 * (chunks / m) ** 3 if m else 0.0
+        assert float(row["penalty"]) == pytest.approx(penalty, abs=1e-12)
+        assert float(row["meteor"]) == pytest.approx(f * (1 - penalty), abs=1e-12)
+        if m:
+            assert f == pytest.approx(p * r / (0.9 * p + 0.1 * r), abs=1e-12)
