@@ -27,8 +27,10 @@ found is cut. Two exact reductions keep it small:
   a crossing with any third pair and never increases the displacement sum, so
   no optimum has one.
 
-Beyond ``node_budget`` search nodes the best matching found so far is
-returned and flagged inexact (a documented, deterministic fallback).
+Beyond ``node_budget`` search nodes the best matching found so far (or, if
+none yet, a maximum matching read off the flow) is returned and flagged
+inexact: a documented, deterministic fallback that is always a maximum
+matching, so the stage's match count stays exact.
 """
 from __future__ import annotations
 
@@ -67,6 +69,21 @@ class _ClassGraph:
     ref_class: dict[int, int]
     component: dict[int, int]  # cand class -> component id
     k_by_component: dict[int, int]
+    class_flow: dict[tuple[int, int], int]  # (cand class, ref class) -> matched pairs
+
+    def any_maximum_matching(self) -> list[Pair]:
+        """A maximum matching read off the class flow: deterministic, not optimised."""
+        cands: dict[int, list[int]] = {}
+        refs: dict[int, list[int]] = {}
+        for i in sorted(self.cand_class):
+            cands.setdefault(self.cand_class[i], []).append(i)
+        for j in sorted(self.ref_class):
+            refs.setdefault(self.ref_class[j], []).append(j)
+        pairs = []
+        for (c, d), flow in sorted(self.class_flow.items()):
+            for _ in range(flow):
+                pairs.append((cands[c].pop(0), refs[d].pop(0)))
+        return sorted(pairs)
 
     @property
     def size(self) -> int:
@@ -102,16 +119,17 @@ def _class_graph(options: Options) -> _ClassGraph:
             ref_links.append(sig)
         ref_sizes[d] += 1
         ref_class[j] = d
-    flow_by_class = _max_flow(cand_sizes, ref_sizes, ref_links)
+    class_flow = _max_flow(cand_sizes, ref_sizes, ref_links)
     component = _components(len(cand_sizes), ref_links)
     k_by_component: dict[int, int] = {}
-    for c, flow in enumerate(flow_by_class):
+    for (c, _), flow in class_flow.items():
         k_by_component[component[c]] = k_by_component.get(component[c], 0) + flow
-    return _ClassGraph(cand_class, ref_class, component, k_by_component)
+    return _ClassGraph(cand_class, ref_class, component, k_by_component, class_flow)
 
 
-def _max_flow(cand_sizes: list[int], ref_sizes: list[int], ref_links: list[tuple[int, ...]]) -> list[int]:
-    """Max flow source -> cand class -> ref class -> sink; returns flow out of each cand class."""
+def _max_flow(cand_sizes: list[int], ref_sizes: list[int],
+              ref_links: list[tuple[int, ...]]) -> dict[tuple[int, int], int]:
+    """Max flow source -> cand class -> ref class -> sink; returns the flow on each class edge."""
     n_c, n_d = len(cand_sizes), len(ref_sizes)
     source, sink = n_c + n_d, n_c + n_d + 1
     cap: dict[tuple[int, int], int] = {}
@@ -150,7 +168,8 @@ def _max_flow(cand_sizes: list[int], ref_sizes: list[int], ref_links: list[tuple
         for u, v in path:
             cap[(u, v)] -= push
             cap[(v, u)] += push
-    return [cand_sizes[c] - cap[(source, c)] for c in range(n_c)]
+    return {(c, d): big - cap[(c, n_c + d)]
+            for d, links in enumerate(ref_links) for c in links if cap[(c, n_c + d)] < big}
 
 
 def _components(n_c: int, ref_links: list[tuple[int, ...]]) -> dict[int, int]:
@@ -264,8 +283,8 @@ class _Search:
                 if len(pairs) == k_total:
                     best_cost, best_pairs = (cost[0], cost[1]), list(pairs)
                 continue
-            if nodes > self.budget and best_cost is not None:
-                return StageResult(best_pairs, False)
+            if nodes > self.budget:
+                return StageResult(best_pairs if best_cost is not None else graph.any_maximum_matching(), False)
             stack.append([p + 1, None, None, False])
         return StageResult(best_pairs, True)
 

@@ -90,3 +90,14 @@ def test_long_repetitive_answer_scores_exactly(matcher):
     assert (s.matches, s.chunks, s.exact_search) == (2000, 1, True)
     s = meteor_tokens(["да", "нет"] * 600, ["нет", "да"] * 600, matcher, MeteorParams(gamma=0.5))
     assert s.matches == 1200 and 0 < s.score < 1
+
+
+def test_budget_fallback_is_a_deterministic_maximum_matching():
+    options = {i: tuple(range(0, 60, 2)) if i % 2 else tuple(range(1, 60, 2)) for i in range(60)}
+    fixed = [(100, 100)]
+    cut = best_stage_matching(options, fixed, node_budget=5)
+    assert not cut.exact and len(cut.pairs) == maximum_matching_size(options) == 60
+    assert len({j for _, j in cut.pairs}) == 60 and all(j in options[i] for i, j in cut.pairs)
+    assert best_stage_matching(options, fixed, node_budget=5) == cut
+    flow_only = best_stage_matching(options, fixed, node_budget=0)
+    assert not flow_only.exact and len(flow_only.pairs) == 60
