@@ -195,11 +195,24 @@ def maximum_matching_size(options: Options) -> int:
 
 
 def best_stage_matching(options: Options, fixed: list[Pair] = (), node_budget: int = NODE_BUDGET) -> StageResult:
-    """The optimal matching of one stage, as described in the module docstring."""
-    graph = _class_graph(options)
-    if graph.size == 0:
-        return StageResult([], True)
-    return _Search(options, list(fixed), graph, node_budget).run()
+    """The optimal matching of one stage, as described in the module docstring.
+
+    Isolated edges (a candidate with one option whose reference has no other
+    candidate) are components of their own, hence in every maximum matching:
+    they are taken as they are and the search runs on the rest, counting
+    crossings with them as with earlier stages' pairs.
+    """
+    ref_degree: dict[int, int] = {}
+    for opts in options.values():
+        for j in opts:
+            ref_degree[j] = ref_degree.get(j, 0) + 1
+    forced = [(i, opts[0]) for i, opts in options.items() if len(opts) == 1 and ref_degree[opts[0]] == 1]
+    rest = {i: opts for i, opts in options.items() if opts and not (len(opts) == 1 and ref_degree[opts[0]] == 1)}
+    if not rest:
+        return StageResult(sorted(forced), True)
+    graph = _class_graph(rest)
+    result = _Search(rest, list(fixed) + forced, graph, node_budget).run()
+    return StageResult(sorted(result.pairs + forced), result.exact)
 
 
 class _Search:
