@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .meteor import Matcher, MeteorParams, MeteorScore, meteor_tokens
+from .meteor import Matcher, MeteorParams, chunk_runs, meteor_tokens
 from .text import tokenise
 
 
@@ -13,17 +13,6 @@ def _shared(matcher: Matcher, stage: str, a: str, b: str) -> str:
     common = sorted(matcher.keys(stage, a) & matcher.keys(stage, b))
     label = "lemma" if stage == "lemma" else "synset"
     return f"  ({label} {', '.join(common[:3])}{', ...' if len(common) > 3 else ''})"
-
-
-def _chunks(score: MeteorScore) -> list[list[int]]:
-    runs: list[list[int]] = []
-    previous = None
-    for m in score.alignment:
-        if previous is None or m.cand != previous.cand + 1 or m.ref != previous.ref + 1:
-            runs.append([])
-        runs[-1].append(m.cand)
-        previous = m
-    return runs
 
 
 def explain(candidate: str, references: Sequence[str], matcher: Matcher, params: MeteorParams) -> str:
@@ -42,8 +31,8 @@ def explain(candidate: str, references: Sequence[str], matcher: Matcher, params:
         for m in s.alignment:
             lines.append(f"  {m.stage:<8} cand {m.cand}:{cand[m.cand]}  <->  ref {m.ref}:{ref[m.ref]}"
                          f"{_shared(matcher, m.stage, cand[m.cand], ref[m.ref])}")
-        chunks = _chunks(s)
-        lines.append(f"  chunks: {s.chunks}  " + " ".join("[" + " ".join(cand[i] for i in run) + "]" for run in chunks))
+        runs = chunk_runs(s.alignment)
+        lines.append(f"  chunks: {s.chunks}  " + " ".join("[" + " ".join(cand[m.cand] for m in run) + "]" for run in runs))
         lines.append(f"  m={s.matches} t={s.cand_len} r={s.ref_len}  P={s.precision:.6f}  R={s.recall:.6f}  "
                      f"Fmean={s.fmean:.6f}  penalty={s.penalty:.6f}  METEOR={s.score:.6f}"
                      + ("" if s.exact_search else "  (search budget reached: best alignment found)"))

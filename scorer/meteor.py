@@ -115,14 +115,18 @@ def align(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
     return matches, exact
 
 
+def chunk_runs(matches: Sequence[Match]) -> list[list[Match]]:
+    """Maximal runs of matches adjacent in both the candidate and the reference."""
+    runs: list[list[Match]] = []
+    for k, m in enumerate(ordered := sorted(matches, key=lambda m: m.cand)):
+        if k == 0 or m.cand != ordered[k - 1].cand + 1 or m.ref != ordered[k - 1].ref + 1:
+            runs.append([])
+        runs[-1].append(m)
+    return runs
+
+
 def count_chunks(matches: Sequence[Match]) -> int:
-    """Runs of matches adjacent in both the candidate and the reference."""
-    ordered = sorted(matches, key=lambda m: m.cand)
-    return sum(
-        1
-        for k, m in enumerate(ordered)
-        if k == 0 or m.cand != ordered[k - 1].cand + 1 or m.ref != ordered[k - 1].ref + 1
-    )
+    return len(chunk_runs(matches))
 
 
 def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
