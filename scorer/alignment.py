@@ -79,10 +79,12 @@ class _ClassGraph:
             cands.setdefault(self.cand_class[i], []).append(i)
         for j in sorted(self.ref_class):
             refs.setdefault(self.ref_class[j], []).append(j)
+        free_cands = {c: iter(members) for c, members in cands.items()}
+        free_refs = {d: iter(members) for d, members in refs.items()}
         pairs = []
         for (c, d), flow in sorted(self.class_flow.items()):
             for _ in range(flow):
-                pairs.append((cands[c].pop(0), refs[d].pop(0)))
+                pairs.append((next(free_cands[c]), next(free_refs[d])))
         return sorted(pairs)
 
     @property
@@ -206,8 +208,13 @@ def best_stage_matching(options: Options, fixed: list[Pair] = (), node_budget: i
     for opts in options.values():
         for j in opts:
             ref_degree[j] = ref_degree.get(j, 0) + 1
-    forced = [(i, opts[0]) for i, opts in options.items() if len(opts) == 1 and ref_degree[opts[0]] == 1]
-    rest = {i: opts for i, opts in options.items() if opts and not (len(opts) == 1 and ref_degree[opts[0]] == 1)}
+    forced: list[Pair] = []
+    rest: Options = {}
+    for i, opts in options.items():
+        if len(opts) == 1 and ref_degree[opts[0]] == 1:
+            forced.append((i, opts[0]))
+        elif opts:
+            rest[i] = opts
     if not rest:
         return StageResult(sorted(forced), True)
     graph = _class_graph(rest)

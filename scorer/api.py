@@ -78,6 +78,13 @@ def with_synonyms(config: Config, synonyms: bool) -> Config:
     return replace(config, meteor=replace(config.meteor, stages=stages))
 
 
+def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> Thesaurus | None:
+    """The thesaurus the configured stages need: None without a synonym stage, else loaded."""
+    if "synonym" not in config.meteor.stages:
+        return None
+    return thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
+
+
 def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
                      config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
                      synonyms: bool = True) -> ScoreResult:
@@ -87,9 +94,7 @@ def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | N
     """
     config = with_synonyms(config or load_config(), synonyms)
     reference = load_reference(data_dir, config.limits)
-    rwn = None
-    if "synonym" in config.meteor.stages:
-        rwn = thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
+    rwn = thesaurus_for(config, thesaurus)
     files = read_submission(submission, ppl, config.limits)
     valid = check_submission(reference.dialogues, files.submission, files.ppl, config.limits)
     return score_validated(reference, valid, config, rwn)

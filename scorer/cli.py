@@ -18,7 +18,6 @@ from . import api
 from .config import load_config
 from .explain import explain
 from .meteor import Matcher
-from .thesaurus import load_thesaurus
 from .errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid
 from .report import failure_payload, issue_lines, summary_table, write_failure, write_outputs
 from .version import __version__
@@ -67,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _explain(args: argparse.Namespace) -> int:
     overrides = {"meteor": {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}}
     config = api.with_synonyms(load_config(args.config, overrides), not args.no_synonyms)
-    rwn = load_thesaurus(args.thesaurus) if "synonym" in config.meteor.stages else None
-    print(explain(args.candidate, args.reference, Matcher(rwn), config.meteor))
+    matcher = Matcher(api.thesaurus_for(config, args.thesaurus))
+    print(explain(args.candidate, args.reference, matcher, config.meteor))
     return EXIT_OK
 
 

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, Iterable
 
 from jsonschema import Draft202012Validator
 
@@ -190,10 +190,7 @@ def read_references(data: bytes, dialogues: list[Dialogue], limits: Limits = Lim
                 issues.append(Issue(ANSWERS, "no reference variant of this turn has a word token",
                                     "empty_reference", turn=turn, **where))
         references[dialog_id] = refs
-    for d in dialogues:
-        if d.dialog_id not in mentioned:
-            issues.append(Issue(ANSWERS, "dialogue of dialogues.jsonl has no references", "missing_id",
-                                dialog_id=shorten(d.dialog_id)))
+    _missing(ANSWERS, known, mentioned, issues, "has no references")
     if issues:
         raise ReferenceDataError(issues)
     return references
@@ -272,8 +269,9 @@ def _check_ppl(data: bytes, turns: dict[str, int], limits: Limits, issues: list[
     return {}
 
 
-def _missing(file: str, turns: dict[str, int], present, issues: list[Issue], what: str) -> None:
-    for dialog_id in turns:
+def _missing(file: str, expected: Iterable[str], present, issues: list[Issue], what: str) -> None:
+    """A missing_id issue for every expected dialog_id not in ``present``."""
+    for dialog_id in expected:
         if dialog_id not in present:
             issues.append(Issue(file, f"dialogue of dialogues.jsonl {what}", "missing_id",
                                 dialog_id=shorten(dialog_id)))
