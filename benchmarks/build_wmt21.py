@@ -4,7 +4,10 @@ Consecutive segments are grouped into dialogues of 1-5 turns (types cycle
 through the four dialogue types); references A and B are the two variants of
 each turn; each system's output is one participant's submission, with
 deterministic pseudo-random perplexities. ``--repeat N`` repeats the corpus
-N times (dialog ids suffixed) to scale the number of turns.
+N times (dialog ids suffixed) to scale the number of turns. One more
+submission, ``ALL``, repeats the systems instead: its k-th block of 1,002
+turns holds the answers of system k mod 9, so a scaled-up benchmark is not
+one system's text over and over.
 
     python benchmarks/build_wmt21.py --corpus ../shared/benchmarks/wmt21-en-ru --out benchmarks/work/wmt21
 """
@@ -65,6 +68,23 @@ def build(corpus: Path, out: Path, repeat: int = 1, systems: list[str] = SYSTEMS
                     [{"dialog_id": d, "answers": [hyps[system][k] for k in rows]} for d, rows in spans])
         ppl = {d: [round(rng.uniform(1.5, 60.0), 3) for _ in rows] for d, rows in spans}
         (folder / "ppl_output.json").write_text(json.dumps(ppl), encoding="utf-8")
+    rng = random.Random(999)
+    folder = out / "submissions" / "ALL"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows_of = [[(k, systems[(start + o) // n % len(systems)]) for o, k in enumerate(rows)]
+               for start, (_, rows) in zip(_starts(sizes), spans)]
+    write_jsonl(folder / "submission.jsonl",
+                [{"dialog_id": d, "answers": [hyps[s][k] for k, s in rows]} for (d, _), rows in zip(spans, rows_of)])
+    ppl = {d: [round(rng.uniform(1.5, 60.0), 3) for _ in rows] for d, rows in spans}
+    (folder / "ppl_output.json").write_text(json.dumps(ppl), encoding="utf-8")
+
+
+def _starts(sizes: list[int]) -> list[int]:
+    starts, at = [], 0
+    for size in sizes:
+        starts.append(at)
+        at += size
+    return starts
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:

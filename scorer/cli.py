@@ -20,9 +20,20 @@ from .explain import explain
 from .meteor import Matcher
 from .errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid
 from .report import failure_payload, issue_lines, summary_table, write_failure, write_outputs
+from .turns import default_jobs
 from .version import __version__
 
 ERROR_LOG = "scorer-error.log"
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 (every core) or more")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: $RUWORDNET_PATH, else the ruwordnet package's download)")
     s.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
     s.add_argument("--quiet", action="store_true", help="print nothing on success")
+    s.add_argument("--jobs", type=_jobs, default=0, metavar="N",
+                   help="processes to score on (default 0: every core); outputs do not depend on it")
 
     e = sub.add_parser("explain", help="show how METEOR scores one answer: tokens, matches, chunks, formula")
     e.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
@@ -97,7 +110,8 @@ def _score(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
         result = api.score_submission(args.data, args.submission, args.ppl, config=config,
-                                      thesaurus=args.thesaurus, synonyms=not args.no_synonyms)
+                                      thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
+                                      jobs=args.jobs or default_jobs())
     except SubmissionInvalid as exc:
         write_failure(exc, "invalid", output)
         _print_invalid(exc)

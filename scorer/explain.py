@@ -27,7 +27,7 @@ def explain(candidate: str, references: Sequence[str], matcher: Matcher, params:
         if not ref:
             lines.append("  no tokens: this variant is skipped")
             continue
-        s = meteor_tokens(cand, ref, matcher, params)
+        s = meteor_tokens(cand, ref, matcher, params, with_alignment=True)
         for m in s.alignment:
             lines.append(f"  {m.stage:<8} cand {m.cand}:{cand[m.cand]}  <->  ref {m.ref}:{ref[m.ref]}"
                          f"{_shared(matcher, m.stage, cand[m.cand], ref[m.ref])}")

@@ -71,6 +71,18 @@ def _check_tree(value: Any, max_depth: int) -> str | None:
     return None
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _surely_fine(text: str, max_depth: int) -> bool:
+    """True when the raw text alone shows the depth and surrogate checks cannot fail.
+
+    Decoded UTF-8 holds no surrogates, so one can only come from a ``\\uD8..``
+    escape; and a value cannot nest deeper than its count of opening brackets.
+    """
+    return (text.count("[") + text.count("{") <= max_depth) and not _SURROGATE_ESCAPE.search(text)
+
+
 def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
     """Parse one JSON document strictly; raises ``ValueError`` with a readable message."""
     try:
@@ -85,7 +97,7 @@ def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
         raise ValueError(f"not valid JSON: {exc}") from None
     if _skip_ws(text, end) != len(text):
         raise ValueError(f"not valid JSON: extra data after the value (column {end + 1})")
-    problem = _check_tree(value, max_depth)
+    problem = None if _surely_fine(text, max_depth) else _check_tree(value, max_depth)
     if problem:
         raise ValueError(problem)
     return value

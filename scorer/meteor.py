@@ -7,14 +7,19 @@ With ``m`` matches, ``t`` candidate and ``r`` reference tokens::
 
 ``m = 0`` or an empty side gives 0. A turn's METEOR is the maximum over its
 reference variants; variants without tokens are skipped.
+
+With gamma = 0 the score needs only ``m``, which :mod:`scorer.counting`
+usually finds from token counts; the full alignment is built when the
+penalty needs its chunks, when counting cannot decide, or when asked for.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from . import morphology
 from .alignment import NODE_BUDGET, Pair, best_stage_matching
+from .counting import Bag, KeyFunction, count_matches
 from .text import tokenise
 from .thesaurus import Thesaurus
 
@@ -48,11 +53,23 @@ class MeteorScore:
     fmean: float
     penalty: float
     matches: int
-    chunks: int
+    chunks: int | None  # None when the score was found by counting (no alignment built)
     cand_len: int
     ref_len: int
     alignment: tuple[Match, ...] = field(default=(), repr=False)
     exact_search: bool = True
+
+
+class _Memo(dict):
+    """``memo[token]`` computes ``fn(token)`` once."""
+
+    def __init__(self, fn: Callable[[str], frozenset[str]]):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, token: str) -> frozenset[str]:
+        value = self[token] = self.fn(token)
+        return value
 
 
 class Matcher:
@@ -60,22 +77,44 @@ class Matcher:
 
     def __init__(self, thesaurus: Thesaurus | None):
         self.thesaurus = thesaurus
-        self._synsets: dict[str, frozenset[str]] = {}
+        self._lemmas = _Memo(morphology.lemmas)
+        self._synsets = _Memo(self._synsets_of)
+        self._stage_keys: dict[tuple[str, ...], list[KeyFunction]] = {}
+        self._any_keys: dict[tuple[str, ...], _Memo] = {}
+
+    def _synsets_of(self, token: str) -> frozenset[str]:
+        if self.thesaurus is None:
+            raise ValueError("the synonym stage needs a thesaurus")
+        return frozenset().union(*map(self.thesaurus.synsets, self._lemmas[token]))
+
+    def key_function(self, stage: str) -> KeyFunction:
+        """Keys of a token at ``stage``; None for the exact stage (the token itself)."""
+        if stage == "exact":
+            return None
+        if stage == "lemma":
+            return self._lemmas.__getitem__
+        if stage == "synonym":
+            return self._synsets.__getitem__
+        raise ValueError(f"unknown METEOR stage {stage!r}")
+
+    def stage_keys(self, stages: tuple[str, ...]) -> list[KeyFunction]:
+        """:meth:`key_function` of each stage, in order."""
+        found = self._stage_keys.get(stages)
+        if found is None:
+            found = self._stage_keys[stages] = [self.key_function(stage) for stage in stages]
+        return found
+
+    def any_keys(self, stages: tuple[str, ...]) -> KeyFunction:
+        """A token's keys at all the non-exact ``stages`` together (for filtering)."""
+        memo = self._any_keys.get(stages)
+        if memo is None:
+            functions = [f for f in self.stage_keys(stages) if f is not None]
+            memo = self._any_keys[stages] = _Memo(lambda t: frozenset().union(*(f(t) for f in functions)))
+        return memo.__getitem__
 
     def keys(self, stage: str, token: str) -> frozenset[str]:
-        if stage == "exact":
-            return frozenset((token,))
-        if stage == "lemma":
-            return morphology.lemmas(token)
-        if stage == "synonym":
-            found = self._synsets.get(token)
-            if found is None:
-                if self.thesaurus is None:
-                    raise ValueError("the synonym stage needs a thesaurus")
-                found = frozenset().union(*(self.thesaurus.synsets(l) for l in morphology.lemmas(token)))
-                self._synsets[token] = found
-            return found
-        raise ValueError(f"unknown METEOR stage {stage!r}")
+        keys = self.key_function(stage)
+        return frozenset((token,)) if keys is None else keys(token)
 
 
 def align(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
@@ -130,18 +169,32 @@ def count_chunks(matches: Sequence[Match]) -> int:
 
 
 def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
-                  params: MeteorParams = MeteorParams()) -> MeteorScore:
-    """METEOR of tokenised ``cand`` against tokenised ``ref``."""
+                  params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
+                  _cand_bag: Bag | None = None) -> MeteorScore:
+    """METEOR of tokenised ``cand`` against tokenised ``ref``.
+
+    The alignment (and chunk count) is built when gamma > 0 or ``with_alignment``;
+    otherwise the score comes from counting when counting can decide it.
+    """
+    t, r = len(cand), len(ref)
+    if params.gamma == 0 and not with_alignment and t and r:
+        m = count_matches(_cand_bag or Bag.of(cand), Bag.of(ref), matcher.stage_keys(params.stages),
+                          matcher.any_keys(params.stages))
+        if m is not None:
+            return _score(m, None, t, r, params, (), True)
     alignment, exact = align(cand, ref, matcher, params.stages)
-    m, t, r = len(alignment), len(cand), len(ref)
+    return _score(len(alignment), count_chunks(alignment), t, r, params, tuple(alignment), exact)
+
+
+def _score(m: int, chunks: int | None, t: int, r: int, params: MeteorParams,
+           alignment: tuple[Match, ...], exact: bool) -> MeteorScore:
     if m == 0:
-        return MeteorScore(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, t, r, (), exact)
+        return MeteorScore(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, t, r, alignment, exact)
     precision, recall = m / t, m / r
     fmean = precision * recall / (params.alpha * precision + (1 - params.alpha) * recall)
-    chunks = count_chunks(alignment)
-    penalty = params.gamma * (chunks / m) ** params.beta
+    penalty = params.gamma * (chunks / m) ** params.beta if params.gamma else 0.0
     return MeteorScore(fmean * (1 - penalty), precision, recall, fmean, penalty, m, chunks, t, r,
-                       tuple(alignment), exact)
+                       alignment, exact)
 
 
 def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
@@ -151,10 +204,11 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     Raises ``ValueError`` when no variant has a token.
     """
     best: tuple[int, MeteorScore] | None = None
+    cand_bag = Bag.of(cand)
     for index, ref in enumerate(variants):
         if not ref:
             continue
-        scored = meteor_tokens(cand, ref, matcher, params)
+        scored = meteor_tokens(cand, ref, matcher, params, _cand_bag=cand_bag)
         if best is None or scored.score > best[1].score:
             best = (index, scored)
     if best is None:

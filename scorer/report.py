@@ -7,6 +7,7 @@ files are removed, so no stale score survives next to an invalid verdict.
 """
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -74,15 +75,15 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
 
 
 def details_csv(result) -> bytes:
-    import pandas as pd
-
-    rows = [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl,
-             d.matches, d.chunks, d.precision, d.recall, d.fmean, d.penalty, d.cand_len, d.ref_len,
-             d.exact_search)
-            for t, d in zip(result.turns, result.details)]
-    frame = pd.DataFrame.from_records(rows, columns=DETAIL_COLUMNS)
+    """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed."""
     buffer = io.StringIO()
-    frame.to_csv(buffer, index=False, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(DETAIL_COLUMNS)
+    writer.writerows(
+        (t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl,
+         d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
+         d.cand_len, d.ref_len, d.exact_search)
+        for t, d in zip(result.turns, result.details))
     return buffer.getvalue().encode("utf-8")
 
 

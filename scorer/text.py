@@ -21,3 +21,8 @@ def normalise(text: str) -> str:
 def tokenise(text: str) -> list[str]:
     """Return the word tokens of ``text`` after normalisation."""
     return _WORD.findall(normalise(text))
+
+
+def has_token(text: str) -> bool:
+    """Whether ``tokenise(text)`` is non-empty, without building the list."""
+    return _WORD.search(normalise(text)) is not None

@@ -9,14 +9,18 @@ Two sources are read:
 
 Only single-word senses are kept: the normalised sense text must be one
 whitespace-free word. The compiled index (lemma -> synset ids) is cached on
-disk under a key made of the source's content hash, so a changed source is
-recompiled automatically.
+disk (``marshal``, the fastest format the standard library reads) under a key
+made of the source's content hash, so a changed source is recompiled
+automatically. The hash itself is remembered per file size and modification
+time, so a warm start does not read the source at all.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
+import sys
 import sqlite3
 import tempfile
 import xml.etree.ElementTree as ET
@@ -28,9 +32,10 @@ from .errors import ThesaurusError
 from .text import normalise
 
 XML_FILES = ("synsets.N.xml", "synsets.V.xml", "synsets.A.xml")
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 ENV_PATH = "RUWORDNET_PATH"
 ENV_CACHE = "SCORER_CACHE_DIR"
+STAMPS = "source-hashes.json"
 
 HOW_TO_GET = (
     "Get RuWordNet with `ruwordnet download` (the ruwordnet package's SQLite file), "
@@ -106,6 +111,10 @@ def _source_files(source: Path) -> tuple[str, list[Path]]:
 
 
 def _identity(kind: str, files: list[Path]) -> str:
+    stamp = json.dumps([[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in files])
+    known = _read_stamps()
+    if stamp in known:
+        return known[stamp]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.name.encode() + b"\0")
@@ -114,8 +123,20 @@ def _identity(kind: str, files: list[Path]) -> str:
                 digest.update(block)
     if kind == "xml":
         parts = "".join(p.name.split(".")[1] for p in files)
-        return f"rwn-xml-{parts}-{digest.hexdigest()[:12]}"
-    return f"rwn-sqlite-{digest.hexdigest()[:12]}"
+        identity = f"rwn-xml-{parts}-{digest.hexdigest()[:12]}"
+    else:
+        identity = f"rwn-sqlite-{digest.hexdigest()[:12]}"
+    known[stamp] = identity
+    _write_file(cache_dir() / STAMPS, json.dumps(known, ensure_ascii=False).encode("utf-8"))
+    return identity
+
+
+def _read_stamps() -> dict[str, str]:
+    try:
+        known = json.loads((cache_dir() / STAMPS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) and all(isinstance(v, str) for v in known.values()) else {}
 
 
 def _read_xml(files: list[Path]) -> list[tuple[str, str]]:
@@ -164,28 +185,30 @@ def cache_dir() -> Path:
 
 
 def _cache_path(identity: str) -> Path:
-    return cache_dir() / f"{identity}.v{CACHE_FORMAT}.json"
+    python = f"py{sys.version_info[0]}{sys.version_info[1]}m{marshal.version}"
+    return cache_dir() / f"{identity}.v{CACHE_FORMAT}.{python}.marshal"
 
 
 def _read_cache(identity: str) -> dict[str, frozenset[str]] | None:
     try:
-        with open(_cache_path(identity), encoding="utf-8") as fh:
-            raw = json.load(fh)
-        return {lemma: frozenset(ids) for lemma, ids in raw["index"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        with open(_cache_path(identity), "rb") as fh:
+            index = marshal.load(fh)
+    except (OSError, ValueError, EOFError, TypeError):
         return None
+    return index if isinstance(index, dict) else None
 
 
 def _write_cache(identity: str, index: dict[str, frozenset[str]]) -> None:
+    _write_file(_cache_path(identity), marshal.dumps(dict(sorted(index.items()))))
+
+
+def _write_file(path: Path, data: bytes) -> None:
     """Best effort: an unwritable cache only costs the next run a recompile."""
-    payload = {"format": CACHE_FORMAT, "identity": identity,
-               "index": {lemma: sorted(ids) for lemma, ids in sorted(index.items())}}
     try:
-        directory = cache_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, ensure_ascii=False, separators=(",", ":"))
-        os.replace(tmp, _cache_path(identity))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
     except OSError:
         pass

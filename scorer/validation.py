@@ -13,12 +13,10 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any, Iterable
 
-from jsonschema import Draft202012Validator
-
-from .config import Limits
+from .config import DIALOGUE_TYPES, Limits
 from .errors import Issue, ReferenceDataError, SubmissionInvalid
 from .jsonio import JsonLine, read_json, read_jsonl, shorten
-from .text import tokenise
+from .text import has_token
 
 DIALOGUES, ANSWERS = "dialogues.jsonl", "answers.jsonl"
 SUBMISSION, PPL = "submission.jsonl", "ppl_output.json"
@@ -47,7 +45,9 @@ def schema(name: str) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=16)
-def _validator(name: str, max_answer_chars: int | None = None) -> Draft202012Validator:
+def _validator(name: str, max_answer_chars: int | None = None):
+    from jsonschema import Draft202012Validator
+
     doc = schema(name)
     if max_answer_chars is not None:
         doc = copy.deepcopy(doc)
@@ -73,9 +73,48 @@ def _field_name(path: list) -> str:
     return name or "the line"
 
 
+def _is_text(value: Any, max_chars: int | None = None) -> bool:
+    return type(value) is str and (max_chars is None or len(value) <= max_chars)
+
+
+def _is_list_of(value: Any, ok) -> bool:
+    return type(value) is list and len(value) > 0 and all(map(ok, value))
+
+
+def _is_part(value: Any) -> bool:
+    return (type(value) is dict and value.get("type") in ("text", "image", "audio")
+            and type(value.get("content")) is str)
+
+
+def _is_perplexity(value: Any) -> bool:
+    return (type(value) is float or type(value) is int) and value >= 1
+
+
+def surely_valid(name: str, value: Any, max_answer_chars: int | None = None) -> bool:
+    """A quick test that implies schema ``name`` holds; False only means "ask the schema".
+
+    Lines that pass it skip the JSON Schema validator, which is slow and is
+    needed only to describe what is wrong.
+    """
+    if name == "ppl_output":
+        return type(value) is dict and all(_is_list_of(v, _is_perplexity) for v in value.values())
+    if type(value) is not dict or not _is_text(value.get("dialog_id")) or not value["dialog_id"]:
+        return False
+    if name == "submission":
+        return _is_list_of(value.get("answers"), lambda a: _is_text(a, max_answer_chars))
+    if name == "answers":
+        return _is_list_of(value.get("references"), lambda t: _is_list_of(t, _is_text))
+    if name == "dialogues":
+        return (value.get("type") in DIALOGUE_TYPES
+                and _is_list_of(value.get("turns"), lambda t: _is_list_of(t, _is_part)))
+    return False
+
+
 def _schema_issues(name: str, value: Any, file: str, line: int | None,
                    max_answer_chars: int | None = None, per_key_ids: bool = False) -> list[Issue]:
     """Schema errors of one JSON value, each described in participant's words."""
+    if surely_valid(name, value, max_answer_chars):
+        return []
     issues = []
     dialog_id = value.get("dialog_id") if isinstance(value, dict) and not per_key_ids else None
     dialog_id = dialog_id if isinstance(dialog_id, str) else None
@@ -186,7 +225,7 @@ def read_references(data: bytes, dialogues: list[Dialogue], limits: Limits = Lim
                                          f"{known[dialog_id].n_turns} turns", "turn_count", **where))
             continue
         for turn, variants in enumerate(refs):
-            if not any(tokenise(v) for v in variants):
+            if not any(map(has_token, variants)):
                 issues.append(Issue(ANSWERS, "no reference variant of this turn has a word token",
                                     "empty_reference", turn=turn, **where))
         references[dialog_id] = refs

@@ -14,7 +14,7 @@ import pytest
 from scorer import cli
 from scorer.report import DETAIL_COLUMNS
 
-from conftest import EXAMPLES, PUBLIC, ROOT, write_jsonl
+from conftest import EXAMPLES, PUBLIC, ROOT, make_split, make_submission, write_jsonl
 
 INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
 
@@ -269,3 +269,39 @@ def test_penalty_mode_details_columns(tmp_path):
         assert float(row["meteor"]) == pytest.approx(f * (1 - penalty), abs=1e-12)
         if m:
             assert f == pytest.approx(p * r / (0.9 * p + 0.1 * r), abs=1e-12)
+
+
+def _big_split(root, copies=20):
+    """The bundled split repeated ``copies`` times (66 x 20 = 1,320 turns), with the realistic answers."""
+    dialogues = [json.loads(l) for l in (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()]
+    answers = {json.loads(l)["dialog_id"]: json.loads(l)["references"]
+               for l in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()}
+    given = {json.loads(l)["dialog_id"]: json.loads(l)["answers"]
+             for l in (EXAMPLES / "realistic" / "submission.jsonl").read_text(encoding="utf-8").splitlines()}
+    ppl = json.loads((EXAMPLES / "realistic" / "ppl_output.json").read_text(encoding="utf-8"))
+    split = [(f"{d['dialog_id']}-{k}", d["type"], answers[d["dialog_id"]]) for k in range(copies) for d in dialogues]
+    data = make_split(root, split)
+    sub = make_submission(root, {f"{d['dialog_id']}-{k}": given[d["dialog_id"]] for k in range(copies) for d in dialogues},
+                          {f"{d['dialog_id']}-{k}": ppl[d["dialog_id"]] for k in range(copies) for d in dialogues})
+    return data, sub
+
+
+def test_jobs_give_byte_identical_outputs(tmp_path):
+    data, sub = _big_split(tmp_path)
+    outputs = {}
+    for jobs in ("1", "2", "3"):
+        out = tmp_path / f"out{jobs}"
+        assert run("score", "--data", data, "--submission", sub, "--output", out, "--jobs", jobs, "--quiet") == 0
+        outputs[jobs] = [(out / name).read_bytes() for name in ("scores.json", "details.csv", "scores.txt")]
+    assert outputs["1"] == outputs["2"] == outputs["3"]
+    assert load(tmp_path / "out1")["counts"] == {"dialogs": 800, "turns": 1320}
+    # the same answers against the same references: the realistic example's integral, repeated
+    single = tmp_path / "single"
+    score(EXAMPLES / "realistic", single, "--quiet")
+    assert load(tmp_path / "out2")["integral"] == pytest.approx(load(single)["integral"], abs=1e-12)
+
+
+@pytest.mark.parametrize("bad", ["-1", "two"])
+def test_bad_jobs_is_a_usage_error(tmp_path, bad, capsys):
+    assert score(EXAMPLES / "realistic", tmp_path / "out", "--jobs", bad) == 2
+    assert "--jobs" in capsys.readouterr().err

@@ -12,7 +12,7 @@ PENALTY = MeteorParams(gamma=0.5, beta=3.0)
 
 
 def score(cand, ref, matcher, params=MeteorParams()):
-    return meteor_tokens(tokenise(cand), tokenise(ref), matcher, params)
+    return meteor_tokens(tokenise(cand), tokenise(ref), matcher, params, with_alignment=True)
 
 
 def test_exact_fmean_by_hand(matcher):

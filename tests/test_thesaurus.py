@@ -97,12 +97,24 @@ def test_cache_follows_the_source_content(tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     folder = xml_dir(tmp_path)
     first = load_thesaurus(folder)
-    cache_files = list((tmp_path / "cache").glob("*.json"))
-    assert [f.name for f in cache_files] == [f"{first.identity}.v1.json"]
+    cache_files = list((tmp_path / "cache").glob("*.marshal"))
+    assert [f.name.split(".v2.")[0] for f in cache_files] == [first.identity]
     assert load_thesaurus(folder) == first  # served from the cache
-    cache_files[0].write_text("{broken", encoding="utf-8")
+    cache_files[0].write_bytes(b"{broken")
     assert load_thesaurus(folder) == first  # a broken cache is rebuilt, not trusted
     (folder / "synsets.A.xml").write_text(XML.replace("ЕЛОВЫЙ", "СОСНОВЫЙ"), encoding="utf-8")
     second = load_thesaurus(folder)
     assert second.identity != first.identity
     assert second.synsets("сосновый") == {"2-A"} and second.synsets("еловый") == frozenset()
+
+
+def test_warm_start_reads_no_source_bytes(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    folder = xml_dir(tmp_path)
+    first = load_thesaurus(folder)
+
+    def no_hashing(*args):
+        raise AssertionError("the source was hashed again")
+
+    monkeypatch.setattr("scorer.thesaurus.hashlib.sha256", no_hashing)
+    assert load_thesaurus(folder) == first

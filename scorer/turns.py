@@ -1,0 +1,59 @@
+"""METEOR of every turn: tokenise once, best variant per turn, on one or more processes.
+
+Turns are independent and each is computed the same way wherever it runs,
+so the result list is identical for any number of jobs. Several jobs use
+forked worker processes (they share the loaded dictionary and thesaurus);
+where ``fork`` is not available, or the work is small, everything runs in
+this process.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from typing import Sequence
+
+from .meteor import Matcher, MeteorParams, MeteorScore, best_variant
+from .text import tokenise
+
+#: Below this many turns the cost of starting workers outweighs the gain.
+MIN_TURNS_PER_JOB = 500
+
+_state: tuple | None = None  # what forked workers inherit: the turns, the matcher, the parameters
+
+
+def default_jobs() -> int:
+    """The cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def score_turns(answers: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
+                params: MeteorParams, jobs: int = 1) -> list[tuple[int, MeteorScore]]:
+    """For each turn, the index and score of the best reference variant of ``answers[k]``."""
+    jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return _score_span(answers, variants, matcher, params)
+    global _state
+    _state = (answers, variants, matcher, params)
+    pieces = jobs * 4  # smaller pieces even out uneven turns
+    bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            parts = pool.map(_worker, list(zip(bounds, bounds[1:])), chunksize=1)
+    finally:
+        _state = None
+    return [scored for part in parts for scored in part]
+
+
+def _worker(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
+    answers, variants, matcher, params = _state
+    start, stop = span
+    return _score_span(answers[start:stop], variants[start:stop], matcher, params)
+
+
+def _score_span(answers: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
+                params: MeteorParams) -> list[tuple[int, MeteorScore]]:
+    return [best_variant(tokenise(answer), [tokenise(v) for v in refs], matcher, params)
+            for answer, refs in zip(answers, variants)]
