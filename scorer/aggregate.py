@@ -54,14 +54,10 @@ def _mean(values: Sequence[float]) -> float:
 
 def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summary:
     """Combine per-turn scores; every dialogue must have at least one turn."""
-    by_dialog: dict[str, list[TurnScore]] = {}
-    for t in turns:
-        by_dialog.setdefault(t.dialog_id, []).append(t)
+    dialogs = _dialog_means(turns)
     per_type: dict[str, list[tuple[float, float, float, int]]] = {}
-    for dialog_turns in by_dialog.values():
-        m = _mean([t.meteor for t in dialog_turns])
-        h = _mean([t.hidden_metric for t in dialog_turns])
-        per_type.setdefault(dialog_turns[0].type, []).append((m, h, (m + h) / 2, len(dialog_turns)))
+    for dialog_type, m, h, n in dialogs:
+        per_type.setdefault(dialog_type, []).append((m, h, (m + h) / 2, n))
     by_type = {}
     for name in DIALOGUE_TYPES:
         rows = per_type.get(name)
@@ -79,4 +75,21 @@ def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summa
         return math.fsum(s.weight * getattr(s, attr) for s in by_type.values()) / total
 
     return Summary(combine("score"), combine("meteor"), combine("hidden_metric"), by_type,
-                   len(by_dialog), len(turns))
+                   len(dialogs), len(turns))
+
+
+def _dialog_means(turns: Sequence[TurnScore]) -> list[tuple[str, float, float, int]]:
+    """(type, mean METEOR, mean HM, turns) of every dialogue, in the order of ``turns``."""
+    by_dialog: dict[str, list[TurnScore]] = {}
+    for t in turns:
+        by_dialog.setdefault(t.dialog_id, []).append(t)
+    return [(ts[0].type, _mean([t.meteor for t in ts]), _mean([t.hidden_metric for t in ts]), len(ts))
+            for ts in by_dialog.values()]
+
+
+def dialog_scores(turns: Sequence[TurnScore]) -> dict[str, list[float]]:
+    """``S_i`` of every dialogue, grouped by type, dialogues in the order of ``turns``."""
+    scores: dict[str, list[float]] = {}
+    for dialog_type, m, h, _ in _dialog_means(turns):
+        scores.setdefault(dialog_type, []).append((m + h) / 2)
+    return scores

@@ -11,19 +11,22 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 from .aggregate import Summary, TurnScore, aggregate
 from .config import Config, Limits, load_config
-from .errors import Issue, ReferenceDataError, UsageError
+from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
 from .hidden_metric import hidden_metric
 from .intake import read_submission
 from .meteor import Matcher, MeteorScore
 from .signature import signature
 from .thesaurus import Thesaurus, load_thesaurus
 from .turns import score_turns
+from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED, Entry, Leaderboard, find_submissions, rank
 from .validation import ANSWERS, DIALOGUES, Dialogue, Submission, check_submission, read_dialogues, read_references
 
 PathLike = str | os.PathLike
+Progress = Callable[[int, int], None] | None
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> The
 
 def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
                      config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
-                     synonyms: bool = True, jobs: int = 1) -> ScoreResult:
+                     synonyms: bool = True, jobs: int = 1, progress: Progress = None) -> ScoreResult:
     """Validate and score a submission against the reference directory ``data_dir``.
 
     Order of checks: configuration, reference data, thesaurus, submission.
@@ -114,16 +117,22 @@ def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | N
         rwn = thesaurus_for(config, thesaurus)
         files = read_submission(submission, ppl, config.limits)
         valid = check_submission(reference.dialogues, files.submission, files.ppl, config.limits)
-        return score_validated(reference, valid, config, rwn, jobs)
+        return score_validated(reference, valid, config, rwn, jobs, progress)
 
 
 def score_validated(reference: ReferenceData, submission: Submission, config: Config,
-                    thesaurus: Thesaurus | None, jobs: int = 1) -> ScoreResult:
-    """Score a submission already known to be valid against ``reference``, on ``jobs`` processes."""
+                    thesaurus: Thesaurus | None, jobs: int = 1, progress: Progress = None,
+                    matcher: Matcher | None = None) -> ScoreResult:
+    """Score a submission already known to be valid against ``reference``, on ``jobs`` processes.
+
+    ``progress(done, total)`` hears about scored turns; a ``matcher`` shared
+    between submissions keeps its memoised lemmas and synsets.
+    """
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
     variants = [reference.references[d.dialog_id][turn] for d, turn in keys]
-    scored = score_turns(answers, variants, Matcher(thesaurus), config.meteor, jobs)
+    report = (lambda done: progress(done, len(keys))) if progress else None
+    scored = score_turns(answers, variants, matcher or Matcher(thesaurus), config.meteor, jobs, report)
     turns: list[TurnScore] = []
     for (dialogue, turn), (best, s) in zip(keys, scored):
         p = submission.ppl[dialogue.dialog_id][turn]
@@ -133,3 +142,43 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     summary = aggregate(turns, config.weights)
     return ScoreResult(summary, turns, details, signature(config, thesaurus.identity if thesaurus else None),
                        submission.warnings)
+
+
+def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: Config | None = None,
+                      thesaurus: Thesaurus | PathLike | None = None, synonyms: bool = True, jobs: int = 1,
+                      resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                      progress: Callable[[str, int, int], None] | None = None) -> Leaderboard:
+    """Validate and score every submission in ``submissions_dir``, then rank them.
+
+    An invalid submission is listed with its errors, never raised; reference,
+    configuration and thesaurus errors are raised as for one submission.
+    """
+    config = with_synonyms(config or load_config(), synonyms)
+    folder = Path(submissions_dir)
+    if not folder.is_dir():
+        raise UsageError(f"--submissions {folder}: not a directory")
+    if resamples < 40:
+        raise UsageError(f"--resamples {resamples}: use at least 40 for a 95% interval")
+    with no_cycle_collection():
+        reference = load_reference(data_dir, config.limits)
+        rwn = thesaurus_for(config, thesaurus)
+        matcher = Matcher(rwn)
+        found, skipped = find_submissions(folder)
+        if not found:
+            raise UsageError(f"--submissions {folder}: no subdirectory or .zip to score")
+        entries = []
+        for name, path in found:
+            entry = Entry(name, path)
+            try:
+                files = read_submission(path, None, config.limits)
+                valid = check_submission(reference.dialogues, files.submission, files.ppl, config.limits)
+            except SubmissionInvalid as exc:
+                entry.errors, entry.more_errors = exc.listed(), exc.not_listed
+            except UsageError as exc:
+                entry.errors = [Issue(name, str(exc), "unreadable")]
+            else:
+                step = (lambda done, total, name=name: progress(name, done, total)) if progress else None
+                entry.result = score_validated(reference, valid, config, rwn, jobs, step, matcher)
+            entries.append(entry)
+    return rank(entries, config.weights, resamples, seed,
+                signature(config, rwn.identity if rwn else None), skipped)

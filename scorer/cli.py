@@ -18,8 +18,11 @@ from . import api
 from .config import load_config
 from .explain import explain
 from .meteor import Matcher
-from .errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid
-from .report import failure_payload, issue_lines, summary_table, write_failure, write_outputs
+from .errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid, UsageError
+from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .progress import ProgressBar
+from .report import (failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
+                     write_leaderboard, write_outputs, write_score_report)
 from .turns import default_jobs
 from .version import __version__
 
@@ -63,6 +66,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quiet", action="store_true", help="print nothing on success")
     s.add_argument("--jobs", type=_jobs, default=0, metavar="N",
                    help="processes to score on (default 0: every core); outputs do not depend on it")
+    s.add_argument("--report", action="store_true", help="also write report.html (charts; takes a second)")
+
+    lb = sub.add_parser("leaderboard", help="score and rank every submission (subfolder or .zip) of a folder")
+    lb.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)")
+    lb.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
+    lb.add_argument("--output", required=True, metavar="DIR",
+                    help="where leaderboard.csv, leaderboard.json, report.html and submissions/<name>/ go")
+    lb.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                    help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
+    lb.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
+    lb.add_argument("--no-report", action="store_true", help="skip report.html")
+
+    cl = sub.add_parser("codalab", help="CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT")
+    cl.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
+    cl.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
+    for p in (lb, cl):
+        p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration"
+                       + (" (default: INPUT/ref/config.toml when present)" if p is cl else ""))
+        p.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory")
+        p.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
+        p.add_argument("--jobs", type=_jobs, default=0, metavar="N", help="processes (default 0: every core)")
+        p.add_argument("--quiet", action="store_true", help="print nothing on success")
 
     e = sub.add_parser("explain", help="show how METEOR scores one answer: tokens, matches, chunks, formula")
     e.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
@@ -111,7 +136,7 @@ def _score(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         result = api.score_submission(args.data, args.submission, args.ppl, config=config,
                                       thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
-                                      jobs=args.jobs or default_jobs())
+                                      jobs=args.jobs or default_jobs(), progress=_bar(args, "scoring"))
     except SubmissionInvalid as exc:
         write_failure(exc, "invalid", output)
         _print_invalid(exc)
@@ -120,10 +145,55 @@ def _score(args: argparse.Namespace) -> int:
         _try_write_failure(exc, output)
         raise
     write_outputs(result, output)
+    if args.report:
+        write_score_report(result, output)
     _print_warnings(result.warnings)
     if not args.quiet:
         print(summary_table(result))
     return EXIT_OK
+
+
+def _bar(args: argparse.Namespace, label: str):
+    """A progress callback drawing on the terminal (nothing when --quiet or not a TTY)."""
+    bars: dict[str, ProgressBar] = {}
+
+    def update(done: int, total: int, name: str = label) -> None:
+        bar = bars.get(name)
+        if bar is None:
+            for old in bars.values():
+                old.close()
+            bar = bars[name] = ProgressBar(total, name, enabled=None if not args.quiet else False)
+        bar.update(done)
+        if done >= total:
+            bar.close()
+
+    return update
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    bar = _bar(args, "scoring")
+    board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
+                                  synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
+                                  resamples=args.resamples, seed=args.seed,
+                                  progress=lambda name, done, total: bar(done, total, name))
+    write_leaderboard(board, Path(args.output), report=not args.no_report)
+    if not args.quiet:
+        print(leaderboard_table(board))
+    return EXIT_OK
+
+
+def _codalab(args: argparse.Namespace) -> int:
+    """The scoring-program convention: INPUT/ref is the reference data, INPUT/res the submission."""
+    root = Path(args.input)
+    ref, res = root / "ref", root / "res"
+    for folder in (ref, res):
+        if not folder.exists():
+            raise UsageError(f"{folder} does not exist; INPUT must hold ref/ and res/")
+    private = ref / "config.toml"
+    args.config = args.config or (str(private) if private.is_file() else None)
+    args.data, args.submission, args.ppl, args.report = str(ref), str(res), None, True
+    return _score(args)
 
 
 def _try_write_failure(exc: Exception, output: Path) -> None:
@@ -173,7 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    handler = {"validate": _validate, "score": _score, "explain": _explain}[args.command]
+    handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
+               "codalab": _codalab}[args.command]
     try:
         return handler(args)
     except IssuesError as exc:

@@ -31,6 +31,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # readable like any other output, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -133,3 +134,93 @@ def issue_lines(issues: Iterable[Issue], more: int = 0) -> str:
     if more:
         text += f"\n  ... and {more} more error(s)"
     return text
+
+
+# --- leaderboard ----------------------------------------------------------------------------
+
+LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML = "leaderboard.csv", "leaderboard.json", "report.html"
+LEADERBOARD_COLUMNS = ["rank", "submission", "integral", "ci_low", "ci_high", "meteor", "hidden_metric", "status",
+                       "Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text", "p_value", "compared_with",
+                       "errors"]
+FIRST_ERRORS = 5
+
+
+def leaderboard_rows(board) -> list[dict[str, Any]]:
+    """One dict per entry with the keys of :data:`LEADERBOARD_COLUMNS` (None where not applicable)."""
+    rows = []
+    for e in board.entries:
+        s = e.result.summary if e.result is not None else None
+        row: dict[str, Any] = {
+            "rank": e.rank, "submission": e.name,
+            "integral": s.integral if s else None, "ci_low": e.ci_low, "ci_high": e.ci_high,
+            "meteor": s.meteor if s else None, "hidden_metric": s.hidden_metric if s else None,
+            "status": e.status}
+        for name in LEADERBOARD_COLUMNS[8:12]:
+            row[name] = s.by_type[name].score if s and name in s.by_type else None
+        row["p_value"], row["compared_with"] = e.p_value, e.compared_with
+        row["errors"] = [i.to_dict() for i in e.errors[:FIRST_ERRORS]]
+        rows.append(row)
+    return rows
+
+
+def leaderboard_csv(board) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(LEADERBOARD_COLUMNS)
+    for row, entry in zip(leaderboard_rows(board), board.entries):
+        errors = " | ".join(str(issue) for issue in entry.errors[:FIRST_ERRORS])
+        writer.writerow(["" if row[c] is None else row[c] for c in LEADERBOARD_COLUMNS[:-1]] + [errors])
+    return buffer.getvalue().encode("utf-8")
+
+
+def leaderboard_payload(board) -> dict[str, Any]:
+    rows = leaderboard_rows(board)
+    for row, entry in zip(rows, board.entries):
+        if entry.more_errors:
+            row["more_errors"] = entry.more_errors + max(0, len(entry.errors) - FIRST_ERRORS)
+        elif len(entry.errors) > FIRST_ERRORS:
+            row["more_errors"] = len(entry.errors) - FIRST_ERRORS
+    return {"status": "ok", "signature": board.signature,
+            "bootstrap": {"resamples": board.resamples, "seed": board.seed, "confidence": 0.95,
+                          "unit": "dialogue", "strata": "type", "test": "paired bootstrap vs the rank above"},
+            "submissions": rows, "skipped": board.skipped}
+
+
+def write_leaderboard(board, output: Path, report: bool = True) -> None:
+    """leaderboard.csv, leaderboard.json, report.html, and each submission's own outputs."""
+    output = Path(output)
+    for entry in board.entries:
+        folder = output / "submissions" / entry.name
+        if entry.result is not None:
+            write_outputs(entry.result, folder)
+        else:
+            from .errors import SubmissionInvalid
+
+            write_failure(SubmissionInvalid(entry.errors), "invalid", folder)
+    if report:
+        from .html_report import leaderboard_report
+
+        write_atomic(output / REPORT_HTML, leaderboard_report(board).encode("utf-8"))
+    write_atomic(output / LEADERBOARD_CSV, leaderboard_csv(board))
+    write_atomic(output / LEADERBOARD_JSON, json_bytes(leaderboard_payload(board)))
+
+
+def write_score_report(result, output: Path) -> None:
+    from .html_report import score_report
+
+    write_atomic(Path(output) / REPORT_HTML, score_report(result).encode("utf-8"))
+
+
+def leaderboard_table(board) -> str:
+    """The ranked table printed on the terminal after ``leaderboard``."""
+    lines = [f"{'rank':>4}  {'submission':<24}{'integral':>10}  {'95% interval':<18}{'p vs above':>11}", "-" * 70]
+    for e in board.entries:
+        if e.result is None:
+            first = str(e.errors[0]) if e.errors else ""
+            lines.append(f"{'':>4}  {e.name[:24]:<24}  invalid: {first[:60]}")
+        else:
+            p = "" if e.p_value is None else f"{e.p_value:.4f}"
+            lines.append(f"{e.rank:>4}  {e.name[:24]:<24}{e.result.summary.integral:>10.6f}  "
+                         f"[{e.ci_low:.4f}, {e.ci_high:.4f}]{p:>11}")
+    lines.append(f"signature: {board.signature}")
+    return "\n".join(lines)

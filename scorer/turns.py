@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .meteor import Matcher, MeteorParams, MeteorScore, best_variant
 from .text import tokenise
@@ -29,22 +29,39 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
+
+
 def score_turns(answers: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
-                params: MeteorParams, jobs: int = 1) -> list[tuple[int, MeteorScore]]:
-    """For each turn, the index and score of the best reference variant of ``answers[k]``."""
+                params: MeteorParams, jobs: int = 1,
+                progress: Callable[[int], None] | None = None) -> list[tuple[int, MeteorScore]]:
+    """For each turn, the index and score of the best reference variant of ``answers[k]``.
+
+    ``progress(done)`` is called with the number of turns scored so far.
+    """
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return _score_span(answers, variants, matcher, params)
+    parallel = jobs > 1 and "fork" in multiprocessing.get_all_start_methods()
+    pieces = jobs * PIECES_PER_JOB if parallel else PIECES_PER_JOB
+    bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
+    spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+    results: list[tuple[int, MeteorScore]] = []
     global _state
     _state = (answers, variants, matcher, params)
-    pieces = jobs * 4  # smaller pieces even out uneven turns
-    bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            parts = pool.map(_worker, list(zip(bounds, bounds[1:])), chunksize=1)
+        if parallel:
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                for part in pool.imap(_worker, spans):
+                    results.extend(part)
+                    if progress:
+                        progress(len(results))
+        else:
+            for span in spans:
+                results.extend(_worker(span))
+                if progress:
+                    progress(len(results))
     finally:
         _state = None
-    return [scored for part in parts for scored in part]
+    return results
 
 
 def _worker(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:

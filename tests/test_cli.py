@@ -1,4 +1,5 @@
 """Command line (SPEC section 6): exit codes, output files and their exact shape."""
+import io
 import json
 import math
 import os
@@ -305,3 +306,82 @@ def test_jobs_give_byte_identical_outputs(tmp_path):
 def test_bad_jobs_is_a_usage_error(tmp_path, bad, capsys):
     assert score(EXAMPLES / "realistic", tmp_path / "out", "--jobs", bad) == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+def _codalab_input(tmp_path, submission=EXAMPLES / "realistic"):
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    shutil.copytree(submission, root / "res")
+    return root
+
+
+def test_codalab_scores_res_against_ref(tmp_path):
+    root = _codalab_input(tmp_path)
+    assert run("codalab", root, tmp_path / "output", "--quiet") == 0
+    lines = (tmp_path / "output" / "scores.txt").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "integral: 0.37666568731843375"
+    assert {"scores.json", "details.csv", "report.html"} <= {p.name for p in (tmp_path / "output").iterdir()}
+
+
+def test_codalab_takes_the_private_config_from_ref(tmp_path):
+    root = _codalab_input(tmp_path)
+    (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 100.0\n', encoding="utf-8")
+    assert run("codalab", root, tmp_path / "output", "--quiet") == 0
+    s = load(tmp_path / "output")
+    assert "|hm:log(p_max=100.0)|" in s["signature"]
+    assert s["integral"] != 0.37666568731843375
+
+
+def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
+    root = _codalab_input(tmp_path, EXAMPLES / "invalid" / "nan_perplexity")
+    assert run("codalab", root, tmp_path / "output") == 1
+    assert load(tmp_path / "output")["status"] == "invalid"
+    assert not (tmp_path / "output" / "scores.txt").exists()
+    shutil.rmtree(root / "res")
+    assert run("codalab", root, tmp_path / "output2") == 2
+    assert "must hold ref/ and res/" in capsys.readouterr().err
+
+
+def test_codalab_metadata_commands_run_outside_a_container(tmp_path):
+    root = _codalab_input(tmp_path)
+    for name, input_dir, output_dir in (("metadata", "$input", "$output"),
+                                        ("metadata.yaml", "/app/input", "/app/output")):
+        fields = dict(line.split(": ", 1) for line in
+                      (ROOT / "codalab" / "scoring_program" / name).read_text(encoding="utf-8").splitlines())
+        assert set(fields) == {"command", "description"}
+        command = fields["command"].replace(input_dir, str(root)).replace(output_dir, str(tmp_path / name))
+        argv = command.split()
+        assert argv[:4] == ["python3", "-m", "scorer", "codalab"]
+        proc = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert (tmp_path / name / "scores.txt").read_text().startswith("integral: 0.37666568731843375")
+
+
+def test_score_report_is_self_contained_and_reproducible(tmp_path):
+    pages = []
+    for name in ("a", "b"):
+        assert score(EXAMPLES / "realistic", tmp_path / name, "--report", "--quiet") == 0
+        pages.append((tmp_path / name / "report.html").read_bytes())
+    assert pages[0] == pages[1]
+    page = pages[0].decode("utf-8")
+    assert page.count("<svg") == 3 and "<script" not in page and "<link" not in page and "src=" not in page
+    assert "0.376666" in page and "Image-Audio2Text" in page
+    assert score(EXAMPLES / "realistic", tmp_path / "c", "--quiet") == 0
+    assert not (tmp_path / "c" / "report.html").exists()  # only when asked for
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
+    from scorer.progress import ProgressBar
+
+    bar = ProgressBar(200, "scoring", io.StringIO(), enabled=True, delay=0)
+    assert bar.render(50) == "scoring [#######                       ] 50/200"
+    bar.update(50)
+    bar.close()
+    assert bar.stream.getvalue().startswith("\rscoring [#######")
+    quiet = ProgressBar(200, "scoring", io.StringIO(), delay=0)  # a StringIO is no terminal
+    quiet.update(100)
+    assert quiet.stream.getvalue() == ""
+    data, sub = _big_split(tmp_path, copies=10)
+    assert run("score", "--data", data, "--submission", sub, "--output", tmp_path / "out") == 0
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err and "\r" not in captured.out
