@@ -85,8 +85,14 @@ def validate_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike 
     """Check a submission against the public dialogues; raises ``SubmissionInvalid``."""
     config = config or load_config()
     reference = load_reference(data_dir, config.limits, with_answers=False)
-    files = read_submission(submission, ppl, config.limits)
-    return check_submission(reference.dialogues, files.submission, files.ppl, config.limits)
+    return _read_and_check(reference, submission, ppl, config.limits)
+
+
+def _read_and_check(reference: ReferenceData, submission: PathLike, ppl: PathLike | None,
+                    limits: Limits) -> Submission:
+    """Read the submission's files and validate them against the dialogues; raises ``SubmissionInvalid``."""
+    files = read_submission(submission, ppl, limits)
+    return check_submission(reference.dialogues, files.submission, files.ppl, limits)
 
 
 def with_synonyms(config: Config, synonyms: bool) -> Config:
@@ -115,8 +121,7 @@ def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | N
     with no_cycle_collection():
         reference = load_reference(data_dir, config.limits)
         rwn = thesaurus_for(config, thesaurus)
-        files = read_submission(submission, ppl, config.limits)
-        valid = check_submission(reference.dialogues, files.submission, files.ppl, config.limits)
+        valid = _read_and_check(reference, submission, ppl, config.limits)
         return score_validated(reference, valid, config, rwn, jobs, progress)
 
 
@@ -170,8 +175,7 @@ def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: 
         for name, path in found:
             entry = Entry(name, path)
             try:
-                files = read_submission(path, None, config.limits)
-                valid = check_submission(reference.dialogues, files.submission, files.ppl, config.limits)
+                valid = _read_and_check(reference, path, None, config.limits)
             except SubmissionInvalid as exc:
                 entry.errors, entry.more_errors = exc.listed(), exc.not_listed
             except UsageError as exc:

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import Issue, IssuesError, MAX_LISTED_ERRORS
+from .errors import Issue, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
 
 SCORES_JSON, DETAILS_CSV, SCORES_TXT = "scores.json", "details.csv", "scores.txt"
 DETAIL_COLUMNS = ["dialog_id", "type", "turn", "meteor", "best_reference", "hidden_metric", "ppl",
@@ -194,8 +194,6 @@ def write_leaderboard(board, output: Path, report: bool = True) -> None:
         if entry.result is not None:
             write_outputs(entry.result, folder)
         else:
-            from .errors import SubmissionInvalid
-
             write_failure(SubmissionInvalid(entry.errors), "invalid", folder)
     if report:
         from .html_report import leaderboard_report
