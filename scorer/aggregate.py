@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .config import DIALOGUE_TYPES
+from .contract import DIALOGUE_TYPES
 from .errors import ConfigError
 
 

@@ -1,340 +1,295 @@
-"""The matching of one METEOR stage (SPEC section 4), found exactly.
+"""Rules 2-5 of SPEC section 4: which alignment of rule 1 is scored.
 
-A stage sees the candidate and reference positions left free by earlier
-stages and an ``options`` map: candidate position -> sorted reference
-positions it may match. It returns, among all maximum matchings, the one
-with
+Among the alignments with the per-stage link counts of rule 1
+(:mod:`scorer.counting`), the one with the fewest crossings, then the fewest
+chunks, then the smallest sum of ``|i - j|``, then the lexicographically
+smallest list of ``(i, j)`` pairs sorted by ``i``. Why each shortcut below is
+exact is shown in ``docs/alignment.md``.
 
-1. the fewest crossings with all matches so far (earlier stages' ``fixed``
-   pairs and the stage's own pairs among themselves),
-2. then the smallest sum of ``|candidate position - reference position|``,
-3. then the lexicographically smallest list of ``(candidate, reference)``
-   pairs sorted by candidate position (a deterministic final tie-break).
-
-Two pairs ``(a, b)`` and ``(c, d)`` cross when ``(a - c) * (b - d) < 0``.
-
-The search is a depth-first branch and bound over candidate positions in
-increasing order, trying reference positions in increasing order and "leave
-unmatched" last, so the first optimum found is also the lexicographically
-smallest one, and any branch whose cost so far is no better than the best
-found is cut. Two exact reductions keep it small:
-
-* the maximum size ``k`` is known in advance for every connected component
-  of the stage graph (max-flow on classes of interchangeable positions), so a
-  branch that leaves too many positions of a component unmatched is cut;
-* positions with identical options ("twins") are never matched crosswise:
-  swapping a crossing pair of twin matches removes that crossing, never adds
-  a crossing with any third pair and never increases the displacement sum, so
-  no optimum has one.
-
-Beyond ``node_budget`` search nodes the best matching found so far (or, if
-none yet, a maximum matching read off the flow) is returned and flagged
-inexact: a documented, deterministic fallback that is always a maximum
-matching, so the stage's match count stays exact.
+1. **Forced links.** With exact first, a type occurring equally often on
+   both sides is linked to itself token by token, in order; a later-stage
+   component that is one link ``a - b`` between types untouched by the exact
+   stage, with as many ``a`` as ``b``, likewise. Every optimal alignment
+   holds these links.
+2. **Search** over the other candidate positions, in increasing order: a
+   depth-first branch and bound on the cost ``(crossings, chunks,
+   displacement)``, whose increments are all non-negative (crossings with
+   forced links are charged when a searched link is made; a forced link's
+   chunk start when the position before it is decided). Two passes: the
+   first, trying the cheapest choice first, finds the least cost; the
+   second, trying reference positions in increasing order and "no link"
+   last, stops at the first alignment of that cost, which is the
+   lexicographically smallest. Choices that would break rule 1's counts, or
+   leave too few positions to reach them, are never made; two tokens of one
+   type never take two tokens of one type crosswise.
+3. **Budget.** Past ``budget`` search nodes the best alignment found so far
+   is kept, or one read off rule 1's flow when none was found; it satisfies
+   rule 1 and is deterministic, and the result is flagged inexact.
 """
 from __future__ import annotations
 
-from bisect import bisect_right, insort
-from collections import deque
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
-Pair = tuple[int, int]
-Options = dict[int, tuple[int, ...]]
+from .counting import stage_counts, type_flows
+from .links import components, counts_of, type_graph
+from .matcher import KeyFunction
 
-#: Search nodes per stage before the deterministic fallback applies.
-NODE_BUDGET = 200_000
+#: Search nodes per pair before the deterministic fallback applies.
+NODE_BUDGET = 50_000
+
+LinkTriple = tuple[int, int, int]  # (candidate position, reference position, stage index)
 
 
 @dataclass(frozen=True)
-class StageResult:
-    pairs: list[Pair]
-    exact: bool
-
-
-def crossings(pairs: list[Pair]) -> int:
-    """Number of crossing couples among ``pairs`` (quadratic; for small inputs and tests)."""
-    return sum(
-        1
-        for x in range(len(pairs))
-        for y in range(x + 1, len(pairs))
-        if (pairs[x][0] - pairs[y][0]) * (pairs[x][1] - pairs[y][1]) < 0
-    )
-
-
-@dataclass
-class _ClassGraph:
-    """Positions grouped into classes of twins, with component maxima."""
-
-    cand_class: dict[int, int]
-    ref_class: dict[int, int]
-    component: dict[int, int]  # cand class -> component id
-    k_by_component: dict[int, int]
-    class_flow: dict[tuple[int, int], int]  # (cand class, ref class) -> matched pairs
-
-    def any_maximum_matching(self) -> list[Pair]:
-        """A maximum matching read off the class flow: deterministic, not optimised."""
-        cands: dict[int, list[int]] = {}
-        refs: dict[int, list[int]] = {}
-        for i in sorted(self.cand_class):
-            cands.setdefault(self.cand_class[i], []).append(i)
-        for j in sorted(self.ref_class):
-            refs.setdefault(self.ref_class[j], []).append(j)
-        free_cands = {c: iter(members) for c, members in cands.items()}
-        free_refs = {d: iter(members) for d, members in refs.items()}
-        pairs = []
-        for (c, d), flow in sorted(self.class_flow.items()):
-            for _ in range(flow):
-                pairs.append((next(free_cands[c]), next(free_refs[d])))
-        return sorted(pairs)
+class Alignment:
+    links: tuple[LinkTriple, ...]   # sorted by candidate position
+    chunks: int
+    exact: bool                     # False when the search budget ran out
 
     @property
-    def size(self) -> int:
-        return sum(self.k_by_component.values())
+    def stage_counts(self) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for _, _, s in self.links:
+            counts[s] = counts.get(s, 0) + 1
+        return counts
 
 
-def _class_graph(options: Options) -> _ClassGraph:
-    cand_class: dict[int, int] = {}
-    class_of_options: dict[tuple[int, ...], int] = {}
-    cand_sizes: list[int] = []
-    for i in sorted(options):
-        opts = options[i]
-        if not opts:
-            continue
-        c = class_of_options.setdefault(opts, len(class_of_options))
-        if c == len(cand_sizes):
-            cand_sizes.append(0)
-        cand_sizes[c] += 1
-        cand_class[i] = c
-    signature: dict[int, list[int]] = {}
-    for opts, c in class_of_options.items():
-        for j in opts:
-            signature.setdefault(j, []).append(c)
-    ref_class: dict[int, int] = {}
-    class_of_signature: dict[tuple[int, ...], int] = {}
-    ref_sizes: list[int] = []
-    ref_links: list[tuple[int, ...]] = []
-    for j in sorted(signature):
-        sig = tuple(signature[j])
-        d = class_of_signature.setdefault(sig, len(class_of_signature))
-        if d == len(ref_sizes):
-            ref_sizes.append(0)
-            ref_links.append(sig)
-        ref_sizes[d] += 1
-        ref_class[j] = d
-    class_flow = _max_flow(cand_sizes, ref_sizes, ref_links)
-    component = _components(len(cand_sizes), ref_links)
-    k_by_component: dict[int, int] = {}
-    for (c, _), flow in class_flow.items():
-        k_by_component[component[c]] = k_by_component.get(component[c], 0) + flow
-    return _ClassGraph(cand_class, ref_class, component, k_by_component, class_flow)
+def chunk_count(links: Sequence[LinkTriple]) -> int:
+    """Maximal runs of links adjacent in both texts; ``links`` sorted by candidate position."""
+    at = {i: j for i, j, _ in links}
+    return sum(1 for i, j, _ in links if at.get(i - 1) != j - 1)
 
 
-def _max_flow(cand_sizes: list[int], ref_sizes: list[int],
-              ref_links: list[tuple[int, ...]]) -> dict[tuple[int, int], int]:
-    """Max flow source -> cand class -> ref class -> sink; returns the flow on each class edge."""
-    n_c, n_d = len(cand_sizes), len(ref_sizes)
-    source, sink = n_c + n_d, n_c + n_d + 1
-    cap: dict[tuple[int, int], int] = {}
-    adj: list[list[int]] = [[] for _ in range(n_c + n_d + 2)]
-
-    def edge(u: int, v: int, c: int) -> None:
-        if (u, v) not in cap:
-            adj[u].append(v)
-            adj[v].append(u)
-            cap.setdefault((v, u), 0)
-        cap[(u, v)] = cap.get((u, v), 0) + c
-
-    big = sum(cand_sizes) + 1
-    for c, size in enumerate(cand_sizes):
-        edge(source, c, size)
-    for d, (size, links) in enumerate(zip(ref_sizes, ref_links)):
-        edge(n_c + d, sink, size)
-        for c in links:
-            edge(c, n_c + d, big)
-    while True:
-        parent = {source: source}
-        queue = deque([source])
-        while queue and sink not in parent:
-            u = queue.popleft()
-            for v in adj[u]:
-                if v not in parent and cap[(u, v)] > 0:
-                    parent[v] = u
-                    queue.append(v)
-        if sink not in parent:
-            break
-        path, v = [], sink
-        while v != source:
-            path.append((parent[v], v))
-            v = parent[v]
-        push = min(cap[e] for e in path)
-        for u, v in path:
-            cap[(u, v)] -= push
-            cap[(v, u)] += push
-    return {(c, d): big - cap[(c, n_c + d)]
-            for d, links in enumerate(ref_links) for c in links if cap[(c, n_c + d)] < big}
+def chunk_runs(links: Sequence[LinkTriple]) -> list[list[LinkTriple]]:
+    """The chunks themselves, each a run of links sorted by candidate position."""
+    runs: list[list[LinkTriple]] = []
+    for k, link in enumerate(links):
+        if k == 0 or link[0] != links[k - 1][0] + 1 or link[1] != links[k - 1][1] + 1:
+            runs.append([])
+        runs[-1].append(link)
+    return runs
 
 
-def _components(n_c: int, ref_links: list[tuple[int, ...]]) -> dict[int, int]:
-    root = list(range(n_c))
-
-    def find(x: int) -> int:
-        while root[x] != x:
-            root[x] = root[root[x]]
-            x = root[x]
-        return x
-
-    for links in ref_links:
-        for c in links[1:]:
-            a, b = find(links[0]), find(c)
-            if a != b:
-                root[max(a, b)] = min(a, b)
-    return {c: find(c) for c in range(n_c)}
+def crossings(pairs: Sequence[tuple[int, ...]]) -> int:
+    """Number of crossing couples among ``pairs`` (``(i, j, ...)`` tuples)."""
+    seen: list[int] = []
+    total = 0
+    for i, j, *_ in sorted(pairs):
+        total += len(seen) - bisect_right(seen, j)
+        insort(seen, j)
+    return total
 
 
-def maximum_matching_size(options: Options) -> int:
-    """Size of a maximum matching of the stage graph."""
-    return _class_graph(options).size
+def align(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFunction],
+          any_keys: Callable[[str], frozenset[str]], budget: int = NODE_BUDGET) -> Alignment:
+    """The alignment of rules 1-5 between two token lists."""
+    graph = type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys)
+    target = stage_counts(graph, len(key_functions))
+    cpos: dict[str, list[int]] = {}
+    rpos: dict[str, list[int]] = {}
+    for i, token in enumerate(cand):
+        cpos.setdefault(token, []).append(i)
+    for j, token in enumerate(ref):
+        rpos.setdefault(token, []).append(j)
+    forced: dict[int, tuple[int, int]] = {}
+    options: dict[int, list[tuple[int, int]]] = {}
+    for x in sorted(graph.shared):
+        if len(cpos[x]) == len(rpos[x]):
+            forced.update((i, (j, 0)) for i, j in zip(cpos[x], rpos[x]))
+        else:
+            for i in cpos[x]:
+                options.setdefault(i, []).extend((j, 0) for j in rpos[x])
+    for component in components(graph.links):
+        if len(component) == 1:
+            (a, b), = component
+            if (a not in graph.shared and b not in graph.shared and len(cpos[a]) == len(rpos[b])):
+                s = graph.links[(a, b)]
+                forced.update((i, (j, s)) for i, j in zip(cpos[a], rpos[b]))
+                continue
+        for a, b in component:
+            s = graph.links[(a, b)]
+            for i in cpos[a]:
+                options.setdefault(i, []).extend((j, s) for j in rpos[b])
+    fixed = [(i, j, s) for i, (j, s) in sorted(forced.items())]
+    if not options:
+        return Alignment(tuple(fixed), chunk_count(fixed), True)
+    rest = list(target)
+    for _, _, s in fixed:
+        rest[s] -= 1
+    search = _Search(cand, ref, forced, {i: sorted(o) for i, o in options.items()}, rest, budget)
+    found = search.run()
+    if found is None:
+        return _fallback(cand, ref, graph, cpos, rpos)
+    links = sorted(fixed + found)
+    return Alignment(tuple(links), chunk_count(links), search.exact)
 
 
-def best_stage_matching(options: Options, fixed: list[Pair] = (), node_budget: int = NODE_BUDGET) -> StageResult:
-    """The optimal matching of one stage, as described in the module docstring.
+def _fallback(cand, ref, graph, cpos, rpos) -> Alignment:
+    """A rule-1 alignment read off the type flow: first free positions first (deterministic)."""
+    used_c: set[int] = set()
+    used_r: set[int] = set()
+    links = []
 
-    Isolated edges (a candidate with one option whose reference has no other
-    candidate) are components of their own, hence in every maximum matching:
-    they are taken as they are and the search runs on the rest, counting
-    crossings with them as with earlier stages' pairs.
-    """
-    ref_degree: dict[int, int] = {}
-    for opts in options.values():
-        for j in opts:
-            ref_degree[j] = ref_degree.get(j, 0) + 1
-    forced: list[Pair] = []
-    rest: Options = {}
-    for i, opts in options.items():
-        if len(opts) == 1 and ref_degree[opts[0]] == 1:
-            forced.append((i, opts[0]))
-        elif opts:
-            rest[i] = opts
-    if not rest:
-        return StageResult(sorted(forced), True)
-    graph = _class_graph(rest)
-    result = _Search(rest, list(fixed) + forced, graph, node_budget).run()
-    return StageResult(sorted(result.pairs + forced), result.exact)
+    def take(a: str, b: str, s: int, n: int) -> None:
+        cs = [i for i in cpos[a] if i not in used_c][:n]
+        rs = [j for j in rpos[b] if j not in used_r][:n]
+        for i, j in zip(cs, rs):
+            used_c.add(i)
+            used_r.add(j)
+            links.append((i, j, s))
+
+    for x in sorted(graph.shared):
+        take(x, x, 0, min(len(cpos[x]), len(rpos[x])))
+    for a, b, s, n in type_flows(graph):
+        take(a, b, s, n)
+    links.sort()
+    return Alignment(tuple(links), chunk_count(links), False)
 
 
 class _Search:
-    def __init__(self, options: Options, fixed: list[Pair], graph: _ClassGraph, budget: int):
-        self.options = options
-        self.graph = graph
-        self.budget = budget
-        self.order = sorted(graph.cand_class)
-        self.comp = [graph.component[graph.cand_class[i]] for i in self.order]
-        # left_after[p]: candidates of the same component after index p.
-        seen: dict[int, int] = {}
-        self.left_after = [0] * len(self.order)
-        for p in range(len(self.order) - 1, -1, -1):
-            self.left_after[p] = seen.get(self.comp[p], 0)
-            seen[self.comp[p]] = self.left_after[p] + 1
-        self.fixed_by_cand = sorted(fixed)
-        self._fixed_cross: dict[Pair, int] = {}
+    """Branch and bound over the undecided candidate positions (module docstring, point 2)."""
 
-    def fixed_crossings(self, i: int, j: int) -> int:
-        key = (i, j)
-        value = self._fixed_cross.get(key)
-        if value is None:
-            value = sum(1 for a, b in self.fixed_by_cand if (a - i) * (b - j) < 0)
-            self._fixed_cross[key] = value
-        return value
+    def __init__(self, cand: Sequence[str], ref: Sequence[str], forced: dict[int, tuple[int, int]],
+                 options: dict[int, list[tuple[int, int]]], target: list[int], budget: int):
+        self.cand, self.ref, self.target, self.budget = cand, ref, target, budget
+        self.exact = True
+        self.nodes = 0
+        self.order = sorted(options)
+        n_stages = len(target)
+        t, r = len(cand), len(ref)
+        self.w1 = t * r + 1                      # displacement never reaches this
+        self.w2 = (min(t, r) + 1) * self.w1      # nor chunks * w1 + displacement this
+        self.forced_at = {i: j for i, (j, _) in forced.items()}
+        forced_pairs = sorted(self.forced_at.items())
+        all_q = sorted(j for _, j in forced_pairs)
+        decided = set(self.order)
+        base_chunks = sum(1 for i, j in forced_pairs if i - 1 not in decided and self.forced_at.get(i - 1) != j - 1)
+        self.base = (crossings(forced_pairs) * self.w2 + base_chunks * self.w1
+                     + sum(abs(i - j) for i, j in forced_pairs))
+        # per undecided position: its options with their crossings with forced links
+        self.options: list[list[tuple[int, int, int]]] = []
+        before: list[int] = []
+        k = 0
+        for i in self.order:
+            while k < len(forced_pairs) and forced_pairs[k][0] < i:
+                insort(before, forced_pairs[k][1])
+                k += 1
+            opts = []
+            for j, s in options[i]:
+                above_before = len(before) - bisect_right(before, j)
+                below_after = bisect_left(all_q, j) - bisect_left(before, j)
+                opts.append((j, s, (above_before + below_after) * self.w2 + abs(i - j)))
+            self.options.append(opts)
+        # how many positions from index d on can still give a link of stage s / any link
+        n = len(self.order)
+        self.avail = [[0] * (n + 1) for _ in range(n_stages)]
+        for d in range(n - 1, -1, -1):
+            stages_here = {s for _, s, _ in self.options[d]}
+            for s in range(n_stages):
+                self.avail[s][d] = self.avail[s][d + 1] + (s in stages_here)
+        self.any_avail = list(range(n, -1, -1))
 
-    def run(self) -> StageResult:
-        order, options, graph = self.order, self.options, self.graph
-        n = len(order)
-        k_total = graph.size
+    def run(self) -> list[LinkTriple] | None:
+        best = self._dfs(lex=False, bound=None)
+        if best is None or not self.exact:
+            return best[1] if best else None
+        first = self._dfs(lex=True, bound=best[0])
+        return first[1] if first is not None and self.exact else best[1]
+
+    def _dfs(self, lex: bool, bound: int | None) -> tuple[int, list[LinkTriple]] | None:
+        cand, ref, order, options = self.cand, self.ref, self.order, self.options
+        forced_at, w1, w2 = self.forced_at, self.w1, self.w2
+        n, need, avail, any_avail = len(order), list(self.target), self.avail, self.any_avail
+        at = dict(forced_at)
         used: set[int] = set()
-        chosen_refs: list[int] = []  # sorted reference positions of current pairs
-        pairs: list[Pair] = []
-        last_of_cand_class: dict[int, int] = {}
-        last_of_ref_class: dict[int, int] = {}
-        matched_in: dict[int, int] = {}
-        best_cost: tuple[int, int] | None = None
-        best_pairs: list[Pair] = []
-        cost = [0, 0]
-        nodes = 0
-        # Frame: [p, cursor into options, applied undo record or None, skip tried]
-        stack: list[list] = [[0, None, None, False]]
+        chosen_refs: list[int] = []
+        last_twin: dict[tuple[str, str], int] = {}
+        chosen: list[LinkTriple | None] = [None] * n
+        best: tuple[int, list[LinkTriple]] | None = None
+
+        def choices(d: int, cost: int) -> list[tuple[int, int, int]]:
+            i = order[d]
+            after = forced_at.get(i + 1)
+            skip_inc = w1 if after is not None else 0
+            limit = bound if lex else (best[0] if best else None)
+            found = []
+            for j, s, static in options[d]:
+                if j in used or need[s] == 0 or j <= last_twin.get((cand[i], ref[j]), -1):
+                    continue
+                inc = static + (len(chosen_refs) - bisect_right(chosen_refs, j)) * w2
+                if at.get(i - 1) != j - 1:
+                    inc += w1
+                if after is not None and after != j + 1:
+                    inc += w1
+                if limit is not None and (cost + inc > limit if lex else cost + inc >= limit):
+                    continue
+                need[s] -= 1
+                ok = all(need[x] <= avail[x][d + 1] for x in range(len(need))) and sum(need) <= any_avail[d + 1]
+                need[s] += 1
+                if ok:
+                    found.append((inc, j, s))
+            if not lex:
+                found.sort()
+            skip_ok = all(need[x] <= avail[x][d + 1] for x in range(len(need))) and sum(need) <= any_avail[d + 1]
+            if skip_ok and (limit is None or (cost + skip_inc <= limit if lex else cost + skip_inc < limit)):
+                found.append((skip_inc, -1, -1))
+            return found
+
+        cost = self.base
+        stack = [[choices(0, cost), 0, None]]  # per depth: choices, next index, applied undo record
         while stack:
             frame = stack[-1]
-            p, cursor, applied, skip_tried = frame
-            i = order[p]
-            if applied is not None:
-                self._undo(applied, used, chosen_refs, pairs, last_of_cand_class, last_of_ref_class, matched_in, cost)
+            d = len(stack) - 1
+            if frame[2] is not None:  # undo the choice made at this depth
+                inc, j, s, old = frame[2]
+                cost -= inc
+                if j >= 0:
+                    used.discard(j)
+                    chosen_refs.pop(bisect_left(chosen_refs, j))
+                    need[s] += 1
+                    key = (cand[order[d]], ref[j])
+                    if old is None:
+                        del last_twin[key]
+                    else:
+                        last_twin[key] = old
+                    del at[order[d]]
+                chosen[d] = None
                 frame[2] = None
-            if best_cost is not None and (cost[0], cost[1]) >= best_cost:
-                stack.pop()  # every choice here only adds cost
+            options_here, k = frame[0], frame[1]
+            limit = bound if lex else (best[0] if best else None)
+            while k < len(options_here):
+                inc = options_here[k][0]
+                if limit is None or (cost + inc <= limit if lex else cost + inc < limit):
+                    break
+                k += 1
+            if k == len(options_here):
+                stack.pop()
                 continue
-            opts = options[i]
-            c_class = graph.cand_class[i]
-            if cursor is None:
-                floor = last_of_cand_class.get(c_class, -1)
-                cursor = bisect_right(opts, floor)
-            choice = None
-            while cursor < len(opts):
-                j = opts[cursor]
-                cursor += 1
-                if j in used or j <= last_of_ref_class.get(graph.ref_class[j], -1):
-                    continue
-                choice = j
-                break
-            frame[1] = cursor
-            if choice is None:
-                comp = self.comp[p]
-                if skip_tried or matched_in.get(comp, 0) + self.left_after[p] < graph.k_by_component[comp]:
-                    stack.pop()
-                    continue
-                frame[3] = True
-                frame[1] = len(opts)
-            else:
-                frame[2] = self._apply(i, choice, used, chosen_refs, pairs, last_of_cand_class,
-                                       last_of_ref_class, matched_in, cost, self.comp[p])
-            nodes += 1
-            if best_cost is not None and (cost[0], cost[1]) >= best_cost:
+            frame[1] = k + 1
+            inc, j, s = options_here[k]
+            self.nodes += 1
+            if self.nodes > self.budget:
+                self.exact = False
+                return best
+            old = None
+            if j >= 0:
+                i = order[d]
+                used.add(j)
+                insort(chosen_refs, j)
+                need[s] -= 1
+                key = (cand[i], ref[j])
+                old = last_twin.get(key)
+                last_twin[key] = j
+                at[i] = j
+                chosen[d] = (i, j, s)
+            cost += inc
+            frame[2] = (inc, j, s, old)
+            if d + 1 == n:
+                if lex:
+                    return cost, [c for c in chosen if c is not None]
+                best = (cost, [c for c in chosen if c is not None])
                 continue
-            if p + 1 == n:
-                if len(pairs) == k_total:
-                    best_cost, best_pairs = (cost[0], cost[1]), list(pairs)
-                continue
-            if nodes > self.budget:
-                return StageResult(best_pairs if best_cost is not None else graph.any_maximum_matching(), False)
-            stack.append([p + 1, None, None, False])
-        return StageResult(best_pairs, True)
-
-    def _apply(self, i, j, used, chosen_refs, pairs, last_c, last_r, matched_in, cost, comp):
-        graph = self.graph
-        c_class, r_class = graph.cand_class[i], graph.ref_class[j]
-        d_cross = len(chosen_refs) - bisect_right(chosen_refs, j) + self.fixed_crossings(i, j)
-        d_dist = abs(i - j)
-        record = (j, c_class, last_c.get(c_class), r_class, last_r.get(r_class), comp, d_cross, d_dist)
-        used.add(j)
-        insort(chosen_refs, j)
-        pairs.append((i, j))
-        last_c[c_class] = j
-        last_r[r_class] = j
-        matched_in[comp] = matched_in.get(comp, 0) + 1
-        cost[0] += d_cross
-        cost[1] += d_dist
-        return record
-
-    @staticmethod
-    def _undo(record, used, chosen_refs, pairs, last_c, last_r, matched_in, cost):
-        j, c_class, old_c, r_class, old_r, comp, d_cross, d_dist = record
-        used.discard(j)
-        chosen_refs.pop(bisect_right(chosen_refs, j) - 1)
-        pairs.pop()
-        for table, key, old in ((last_c, c_class, old_c), (last_r, r_class, old_r)):
-            if old is None:
-                del table[key]
-            else:
-                table[key] = old
-        matched_in[comp] -= 1
-        cost[0] -= d_cross
-        cost[1] -= d_dist
+            stack.append([choices(d + 1, cost), 0, None])
+        return best

@@ -18,12 +18,14 @@ from .config import Config, Limits, load_config
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
 from .hidden_metric import hidden_metric
 from .intake import read_submission
-from .meteor import Matcher, MeteorScore
+from .matcher import Matcher
+from .meteor import MeteorRu, MeteorScore, params_without_synonyms
 from .signature import signature
 from .thesaurus import Thesaurus, load_thesaurus
 from .turns import score_turns
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED, Entry, Leaderboard, find_submissions, rank
-from .validation import ANSWERS, DIALOGUES, Dialogue, Submission, check_submission, read_dialogues, read_references
+from .contract import ANSWERS, DIALOGUES
+from .validation import Dialogue, Submission, check_submission, read_dialogues, read_references
 
 PathLike = str | os.PathLike
 Progress = Callable[[int, int], None] | None
@@ -99,8 +101,7 @@ def with_synonyms(config: Config, synonyms: bool) -> Config:
     """``config`` with the synonym stage dropped when ``synonyms`` is false."""
     if synonyms:
         return config
-    stages = tuple(s for s in config.meteor.stages if s != "synonym")
-    return replace(config, meteor=replace(config.meteor, stages=stages))
+    return replace(config, meteor=params_without_synonyms(config.meteor))
 
 
 def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> Thesaurus | None:
@@ -137,7 +138,10 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
     variants = [reference.references[d.dialog_id][turn] for d, turn in keys]
     report = (lambda done: progress(done, len(keys))) if progress else None
-    scored = score_turns(answers, variants, matcher or Matcher(thesaurus), config.meteor, jobs, report)
+    metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
+    scored = score_turns(answers, variants, metric, jobs, report)
+    if matcher is None:
+        metric.matcher.save()
     turns: list[TurnScore] = []
     for (dialogue, turn), (best, s) in zip(keys, scored):
         p = submission.ppl[dialogue.dialog_id][turn]
@@ -145,8 +149,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
                                hidden_metric(p, config.hm_method, **config.hm_params), p))
     details = [s for _, s in scored]
     summary = aggregate(turns, config.weights)
-    return ScoreResult(summary, turns, details, signature(config, thesaurus.identity if thesaurus else None),
-                       submission.warnings)
+    return ScoreResult(summary, turns, details, signature(config, metric), submission.warnings)
 
 
 def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: Config | None = None,
@@ -184,5 +187,6 @@ def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: 
                 step = (lambda done, total, name=name: progress(name, done, total)) if progress else None
                 entry.result = score_validated(reference, valid, config, rwn, jobs, step, matcher)
             entries.append(entry)
+        matcher.save()
     return rank(entries, config.weights, resamples, seed,
-                signature(config, rwn.identity if rwn else None), skipped)
+                signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped)

@@ -17,7 +17,7 @@ from typing import Sequence
 from . import api
 from .config import load_config
 from .explain import explain
-from .meteor import Matcher
+from .meteor import MeteorRu
 from .errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid, UsageError
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressBar
@@ -104,8 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _explain(args: argparse.Namespace) -> int:
     overrides = {"meteor": {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}}
     config = api.with_synonyms(load_config(args.config, overrides), not args.no_synonyms)
-    matcher = Matcher(api.thesaurus_for(config, args.thesaurus))
-    print(explain(args.candidate, args.reference, matcher, config.meteor))
+    metric = MeteorRu(config.meteor, api.thesaurus_for(config, args.thesaurus))
+    print(explain(args.candidate, args.reference, metric))
+    metric.matcher.save()
     return EXIT_OK
 
 

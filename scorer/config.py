@@ -10,9 +10,9 @@ from typing import Any, Mapping
 
 from .errors import ConfigError
 from .hidden_metric import METHODS
-from .meteor import STAGES, MeteorParams
-
-DIALOGUE_TYPES = ("Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text")
+from .contract import DIALOGUE_TYPES
+from .meteor import MeteorParams
+from .stages import STAGE_NAMES as STAGES
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,34 @@
-"""A readable account of one METEOR score: tokens, matches by stage, chunks, the formula."""
+"""A readable account of one METEOR score: tokens, the alignment of rules 1-5 by stage, chunks, the formula.
+
+The alignment is shown in both modes: with the penalty off it does not
+change the number (only the link count does), but it shows a participant
+what matched.
+"""
 from __future__ import annotations
 
 from typing import Sequence
 
-from .meteor import Matcher, MeteorParams, chunk_runs, meteor_tokens
+from .alignment import chunk_runs
+from .meteor import MeteorRu, MeteorScore
 from .text import tokenise
 
 
-def _shared(matcher: Matcher, stage: str, a: str, b: str) -> str:
+def _shared(metric: MeteorRu, stage: str, a: str, b: str) -> str:
     if stage == "exact":
         return ""
-    common = sorted(matcher.keys(stage, a) & matcher.keys(stage, b))
+    common = sorted(metric.matcher.keys(stage, a) & metric.matcher.keys(stage, b))
     label = "lemma" if stage == "lemma" else "synset"
     return f"  ({label} {', '.join(common[:3])}{', ...' if len(common) > 3 else ''})"
 
 
-def explain(candidate: str, references: Sequence[str], matcher: Matcher, params: MeteorParams) -> str:
+def _chunks(s: MeteorScore, cand: Sequence[str]) -> list[list[str]]:
+    runs = chunk_runs([(link.cand, link.ref, 0) for link in s.alignment])
+    return [[cand[i] for i, _, _ in run] for run in runs]
+
+
+def explain(candidate: str, references: Sequence[str], metric: MeteorRu) -> str:
     """The text ``scorer explain`` prints for a candidate against each reference."""
+    params = metric.params
     cand = tokenise(candidate)
     lines = [f"candidate tokens ({len(cand)}): " + " ".join(f"{i}:{t}" for i, t in enumerate(cand))]
     best_index, best_score = None, -1.0
@@ -27,12 +39,13 @@ def explain(candidate: str, references: Sequence[str], matcher: Matcher, params:
         if not ref:
             lines.append("  no tokens: this variant is skipped")
             continue
-        s = meteor_tokens(cand, ref, matcher, params, with_alignment=True)
-        for m in s.alignment:
-            lines.append(f"  {m.stage:<8} cand {m.cand}:{cand[m.cand]}  <->  ref {m.ref}:{ref[m.ref]}"
-                         f"{_shared(matcher, m.stage, cand[m.cand], ref[m.ref])}")
-        runs = chunk_runs(s.alignment)
-        lines.append(f"  chunks: {s.chunks}  " + " ".join("[" + " ".join(cand[m.cand] for m in run) + "]" for run in runs))
+        s = metric.score_tokens(cand, ref, with_alignment=True)
+        for link in s.alignment:
+            lines.append(f"  {link.stage:<8} cand {link.cand}:{cand[link.cand]}  <->  ref {link.ref}:{ref[link.ref]}"
+                         f"{_shared(metric, link.stage, cand[link.cand], ref[link.ref])}")
+        by_stage = ", ".join(f"{stage} {sum(1 for x in s.alignment if x.stage == stage)}" for stage in params.stages)
+        lines.append(f"  links: {s.matches} ({by_stage})")
+        lines.append(f"  chunks: {s.chunks}  " + " ".join("[" + " ".join(run) + "]" for run in _chunks(s, cand)))
         lines.append(f"  m={s.matches} t={s.cand_len} r={s.ref_len}  P={s.precision:.6f}  R={s.recall:.6f}  "
                      f"Fmean={s.fmean:.6f}  penalty={s.penalty:.6f}  METEOR={s.score:.6f}"
                      + ("" if s.exact_search else "  (search budget reached: best alignment found)"))

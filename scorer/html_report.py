@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import io
 
-from .config import DIALOGUE_TYPES
+from .contract import DIALOGUE_TYPES
 
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}

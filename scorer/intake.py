@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from .config import Limits
 from .errors import Issue, SubmissionInvalid, UsageError
-from .validation import PPL, SUBMISSION
+from .contract import PPL, SUBMISSION
 
 MAX_ZIP_ENTRIES = 1000
 MAX_ZIP_RATIO = 200  # uncompressed / compressed, per entry

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .aggregate import dialog_scores
-from .config import DIALOGUE_TYPES
+from .contract import DIALOGUE_TYPES
 from .errors import Issue
 
 DEFAULT_RESAMPLES = 1000

@@ -1,29 +1,31 @@
-"""Russian METEOR (SPEC section 4): stages exact -> lemma -> synonym.
+"""Russian METEOR (SPEC section 4).
 
-With ``m`` matches, ``t`` candidate and ``r`` reference tokens::
+With ``m`` links, ``t`` candidate and ``r`` reference tokens::
 
     P = m / t,  R = m / r,  Fmean = P R / (alpha P + (1 - alpha) R)
     penalty = gamma (chunks / m) ** beta,  score = Fmean (1 - penalty)
 
 ``m = 0`` or an empty side gives 0. A turn's METEOR is the maximum over its
-reference variants; variants without tokens are skipped.
+reference variants (the first on ties); variants without tokens are skipped.
 
-With gamma = 0 the score needs only ``m``, which :mod:`scorer.counting`
-usually finds from token counts; the full alignment is built when the
-penalty needs its chunks, when counting cannot decide, or when asked for.
+``m`` comes from rule 1 by counting (:mod:`scorer.counting`); the alignment
+of rules 1-5 (:mod:`scorer.alignment`) is built only when the penalty needs
+its chunks or when asked for (``explain``, reports).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Sequence
 
-from . import morphology
-from .alignment import NODE_BUDGET, Pair, best_stage_matching
-from .counting import Bag, KeyFunction, count_matches
+from .alignment import NODE_BUDGET, Alignment, align
+from .counting import stage_counts
+from .links import Counts, counts_of, type_graph
+from .matcher import Matcher
+from .stages import STAGE_NAMES
 from .text import tokenise
 from .thesaurus import Thesaurus
 
-STAGES = ("exact", "lemma", "synonym")
+STAGES = STAGE_NAMES
 
 
 @dataclass(frozen=True)
@@ -34,10 +36,13 @@ class MeteorParams:
     beta: float = 3.0
     gamma: float = 0.0
     stages: tuple[str, ...] = STAGES
+    budget: int = NODE_BUDGET  # search nodes per pair for rules 2-5 (used only with gamma > 0)
 
 
 @dataclass(frozen=True)
-class Match:
+class Link:
+    """One link of an alignment: candidate position, reference position, stage name."""
+
     cand: int
     ref: int
     stage: str
@@ -45,7 +50,7 @@ class Match:
 
 @dataclass(frozen=True)
 class MeteorScore:
-    """METEOR of one candidate against one reference, with its alignment."""
+    """METEOR of one candidate against one reference."""
 
     score: float
     precision: float
@@ -53,143 +58,18 @@ class MeteorScore:
     fmean: float
     penalty: float
     matches: int
-    chunks: int | None  # None when the score was found by counting (no alignment built)
+    chunks: int | None  # None when no alignment was built (gamma = 0)
     cand_len: int
     ref_len: int
-    alignment: tuple[Match, ...] = field(default=(), repr=False)
+    alignment: tuple[Link, ...] = field(default=(), repr=False)
     exact_search: bool = True
 
 
-class _Memo(dict):
-    """``memo[token]`` computes ``fn(token)`` once."""
-
-    def __init__(self, fn: Callable[[str], frozenset[str]]):
-        super().__init__()
-        self.fn = fn
-
-    def __missing__(self, token: str) -> frozenset[str]:
-        value = self[token] = self.fn(token)
-        return value
-
-
-class Matcher:
-    """Stage keys of tokens: two tokens match at a stage when their keys intersect."""
-
-    def __init__(self, thesaurus: Thesaurus | None):
-        self.thesaurus = thesaurus
-        self._lemmas = _Memo(morphology.lemmas)
-        self._synsets = _Memo(self._synsets_of)
-        self._stage_keys: dict[tuple[str, ...], list[KeyFunction]] = {}
-        self._any_keys: dict[tuple[str, ...], _Memo] = {}
-
-    def _synsets_of(self, token: str) -> frozenset[str]:
-        if self.thesaurus is None:
-            raise ValueError("the synonym stage needs a thesaurus")
-        return frozenset().union(*map(self.thesaurus.synsets, self._lemmas[token]))
-
-    def key_function(self, stage: str) -> KeyFunction:
-        """Keys of a token at ``stage``; None for the exact stage (the token itself)."""
-        if stage == "exact":
-            return None
-        if stage == "lemma":
-            return self._lemmas.__getitem__
-        if stage == "synonym":
-            return self._synsets.__getitem__
-        raise ValueError(f"unknown METEOR stage {stage!r}")
-
-    def stage_keys(self, stages: tuple[str, ...]) -> list[KeyFunction]:
-        """:meth:`key_function` of each stage, in order."""
-        found = self._stage_keys.get(stages)
-        if found is None:
-            found = self._stage_keys[stages] = [self.key_function(stage) for stage in stages]
-        return found
-
-    def any_keys(self, stages: tuple[str, ...]) -> KeyFunction:
-        """A token's keys at all the non-exact ``stages`` together (for filtering)."""
-        memo = self._any_keys.get(stages)
-        if memo is None:
-            functions = [f for f in self.stage_keys(stages) if f is not None]
-            memo = self._any_keys[stages] = _Memo(lambda t: frozenset().union(*(f(t) for f in functions)))
-        return memo.__getitem__
-
-    def keys(self, stage: str, token: str) -> frozenset[str]:
-        keys = self.key_function(stage)
-        return frozenset((token,)) if keys is None else keys(token)
-
-
-def align(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
-          stages: Sequence[str] = STAGES, node_budget: int = NODE_BUDGET) -> tuple[list[Match], bool]:
-    """Stage-by-stage alignment of token lists; returns matches and whether the search was exact."""
-    matches: list[Match] = []
-    fixed: list[Pair] = []
-    exact = True
-    for stage in stages:
-        free_ref = sorted(set(range(len(ref))) - {j for _, j in fixed})
-        free_cand = sorted(set(range(len(cand))) - {i for i, _ in fixed})
-        if not free_ref or not free_cand:
-            break
-        by_key: dict[str, list[int]] = {}
-        for j in free_ref:
-            for key in matcher.keys(stage, ref[j]):
-                by_key.setdefault(key, []).append(j)
-        options_of_token: dict[str, tuple[int, ...]] = {}
-        options: dict[int, tuple[int, ...]] = {}
-        for i in free_cand:
-            token = cand[i]
-            opts = options_of_token.get(token)
-            if opts is None:
-                found = set()
-                for key in matcher.keys(stage, token):
-                    found.update(by_key.get(key, ()))
-                opts = options_of_token[token] = tuple(sorted(found))
-            if opts:
-                options[i] = opts
-        if not options:
-            continue
-        result = best_stage_matching(options, fixed, node_budget)
-        exact = exact and result.exact
-        fixed.extend(result.pairs)
-        matches.extend(Match(i, j, stage) for i, j in result.pairs)
-    matches.sort(key=lambda m: m.cand)
-    return matches, exact
-
-
-def chunk_runs(matches: Sequence[Match]) -> list[list[Match]]:
-    """Maximal runs of matches adjacent in both the candidate and the reference."""
-    runs: list[list[Match]] = []
-    for k, m in enumerate(ordered := sorted(matches, key=lambda m: m.cand)):
-        if k == 0 or m.cand != ordered[k - 1].cand + 1 or m.ref != ordered[k - 1].ref + 1:
-            runs.append([])
-        runs[-1].append(m)
-    return runs
-
-
-def count_chunks(matches: Sequence[Match]) -> int:
-    return len(chunk_runs(matches))
-
-
-def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
-                  params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
-                  _cand_bag: Bag | None = None) -> MeteorScore:
-    """METEOR of tokenised ``cand`` against tokenised ``ref``.
-
-    The alignment (and chunk count) is built when gamma > 0 or ``with_alignment``;
-    otherwise the score comes from counting when counting can decide it.
-    """
-    t, r = len(cand), len(ref)
-    if params.gamma == 0 and not with_alignment and t and r:
-        m = count_matches(_cand_bag or Bag.of(cand), Bag.of(ref), matcher.stage_keys(params.stages),
-                          matcher.any_keys(params.stages))
-        if m is not None:
-            return _score(m, None, t, r, params, (), True)
-    alignment, exact = align(cand, ref, matcher, params.stages)
-    return _score(len(alignment), count_chunks(alignment), t, r, params, tuple(alignment), exact)
-
-
-def _score(m: int, chunks: int | None, t: int, r: int, params: MeteorParams,
-           alignment: tuple[Match, ...], exact: bool) -> MeteorScore:
+def score_from_counts(m: int, chunks: int | None, t: int, r: int, params: MeteorParams,
+                      alignment: tuple[Link, ...] = (), exact: bool = True) -> MeteorScore:
+    """The formula of the module docstring."""
     if m == 0:
-        return MeteorScore(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, t, r, alignment, exact)
+        return MeteorScore(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0 if chunks is not None else None, t, r, alignment, exact)
     precision, recall = m / t, m / r
     fmean = precision * recall / (params.alpha * precision + (1 - params.alpha) * recall)
     penalty = params.gamma * (chunks / m) ** params.beta if params.gamma else 0.0
@@ -197,18 +77,39 @@ def _score(m: int, chunks: int | None, t: int, r: int, params: MeteorParams,
                        alignment, exact)
 
 
+def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
+                  params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
+                  cand_counts: Counts | None = None) -> MeteorScore:
+    """METEOR of tokenised ``cand`` against tokenised ``ref``.
+
+    The alignment is built when ``params.gamma > 0`` or ``with_alignment``;
+    otherwise ``chunks`` is None and ``alignment`` empty.
+    """
+    t, r = len(cand), len(ref)
+    if not t or not r:
+        return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
+    keys = matcher.key_functions(params.stages)
+    any_keys = matcher.any_keys(params.stages)
+    if params.gamma == 0 and not with_alignment:
+        graph = type_graph(cand_counts or counts_of(cand), counts_of(ref), keys, any_keys)
+        return score_from_counts(sum(stage_counts(graph, len(keys))), None, t, r, params)
+    found: Alignment = align(cand, ref, keys, any_keys, params.budget)
+    links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links)
+    return score_from_counts(len(links), found.chunks, t, r, params, links, found.exact)
+
+
 def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
-                 params: MeteorParams = MeteorParams()) -> tuple[int, MeteorScore]:
-    """Index and score of the best variant (first one on ties); variants without tokens are skipped.
+                 params: MeteorParams = MeteorParams(), *, with_alignment: bool = False) -> tuple[int, MeteorScore]:
+    """Index and score of the best variant (the first on ties); variants without tokens are skipped.
 
     Raises ``ValueError`` when no variant has a token.
     """
     best: tuple[int, MeteorScore] | None = None
-    cand_bag = Bag.of(cand)
+    counts = counts_of(cand)
     for index, ref in enumerate(variants):
         if not ref:
             continue
-        scored = meteor_tokens(cand, ref, matcher, params, _cand_bag=cand_bag)
+        scored = meteor_tokens(cand, ref, matcher, params, with_alignment=with_alignment, cand_counts=counts)
         if best is None or scored.score > best[1].score:
             best = (index, scored)
     if best is None:
@@ -216,23 +117,106 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     return best
 
 
+def params_without_synonyms(params: MeteorParams) -> MeteorParams:
+    return replace(params, stages=tuple(s for s in params.stages if s != "synonym"))
+
+
+class MeteorRu:
+    """The metric object: it owns its parameters and its matcher, and states its signature.
+
+    >>> metric = MeteorRu(MeteorParams(stages=("exact", "lemma")))
+    >>> round(metric.sentence_score("кот спит", ["кошка спит", "коты спят"]), 6)
+    1.0
+    """
+
+    def __init__(self, params: MeteorParams = MeteorParams(), thesaurus: Thesaurus | None = None,
+                 matcher: Matcher | None = None):
+        if "synonym" in params.stages and thesaurus is None and (matcher is None or matcher.thesaurus is None):
+            raise ValueError("the synonym stage needs a thesaurus: pass thesaurus=, or leave 'synonym' "
+                             "out of the stages")
+        self.params = params
+        self.matcher = matcher or Matcher(thesaurus)
+
+    @property
+    def thesaurus_id(self) -> str | None:
+        return self.matcher.thesaurus.identity if "synonym" in self.params.stages and self.matcher.thesaurus else None
+
+    def score_tokens(self, cand: Sequence[str], ref: Sequence[str], *, with_alignment: bool = False) -> MeteorScore:
+        return meteor_tokens(cand, ref, self.matcher, self.params, with_alignment=with_alignment)
+
+    def best_variant(self, cand: Sequence[str], variants: Sequence[Sequence[str]], *,
+                     with_alignment: bool = False) -> tuple[int, MeteorScore]:
+        return best_variant(cand, variants, self.matcher, self.params, with_alignment=with_alignment)
+
+    def sentence(self, candidate: str, references: Sequence[str], *,
+                 with_alignment: bool = False) -> tuple[int, MeteorScore]:
+        """Best variant of raw texts: its index and its score."""
+        return self.best_variant(tokenise(candidate), [tokenise(r) for r in references],
+                                 with_alignment=with_alignment)
+
+    def sentence_score(self, candidate: str, references: str | Sequence[str]) -> float:
+        if isinstance(references, str):
+            references = [references]
+        return self.sentence(candidate, references)[1].score
+
+    def signature_fields(self) -> list[tuple[str, str]]:
+        """``key:value`` fields pinning everything of the metric that changes a number."""
+        from .morphology import morphology_id
+        from .text import TOKENISER_ID
+
+        p = self.params
+        uses_morphology = "lemma" in p.stages or "synonym" in p.stages
+        return [
+            ("metric", "meteor_ru"),
+            ("tok", TOKENISER_ID),
+            ("stages", "+".join(p.stages)),
+            ("align", f"rules1-5-bnb{p.budget}" if p.gamma else "rule1-count"),
+            ("alpha", repr(float(p.alpha))),
+            ("beta", repr(float(p.beta))),
+            ("gamma", repr(float(p.gamma))),
+            ("refs", "max"),
+            ("rwn", self.thesaurus_id or "none"),
+            ("morph", morphology_id() if uses_morphology else "none"),
+        ]
+
+
+_LOADED: dict[str, Thesaurus] = {}
+
+
 def meteor_ru(candidate: str, references: str | Sequence[str], *,
-              thesaurus: Thesaurus | None = None, synonyms: bool = True,
+              thesaurus: Thesaurus | str | None = None, synonyms: bool = True,
               params: MeteorParams = MeteorParams()) -> float:
     """METEOR of ``candidate`` against the best of ``references`` (a string or a list).
 
-    ``thesaurus`` defaults to RuWordNet found as SPEC section 4 says
-    (``RUWORDNET_PATH`` or the ruwordnet package's download location);
-    ``synonyms=False`` drops the synonym stage instead.
+    ``thesaurus`` is a loaded :class:`~scorer.thesaurus.Thesaurus` or a path to
+    RuWordNet; by default it is found as SPEC section 4 says
+    (``RUWORDNET_PATH`` or the ruwordnet package's download location). What
+    was loaded is kept for later calls. ``synonyms=False`` drops the synonym
+    stage instead.
     """
-    if isinstance(references, str):
-        references = [references]
     if not synonyms:
-        params = MeteorParams(params.alpha, params.beta, params.gamma,
-                              tuple(s for s in params.stages if s != "synonym"))
-    elif thesaurus is None and "synonym" in params.stages:
-        from .thesaurus import load_thesaurus
+        params = params_without_synonyms(params)
+    rwn = None
+    if "synonym" in params.stages:
+        rwn = thesaurus if isinstance(thesaurus, Thesaurus) else _thesaurus_at(thesaurus)
+    return MeteorRu(params, matcher=_matcher_for(rwn)).sentence_score(candidate, references)
 
-        thesaurus = load_thesaurus()
-    return best_variant(tokenise(candidate), [tokenise(r) for r in references],
-                        Matcher(thesaurus), params)[1].score
+
+def _thesaurus_at(location: str | None) -> Thesaurus:
+    from .thesaurus import load_thesaurus, resolve_location
+
+    key = str(resolve_location(location).resolve())
+    if key not in _LOADED:
+        _LOADED[key] = load_thesaurus(key)
+    return _LOADED[key]
+
+
+_MATCHERS: dict[int, Matcher] = {}
+
+
+def _matcher_for(thesaurus: Thesaurus | None) -> Matcher:
+    key = id(thesaurus)
+    found = _MATCHERS.get(key)
+    if found is None or found.thesaurus is not thesaurus:
+        found = _MATCHERS[key] = Matcher(thesaurus, persistent=False)
+    return found

@@ -12,7 +12,9 @@ whitespace-free word. The compiled index (lemma -> synset ids) is cached on
 disk (``marshal``, the fastest format the standard library reads) under a key
 made of the source's content hash, so a changed source is recompiled
 automatically. The hash itself is remembered per file size and modification
-time, so a warm start does not read the source at all.
+time, so a warm start does not read the source at all, and the compiled index
+is read only when a token's synsets are first asked for (a warm token cache,
+:mod:`scorer.token_cache`, never asks).
 """
 from __future__ import annotations
 
@@ -22,19 +24,18 @@ import marshal
 import os
 import sys
 import sqlite3
-import tempfile
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Callable
 
+from .cache import cache_dir, write_best_effort
 from .errors import ThesaurusError
 from .text import normalise
 
 XML_FILES = ("synsets.N.xml", "synsets.V.xml", "synsets.A.xml")
 CACHE_FORMAT = 2
 ENV_PATH = "RUWORDNET_PATH"
-ENV_CACHE = "SCORER_CACHE_DIR"
 STAMPS = "source-hashes.json"
 
 HOW_TO_GET = (
@@ -45,12 +46,35 @@ HOW_TO_GET = (
 )
 
 
-@dataclass(frozen=True)
-class Thesaurus:
-    """Lemma -> synset ids, with an identity string for the signature."""
+Index = dict[str, frozenset[str]]
 
-    identity: str
-    index: dict[str, frozenset[str]] = field(repr=False)
+
+class Thesaurus:
+    """Lemma -> synset ids, with an identity string for the signature.
+
+    Give the ``index`` itself, or a ``loader`` that returns it on first use.
+    """
+
+    def __init__(self, identity: str, index: Index | None = None, loader: Callable[[], Index] | None = None):
+        if index is None and loader is None:
+            raise ValueError("give a Thesaurus its index or a loader for it")
+        self.identity = identity
+        self._index = index
+        self._loader = loader
+
+    def __repr__(self) -> str:
+        return f"Thesaurus({self.identity!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Thesaurus) and (self.identity, self.index) == (other.identity, other.index)
+
+    __hash__ = None  # mutable (loaded on first use), like a dict
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            self._index = self._loader()
+        return self._index
 
     def synsets(self, lemma: str) -> frozenset[str]:
         return self.index.get(lemma, frozenset())
@@ -84,15 +108,18 @@ def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
     source = resolve_location(location)
     kind, files = _source_files(source)
     identity = _identity(kind, files)
-    cached = _read_cache(identity)
-    if cached is not None:
-        return Thesaurus(identity, cached)
-    pairs = _read_sqlite(files[0]) if kind == "sqlite" else _read_xml(files)
-    index = _build_index(pairs)
-    if not index:
-        raise ThesaurusError(f"RuWordNet at {source} holds no single-word senses. {HOW_TO_GET}")
-    _write_cache(identity, index)
-    return Thesaurus(identity, index)
+
+    def build() -> Index:
+        pairs = _read_sqlite(files[0]) if kind == "sqlite" else _read_xml(files)
+        index = _build_index(pairs)
+        if not index:
+            raise ThesaurusError(f"RuWordNet at {source} holds no single-word senses. {HOW_TO_GET}")
+        _write_cache(identity, index)
+        return index
+
+    if _cache_path(identity).is_file():
+        return Thesaurus(identity, loader=lambda: _read_cache(identity) or build())
+    return Thesaurus(identity, build())
 
 
 def _source_files(source: Path) -> tuple[str, list[Path]]:
@@ -127,7 +154,7 @@ def _identity(kind: str, files: list[Path]) -> str:
     else:
         identity = f"rwn-sqlite-{digest.hexdigest()[:12]}"
     known[stamp] = identity
-    _write_file(cache_dir() / STAMPS, json.dumps(known, ensure_ascii=False).encode("utf-8"))
+    write_best_effort(cache_dir() / STAMPS, json.dumps(known, ensure_ascii=False).encode("utf-8"))
     return identity
 
 
@@ -177,38 +204,19 @@ def _build_index(pairs: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
     return {lemma: frozenset(ids) for lemma, ids in sets.items()}
 
 
-def cache_dir() -> Path:
-    if os.environ.get(ENV_CACHE):
-        return Path(os.environ[ENV_CACHE])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "dialogue-scorer"
-
-
 def _cache_path(identity: str) -> Path:
     python = f"py{sys.version_info[0]}{sys.version_info[1]}m{marshal.version}"
     return cache_dir() / f"{identity}.v{CACHE_FORMAT}.{python}.marshal"
 
 
-def _read_cache(identity: str) -> dict[str, frozenset[str]] | None:
+def _read_cache(identity: str) -> Index | None:
     try:
         with open(_cache_path(identity), "rb") as fh:
             index = marshal.load(fh)
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    return index if isinstance(index, dict) else None
+    return index if isinstance(index, dict) and index else None
 
 
-def _write_cache(identity: str, index: dict[str, frozenset[str]]) -> None:
-    _write_file(_cache_path(identity), marshal.dumps(dict(sorted(index.items()))))
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    """Best effort: an unwritable cache only costs the next run a recompile."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+def _write_cache(identity: str, index: Index) -> None:
+    write_best_effort(_cache_path(identity), marshal.dumps(dict(sorted(index.items()))))

@@ -2,23 +2,25 @@
 
 Turns are independent and each is computed the same way wherever it runs,
 so the result list is identical for any number of jobs. Several jobs use
-forked worker processes (they share the loaded dictionary and thesaurus);
-where ``fork`` is not available, or the work is small, everything runs in
-this process.
+forked worker processes (they share the loaded dictionary and thesaurus and
+hand back the token keys they computed, for the token cache); where ``fork``
+is not available, or the work is small, everything runs in this process.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from typing import Callable, Sequence
 
-from .meteor import Matcher, MeteorParams, MeteorScore, best_variant
+from .meteor import MeteorRu, MeteorScore, best_variant
 from .text import tokenise
 
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
+PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
 
-_state: tuple | None = None  # what forked workers inherit: the turns, the matcher, the parameters
+_state: tuple | None = None  # what forked workers inherit: the turns and the metric
 
 
 def default_jobs() -> int:
@@ -29,11 +31,7 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
-
-
-def score_turns(answers: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
-                params: MeteorParams, jobs: int = 1,
+def score_turns(answers: Sequence[str], variants: Sequence[Sequence[str]], metric: MeteorRu, jobs: int = 1,
                 progress: Callable[[int], None] | None = None) -> list[tuple[int, MeteorScore]]:
     """For each turn, the index and score of the best reference variant of ``answers[k]``.
 
@@ -46,17 +44,18 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[str]], match
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
     results: list[tuple[int, MeteorScore]] = []
     global _state
-    _state = (answers, variants, matcher, params)
+    _state = (answers, variants, metric)
     try:
         if parallel:
-            with multiprocessing.get_context("fork").Pool(jobs) as pool:
-                for part in pool.imap(_worker, spans):
+            with multiprocessing.get_context("fork").Pool(jobs, initializer=_ignore_signals) as pool:
+                for part, new_keys in pool.imap(_worker, spans):
                     results.extend(part)
+                    metric.matcher.absorb(*new_keys)
                     if progress:
                         progress(len(results))
         else:
             for span in spans:
-                results.extend(_worker(span))
+                results.extend(_score_span(span))
                 if progress:
                     progress(len(results))
     finally:
@@ -64,13 +63,19 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[str]], match
     return results
 
 
-def _worker(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
-    answers, variants, matcher, params = _state
+def _ignore_signals() -> None:
+    """Workers leave SIGINT and SIGTERM to the parent, which stops them and exits cleanly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _worker(span: tuple[int, int]):
+    return _score_span(span), _state[2].matcher.take_new()
+
+
+def _score_span(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
+    answers, variants, metric = _state
+    matcher, params = metric.matcher, metric.params
     start, stop = span
-    return _score_span(answers[start:stop], variants[start:stop], matcher, params)
-
-
-def _score_span(answers: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
-                params: MeteorParams) -> list[tuple[int, MeteorScore]]:
-    return [best_variant(tokenise(answer), [tokenise(v) for v in refs], matcher, params)
-            for answer, refs in zip(answers, variants)]
+    return [best_variant(tokenise(answers[k]), [tokenise(v) for v in variants[k]], matcher, params)
+            for k in range(start, stop)]

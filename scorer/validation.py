@@ -13,13 +13,12 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any, Iterable
 
-from .config import DIALOGUE_TYPES, Limits
+from .config import Limits
+from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from .errors import Issue, ReferenceDataError, SubmissionInvalid
 from .jsonio import JsonLine, read_json, read_jsonl, shorten
 from .text import has_token
 
-DIALOGUES, ANSWERS = "dialogues.jsonl", "answers.jsonl"
-SUBMISSION, PPL = "submission.jsonl", "ppl_output.json"
 
 
 @dataclass(frozen=True)

@@ -1,46 +1,39 @@
-"""A brute-force reading of SPEC section 4's alignment, for tests: every matching, stage by stage."""
+"""SPEC section 4 read literally, for tests: every link set, then rules 1-5 in order."""
 from __future__ import annotations
 
-from scorer.alignment import crossings
+from scorer.alignment import chunk_count, crossings
+from scorer.matcher import related
 
 
-def all_matchings(options: dict[int, tuple[int, ...]]):
-    cands = sorted(options)
+def all_alignments(cand, ref, key_functions):
+    """Every set of links in which each token takes part at most once, as sorted (i, j, stage) lists."""
+    options = {i: [(j, s) for j, b in enumerate(ref) if (s := related(a, b, key_functions)) is not None]
+               for i, a in enumerate(cand)}
 
-    def rec(p, used, pairs):
-        if p == len(cands):
-            yield list(pairs)
+    def rec(i, used, links):
+        if i == len(cand):
+            yield list(links)
             return
-        i = cands[p]
-        for j in options[i]:
+        for j, s in options[i]:
             if j not in used:
-                yield from rec(p + 1, used | {j}, pairs + [(i, j)])
-        yield from rec(p + 1, used, pairs)
+                links.append((i, j, s))
+                yield from rec(i + 1, used | {j}, links)
+                links.pop()
+        yield from rec(i + 1, used, links)
 
     yield from rec(0, frozenset(), [])
 
 
-def best_stage(options, fixed):
-    """Max size, then fewest crossings with all matches so far, then least displacement, then lexicographic."""
-    return min(all_matchings(options),
-               key=lambda m: (-len(m), crossings(sorted(m + list(fixed))), sum(abs(i - j) for i, j in m), sorted(m)))
+def rule_key(links, n_stages):
+    """Smaller is better: rule 1 (negated per-stage counts), then rules 2-5."""
+    counts = [0] * n_stages
+    for _, _, s in links:
+        counts[s] += 1
+    return ([-c for c in counts], crossings(links), chunk_count(links),
+            sum(abs(i - j) for i, j, _ in links), [(i, j) for i, j, _ in links])
 
 
 def brute_align(cand, ref, matcher, stages):
-    """(cand, ref, stage) triples of the whole alignment."""
-    fixed, out = [], []
-    for stage in stages:
-        used_c = {i for i, _ in fixed}
-        used_r = {j for _, j in fixed}
-        options = {}
-        for i, tok in enumerate(cand):
-            if i in used_c:
-                continue
-            keys = matcher.keys(stage, tok)
-            opts = tuple(j for j, rt in enumerate(ref) if j not in used_r and keys & matcher.keys(stage, rt))
-            if opts:
-                options[i] = opts
-        chosen = sorted(best_stage(options, fixed)) if options else []
-        fixed += chosen
-        out += [(i, j, stage) for i, j in chosen]
-    return sorted(out)
+    """The (i, j, stage index) links of the alignment SPEC section 4 scores."""
+    keys = matcher.key_functions(tuple(stages))
+    return min(all_alignments(cand, ref, keys), key=lambda links: rule_key(links, len(stages)))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scorer.meteor import Matcher
+from scorer.matcher import Matcher
 from scorer.thesaurus import Thesaurus, load_thesaurus
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,103 +1,133 @@
-"""The stage alignment equals a brute-force search over all matchings (SPEC section 4)."""
+"""The engine against SPEC section 4 read literally (every link set, rules 1-5), on Russian words."""
+import random
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.alignment import best_stage_matching, crossings, maximum_matching_size
-from scorer.meteor import MeteorParams, align, count_chunks, meteor_tokens, Match
+from scorer.alignment import Alignment, align, chunk_count, chunk_runs, crossings
+from scorer.meteor import MeteorParams, meteor_tokens
 
-from bruteforce import best_stage, brute_align
+from bruteforce import brute_align
+
+# Words sharing lemmas (лечу: лететь+лечить, стали: сталь+стать, пила: пить+пила, дома: дом+дома,
+# коты: кот+коты) and RuWordNet synsets (мчаться/лететь, зеленый/недозрелый, пить/выпивать).
+WORDS = ["лечу", "мчаться", "лететь", "лечить", "стали", "сталь", "стать", "сталью", "стал", "пила", "пить",
+         "выпивать", "зеленый", "недозрелый", "дом", "дома", "кот", "коты"]
+STAGE_ORDERS = [("exact", "lemma", "synonym"), ("exact", "lemma"), ("exact",), ("lemma", "exact", "synonym"),
+                ("synonym", "lemma", "exact"), ("exact", "synonym", "lemma")]
 
 
 @st.composite
-def stage_graphs(draw):
-    n_c, n_r = draw(st.integers(1, 6)), draw(st.integers(1, 6))
-    n_fixed = draw(st.integers(0, 2))
-    cand_pos = draw(st.permutations(range(n_c + n_fixed)))
-    ref_pos = draw(st.permutations(range(n_r + n_fixed)))
-    fixed = list(zip(cand_pos[:n_fixed], ref_pos[:n_fixed]))
-    free_c, free_r = sorted(cand_pos[n_fixed:]), sorted(ref_pos[n_fixed:])
-    if draw(st.booleans()):  # token-like: compatibility by equal labels (twins abound)
-        lab_c = {i: draw(st.integers(0, 2)) for i in free_c}
-        lab_r = {j: draw(st.integers(0, 2)) for j in free_r}
-        options = {i: tuple(j for j in free_r if lab_r[j] == lab_c[i]) for i in free_c}
-    else:  # lemma-like: any bipartite graph
-        options = {i: tuple(j for j in free_r if draw(st.booleans())) for i in free_c}
-    return {i: o for i, o in options.items() if o}, fixed
+def texts(draw):
+    """Two short texts drawn from a few of the words, so that links and repeats abound."""
+    pool = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5, unique=True))
+    side = st.lists(st.sampled_from(pool), min_size=0, max_size=6)
+    return draw(side), draw(side)
 
 
-@settings(max_examples=600, deadline=None)
-@given(stage_graphs())
-def test_stage_matching_equals_brute_force(graph):
-    options, fixed = graph
-    result = best_stage_matching(options, fixed)
-    assert result.exact
-    expected = best_stage(options, fixed) if options else []
-    assert sorted(result.pairs) == sorted(expected)
-    assert len(result.pairs) == maximum_matching_size(options)
+def engine(cand, ref, matcher, stages) -> Alignment:
+    return align(cand, ref, matcher.key_functions(stages), matcher.any_keys(stages))
 
 
-def test_crossings():
-    assert crossings([(0, 1), (1, 0)]) == 1
-    assert crossings([(0, 0), (1, 1), (2, 2)]) == 0
-    assert crossings([(0, 2), (1, 1), (2, 0)]) == 3
-
-
-def test_repeated_word_is_aligned_monotonically():
-    n = 2000
-    result = best_stage_matching({i: tuple(range(n)) for i in range(n)})
-    assert result.exact and result.pairs == [(i, i) for i in range(n)]
-
-
-def test_fewer_references_than_candidates():
-    result = best_stage_matching({i: tuple(range(1000)) for i in range(2000)})
-    assert result.exact and result.pairs == [(i, i) for i in range(1000)]
-
-
-def test_crossings_with_earlier_stages_count():
-    # fixed (1, 1): cand 0 may take ref 0 or 2; (0, 2) would cross (1, 1).
-    assert best_stage_matching({0: (0, 2)}, [(1, 1)]).pairs == [(0, 0)]
-    # cand 2 may take ref 0 or 2; (2, 0) crosses (1, 1), so ref 2 wins despite order
-    assert best_stage_matching({2: (0, 2)}, [(1, 1)]).pairs == [(2, 2)]
-
-
-def test_displacement_breaks_crossing_ties():
-    # one ref, cands 0 and 3 both fit ref 2: no crossings either way; |3-2| < |0-2|
-    assert best_stage_matching({0: (2,), 3: (2,)}).pairs == [(3, 2)]
-
-
-WORDS = ["стали", "стал", "стать", "сталью", "сталь", "зеленый", "зелёные", "недозрелый", "незрелый",
-         "дом", "дома", "домов", "кот", "кота", "на"]
-phrases = st.lists(st.sampled_from(WORDS), min_size=0, max_size=6)
+@settings(max_examples=500, deadline=None)
+@given(texts(), st.sampled_from(STAGE_ORDERS))
+def test_alignment_equals_brute_force(matcher, pair, stages):
+    cand, ref = pair
+    expected = brute_align(cand, ref, matcher, stages)
+    if not cand or not ref:
+        assert expected == []
+        return
+    found = engine(cand, ref, matcher, stages)
+    assert found.exact
+    assert list(found.links) == expected
+    assert found.chunks == chunk_count(expected)
 
 
 @settings(max_examples=300, deadline=None)
-@given(phrases, phrases)
-def test_whole_alignment_equals_brute_force(matcher, cand, ref):
-    cand = [w.replace("ё", "е") for w in cand]
-    ref = [w.replace("ё", "е") for w in ref]
-    stages = ("exact", "lemma", "synonym")
-    matches, exact = align(cand, ref, matcher, stages)
-    assert exact
-    expected = brute_align(cand, ref, matcher, stages)
-    assert sorted((m.cand, m.ref, m.stage) for m in matches) == expected
-    s = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5))
-    assert s.chunks == count_chunks([Match(i, j, st_) for i, j, st_ in expected])
+@given(texts(), st.sampled_from([0.0, 0.5]), st.sampled_from([1.0, 3.0]))
+def test_scores_equal_brute_force_in_both_modes(matcher, pair, gamma, beta):
+    cand, ref = pair
+    params = MeteorParams(gamma=gamma, beta=beta)
+    expected = brute_align(cand, ref, matcher, params.stages)
+    m, chunks, t, r = len(expected), chunk_count(expected), len(cand), len(ref)
+    if m == 0:
+        want = 0.0
+    else:
+        p, rec = m / t, m / r
+        want = p * rec / (0.9 * p + 0.1 * rec) * (1 - gamma * (chunks / m) ** beta)
+    assert meteor_tokens(cand, ref, matcher, params).score == pytest.approx(want, abs=1e-12)
+
+
+def test_contract_example_links_by_lemma_and_synonym(matcher):
+    # лечу-лечить (lemma) and мчаться-лететь (synonym): m = 2 whatever the order of either text.
+    for ref in (["лететь", "лечить"], ["лечить", "лететь"]):
+        found = engine(["лечу", "мчаться"], ref, matcher, STAGE_ORDERS[0])
+        assert sorted((i, ref[j], s) for i, j, s in found.links) == [(0, "лечить", 1), (1, "лететь", 2)]
+    assert meteor_tokens(["лечу", "мчаться"], ["лететь", "лечить"], matcher).score == 1.0
+
+
+def test_rule_2_fewest_crossings_before_displacement(matcher):
+    # кот кот vs кот: rule 1 gives one exact link; no crossings either way, the chunk count is 1
+    # either way, |0-0| < |1-0|: the first кот is linked.
+    assert engine(["кот", "кот"], ["кот"], matcher, STAGE_ORDERS[0]).links == ((0, 0, 0),)
+    # дом кот vs кот дом кот: linking кот to ref 0 crosses дом-дом; ref 2 does not.
+    assert engine(["дом", "кот"], ["кот", "дом", "кот"], matcher, STAGE_ORDERS[0]).links == ((0, 1, 0), (1, 2, 0))
+
+
+def test_rule_3_fewest_chunks_before_displacement(matcher):
+    # кот дом vs кот X кот дом: both кот links are crossing-free; (0,2),(1,3) is one chunk,
+    # (0,0),(1,3) two chunks although its displacement (0 + 2) is smaller than (2 + 2).
+    found = engine(["кот", "дом"], ["кот", "стал", "кот", "дом"], matcher, STAGE_ORDERS[0])
+    assert found.links == ((0, 2, 0), (1, 3, 0)) and found.chunks == 1
+
+
+def test_rule_5_lexicographic_tie_break(matcher):
+    # кот кот vs кот X X кот... two cands, one ref: (0,0) and (1,0) tie on rules 2-4? no: |1-0| > |0-0|.
+    # Symmetric case: one cand between two refs at equal distance: ref 0 and ref 2 around cand 1.
+    found = engine(["стал", "кот"], ["кот", "стал", "кот"], matcher, ("exact",))
+    # (0,1) is forced; кот->0 crosses it, кот->2 does not.
+    assert found.links == ((0, 1, 0), (1, 2, 0))
+    found = engine(["кот"], ["кот", "кот"], matcher, ("exact",))
+    assert found.links == ((0, 0, 0),)
+
+
+def test_crossings_and_chunks_helpers():
+    assert crossings([(0, 1), (1, 0)]) == 1
+    assert crossings([(0, 0), (1, 1), (2, 2)]) == 0
+    assert crossings([(0, 2), (1, 1), (2, 0)]) == 3
+    assert chunk_count([]) == 0
+    assert chunk_count([(0, 0, 0), (1, 1, 0), (2, 5, 1)]) == 2
+    assert chunk_runs([(0, 0, 0), (1, 1, 0), (2, 5, 1)]) == [[(0, 0, 0), (1, 1, 0)], [(2, 5, 1)]]
+
+
+def test_penalty_by_hand(matcher):
+    # кот->3, сидит->2, на->0, окне->1: chunks {кот}, {сидит}, {на окне} = 3, m = 4.
+    s = meteor_tokens(["кот", "сидит", "на", "окне"], ["на", "окне", "сидит", "кот"], matcher,
+                      MeteorParams(gamma=0.5))
+    assert (s.matches, s.chunks) == (4, 3)
+    assert s.score == pytest.approx(1 - 0.5 * (3 / 4) ** 3, abs=1e-15)
 
 
 def test_long_repetitive_answer_scores_exactly(matcher):
     words = ["да"] * 2000
     s = meteor_tokens(words, words, matcher, MeteorParams(gamma=0.5))
     assert (s.matches, s.chunks, s.exact_search) == (2000, 1, True)
-    s = meteor_tokens(["да", "нет"] * 600, ["нет", "да"] * 600, matcher, MeteorParams(gamma=0.5))
-    assert s.matches == 1200 and 0 < s.score < 1
 
 
-def test_budget_fallback_is_a_deterministic_maximum_matching():
-    options = {i: tuple(range(0, 60, 2)) if i % 2 else tuple(range(1, 60, 2)) for i in range(60)}
-    fixed = [(100, 100)]
-    cut = best_stage_matching(options, fixed, node_budget=5)
-    assert not cut.exact and len(cut.pairs) == maximum_matching_size(options) == 60
-    assert len({j for _, j in cut.pairs}) == 60 and all(j in options[i] for i, j in cut.pairs)
-    assert best_stage_matching(options, fixed, node_budget=5) == cut
-    flow_only = best_stage_matching(options, fixed, node_budget=0)
-    assert not flow_only.exact and len(flow_only.pairs) == 60
+def test_budget_fallback_keeps_rule_1_and_is_deterministic(matcher):
+    rng = random.Random(7)
+    cand = [rng.choice(["да", "нет", "кот"]) for _ in range(120)]
+    ref = [rng.choice(["да", "нет", "кот"]) for _ in range(100)]
+    stages = STAGE_ORDERS[0]
+    keys, any_keys = matcher.key_functions(stages), matcher.any_keys(stages)
+    cut = align(cand, ref, keys, any_keys, budget=50)
+    assert not cut.exact
+    assert cut == align(cand, ref, keys, any_keys, budget=50)
+    assert len(cut.links) == sum(min(cand.count(w), ref.count(w)) for w in set(cand))
+    assert len({j for _, j, _ in cut.links}) == len(cut.links)
+    assert all(cand[i] == ref[j] for i, j, _ in cut.links)
+    none_found = align(cand, ref, keys, any_keys, budget=0)
+    assert not none_found.exact and len(none_found.links) == len(cut.links)
+    s = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, budget=50))
+    assert not s.exact_search and s.matches == len(cut.links)

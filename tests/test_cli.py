@@ -246,6 +246,7 @@ def test_explain_prints_matches_chunks_and_formula(capsys):
         "  synonym  cand 0:зеленые  <->  ref 2:недозрелые  (synset 119627-A)",
         "  lemma    cand 1:стали  <->  ref 1:стать  (lemma стать)",
         "  exact    cand 2:сидит  <->  ref 0:сидит",
+        "  links: 3 (exact 1, lemma 1, synonym 1)",
         "  chunks: 3  [зеленые] [стали] [сидит]",
         "  m=3 t=3 r=3  P=1.000000  R=1.000000  Fmean=1.000000  penalty=0.500000  METEOR=0.500000",
         "",

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.meteor import Matcher, MeteorParams, best_variant, count_chunks, meteor_ru, meteor_tokens, Match
+from scorer.meteor import MeteorParams, MeteorRu, best_variant, meteor_ru, meteor_tokens
 from scorer.text import tokenise
 
 EXACT = MeteorParams(stages=("exact",))
@@ -34,6 +34,7 @@ def test_lemma_stage_takes_a_maximum_matching(matcher):
     s = score("стали стал", "стать сталью", matcher)
     assert s.matches == 2 and s.score == 1.0
     assert [(m.cand, m.ref, m.stage) for m in s.alignment] == [(0, 1, "lemma"), (1, 0, "lemma")]
+    assert s.chunks == 2
     assert score("стали стал", "стать сталью", matcher, EXACT).score == 0.0
 
 
@@ -76,11 +77,6 @@ def test_one_chunk_penalty(matcher):
     assert s.chunks == 1 and s.score == pytest.approx(1 - 0.5 * (1 / 3) ** 3, abs=1e-15)
 
 
-def test_count_chunks():
-    assert count_chunks([]) == 0
-    assert count_chunks([Match(0, 0, "exact"), Match(1, 1, "exact"), Match(2, 5, "exact")]) == 2
-
-
 def test_no_match_or_no_tokens_gives_zero(matcher):
     assert score("собака", "кот", matcher).score == 0.0
     assert score("", "кот", matcher).score == 0.0
@@ -110,6 +106,24 @@ def test_meteor_ru_api(rwn):
     assert meteor_ru("На картинке кот.", ["Кот.", "На картинке рыжий кот."], thesaurus=rwn) == pytest.approx(5 / 6)
     assert meteor_ru("зеленый", "недозрелый", thesaurus=rwn) == 1.0
     assert meteor_ru("зеленый", "недозрелый", synonyms=False) == 0.0
+    assert meteor_ru("зеленый", "недозрелый") == 1.0  # RUWORDNET_PATH, loaded once and kept
+    assert meteor_ru("зеленый", ["недозрелый"], thesaurus=str(rwn_path())) == 1.0
+
+
+def rwn_path():
+    import os
+    return os.environ["RUWORDNET_PATH"]
+
+
+def test_metric_object_states_its_signature(matcher):
+    metric = MeteorRu(MeteorParams(gamma=0.5), matcher=matcher)
+    fields = dict(metric.signature_fields())
+    assert fields["align"] == "rules1-5-bnb50000" and fields["gamma"] == "0.5"
+    assert fields["stages"] == "exact+lemma+synonym" and fields["rwn"].startswith("rwn-xml-")
+    assert dict(MeteorRu(MeteorParams(stages=("exact",)), matcher=matcher).signature_fields())["morph"] == "none"
+    assert dict(MeteorRu(matcher=matcher).signature_fields())["align"] == "rule1-count"
+    with pytest.raises(ValueError, match="needs a thesaurus"):
+        MeteorRu(MeteorParams(), thesaurus=None, matcher=None)
 
 
 def test_alpha_weights_precision_and_recall(matcher):

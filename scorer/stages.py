@@ -1,0 +1,42 @@
+"""The matching stages of SPEC section 4, by name.
+
+A stage relates a candidate token and a reference token. ``exact``: the
+tokens are equal. ``lemma``: their pymorphy3 lemma sets intersect.
+``synonym``: their RuWordNet synset sets intersect. Each stage says what it
+needs, so a run loads only that (no thesaurus without ``synonym``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    needs_morphology: bool
+    needs_thesaurus: bool
+    description: str
+
+
+REGISTRY: dict[str, Stage] = {}
+
+
+def register(stage: Stage) -> Stage:
+    REGISTRY[stage.name] = stage
+    return stage
+
+
+EXACT = register(Stage("exact", False, False, "equal tokens"))
+LEMMA = register(Stage("lemma", True, False, "pymorphy3 lemma sets intersect"))
+SYNONYM = register(Stage("synonym", True, True, "RuWordNet synset sets intersect"))
+
+#: Every known stage name, in the default order.
+STAGE_NAMES: tuple[str, ...] = tuple(REGISTRY)
+
+
+def needs_thesaurus(stages: tuple[str, ...]) -> bool:
+    return any(REGISTRY[s].needs_thesaurus for s in stages)
+
+
+def needs_morphology(stages: tuple[str, ...]) -> bool:
+    return any(REGISTRY[s].needs_morphology for s in stages)
