@@ -18,7 +18,8 @@ from pathlib import Path
 
 from nltk.translate.meteor_score import _count_chunks, _enum_align_words, _generate_enums, single_meteor_score
 
-from scorer.meteor import Matcher, MeteorParams, meteor_tokens
+from scorer.matcher import Matcher
+from scorer.meteor import MeteorParams, meteor_tokens
 from scorer.text import tokenise
 
 SYSTEMS = ["Facebook-AI", "Manifold", "NVIDIA-NeMo", "NiuTrans", "Online-A", "Online-B", "Online-G",
@@ -48,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     refs = (args.corpus / "newstest2021.en-ru.ref.A.ru").read_text(encoding="utf-8").rstrip("\n").split("\n")
     params = MeteorParams(alpha=0.9, beta=3.0, gamma=0.5, stages=("exact",))
-    matcher = Matcher(None)
+    matcher = Matcher(None, persistent=False)
     total = agree = more_matches = fewer_chunks = more_chunks = fewer_matches = 0
     example = None
     for system in SYSTEMS:

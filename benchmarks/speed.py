@@ -9,6 +9,7 @@ of each. Prints every run, the medians, peak memory and the ratio::
     python benchmarks/speed.py                       # 20,000 turns, 5 runs each
     python benchmarks/speed.py --turns 10000 20000 40000 80000 --no-peer --runs 3
     python benchmarks/speed.py --jobs 1              # the scorer on one process
+    python benchmarks/speed.py --gamma 0.5           # penalty mode (beta 3), both programs
 
 ``RUWORDNET_PATH`` must name the thesaurus (the peer reads its XML).
 """
@@ -41,7 +42,7 @@ def run(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
-def benchmark(turns: int, corpus: Path, work: Path, runs: int, peer: bool, jobs: int | None) -> None:
+def benchmark(turns: int, corpus: Path, work: Path, runs: int, peer: bool, jobs: int | None, gamma: float) -> None:
     root = work / f"speed-{turns}"
     if not (root / "submissions" / "ALL" / "submission.jsonl").exists():
         build(corpus, root, turns=turns, systems=["Facebook-AI", "Manifold", "NVIDIA-NeMo", "NiuTrans", "Online-A",
@@ -49,10 +50,12 @@ def benchmark(turns: int, corpus: Path, work: Path, runs: int, peer: bool, jobs:
     data, submission = root / "data", root / "submissions" / "ALL"
     env = dict(os.environ)
     out = Path(tempfile.mkdtemp(prefix="speed-"))
+    config = out / "config.toml"
+    config.write_text(f"[meteor]\ngamma = {gamma!r}\nbeta = 3.0\n", encoding="utf-8")
     scorer = [sys.executable, "-m", "scorer", "score", "--data", str(data), "--submission", str(submission),
-              "--output", str(out / "scorer"), "--quiet"] + (["--jobs", str(jobs)] if jobs else [])
+              "--output", str(out / "scorer"), "--quiet", "--config", str(config)] + (["--jobs", str(jobs)] if jobs else [])
     nltk = [sys.executable, str(HERE / "nltk_peer.py"), "--data", str(data), "--submission", str(submission),
-            "--output", str(out / "peer.tsv")]
+            "--output", str(out / "peer.tsv"), "--gamma", repr(gamma)]
     programs = {"scorer": scorer} | ({"nltk-peer": nltk} if peer else {})
     cold_env = dict(env, SCORER_CACHE_DIR=str(out / "cold-cache"))
     cold, _ = run(scorer, cold_env)
@@ -85,12 +88,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jobs", type=int, help="passed to scorer --jobs (default: its own, every core)")
     parser.add_argument("--no-peer", dest="peer", action="store_false", help="time the scorer only")
+    parser.add_argument("--gamma", type=float, default=0.0, help="fragmentation penalty (beta 3) for both programs")
     args = parser.parse_args()
     if not os.environ.get("RUWORDNET_PATH"):
         raise SystemExit("set RUWORDNET_PATH to the RuWordNet XML directory")
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    from scorer.version import engine_description
+
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; gamma {args.gamma}; {engine_description()}")
     for turns in args.turns:
-        benchmark(turns, args.corpus, args.work, args.runs, args.peer, args.jobs)
+        benchmark(turns, args.corpus, args.work, args.runs, args.peer, args.jobs, args.gamma)
 
 
 if __name__ == "__main__":

@@ -15,13 +15,24 @@ exact is shown in ``docs/alignment.md``.
    depth-first branch and bound on the cost ``(crossings, chunks,
    displacement)``, whose increments are all non-negative (crossings with
    forced links are charged when a searched link is made; a forced link's
-   chunk start when the position before it is decided). Two passes: the
-   first, trying the cheapest choice first, finds the least cost; the
-   second, trying reference positions in increasing order and "no link"
-   last, stops at the first alignment of that cost, which is the
-   lexicographically smallest. Choices that would break rule 1's counts, or
+   chunk start when the position before it is decided). One greedy dive,
+   taking the cheapest choice at every position, gives a first alignment
+   and its cost; then the search tries reference positions in increasing
+   order and "no link" last, so alignments come in lexicographic order: it
+   cuts every branch whose cost (plus the bound below) exceeds the best so
+   far and keeps a new alignment only when it costs less, or costs the same
+   as the greedy one (which is not in that order). What it keeps last is
+   the least-cost alignment that comes first, i.e. the lexicographically
+   smallest. When the greedy dive took the lexicographically first choice at
+   every position and its cost equals the bound at the root, no alignment
+   can cost less or come first, and the search is skipped. Choices that would break rule 1's counts, or
    leave too few positions to reach them, are never made; two tokens of one
-   type never take two tokens of one type crosswise.
+   type never take two tokens of one type crosswise. A type the exact stage
+   links only in part (``n`` in one text, ``k != n`` in the other) must still
+   make ``min(n, k)`` exact links, in order; a table over its remaining
+   positions gives the least cost those links can still add (their crossings
+   with forced links and their displacement), which is added to the cost so
+   far when deciding whether a branch can still win.
 3. **Budget.** Past ``budget`` search nodes the best alignment found so far
    is kept, or one read off rule 1's flow when none was found; it satisfies
    rule 1 and is deterministic, and the result is flagged inexact.
@@ -118,7 +129,8 @@ def align(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFu
     rest = list(target)
     for _, _, s in fixed:
         rest[s] -= 1
-    search = _Search(cand, ref, forced, {i: sorted(o) for i, o in options.items()}, rest, budget)
+    groups = [(cpos[x], rpos[x]) for x in sorted(graph.shared) if len(cpos[x]) != len(rpos[x])]
+    search = _Search(cand, ref, forced, {i: sorted(o) for i, o in options.items()}, rest, groups, budget)
     found = search.run()
     if found is None:
         return _fallback(cand, ref, graph, cpos, rpos)
@@ -152,7 +164,8 @@ class _Search:
     """Branch and bound over the undecided candidate positions (module docstring, point 2)."""
 
     def __init__(self, cand: Sequence[str], ref: Sequence[str], forced: dict[int, tuple[int, int]],
-                 options: dict[int, list[tuple[int, int]]], target: list[int], budget: int):
+                 options: dict[int, list[tuple[int, int]]], target: list[int],
+                 groups: list[tuple[list[int], list[int]]], budget: int):
         self.cand, self.ref, self.target, self.budget = cand, ref, target, budget
         self.exact = True
         self.nodes = 0
@@ -190,51 +203,124 @@ class _Search:
             for s in range(n_stages):
                 self.avail[s][d] = self.avail[s][d + 1] + (s in stages_here)
         self.any_avail = list(range(n, -1, -1))
+        # per position: (stages the later positions cannot fill alone, positions left after it)
+        self.avail_after = [tuple(self.avail[x][d + 1] for x in range(n_stages)) for d in range(n)]
+        self._group_tables(groups)
+
+    def _group_tables(self, groups: list[tuple[list[int], list[int]]]) -> None:
+        """For each partly exact type: ``table[a][q]``, the least static cost of its exact links still
+        to make when its first ``a`` candidate positions are decided and its first ``q`` reference
+        positions are behind the last one linked (None: rule 1 can no longer be met)."""
+        index_of = {i: d for d, i in enumerate(self.order)}
+        self.group_at: dict[int, tuple[int, int]] = {}   # decision index -> (group, a)
+        self.ref_rank: list[dict[int, int]] = []
+        self.tables: list[list[list[int | None]]] = []
+        for g, (cs, rs) in enumerate(groups):
+            c, r = len(cs), len(rs)
+            rank = {j: q for q, j in enumerate(rs)}
+            cost = [[0] * r for _ in range(c)]
+            for a, i in enumerate(cs):
+                static = {j: value for j, s, value in self.options[index_of[i]] if s == 0}
+                for q, j in enumerate(rs):
+                    cost[a][q] = static[j]
+            table: list[list[int | None]] = [[None] * (r + 1) for _ in range(c + 1)]
+            for a in range(c, -1, -1):
+                for q in range(r, -1, -1):
+                    if (c >= r and q == r) or (c < r and a == c):
+                        table[a][q] = 0
+                        continue
+                    if (c >= r and c - a < r - q) or (c < r and r - q < c - a):
+                        continue
+                    skip = table[a + 1][q] if c >= r else table[a][q + 1]
+                    link = table[a + 1][q + 1]
+                    best = None if link is None else cost[a][q] + link
+                    if skip is not None and (best is None or skip < best):
+                        best = skip
+                    table[a][q] = best
+            self.tables.append(table)
+            self.ref_rank.append(rank)
+            for a, i in enumerate(cs):
+                self.group_at[index_of[i]] = (g, a)
 
     def run(self) -> list[LinkTriple] | None:
-        best = self._dfs(lex=False, bound=None)
-        if best is None or not self.exact:
-            return best[1] if best else None
-        first = self._dfs(lex=True, bound=best[0])
-        return first[1] if first is not None and self.exact else best[1]
+        self.lex_first = True
+        greedy = self._dfs(greedy=True, start=None)
+        if greedy is None:
+            return None
+        if self.lex_first and greedy[0] == self.base + sum(table[0][0] for table in self.tables):
+            return greedy[1]
+        found = self._dfs(greedy=False, start=greedy)
+        return found[1]
 
-    def _dfs(self, lex: bool, bound: int | None) -> tuple[int, list[LinkTriple]] | None:
+    def _dfs(self, greedy: bool, start: tuple[int, list[LinkTriple]] | None) -> tuple[int, list[LinkTriple]] | None:
+        """``greedy``: the cheapest choice first, stop at the first alignment. Otherwise the
+        lexicographic search of the module docstring, starting from the ``start`` alignment."""
         cand, ref, order, options = self.cand, self.ref, self.order, self.options
         forced_at, w1, w2 = self.forced_at, self.w1, self.w2
-        n, need, avail, any_avail = len(order), list(self.target), self.avail, self.any_avail
+        n, need, avail_after, any_avail = len(order), list(self.target), self.avail_after, self.any_avail
+        n_stages = len(need)
+        stage_range = range(n_stages)
         at = dict(forced_at)
         used: set[int] = set()
         chosen_refs: list[int] = []
         last_twin: dict[tuple[str, str], int] = {}
         chosen: list[LinkTriple | None] = [None] * n
-        best: tuple[int, list[LinkTriple]] | None = None
+        best = start
+        best_is_lex = False
+        group_at, tables, ref_rank = self.group_at, self.tables, self.ref_rank
+        group_q = [0] * len(tables)
+        bound_left = [sum(table[0][0] for table in tables)]  # least cost the groups still add
 
-        def choices(d: int, cost: int) -> list[tuple[int, int, int]]:
+        def choices(d: int, cost: int) -> list[tuple[int, int, int, int]]:
+            """(cost increment, reference position or -1, stage, change of the groups' bound)."""
             i = order[d]
             after = forced_at.get(i + 1)
             skip_inc = w1 if after is not None else 0
-            limit = bound if lex else (best[0] if best else None)
+            limit = None if best is None else best[0]
+            floor = cost + bound_left[0]
+            # rule 1: what the positions after this one can still give
+            left = avail_after[d]
+            short = [x for x in stage_range if need[x] > left[x]]
+            total_need = sum(need)
+            if len(short) > 1 or total_need - 1 > any_avail[d + 1]:
+                return []
+            only_stage = short[0] if short else None
+            n_chosen = len(chosen_refs)
+            grouped = group_at.get(d)
+            if grouped is not None:
+                g, a = grouped
+                table, q = tables[g], group_q[g]
+                now, unlinked = table[a][q], table[a + 1][q]
             found = []
             for j, s, static in options[d]:
-                if j in used or need[s] == 0 or j <= last_twin.get((cand[i], ref[j]), -1):
+                if j in used or need[s] == 0 or (only_stage is not None and s != only_stage) \
+                        or j <= last_twin.get((cand[i], ref[j]), -1):
                     continue
-                inc = static + (len(chosen_refs) - bisect_right(chosen_refs, j)) * w2
+                delta = 0
+                if grouped is not None:
+                    later = table[a + 1][ref_rank[g][j] + 1] if s == 0 else unlinked
+                    if later is None:
+                        continue
+                    delta = later - now
+                inc = static + (n_chosen - bisect_right(chosen_refs, j)) * w2
                 if at.get(i - 1) != j - 1:
                     inc += w1
                 if after is not None and after != j + 1:
                     inc += w1
-                if limit is not None and (cost + inc > limit if lex else cost + inc >= limit):
+                if limit is not None and floor + inc + delta > limit:
                     continue
-                need[s] -= 1
-                ok = all(need[x] <= avail[x][d + 1] for x in range(len(need))) and sum(need) <= any_avail[d + 1]
-                need[s] += 1
-                if ok:
-                    found.append((inc, j, s))
-            if not lex:
-                found.sort()
-            skip_ok = all(need[x] <= avail[x][d + 1] for x in range(len(need))) and sum(need) <= any_avail[d + 1]
-            if skip_ok and (limit is None or (cost + skip_inc <= limit if lex else cost + skip_inc < limit)):
-                found.append((skip_inc, -1, -1))
+                if only_stage is not None and need[s] - 1 > left[s]:
+                    continue
+                found.append((inc, j, s, delta))
+            if greedy:
+                found.sort(key=lambda option: (option[0] + option[3], option[1]))
+            delta = 0
+            if grouped is not None:
+                if unlinked is None:
+                    return found
+                delta = unlinked - now
+            if not short and total_need <= any_avail[d + 1] and (limit is None or floor + skip_inc + delta <= limit):
+                found.append((skip_inc, -1, -1, delta))
             return found
 
         cost = self.base
@@ -243,8 +329,11 @@ class _Search:
             frame = stack[-1]
             d = len(stack) - 1
             if frame[2] is not None:  # undo the choice made at this depth
-                inc, j, s, old = frame[2]
+                inc, j, s, old, delta, old_q = frame[2]
                 cost -= inc
+                bound_left[0] -= delta
+                if old_q is not None:
+                    group_q[group_at[d][0]] = old_q
                 if j >= 0:
                     used.discard(j)
                     chosen_refs.pop(bisect_left(chosen_refs, j))
@@ -258,17 +347,19 @@ class _Search:
                 chosen[d] = None
                 frame[2] = None
             options_here, k = frame[0], frame[1]
-            limit = bound if lex else (best[0] if best else None)
+            limit = None if best is None else best[0]
             while k < len(options_here):
-                inc = options_here[k][0]
-                if limit is None or (cost + inc <= limit if lex else cost + inc < limit):
+                if limit is None or cost + bound_left[0] + options_here[k][0] + options_here[k][3] <= limit:
                     break
                 k += 1
             if k == len(options_here):
                 stack.pop()
                 continue
             frame[1] = k + 1
-            inc, j, s = options_here[k]
+            inc, j, s, delta = options_here[k]
+            if greedy and self.lex_first and ((j < 0 and len(options_here) > 1)
+                                              or any(0 <= o[1] < j for o in options_here)):
+                self.lex_first = False
             self.nodes += 1
             if self.nodes > self.budget:
                 self.exact = False
@@ -284,12 +375,21 @@ class _Search:
                 last_twin[key] = j
                 at[i] = j
                 chosen[d] = (i, j, s)
+            old_q = None
+            if d in group_at:
+                g = group_at[d][0]
+                old_q = group_q[g]
+                if s == 0 and j >= 0:
+                    group_q[g] = ref_rank[g][j] + 1
             cost += inc
-            frame[2] = (inc, j, s, old)
+            bound_left[0] += delta
+            frame[2] = (inc, j, s, old, delta, old_q)
             if d + 1 == n:
-                if lex:
+                if greedy:
                     return cost, [c for c in chosen if c is not None]
-                best = (cost, [c for c in chosen if c is not None])
+                if best is None or cost < best[0] or not best_is_lex:
+                    best = (cost, [c for c in chosen if c is not None])
+                    best_is_lex = True
                 continue
             stack.append([choices(d + 1, cost), 0, None])
         return best

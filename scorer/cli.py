@@ -24,7 +24,7 @@ from .progress import ProgressBar
 from .report import (failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
                      write_leaderboard, write_outputs, write_score_report)
 from .turns import default_jobs
-from .version import __version__
+from .version import __version__, engine_description
 
 ERROR_LOG = "scorer-error.log"
 
@@ -42,7 +42,7 @@ def _jobs(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scorer", description="Score multimodal dialogue submissions "
                                      "(Russian METEOR + hidden metric, type-weighted integral).")
-    parser.add_argument("--version", action="version", version=f"scorer {__version__}")
+    parser.add_argument("--version", action="version", version=f"scorer {__version__} ({engine_description()})")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def submission_args(p: argparse.ArgumentParser) -> None:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from itertools import compress
+from operator import not_
+from typing import Callable, Iterable, Sequence
 
-from .matcher import KeyFunction, related
+from .matcher import KeyFunction
 
 Counts = dict[str, int]
 Link = tuple[str, str]
@@ -37,12 +39,33 @@ def counts_of(tokens: Sequence[str]) -> Counts:
     return Counter(tokens)
 
 
-def can_link(types: Counts, other: Counts, any_keys: AnyKeys) -> list[str]:
-    """The ``types`` sharing a non-exact key with some type of ``other``."""
-    common = frozenset().union(*map(any_keys, types)) & frozenset().union(*map(any_keys, other))
+def can_link(cand: Iterable[str], ref: Iterable[str], any_keys: AnyKeys) -> tuple[list[str], list[str]]:
+    """The types of each side that share a non-exact key with some type of the other side."""
+    cand, ref = list(cand), list(ref)
+    common = frozenset().union(*map(any_keys, cand)) & frozenset().union(*map(any_keys, ref))
     if not common:
-        return []
-    return [a for a in types if not common.isdisjoint(any_keys(a))]
+        return [], []
+    shares = lambda types: list(compress(types, map(not_, map(common.isdisjoint, map(any_keys, types)))))  # noqa: E731
+    return shares(cand), shares(ref)
+
+
+def _stage_links(cs: list[str], rs: list[str], key_functions: Sequence[KeyFunction], offset: int) -> dict[Link, int]:
+    """Links between ``cs`` and ``rs``, each with the first stage whose keys meet (through a key index)."""
+    links: dict[Link, int] = {}
+    for s, keys in enumerate(key_functions, start=offset):
+        if keys is None:
+            for x in set(cs).intersection(rs):
+                links.setdefault((x, x), s)
+            continue
+        index: dict[str, list[str]] = {}
+        for b in rs:
+            for key in keys(b):
+                index.setdefault(key, []).append(b)
+        for a in cs:
+            for key in keys(a):
+                for b in index.get(key, ()):
+                    links.setdefault((a, b), s)
+    return links
 
 
 def type_graph(cand: Counts, ref: Counts, key_functions: Sequence[KeyFunction], any_keys: AnyKeys) -> TypeGraph:
@@ -54,24 +77,25 @@ def type_graph(cand: Counts, ref: Counts, key_functions: Sequence[KeyFunction], 
         free_r = {b: ref[b] for b in ref.keys() - shared}
         for x in shared:
             n, k = cand[x], ref[x]
-            exact += min(n, k)
-            if n > k:
+            if n == k:
+                exact += n
+            elif n > k:
+                exact += k
                 free_c[x] = n - k
-            elif k > n:
+            else:
+                exact += n
                 free_r[x] = k - n
         later, offset = key_functions[1:], 1
     else:
-        shared, exact, free_c, free_r, later, offset = frozenset(), 0, dict(cand), dict(ref), key_functions, 0
+        shared, exact, free_c, free_r, later, offset = set(), 0, dict(cand), dict(ref), key_functions, 0
     links: dict[Link, int] = {}
-    if free_c and free_r and any(f is not None for f in later):
-        exact_later = None in later
-        cs = list(free_c) if exact_later else can_link(free_c, free_r, any_keys)
-        rs = list(free_r) if exact_later else can_link(free_r, free_c, any_keys)
-        for a in cs:
-            for b in rs:
-                s = related(a, b, later)
-                if s is not None:
-                    links[(a, b)] = s + offset
+    if free_c and free_r and later:
+        if None in later:  # exact after another stage: every type may link
+            links = _stage_links(list(free_c), list(free_r), later, offset)
+        else:
+            cs, rs = can_link(free_c, free_r, any_keys)
+            if cs:
+                links = _stage_links(cs, rs, later, offset)
     return TypeGraph(exact, frozenset(shared), free_c, free_r, links)
 
 

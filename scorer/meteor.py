@@ -82,8 +82,8 @@ def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
                   cand_counts: Counts | None = None) -> MeteorScore:
     """METEOR of tokenised ``cand`` against tokenised ``ref``.
 
-    The alignment is built when ``params.gamma > 0`` or ``with_alignment``;
-    otherwise ``chunks`` is None and ``alignment`` empty.
+    The alignment is built when ``params.gamma > 0`` or ``with_alignment``
+    (otherwise ``chunks`` is None); it is returned only with ``with_alignment``.
     """
     t, r = len(cand), len(ref)
     if not t or not r:
@@ -94,8 +94,8 @@ def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
         graph = type_graph(cand_counts or counts_of(cand), counts_of(ref), keys, any_keys)
         return score_from_counts(sum(stage_counts(graph, len(keys))), None, t, r, params)
     found: Alignment = align(cand, ref, keys, any_keys, params.budget)
-    links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links)
-    return score_from_counts(len(links), found.chunks, t, r, params, links, found.exact)
+    links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links) if with_alignment else ()
+    return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
 
 
 def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,

@@ -1,2 +1,7 @@
 """The scorer's version; it appears in every signature."""
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+
+def engine_description() -> str:
+    """Which METEOR engine path is active (printed by ``scorer --version``)."""
+    return "engine: pure Python"

@@ -1,0 +1,79 @@
+"""The persistent token cache: warm runs skip pymorphy3, bad files are rebuilt, saves merge and stay bounded."""
+import marshal
+
+import pytest
+
+from scorer import morphology, token_cache
+from scorer.matcher import Matcher
+from scorer.meteor import MeteorParams, meteor_tokens
+
+
+def fresh(rwn) -> Matcher:
+    return Matcher(rwn)
+
+
+def test_a_warm_matcher_needs_no_morphology(rwn, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    first = fresh(rwn)
+    assert meteor_tokens(["лечу", "мчаться"], ["лететь", "лечить"], first).score == 1.0
+    first.save()
+    files = list(tmp_path.glob("tokens-*.marshal"))
+    assert len(files) == 1
+
+    def no_parsing(token):
+        raise AssertionError(f"pymorphy3 asked for {token!r}")
+
+    monkeypatch.setattr(morphology, "lemmas", no_parsing)
+    warm = fresh(rwn)
+    assert warm.lemmas["лечу"] == frozenset({"лететь", "лечить"})
+    assert meteor_tokens(["лечу", "мчаться"], ["лететь", "лечить"], warm).score == 1.0
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage", marshal.dumps((token_cache.FORMAT, {"a": 1}, {})),
+                                     marshal.dumps([1, 2, 3]), marshal.dumps((99, {}, {}))])
+def test_a_bad_cache_file_is_ignored_and_rebuilt(rwn, tmp_path, monkeypatch, content):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    path = token_cache.cache_path(morphology.morphology_id(), rwn.identity)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    matcher = fresh(rwn)
+    assert matcher.lemmas["коты"] == frozenset({"кот", "коты"})
+    matcher.save()
+    lemmas, _ = token_cache.load(path)
+    assert lemmas["коты"] == frozenset({"кот", "коты"})
+
+
+def test_saves_from_two_runs_merge(rwn, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    a, b = fresh(rwn), fresh(rwn)
+    a.lemmas["кот"], b.lemmas["дома"]
+    a.save()
+    b.save()
+    lemmas, _ = token_cache.load(token_cache.cache_path(morphology.morphology_id(), rwn.identity))
+    assert {"кот", "дома"} <= lemmas.keys()
+
+
+def test_the_cache_is_bounded(rwn, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(token_cache, "MAX_TOKENS", 2)
+    matcher = fresh(rwn)
+    for token in ("кот", "дом", "дома", "коты"):
+        matcher.lemmas[token]
+    matcher.save()
+    lemmas, _ = token_cache.load(token_cache.cache_path(morphology.morphology_id(), rwn.identity))
+    assert len(lemmas) == 2
+
+
+def test_the_cache_is_keyed_by_thesaurus_and_morphology(rwn):
+    with_rwn = token_cache.cache_path("pymorphy3-2.0.6+dicts-ru-2.4", rwn.identity)
+    assert with_rwn != token_cache.cache_path("pymorphy3-2.0.6+dicts-ru-2.4", None)
+    assert with_rwn != token_cache.cache_path("pymorphy3-2.0.7+dicts-ru-2.4", rwn.identity)
+
+
+def test_an_unwritable_cache_directory_costs_nothing_but_the_cache(rwn, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(blocker / "cache"))
+    matcher = fresh(rwn)
+    assert meteor_tokens(["кот"], ["коты"], matcher, MeteorParams(gamma=0.5)).matches == 1
+    matcher.save()  # no exception
