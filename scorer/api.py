@@ -60,25 +60,32 @@ def no_cycle_collection():
             gc.enable()
 
 
-def _read_reference_file(data_dir: Path, name: str) -> bytes:
+def _reference_file(data_dir: Path, name: str) -> Path:
+    """The path of a reference file, checked to be a readable regular file (it is streamed)."""
     path = data_dir / name
     try:
-        return path.read_bytes()
+        with open(path, "rb"):
+            pass
     except FileNotFoundError:
         raise ReferenceDataError([Issue(name, f"{path} does not exist", "missing_file")]) from None
     except OSError as exc:
-        raise ReferenceDataError([Issue(name, f"cannot read {path}: {exc.strerror}", "unreadable")]) from None
+        raise UsageError(f"cannot read reference file {path}: {exc.strerror}") from None
+    if not path.is_file():
+        raise UsageError(f"reference file {path} is not a regular file")
+    return path
 
 
 def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True) -> ReferenceData:
     """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise UsageError(f"--data {data_dir}: not a directory")
-    dialogues = read_dialogues(_read_reference_file(data_dir, DIALOGUES), limits)
+        raise UsageError(f"reference directory {data_dir}: not a directory")
+    if not os.access(data_dir, os.R_OK | os.X_OK):
+        raise UsageError(f"reference directory {data_dir}: cannot be read (no permission)")
+    dialogues = read_dialogues(_reference_file(data_dir, DIALOGUES), limits)
     references = None
     if with_answers:
-        references = read_references(_read_reference_file(data_dir, ANSWERS), dialogues, limits)
+        references = read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)
     return ReferenceData(dialogues, references)
 
 
@@ -94,7 +101,7 @@ def _read_and_check(reference: ReferenceData, submission: PathLike, ppl: PathLik
                     limits: Limits) -> Submission:
     """Read the submission's files and validate them against the dialogues; raises ``SubmissionInvalid``."""
     files = read_submission(submission, ppl, limits)
-    return check_submission(reference.dialogues, files.submission, files.ppl, limits)
+    return check_submission(reference.dialogues, files.submission, files.ppl, limits, files.names)
 
 
 def with_synonyms(config: Config, synonyms: bool) -> Config:
@@ -164,16 +171,16 @@ def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: 
     config = with_synonyms(config or load_config(), synonyms)
     folder = Path(submissions_dir)
     if not folder.is_dir():
-        raise UsageError(f"--submissions {folder}: not a directory")
+        raise UsageError(f"submissions folder {folder}: not a directory")
     if resamples < 40:
-        raise UsageError(f"--resamples {resamples}: use at least 40 for a 95% interval")
+        raise UsageError(f"resamples = {resamples}: use at least 40 for a 95% interval")
     with no_cycle_collection():
         reference = load_reference(data_dir, config.limits)
         rwn = thesaurus_for(config, thesaurus)
         matcher = Matcher(rwn)
         found, skipped = find_submissions(folder)
         if not found:
-            raise UsageError(f"--submissions {folder}: no subdirectory or .zip to score")
+            raise UsageError(f"submissions folder {folder}: no subdirectory or .zip to score")
         entries = []
         for name, path in found:
             entry = Entry(name, path)

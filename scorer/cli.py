@@ -18,7 +18,8 @@ from . import api
 from .config import load_config
 from .explain import explain
 from .meteor import MeteorRu
-from .errors import EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid, UsageError
+from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid,
+                     ThesaurusError, UsageError)
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressBar
 from .report import (failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
@@ -249,8 +250,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except IssuesError as exc:
-        print(f"error: {exc}:", file=sys.stderr)
+        print(f"error: {exc.headline}:", file=sys.stderr)
         print(issue_lines(exc.listed(), exc.not_listed), file=sys.stderr)
+        return exc.exit_code
+    except ThesaurusError as exc:
+        print(f"error: {exc} (on the command line: --thesaurus PATH, or --no-synonyms)", file=sys.stderr)
         return exc.exit_code
     except ScorerError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -20,8 +20,9 @@ MAX_LISTED_ERRORS = 100
 class Issue:
     """One problem found in an input file, located as precisely as possible.
 
-    ``line`` is 1-based (JSONL files only); ``turn`` is the 0-based index into
-    the dialogue's JSON list of turns.
+    ``line`` and ``column`` are 1-based; ``turn`` is the 0-based index into
+    the dialogue's JSON list of turns; ``dialog_id`` is the id as shown (cut
+    to 60 characters).
     """
 
     file: str
@@ -30,6 +31,7 @@ class Issue:
     line: int | None = None
     dialog_id: str | None = None
     turn: int | None = None
+    column: int | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -37,7 +39,7 @@ class Issue:
     def __str__(self) -> str:
         where = [self.file]
         if self.line is not None:
-            where.append(f"line {self.line}")
+            where.append(f"line {self.line}" + (f", column {self.column}" if self.column is not None else ""))
         if self.dialog_id is not None:
             where.append(f"dialog_id {self.dialog_id!r}")
         if self.turn is not None:
@@ -73,19 +75,56 @@ class ThesaurusError(ScorerError):
     kind = "thesaurus"
 
 
-class IssuesError(ScorerError):
-    """Carries every issue found in a group of input files."""
+class IssueLog:
+    """Issues in the order they are found; past ``cap`` they are only counted (no memory)."""
 
-    def __init__(self, issues: list[Issue], headline: str):
-        self.issues = issues
+    def __init__(self, cap: int = MAX_LISTED_ERRORS):
+        self.cap = cap
+        self.kept: list[Issue] = []
+        self.more = 0
+
+    def add(self, issue: Issue) -> None:
+        if len(self.kept) < self.cap:
+            self.kept.append(issue)
+        else:
+            self.more += 1
+
+    @property
+    def total(self) -> int:
+        return len(self.kept) + self.more
+
+    def __bool__(self) -> bool:
+        return self.total > 0
+
+
+class IssuesError(ScorerError):
+    """Carries the issues found in a group of input files: the first ones, and how many more."""
+
+    def __init__(self, issues: list[Issue] | IssueLog, headline: str):
+        if isinstance(issues, IssueLog):
+            self.issues, self.more = issues.kept, issues.more
+        else:
+            self.issues, self.more = list(issues), 0
+        self.headline = headline
         super().__init__(headline)
+
+    @property
+    def total(self) -> int:
+        return len(self.issues) + self.more
 
     def listed(self) -> list[Issue]:
         return self.issues[:MAX_LISTED_ERRORS]
 
     @property
     def not_listed(self) -> int:
-        return max(0, len(self.issues) - MAX_LISTED_ERRORS)
+        return max(0, len(self.issues) - MAX_LISTED_ERRORS) + self.more
+
+    def __str__(self) -> str:
+        shown = self.listed()[:5]
+        lines = [self.headline + ":"] + [f"  {issue}" for issue in shown]
+        if self.total > len(shown):
+            lines.append(f"  ... and {self.total - len(shown)} more")
+        return "\n".join(lines)
 
 
 class ReferenceDataError(IssuesError):
@@ -94,8 +133,9 @@ class ReferenceDataError(IssuesError):
     exit_code = EXIT_USAGE
     kind = "reference_data"
 
-    def __init__(self, issues: list[Issue]):
-        super().__init__(issues, f"reference data is invalid ({len(issues)} error(s))")
+    def __init__(self, issues: list[Issue] | IssueLog):
+        total = issues.total if isinstance(issues, IssueLog) else len(issues)
+        super().__init__(issues, f"reference data is invalid ({total} error(s))")
 
 
 class SubmissionInvalid(IssuesError):
@@ -104,6 +144,7 @@ class SubmissionInvalid(IssuesError):
     exit_code = EXIT_INVALID
     kind = "invalid"
 
-    def __init__(self, issues: list[Issue], warnings: list[Issue] | None = None):
+    def __init__(self, issues: list[Issue] | IssueLog, warnings: list[Issue] | None = None):
         self.warnings = warnings or []
-        super().__init__(issues, f"submission is invalid ({len(issues)} error(s))")
+        total = issues.total if isinstance(issues, IssueLog) else len(issues)
+        super().__init__(issues, f"submission is invalid ({total} error(s))")

@@ -1,45 +1,69 @@
-"""Finding and reading the submission's two files (SPEC section 2).
+"""Finding and reading the submission's two files (SPEC sections 2-3).
 
 A submission is ``submission.jsonl`` plus ``ppl_output.json`` given as two
 files, as a directory holding them, or as a ``.zip`` holding them at its root
-or in one top-level folder. Sizes are checked before a file is read, and a
-zip is read without extracting anything to disk: entries with absolute or
-``..`` paths, symlinks, nested archives, too many entries, or a suspicious
-compression ratio are refused.
+or in one top-level folder. Nothing outside the submission is read:
+
+* every path is examined with ``lstat`` before anything is opened: only
+  regular files are read; a FIFO, device or socket is refused (it could block
+  or never end), and so is a symbolic link, wherever it is in a submission
+  directory (file or folder) and as either file given directly;
+* sizes are checked before a file is read, the zip file's own included;
+* a zip's entry count is read from its end record before the central
+  directory is parsed; entries with absolute or ``..`` paths, links, nested
+  archives, repeated names, a suspicious compression ratio, or too many
+  entries are refused; nothing is extracted to disk.
 """
 from __future__ import annotations
 
 import os
 import stat
+import struct
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .config import Limits
-from .errors import Issue, SubmissionInvalid, UsageError
 from .contract import PPL, SUBMISSION
+from .errors import Issue, SubmissionInvalid, UsageError
+from .validation import Source
 
 MAX_ZIP_ENTRIES = 1000
 MAX_ZIP_RATIO = 200  # uncompressed / compressed, per entry
 _ARCHIVE_SUFFIXES = (".zip", ".jar", ".7z", ".rar", ".tar", ".gz", ".tgz", ".bz2", ".xz")
+_KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link", stat.S_IFDIR: "a folder"}
 
 
 @dataclass(frozen=True)
 class SubmissionFiles:
-    submission: bytes
-    ppl: bytes
+    """The two files' contents (bytes, or the path of a checked regular file) and the names messages use."""
+
+    submission: Source
+    ppl: Source
+    names: tuple[str, str] = (SUBMISSION, PPL)
 
 
-def read_limited(path: Path, file: str, limits: Limits) -> bytes:
-    """Bytes of ``path``; a file above the size limit is a submission error, read no further."""
-    size = path.stat().st_size
-    if size > limits.max_file_bytes:
-        raise SubmissionInvalid([_too_big(file, size, limits)])
-    with open(path, "rb") as fh:
-        data = fh.read(limits.max_file_bytes + 1)
-    if len(data) > limits.max_file_bytes:
-        raise SubmissionInvalid([_too_big(file, len(data), limits)])
-    return data
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def _regular(path: Path, name: str, limits: Limits) -> Path:
+    """``path`` when it is a regular file within the size limit (not following links); else invalid."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise SubmissionInvalid([Issue(name, f"the submission has no {name}", "missing_file")]) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise SubmissionInvalid([Issue(name, f"{path.name} is {_kind(info.st_mode)}; only regular files are "
+                                             "read", "not_a_file")])
+    if info.st_size > limits.max_file_bytes:
+        raise SubmissionInvalid([_too_big(name, info.st_size, limits)])
+    if not os.access(path, os.R_OK):
+        raise SubmissionInvalid([Issue(name, f"{path.name} cannot be read (no permission)", "unreadable")])
+    return path
 
 
 def _too_big(file: str, size: int, limits: Limits) -> Issue:
@@ -47,66 +71,123 @@ def _too_big(file: str, size: int, limits: Limits) -> Issue:
 
 
 def read_submission(path: str | os.PathLike, ppl: str | os.PathLike | None, limits: Limits) -> SubmissionFiles:
-    """Read both files of the submission at ``path`` (file, directory or zip)."""
+    """Locate and check both files of the submission at ``path`` (file, directory or zip)."""
     path = Path(path)
-    if not path.exists():
-        raise UsageError(f"--submission {path}: no such file or directory")
-    if path.is_dir():
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise UsageError(f"submission {path}: no such file or directory") from None
+    except OSError as exc:
+        raise UsageError(f"submission {path}: {exc.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
         if ppl is not None:
-            raise UsageError("--ppl goes with a submission.jsonl file, not with a directory")
+            raise UsageError("a perplexities file goes with a submission.jsonl file, not with a directory")
         return _from_directory(path, limits)
-    if zipfile.is_zipfile(path) or path.suffix.lower() == ".zip":
+    if not stat.S_ISREG(info.st_mode):
+        raise SubmissionInvalid([Issue(path.name, f"the submission is {_kind(info.st_mode)}; give a regular file, "
+                                                  "a directory or a .zip", "not_a_file")])
+    if path.suffix.lower() == ".zip" or _has_zip_magic(path):
         if ppl is not None:
-            raise UsageError("--ppl goes with a submission.jsonl file, not with a .zip")
+            raise UsageError("a perplexities file goes with a submission.jsonl file, not with a .zip")
         return _from_zip(path, limits)
     ppl_path = Path(ppl) if ppl is not None else path.parent / PPL
-    if not ppl_path.is_file():
-        raise UsageError(f"perplexities not found at {ppl_path}; name the file with --ppl")
-    return SubmissionFiles(read_limited(path, SUBMISSION, limits), read_limited(ppl_path, PPL, limits))
+    if ppl is None and not os.path.lexists(ppl_path):
+        raise UsageError(f"perplexities not found at {ppl_path}; name the file explicitly")
+    names = (path.name, ppl_path.name)
+    return SubmissionFiles(_regular(path, names[0], limits), _regular(ppl_path, names[1], limits), names)
+
+
+def _has_zip_magic(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(4) == b"PK\x03\x04"
 
 
 def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
+    entries = _listing(root)
     folder = root
-    if not (root / SUBMISSION).exists() and not (root / PPL).exists():
-        subdirs = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "__MACOSX"))]
+    if SUBMISSION not in entries and PPL not in entries:
+        subdirs = [name for name, mode in entries.items()
+                   if stat.S_ISDIR(mode) and not name.startswith((".", "__MACOSX"))]
+        links = [name for name, mode in entries.items() if stat.S_ISLNK(mode)]
+        if links:
+            raise SubmissionInvalid([Issue(root.name, f"{links[0]} is a symbolic link; a submission folder holds "
+                                                      "real files and folders only", "symlink")])
         if len(subdirs) == 1:
-            folder = subdirs[0]
-    issues, found = [], {}
-    for name in (SUBMISSION, PPL):
-        candidate = folder / name
-        if candidate.is_symlink() or (candidate.exists() and not candidate.is_file()):
-            issues.append(Issue(name, "must be a regular file (not a link or a folder)", "not_a_file"))
-        elif not candidate.exists():
-            issues.append(Issue(name, f"the submission directory has no {name}", "missing_file"))
+            folder = root / subdirs[0]
+            entries = _listing(folder)
         else:
-            found[name] = candidate
+            nested = sorted(str(p.relative_to(root)) for p in root.glob("*/*/" + SUBMISSION))[:1]
+            hint = (f"; found {nested[0]}: put the two files at the top or in one folder" if nested else "")
+            raise SubmissionInvalid([Issue(root.name, f"the submission directory has no {SUBMISSION} "
+                                                      f"and no {PPL}{hint}", "missing_file")])
+    issues = []
+    for name in (SUBMISSION, PPL):
+        if name not in entries:
+            issues.append(Issue(name, f"the submission directory has no {name}", "missing_file"))
     if issues:
         raise SubmissionInvalid(issues)
-    return SubmissionFiles(read_limited(found[SUBMISSION], SUBMISSION, limits),
-                           read_limited(found[PPL], PPL, limits))
+    return SubmissionFiles(_regular(folder / SUBMISSION, SUBMISSION, limits), _regular(folder / PPL, PPL, limits))
+
+
+def _listing(folder: Path) -> dict[str, int]:
+    """Names and ``lstat`` modes of a folder's entries."""
+    try:
+        with os.scandir(folder) as scan:
+            return {entry.name: entry.stat(follow_symlinks=False).st_mode for entry in scan}
+    except OSError as exc:
+        raise UsageError(f"cannot list {folder}: {exc.strerror}") from None
+
+
+def _zip_entry_count(path: Path) -> int | None:
+    """The entry count in the zip's end-of-central-directory record (None when not found)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        fh.seek(max(0, size - 65_557))
+        tail = fh.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return None
+    count = struct.unpack("<H", tail[at + 10:at + 12])[0]
+    if count == 0xFFFF:  # zip64: the count is in the zip64 end record
+        locator = tail.rfind(b"PK\x06\x07", 0, at)
+        if locator >= 0:
+            return 1 << 32  # large enough to refuse without reading further
+    return count
 
 
 def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
+    name = path.name
+    size = os.path.getsize(path)
+    if size > limits.max_file_bytes:
+        raise SubmissionInvalid([_too_big(name, size, limits)])
+    count = _zip_entry_count(path)
+    if count is not None and count > MAX_ZIP_ENTRIES:
+        raise SubmissionInvalid([Issue(name, f"the zip holds {count:,} entries; at most {MAX_ZIP_ENTRIES} are "
+                                             "accepted (it needs only submission.jsonl and ppl_output.json)",
+                                       "zip_entries")])
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise SubmissionInvalid([Issue(path.name, f"not a readable .zip archive ({exc})", "bad_zip")]) from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
+        raise SubmissionInvalid([Issue(name, f"not a readable .zip archive ({exc})", "bad_zip")]) from None
     with archive:
         entries = archive.infolist()
-        issues = _zip_entry_issues(path.name, entries, limits)
+        issues = _zip_entry_issues(name, entries, limits)
         if issues:
             raise SubmissionInvalid(issues)
-        chosen = _pick_zip_members(path.name, [e for e in entries if not e.is_dir()])
+        chosen = _pick_zip_members(name, [e for e in entries if not e.is_dir()])
         files = {}
-        for name, info in chosen.items():
+        for member, info in chosen.items():
             try:
                 with archive.open(info) as fh:
                     data = fh.read(limits.max_file_bytes + 1)
             except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError) as exc:
-                raise SubmissionInvalid([Issue(name, f"cannot be read from the zip ({exc})", "bad_zip")]) from None
+                raise SubmissionInvalid([Issue(member, f"cannot be read from the zip ({exc})", "bad_zip")]) from None
+            except MemoryError:
+                raise SubmissionInvalid([Issue(member, f"reading it from the zip ran out of memory; files are "
+                                                       f"limited to {limits.max_file_mib} MiB", "out_of_memory")]) from None
             if len(data) > limits.max_file_bytes:
-                raise SubmissionInvalid([_too_big(name, len(data), limits)])
-            files[name] = data
+                raise SubmissionInvalid([_too_big(member, len(data), limits)])
+            files[member] = data
     return SubmissionFiles(files[SUBMISSION], files[PPL])
 
 
@@ -116,23 +197,28 @@ def _zip_entry_issues(zip_name: str, entries: list[zipfile.ZipInfo], limits: Lim
                                 "are accepted (it needs only submission.jsonl and ppl_output.json)", "zip_entries")]
     issues = []
     total = 0
+    seen: set[str] = set()
     for info in entries:
         name = info.filename
         parts = PurePosixPath(name.replace("\\", "/")).parts
         mode = info.external_attr >> 16
-        if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":") or ".." in parts:
-            issues.append(Issue(zip_name, f"entry {name!r} has an absolute or '..' path; zip the files "
+        shown = name[:60]
+        if name in seen:
+            issues.append(Issue(zip_name, f"entry {shown!r} appears twice in the zip; keep one", "zip_duplicate"))
+        elif name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":") or ".." in parts:
+            issues.append(Issue(zip_name, f"entry {shown!r} has an absolute or '..' path; zip the files "
                                           "themselves", "zip_path"))
         elif stat.S_ISLNK(mode):
-            issues.append(Issue(zip_name, f"entry {name!r} is a symbolic link; zip real files", "zip_symlink"))
+            issues.append(Issue(zip_name, f"entry {shown!r} is a symbolic link; zip real files", "zip_symlink"))
         elif not info.is_dir() and name.lower().endswith(_ARCHIVE_SUFFIXES):
-            issues.append(Issue(zip_name, f"entry {name!r} is an archive inside the archive; nested archives "
-                                          "are not accepted", "zip_nested"))
+            issues.append(Issue(zip_name, f"entry {shown!r} is an archive inside the archive; zip the two files "
+                                          "themselves, not a zip of a zip", "zip_nested"))
         elif info.file_size > limits.max_file_bytes:
-            issues.append(_too_big(name, info.file_size, limits))
+            issues.append(_too_big(shown, info.file_size, limits))
         elif info.compress_size and info.file_size > 1 << 20 and info.file_size / info.compress_size > MAX_ZIP_RATIO:
-            issues.append(Issue(zip_name, f"entry {name!r} expands {info.file_size / info.compress_size:.0f}-fold; "
+            issues.append(Issue(zip_name, f"entry {shown!r} expands {info.file_size / info.compress_size:.0f}-fold; "
                                           f"at most {MAX_ZIP_RATIO}-fold is accepted", "zip_ratio"))
+        seen.add(name)
         total += info.file_size
     if total > 2 * limits.max_file_bytes and not issues:
         issues.append(Issue(zip_name, f"the zip expands to {total:,} bytes; at most "
@@ -155,7 +241,9 @@ def _pick_zip_members(zip_name: str, files: list[zipfile.ZipInfo]) -> dict[str, 
         elif nested:
             issues.append(Issue(zip_name, f"{name} is found in several folders; keep one", "zip_ambiguous"))
         else:
-            issues.append(Issue(name, f"the zip has no {name} at its root or in one top-level folder",
+            deeper = sorted(str(p) for p in by_path if p.name == name)[:1]
+            hint = (f"; it is at {deeper[0][:80]}: put it at the root or in one top-level folder" if deeper else "")
+            issues.append(Issue(name, f"the zip has no {name} at its root or in one top-level folder{hint}",
                                 "missing_file"))
     folders = {PurePosixPath(info.filename).parent for info in chosen.values()}
     if not issues and len(folders) > 1:

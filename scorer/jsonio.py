@@ -1,26 +1,51 @@
-"""Strict reading of JSON and JSONL bytes (SPEC section 2).
+"""Strict JSON parsing and streamed JSONL lines (SPEC section 2).
 
 Accepted: UTF-8 with or without a BOM, CRLF line ends, blank JSONL lines.
-Rejected with an :class:`~scorer.errors.Issue`: invalid UTF-8, ``NaN``,
-``Infinity``, numbers that overflow to infinity, repeated object keys,
+Rejected: invalid UTF-8, ``NaN``, ``Infinity``, numbers not representable as
+a finite double (``1e999``, an integer of 400 digits), repeated object keys,
 nesting deeper than the limit, unpaired surrogate escapes (``"\\ud800"``).
+
+One error convention: :func:`parse_json` raises :class:`JsonError`, whose
+``pos`` (when known) is the character offset of the offending value;
+:func:`line_column` turns it into a place a person can find.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Iterator
-
-from .errors import Issue
+from typing import Any, BinaryIO, Iterator
 
 MAX_DEPTH = 64
+#: No value in any message is quoted longer than this.
+QUOTE_LIMIT = 60
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_DIGITS = 309  # 10 ** 309 is beyond the largest double
+
+
+class JsonError(ValueError):
+    """A JSON text that is not valid here; ``pos`` is a character offset, when known."""
+
+    def __init__(self, message: str, pos: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
 
 
 class _Reject(ValueError):
-    """A JSON text that parses but breaks the strict rules."""
+    """Raised by the decoder's hooks; becomes a JsonError."""
+
+
+def shorten(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters for messages, unpaired surrogates escaped."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _number_text(text: str) -> str:
+    digits = len(text.lstrip("-"))
+    return shorten(text, 40) + (f" ({digits} digits)" if digits > 40 else "")
 
 
 def _no_constant(name: str) -> Any:
@@ -30,7 +55,18 @@ def _no_constant(name: str) -> Any:
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _Reject(f"number {text[:40]} is too large (not a finite number)")
+        raise _Reject(f"number {_number_text(text)} is too large (not a finite number)")
+    return value
+
+
+def _finite_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise _Reject(f"number {_number_text(text)} is too large (not a finite number)")
+    value = int(text)
+    try:
+        float(value)
+    except OverflowError:
+        raise _Reject(f"number {_number_text(text)} is too large (not a finite number)") from None
     return value
 
 
@@ -43,14 +79,46 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float,
-                            object_pairs_hook=_unique_keys)
+DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, parse_int=_finite_int,
+                           object_pairs_hook=_unique_keys)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_WS = re.compile(r"[ \t\r\n]*")
 
 
-def shorten(text: str, limit: int = 60) -> str:
-    """``text`` cut to ``limit`` characters for messages, unpaired surrogates escaped."""
-    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def skip_ws(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()
+
+
+def decode_value(text: str, pos: int) -> tuple[Any, int]:
+    """One JSON value starting at ``pos`` (after white space): (value, end). Raises JsonError."""
+    try:
+        return DECODER.raw_decode(text, pos)
+    except _Reject as exc:
+        raise JsonError(str(exc), pos) from None
+    except RecursionError:
+        raise JsonError("JSON nesting is too deep", pos) from None
+    except json.JSONDecodeError as exc:
+        raise JsonError(f"not valid JSON: {exc.msg}", exc.pos) from None
+    except ValueError as exc:
+        raise JsonError(f"not valid JSON: {shorten(str(exc), 100)}", pos) from None
+
+
+def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse one JSON document strictly; raises :class:`JsonError`."""
+    start = skip_ws(text, 0)
+    value, end = decode_value(text, start)
+    end = skip_ws(text, end)
+    if end != len(text):
+        raise JsonError("not valid JSON: extra data after the value", end)
+    problem = None if _surely_fine(text, max_depth) else _check_tree(value, max_depth)
+    if problem:
+        raise JsonError(problem, start)
+    return value
+
+
+def _surely_fine(text: str, max_depth: int) -> bool:
+    """True when the raw text alone shows the depth and surrogate checks cannot fail."""
+    return (text.count("[") + text.count("{") <= max_depth) and not _SURROGATE_ESCAPE.search(text)
 
 
 def _check_tree(value: Any, max_depth: int) -> str | None:
@@ -71,60 +139,32 @@ def _check_tree(value: Any, max_depth: int) -> str | None:
     return None
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+def line_column(text: str, pos: int) -> tuple[int, int]:
+    """1-based line and column of character offset ``pos``."""
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
-def _surely_fine(text: str, max_depth: int) -> bool:
-    """True when the raw text alone shows the depth and surrogate checks cannot fail.
+def iter_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines of a JSONL stream with their 1-based numbers, a leading BOM and CR removed.
 
-    Decoded UTF-8 holds no surrogates, so one can only come from a ``\\uD8..``
-    escape; and a value cannot nest deeper than its count of opening brackets.
+    Lines are read one at a time: blank lines cost no memory.
     """
-    return (text.count("[") + text.count("{") <= max_depth) and not _SURROGATE_ESCAPE.search(text)
-
-
-def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse one JSON document strictly; raises ``ValueError`` with a readable message."""
-    try:
-        value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
-    except _Reject as exc:
-        raise ValueError(str(exc)) from None
-    except RecursionError:
-        raise ValueError(f"JSON nesting is deeper than {max_depth} levels") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc.msg} (column {exc.colno})") from None
-    except ValueError as exc:  # e.g. integers beyond Python's digit limit
-        raise ValueError(f"not valid JSON: {exc}") from None
-    if _skip_ws(text, end) != len(text):
-        raise ValueError(f"not valid JSON: extra data after the value (column {end + 1})")
-    problem = None if _surely_fine(text, max_depth) else _check_tree(value, max_depth)
-    if problem:
-        raise ValueError(problem)
-    return value
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
-
-
-def decode_utf8(data: bytes, file: str) -> tuple[str | None, Issue | None]:
-    """Decode a whole file, dropping one leading BOM."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        return None, Issue(file, f"the file is not valid UTF-8 (bad byte at offset {exc.start}, "
-                                 f"line {line}); save it as UTF-8", "not_utf8", line=line)
+    for number, raw in enumerate(stream, start=1):
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if raw.strip(b" \t\r"):
+            yield number, raw
 
 
 _DIALOG_ID = re.compile(r'"dialog_id"\s*:\s*("(?:[^"\\\n]|\\.){1,2000}")')
 
 
-def _guess_dialog_id(text: str) -> str | None:
+def guess_dialog_id(text: str) -> str | None:
     """The dialog_id of a line that is not valid JSON, when it can still be read off the text."""
     found = _DIALOG_ID.search(text[:10_000])
     if not found:
@@ -134,41 +174,3 @@ def _guess_dialog_id(text: str) -> str | None:
     except ValueError:
         return None
     return value if isinstance(value, str) and value and not _SURROGATE.search(value) else None
-
-
-@dataclass(frozen=True)
-class JsonLine:
-    line: int
-    value: Any
-
-
-def read_jsonl(data: bytes, file: str, max_depth: int = MAX_DEPTH) -> Iterator[JsonLine | Issue]:
-    """Yield each non-blank line's value, or an Issue for a line that is not valid JSON."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if not raw.strip(b" \t"):
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield Issue(file, f"the line is not valid UTF-8 (bad byte at column {exc.start + 1}); "
-                              "save the file as UTF-8", "not_utf8", line=number)
-            continue
-        try:
-            yield JsonLine(number, parse_json(text, max_depth))
-        except ValueError as exc:
-            yield Issue(file, str(exc), "bad_json", line=number, dialog_id=_guess_dialog_id(text))
-
-
-def read_json(data: bytes, file: str, max_depth: int = MAX_DEPTH) -> tuple[Any, Issue | None]:
-    """Parse a whole JSON file; returns (value, None) or (None, Issue)."""
-    text, issue = decode_utf8(data, file)
-    if issue:
-        return None, issue
-    try:
-        return parse_json(text, max_depth), None
-    except ValueError as exc:
-        return None, Issue(file, str(exc), "bad_json")

@@ -40,9 +40,9 @@ STAMPS = "source-hashes.json"
 
 HOW_TO_GET = (
     "Get RuWordNet with `ruwordnet download` (the ruwordnet package's SQLite file), "
-    "or point --thesaurus / RUWORDNET_PATH at that file or at a directory of the XML "
-    "distribution (synsets.N.xml, synsets.V.xml, synsets.A.xml); "
-    "or score without synonyms with --no-synonyms."
+    "or give the location of that file or of a directory of the XML distribution "
+    "(synsets.N.xml, synsets.V.xml, synsets.A.xml), or set RUWORDNET_PATH to it; "
+    "or score without the synonym stage."
 )
 
 
@@ -91,7 +91,7 @@ def default_location() -> Path | None:
 def resolve_location(explicit: str | os.PathLike | None) -> Path:
     """``--thesaurus``, else ``$RUWORDNET_PATH``, else the package's download location."""
     if explicit:
-        where, origin = Path(explicit), "--thesaurus"
+        where, origin = Path(explicit), "the given location"
     elif os.environ.get(ENV_PATH):
         where, origin = Path(os.environ[ENV_PATH]), ENV_PATH
     else:

@@ -1,24 +1,38 @@
-"""Reading and validating the four input files (SPEC sections 2-3).
+"""Reading and validating the four input files (SPEC sections 2-3), with bounded work.
 
-Every check collects :class:`~scorer.errors.Issue` objects instead of
-stopping at the first; the JSON Schemas in ``scorer/schemas`` give the shape
-of each line, the code here the cross-file rules on top of it.
+Every reader returns a value (what it kept) and puts what is wrong into an
+:class:`~scorer.errors.IssueLog`, which keeps the first 100 issues and only
+counts the rest. JSONL files are streamed line by line: blank lines, and
+rejected lines past the cap, cost no memory; only valid content is kept. A
+line's shape is checked by hand (the JSON Schemas in ``scorer/schemas``
+describe the same shapes for participants; a test keeps the two in step),
+with at most a few issues a line. Whole-file mistakes (another encoding, a
+JSON array instead of JSON Lines, a list of perplexities instead of an
+object) are said once, first, instead of line after line.
 """
 from __future__ import annotations
 
-import copy
+import io
+import re
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any, Iterable
+from json.decoder import scanstring
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Iterator
 
 from .config import Limits
 from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
-from .errors import Issue, ReferenceDataError, SubmissionInvalid
-from .jsonio import JsonLine, read_json, read_jsonl, shorten
+from .errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
+from .jsonio import (JsonError, decode_value, guess_dialog_id, iter_lines, line_column, parse_json, shorten,
+                     skip_ws)
 from .text import has_token
 
+#: A file's content: its bytes, or the path of a regular file to stream from.
+Source = bytes | Path
+PART_TYPES = ("text", "image", "audio")
+MAX_ISSUES_PER_LINE = 5
 
 
 @dataclass(frozen=True)
@@ -39,22 +53,12 @@ class Submission:
 
 @lru_cache(maxsize=None)
 def schema(name: str) -> dict[str, Any]:
-    """The packaged JSON Schema ``name`` (e.g. ``"submission"``)."""
+    """The packaged JSON Schema ``name`` (e.g. ``"submission"``), as documentation of a line's shape."""
     return json.loads(files("scorer").joinpath("schemas", f"{name}.schema.json").read_text("utf-8"))
 
 
-@lru_cache(maxsize=16)
-def _validator(name: str, max_answer_chars: int | None = None):
-    from jsonschema import Draft202012Validator
-
-    doc = schema(name)
-    if max_answer_chars is not None:
-        doc = copy.deepcopy(doc)
-        doc["properties"]["answers"]["items"]["maxLength"] = max_answer_chars
-    return Draft202012Validator(doc)
-
-
-_TYPE_WORDS = {"string": "a string", "array": "a list", "object": "a JSON object", "number": "a number"}
+def _open(source: Source) -> BinaryIO:
+    return io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else open(source, "rb")
 
 
 def _json_type(value: Any) -> str:
@@ -65,251 +69,486 @@ def _json_type(value: Any) -> str:
     return {str: "a string", list: "a list", dict: "a JSON object", int: "a number", float: "a number"}[type(value)]
 
 
-def _field_name(path: list) -> str:
-    name = ""
-    for part in path:
-        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
-    return name or "the line"
+# --- line shapes ---------------------------------------------------------------------------
+
+Problem = tuple[str, str, int | None]  # message, code, turn
 
 
-def _is_text(value: Any, max_chars: int | None = None) -> bool:
-    return type(value) is str and (max_chars is None or len(value) <= max_chars)
+class _Shape:
+    """Collects a line's shape problems (at most a few) in participants' words."""
 
+    def __init__(self) -> None:
+        self.problems: list[Problem] = []
 
-def _is_list_of(value: Any, ok) -> bool:
-    return type(value) is list and len(value) > 0 and all(map(ok, value))
-
-
-def _is_part(value: Any) -> bool:
-    return (type(value) is dict and value.get("type") in ("text", "image", "audio")
-            and type(value.get("content")) is str)
-
-
-def _is_perplexity(value: Any) -> bool:
-    return (type(value) is float or type(value) is int) and value >= 1
-
-
-def surely_valid(name: str, value: Any, max_answer_chars: int | None = None) -> bool:
-    """A quick test that implies schema ``name`` holds; False only means "ask the schema".
-
-    Lines that pass it skip the JSON Schema validator, which is slow and is
-    needed only to describe what is wrong.
-    """
-    if name == "ppl_output":
-        return type(value) is dict and all(_is_list_of(v, _is_perplexity) for v in value.values())
-    if type(value) is not dict or not _is_text(value.get("dialog_id")) or not value["dialog_id"]:
+    def add(self, message: str, code: str, turn: int | None = None) -> bool:
+        if len(self.problems) < MAX_ISSUES_PER_LINE:
+            self.problems.append((message, code, turn))
         return False
-    if name == "submission":
-        return _is_list_of(value.get("answers"), lambda a: _is_text(a, max_answer_chars))
-    if name == "answers":
-        return _is_list_of(value.get("references"), lambda t: _is_list_of(t, _is_text))
-    if name == "dialogues":
-        return (value.get("type") in DIALOGUE_TYPES
-                and _is_list_of(value.get("turns"), lambda t: _is_list_of(t, _is_part)))
-    return False
+
+    def full(self) -> bool:
+        return len(self.problems) >= MAX_ISSUES_PER_LINE
+
+    def need(self, obj: dict, key: str) -> bool:
+        if key not in obj:
+            return self.add(f"missing required key {json.dumps(key)}", "schema_required")
+        return True
+
+    def typed(self, value: Any, want: type, what: str, name: str, turn: int | None = None) -> bool:
+        if type(value) is not want:
+            return self.add(f"{name} must be {what}, not {_json_type(value)}", "schema_type", turn)
+        return True
+
+    def nonempty_list(self, value: Any, name: str, turn: int | None = None) -> bool:
+        if not self.typed(value, list, "a list", name, turn):
+            return False
+        if not value:
+            return self.add(f"{name} must not be an empty list", "schema_minItems", turn)
+        return True
+
+    def dialog_id(self, obj: dict) -> None:
+        if self.need(obj, "dialog_id") and self.typed(obj["dialog_id"], str, "a string", "dialog_id"):
+            if not obj["dialog_id"]:
+                self.add("dialog_id must not be an empty string", "schema_minLength")
 
 
-def _schema_issues(name: str, value: Any, file: str, line: int | None,
-                   max_answer_chars: int | None = None, per_key_ids: bool = False) -> list[Issue]:
-    """Schema errors of one JSON value, each described in participant's words."""
-    if surely_valid(name, value, max_answer_chars):
-        return []
-    issues = []
-    dialog_id = value.get("dialog_id") if isinstance(value, dict) and not per_key_ids else None
-    dialog_id = dialog_id if isinstance(dialog_id, str) else None
-    errors = sorted(_validator(name, max_answer_chars).iter_errors(value), key=lambda e: list(map(str, e.absolute_path)))
-    for error in errors:
-        path = list(error.absolute_path)
-        turn = None
-        if per_key_ids and path:
-            dialog_id, path = str(path[0]), path[1:]
-            turn = path[0] if path and isinstance(path[0], int) else None
-        elif len(path) >= 2 and path[0] in ("turns", "answers", "references") and isinstance(path[1], int):
-            turn = path[1]
-        issues.append(Issue(file, _describe(error, path, per_key_ids), f"schema_{error.validator}",
-                            line=line, dialog_id=shorten(dialog_id) if dialog_id else None, turn=turn))
-    return issues
+def _enum(value: Any, allowed: tuple[str, ...], name: str, shape: _Shape, turn: int | None = None) -> None:
+    if not isinstance(value, str) or value not in allowed:
+        shown = shorten(json.dumps(value, ensure_ascii=False)) if not isinstance(value, (list, dict)) else _json_type(value)
+        shape.add(f"{name} must be one of {', '.join(json.dumps(a) for a in allowed)}, not {shown}", "schema_enum", turn)
 
 
-def _describe(error, path: list, per_key_ids: bool) -> str:
-    field_name = ("perplexity" if path else "the list of perplexities") if per_key_ids else _field_name(path)
-    v, inst = error.validator, error.instance
-    if v == "type":
-        want = error.validator_value
-        want = " or ".join(_TYPE_WORDS.get(w, w) for w in (want if isinstance(want, list) else [want]))
-        return f"{field_name} must be {want}, not {_json_type(inst)}"
-    if v == "required":
-        missing = [k for k in error.validator_value if k not in inst]
-        return f"missing required key {json.dumps(missing[0])}" if missing else error.message
-    if v == "minItems":
-        return f"{field_name} must not be an empty list"
-    if v == "minLength":
-        return f"{field_name} must not be an empty string"
-    if v == "maxLength":
-        return f"the answer is {len(inst):,} characters long; the limit is {error.validator_value:,}"
-    if v == "enum":
-        allowed = ", ".join(json.dumps(x) for x in error.validator_value)
-        return f"{field_name} must be one of {allowed}, not {shorten(json.dumps(inst, ensure_ascii=False))}"
-    if v == "minimum":
-        return f"{field_name} {inst!r} is below 1; a perplexity is always at least 1"
-    return shorten(error.message, 200)
+def dialogue_problems(value: Any, limits: Limits) -> list[Problem]:
+    shape = _Shape()
+    if not shape.typed(value, dict, "a JSON object", "the line"):
+        return shape.problems
+    shape.dialog_id(value)
+    if shape.need(value, "type"):
+        _enum(value["type"], DIALOGUE_TYPES, "type", shape)
+    if shape.need(value, "turns") and shape.nonempty_list(value["turns"], "turns"):
+        for t, turn in enumerate(value["turns"]):
+            if shape.full():
+                break
+            if shape.nonempty_list(turn, f"turns[{t}]", t):
+                for p, part in enumerate(turn):
+                    name = f"turns[{t}][{p}]"
+                    if shape.full() or not shape.typed(part, dict, "a JSON object", name, t):
+                        continue
+                    if "type" not in part:
+                        shape.add(f"{name} is missing required key \"type\"", "schema_required", t)
+                    else:
+                        _enum(part["type"], PART_TYPES, f"{name}.type", shape, t)
+                    if "content" not in part:
+                        shape.add(f"{name} is missing required key \"content\"", "schema_required", t)
+                    else:
+                        shape.typed(part["content"], str, "a string", f"{name}.content", t)
+    return shape.problems
 
 
-def _lines(data: bytes, file: str, schema_name: str, limits: Limits, issues: list[Issue],
-           max_answer_chars: int | None = None, mentioned: set[str] | None = None) -> list[JsonLine]:
-    """Schema-valid lines of a JSONL file; everything wrong goes to ``issues``.
+def reference_problems(value: Any, limits: Limits) -> list[Problem]:
+    shape = _Shape()
+    if not shape.typed(value, dict, "a JSON object", "the line"):
+        return shape.problems
+    shape.dialog_id(value)
+    if shape.need(value, "references") and shape.nonempty_list(value["references"], "references"):
+        for t, variants in enumerate(value["references"]):
+            if shape.full():
+                break
+            if shape.nonempty_list(variants, f"references[{t}]", t):
+                for v, text in enumerate(variants):
+                    if type(text) is not str:
+                        shape.typed(text, str, "a string", f"references[{t}][{v}]", t)
+    return shape.problems
 
-    ``mentioned`` collects the dialog_id of every parsed line, valid or not, so a
-    dialogue whose line is broken is not also reported as missing.
-    """
-    good = []
-    for item in read_jsonl(data, file, limits.max_json_depth):
-        if isinstance(item, Issue):
-            issues.append(item)
-            if mentioned is not None and item.dialog_id is not None:
-                mentioned.add(item.dialog_id)
+
+def submission_problems(value: Any, limits: Limits) -> list[Problem]:
+    shape = _Shape()
+    if not shape.typed(value, dict, "a JSON object", "the line"):
+        return shape.problems
+    shape.dialog_id(value)
+    if shape.need(value, "answers") and shape.nonempty_list(value["answers"], "answers"):
+        for t, answer in enumerate(value["answers"]):
+            if shape.full():
+                break
+            if shape.typed(answer, str, "a string", f"answers[{t}]", t) and len(answer) > limits.max_answer_chars:
+                shape.add(f"the answer is {len(answer):,} characters long; the limit is {limits.max_answer_chars:,}",
+                          "schema_maxLength", t)
+    return shape.problems
+
+
+# --- JSONL lines ---------------------------------------------------------------------------
+
+
+def _looks_like(raw: bytes) -> str:
+    """A guess at the encoding of bytes that are not UTF-8, for the message."""
+    for name, label in (("utf-16", "UTF-16"), ("cp1251", "Windows-1251 (cp1251)"), ("koi8_r", "KOI8-R")):
+        try:
+            text = raw.decode(name)
+        except UnicodeDecodeError:
             continue
-        if mentioned is not None and isinstance(item.value, dict) and isinstance(item.value.get("dialog_id"), str):
-            mentioned.add(item.value["dialog_id"])
-        found = _schema_issues(schema_name, item.value, file, item.line, max_answer_chars)
-        if found:
-            issues.extend(found)
-        else:
-            good.append(item)
-    if not good and not issues:
-        issues.append(Issue(file, "the file holds no JSON lines", "empty_file"))
-    return good
+        if name == "utf-16" and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            continue
+        if any("\u0400" <= ch <= "\u04ff" for ch in text):
+            return f"; it looks like {label} text"
+    return ""
 
 
-def _unique(lines: list[JsonLine], file: str, issues: list[Issue]) -> dict[str, JsonLine]:
-    first: dict[str, JsonLine] = {}
-    for item in lines:
-        dialog_id = item.value["dialog_id"]
-        if dialog_id in first:
-            issues.append(Issue(file, f"dialog_id appears again (first on line {first[dialog_id].line}); "
-                                      "give each dialogue exactly one line", "duplicate_id",
-                                line=item.line, dialog_id=shorten(dialog_id)))
-        else:
-            first[dialog_id] = item
-    return first
+@dataclass
+class _FileState:
+    """What reading one JSONL file saw beyond its rows: whether whole-file mistakes hid its ids."""
+
+    unreadable: bool = False
+
+
+def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
+                  on_bad_id: Callable[[str], None]) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of every line that is valid JSON; everything else goes to ``log``."""
+    bad_encoding = 0
+    first_line = True
+    with _open(source) as stream:
+        for number, raw in iter_lines(stream):
+            if first_line and raw.lstrip(b" \t").startswith(b"["):
+                state.unreadable = True
+                log.add(Issue(file, "the file holds a JSON array; it must be JSON Lines: one JSON object per "
+                                    "line, e.g. {\"dialog_id\": \"d-0001\", ...}", "json_array", line=number))
+                return
+            first_line = False
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad_encoding += 1
+                if bad_encoding == 1:
+                    state.unreadable = True
+                    log.add(Issue(file, f"the file is not valid UTF-8 (bad byte at column {exc.start + 1})"
+                                        f"{_looks_like(raw)}; save it as UTF-8", "not_utf8", line=number,
+                                  column=exc.start + 1))
+                continue
+            try:
+                yield number, parse_json(text, limits.max_json_depth)
+            except JsonError as exc:
+                guessed = guess_dialog_id(text)
+                if guessed is not None:
+                    on_bad_id(guessed)
+                log.add(Issue(file, exc.message, "bad_json", line=number, column=None if exc.pos is None else exc.pos + 1,
+                              dialog_id=shorten(guessed) if guessed else None))
+
+
+def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
+                  problems: Callable[[Any, Limits], list[Problem]],
+                  mentioned: set[str] | None = None, known: dict | None = None) -> Iterator[tuple[int, dict]]:
+    """Lines of the right shape; ``mentioned`` collects the known dialog_ids of every line, good or bad."""
+
+    def note(dialog_id: Any) -> None:
+        if mentioned is not None and isinstance(dialog_id, str) and (known is None or dialog_id in known):
+            mentioned.add(dialog_id)
+
+    any_line = False
+    for number, value in _parsed_lines(source, file, log, limits, state, note):
+        any_line = True
+        dialog_id = value.get("dialog_id") if isinstance(value, dict) else None
+        note(dialog_id)
+        found = problems(value, limits)
+        if not found:
+            yield number, value
+            continue
+        shown = shorten(dialog_id) if isinstance(dialog_id, str) and dialog_id else None
+        for message, code, turn in found:
+            log.add(Issue(file, message, code, line=number, dialog_id=shown, turn=turn))
+    if not any_line and not state.unreadable and not log:
+        state.unreadable = True
+        log.add(Issue(file, "the file holds no JSON lines", "empty_file"))
+
+
+def _missing(file: str, expected, present, log: IssueLog, what: str) -> None:
+    """A missing_id issue for every expected dialog_id not in ``present``."""
+    for dialog_id in expected:
+        if dialog_id not in present:
+            log.add(Issue(file, f"dialogue of dialogues.jsonl {what}", "missing_id", dialog_id=shorten(dialog_id)))
+
+
+def _duplicate(file: str, number: int, first: int, dialog_id: str) -> Issue:
+    return Issue(file, f"dialog_id appears again (first on line {first}); give each dialogue exactly one line",
+                 "duplicate_id", line=number, dialog_id=shorten(dialog_id))
 
 
 # --- reference data -------------------------------------------------------------------------
 
 
-def read_dialogues(data: bytes, limits: Limits = Limits()) -> list[Dialogue]:
-    """Parse ``dialogues.jsonl``; raises :class:`ReferenceDataError` with all issues."""
-    issues: list[Issue] = []
-    lines = _unique(_lines(data, DIALOGUES, "dialogues", limits, issues), DIALOGUES, issues)
-    if issues:
-        raise ReferenceDataError(issues)
-    return [Dialogue(v.value["dialog_id"], v.value["type"], len(v.value["turns"])) for v in lines.values()]
-
-
-def read_references(data: bytes, dialogues: list[Dialogue], limits: Limits = Limits()) -> dict[str, list[list[str]]]:
-    """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError`."""
-    issues: list[Issue] = []
-    mentioned: set[str] = set()
-    lines = _unique(_lines(data, ANSWERS, "answers", limits, issues, mentioned=mentioned), ANSWERS, issues)
-    known = {d.dialog_id: d for d in dialogues}
-    references: dict[str, list[list[str]]] = {}
-    for dialog_id, item in lines.items():
-        refs = item.value["references"]
-        where = dict(line=item.line, dialog_id=shorten(dialog_id))
-        if dialog_id not in known:
-            issues.append(Issue(ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **where))
+def read_dialogues(source: Source, limits: Limits = Limits()) -> list[Dialogue]:
+    """Parse ``dialogues.jsonl``; raises :class:`ReferenceDataError` with every issue."""
+    log = IssueLog()
+    lines: dict[str, int] = {}
+    dialogues = []
+    for number, value in _shaped_lines(source, DIALOGUES, log, limits, _FileState(), dialogue_problems):
+        dialog_id = value["dialog_id"]
+        if dialog_id in lines:
+            log.add(_duplicate(DIALOGUES, number, lines[dialog_id], dialog_id))
             continue
+        lines[dialog_id] = number
+        dialogues.append(Dialogue(dialog_id, value["type"], len(value["turns"])))
+    if log:
+        raise ReferenceDataError(log)
+    return dialogues
+
+
+def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = Limits()) -> dict[str, list[list[str]]]:
+    """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError`."""
+    log = IssueLog()
+    known = {d.dialog_id: d for d in dialogues}
+    mentioned: set[str] = set()
+    lines: dict[str, int] = {}
+    references: dict[str, list[list[str]]] = {}
+    state = _FileState()
+    for number, value in _shaped_lines(source, ANSWERS, log, limits, state, reference_problems, mentioned, known):
+        dialog_id, refs = value["dialog_id"], value["references"]
+        where = dict(line=number, dialog_id=shorten(dialog_id))
+        if dialog_id not in known:
+            log.add(Issue(ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **where))
+            continue
+        if dialog_id in lines:
+            log.add(_duplicate(ANSWERS, number, lines[dialog_id], dialog_id))
+            continue
+        lines[dialog_id] = number
         if len(refs) != known[dialog_id].n_turns:
-            issues.append(Issue(ANSWERS, f"{len(refs)} turns of references, but the dialogue has "
-                                         f"{known[dialog_id].n_turns} turns", "turn_count", **where))
+            log.add(Issue(ANSWERS, f"{len(refs)} turns of references, but the dialogue has "
+                                   f"{known[dialog_id].n_turns} turns", "turn_count", **where))
             continue
         for turn, variants in enumerate(refs):
             if not any(map(has_token, variants)):
-                issues.append(Issue(ANSWERS, "no reference variant of this turn has a word token",
-                                    "empty_reference", turn=turn, **where))
+                log.add(Issue(ANSWERS, "no reference variant of this turn has a word token",
+                              "empty_reference", turn=turn, **where))
         references[dialog_id] = refs
-    _missing(ANSWERS, known, mentioned, issues, "has no references")
-    if issues:
-        raise ReferenceDataError(issues)
+    if not state.unreadable:
+        _missing(ANSWERS, known, mentioned, log, "has no references")
+    if log:
+        raise ReferenceDataError(log)
     return references
 
 
 # --- submission -----------------------------------------------------------------------------
 
 
-def check_submission(dialogues: list[Dialogue], submission: bytes, ppl: bytes,
-                     limits: Limits = Limits()) -> Submission:
+def check_submission(dialogues: list[Dialogue], submission: Source, ppl: Source, limits: Limits = Limits(),
+                     names: tuple[str, str] = (SUBMISSION, PPL)) -> Submission:
     """Validate both submission files against the dialogues.
 
     Returns the :class:`Submission` or raises :class:`SubmissionInvalid`
-    holding every issue found in either file.
+    holding the issues of both files (the first 100, and how many more).
+    ``names`` are the file names messages use.
     """
-    issues: list[Issue] = []
+    log = IssueLog()
     warnings: list[Issue] = []
     turns = {d.dialog_id: d.n_turns for d in dialogues}
-    answers = _check_answers(submission, turns, limits, issues, warnings)
-    perplexities = _check_ppl(ppl, turns, limits, issues)
-    if issues:
-        raise SubmissionInvalid(issues, warnings)
+    try:
+        answers = _check_answers(submission, names[0], turns, limits, log, warnings)
+        perplexities = _check_ppl(ppl, names[1], turns, limits, log)
+    except MemoryError:
+        raise SubmissionInvalid([Issue(names[0], f"reading the submission ran out of memory; files are limited to "
+                                                 f"{limits.max_file_mib} MiB and answers to "
+                                                 f"{limits.max_answer_chars:,} characters", "out_of_memory")]) from None
+    if log:
+        raise SubmissionInvalid(log, warnings)
     return Submission(answers, perplexities, warnings)
 
 
-def _check_answers(data: bytes, turns: dict[str, int], limits: Limits,
-                   issues: list[Issue], warnings: list[Issue]) -> dict[str, list[str]]:
+def _check_answers(source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog,
+                   warnings: list[Issue]) -> dict[str, list[str]]:
     mentioned: set[str] = set()
-    lines = _unique(_lines(data, SUBMISSION, "submission", limits, issues, limits.max_answer_chars, mentioned),
-                    SUBMISSION, issues)
+    lines: dict[str, int] = {}
     answers: dict[str, list[str]] = {}
-    for dialog_id, item in lines.items():
-        where = dict(line=item.line, dialog_id=shorten(dialog_id))
-        extra = sorted(set(item.value) - {"dialog_id", "answers"})
-        if extra:
-            warnings.append(Issue(SUBMISSION, f"unknown key(s) ignored: {', '.join(shorten(k, 40) for k in extra[:5])}",
-                                  "extra_keys", **where))
+    state = _FileState()
+    for number, value in _shaped_lines(source, file, log, limits, state, submission_problems, mentioned, turns):
+        dialog_id = value["dialog_id"]
+        where = dict(line=number, dialog_id=shorten(dialog_id))
         if dialog_id not in turns:
-            issues.append(Issue(SUBMISSION, "unknown dialog_id: it is not in dialogues.jsonl; remove the line "
-                                            "or fix the id", "unknown_id", **where))
+            log.add(Issue(file, "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id",
+                          "unknown_id", **where))
             continue
-        given, expected = len(item.value["answers"]), turns[dialog_id]
+        if dialog_id in lines:
+            log.add(_duplicate(file, number, lines[dialog_id], dialog_id))
+            continue
+        lines[dialog_id] = number
+        extra = sorted(set(value) - {"dialog_id", "answers"})
+        if extra and len(warnings) < 100:
+            warnings.append(Issue(file, f"unknown key(s) ignored: {', '.join(shorten(k, 40) for k in extra[:5])}",
+                                  "extra_keys", **where))
+        given, expected = len(value["answers"]), turns[dialog_id]
         if given != expected:
-            issues.append(Issue(SUBMISSION, f"{given} answer(s) given, but the dialogue has {expected} turn(s); "
-                                            "give one string per turn", "turn_count", **where))
+            log.add(Issue(file, f"{given} answer(s) given, but the dialogue has {expected} turn(s); "
+                                "give one string per turn", "turn_count", **where))
             continue
-        answers[dialog_id] = item.value["answers"]
-    _missing(SUBMISSION, turns, mentioned, issues, "has no line; add one with one answer per turn")
+        answers[dialog_id] = value["answers"]
+    if not state.unreadable:
+        _missing(file, turns, mentioned, log, "has no line; add one with one answer per turn")
     return answers
 
 
-def _check_ppl(data: bytes, turns: dict[str, int], limits: Limits, issues: list[Issue]) -> dict[str, list[float]]:
-    value, problem = read_json(data, PPL, limits.max_json_depth)
-    if problem:
-        issues.append(problem)
+def _read_all(source: Source) -> bytes:
+    if isinstance(source, (bytes, bytearray)):
+        return bytes(source)
+    with open(source, "rb") as fh:
+        return fh.read()
+
+
+def _check_ppl(source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog) -> dict[str, list[float]]:
+    data = _read_all(source)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        log.add(Issue(file, f"the file is not valid UTF-8 (bad byte at line {line}, column {column})"
+                            f"{_looks_like(data)}; save it as UTF-8", "not_utf8", line=line, column=column))
         return {}
-    found = _schema_issues("ppl_output", value, PPL, None, per_key_ids=True)
-    if isinstance(value, dict) and not any(i.code == "schema_type" and i.dialog_id is None for i in found):
-        bad_ids = {i.dialog_id for i in found}
-        perplexities = {}
-        for dialog_id, values in value.items():
-            where = dict(dialog_id=shorten(dialog_id))
-            if dialog_id not in turns:
-                found.append(Issue(PPL, "unknown dialog_id: it is not in dialogues.jsonl", "unknown_id", **where))
-            elif shorten(dialog_id) in bad_ids:
+    del data
+    try:
+        value = parse_json(text, limits.max_json_depth)
+    except JsonError:
+        value = None
+    if isinstance(value, dict) and _all_good(value, turns):
+        return {k: [float(p) for p in v] for k, v in value.items()}
+    del value
+    return _scan_ppl(text, file, turns, log)
+
+
+def _good_ppl(p: Any) -> bool:
+    return (type(p) is float or type(p) is int) and p >= 1
+
+
+def _all_good(value: dict, turns: dict[str, int]) -> bool:
+    return (len(value) == len(turns) and all(
+        type(v) is list and len(v) == turns.get(k, -1) and all(map(_good_ppl, v)) for k, v in value.items()))
+
+
+def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dict[str, list[float]]:
+    """Walk ``{"id": [p, ...], ...}`` keeping positions, so every issue has its line and column."""
+
+    def issue(message: str, code: str, pos: int, dialog_id: str | None = None, turn: int | None = None) -> None:
+        line, column = line_column(text, pos)
+        log.add(Issue(file, message, code, line=line, column=column,
+                      dialog_id=shorten(dialog_id) if dialog_id is not None else None, turn=turn))
+
+    def syntax(pos: int, what: str) -> dict[str, list[float]]:
+        issue(f"not valid JSON: {what}", "bad_json", min(pos, len(text)))
+        return {}
+
+    pos = skip_ws(text, 0)
+    if pos == len(text):
+        return syntax(pos, "the file is empty")
+    if text[pos] != "{":
+        if text[pos] == "[":
+            issue("the file holds a list; it must be one JSON object mapping each dialog_id to its list of "
+                  "perplexities, e.g. {\"d-0001\": [3.71, 5.2]}", "ppl_not_object", pos)
+        else:
+            try:
+                value, _ = decode_value(text, pos)
+                shown = _json_type(value)
+            except JsonError:
+                shown = "not valid JSON"
+            issue(f"the file must be one JSON object mapping each dialog_id to its list of perplexities, "
+                  f"not {shown}", "ppl_not_object", pos)
+        return {}
+    found: dict[str, list[float]] = {}
+    seen: set[str] = set()
+    pos = skip_ws(text, pos + 1)
+    if text.startswith("}", pos):
+        pos += 1
+    else:
+        while True:
+            if not text.startswith('"', pos):
+                return syntax(pos, "expected a dialog_id in double quotes")
+            key_pos = pos
+            try:
+                dialog_id, pos = scanstring(text, pos + 1)
+            except ValueError:
+                return syntax(key_pos, "a dialog_id string is not closed or has a bad escape")
+            pos = skip_ws(text, pos)
+            if not text.startswith(":", pos):
+                return syntax(pos, "expected ':' after the dialog_id")
+            pos = skip_ws(text, pos + 1)
+            repeated = dialog_id in seen
+            seen.add(dialog_id)
+            if repeated:
+                issue("dialog_id is repeated in the object; give each dialogue one list", "duplicate_id",
+                      key_pos, dialog_id)
+            values, pos, ok = _scan_values(text, pos, dialog_id, issue)
+            if pos is None:
+                return {}
+            if not repeated:
+                if dialog_id not in turns:
+                    issue("unknown dialog_id: it is not in dialogues.jsonl", "unknown_id", key_pos, dialog_id)
+                elif values is not None and len(values) != turns[dialog_id]:
+                    issue(f"{len(values)} perplexities given, but the dialogue has {turns[dialog_id]} turn(s); "
+                          "give one number per turn", "turn_count", key_pos, dialog_id)
+                elif values is not None and ok:
+                    found[dialog_id] = values
+            pos = skip_ws(text, pos)
+            if text.startswith(",", pos):
+                pos = skip_ws(text, pos + 1)
                 continue
-            elif len(values) != turns[dialog_id]:
-                found.append(Issue(PPL, f"{len(values)} perplexities given, but the dialogue has "
-                                        f"{turns[dialog_id]} turn(s); give one number per turn", "turn_count", **where))
-            else:
-                perplexities[dialog_id] = [float(v) for v in values]
-        _missing(PPL, turns, value, found, "has no perplexities; add a list with one number per turn")
-        issues.extend(found)
-        return perplexities
-    issues.extend(found)
-    return {}
+            if text.startswith("}", pos):
+                pos += 1
+                break
+            return syntax(pos, "expected ',' or '}' after a list of perplexities")
+    if skip_ws(text, pos) != len(text):
+        return syntax(skip_ws(text, pos), "extra data after the object")
+    for dialog_id in turns:
+        if dialog_id not in seen:
+            log.add(Issue(file, "dialogue of dialogues.jsonl has no perplexities; add a list with one number "
+                                "per turn", "missing_id", dialog_id=shorten(dialog_id)))
+    return found
 
 
-def _missing(file: str, expected: Iterable[str], present, issues: list[Issue], what: str) -> None:
-    """A missing_id issue for every expected dialog_id not in ``present``."""
-    for dialog_id in expected:
-        if dialog_id not in present:
-            issues.append(Issue(file, f"dialogue of dialogues.jsonl {what}", "missing_id",
-                                dialog_id=shorten(dialog_id)))
+_NUMBERISH = re.compile(r"-?(?:Infinity|NaN|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)")
+
+
+def _scan_values(text: str, pos: int, dialog_id: str, issue) -> tuple[list[float] | None, int | None, bool]:
+    """The list at ``pos``: (values or None when not a list, end or None on a syntax error, all valid)."""
+    if not text.startswith("[", pos):
+        try:
+            value, end = decode_value(text, pos)
+        except JsonError as exc:
+            issue(exc.message, "bad_json", exc.pos if exc.pos is not None else pos, dialog_id)
+            return None, None, False
+        issue(f"the perplexities must be a list with one number per turn, not {_json_type(value)}",
+              "schema_type", pos, dialog_id)
+        return None, end, False
+    values: list[float] = []
+    ok = True
+    pos = skip_ws(text, pos + 1)
+    if text.startswith("]", pos):
+        issue("the list of perplexities must not be empty", "schema_minItems", pos, dialog_id)
+        return values, pos + 1, False
+    turn = 0
+    while True:
+        start = pos
+        try:
+            value, pos = decode_value(text, pos)
+        except JsonError as exc:
+            number = _NUMBERISH.match(text, start)
+            if number is None:
+                issue(exc.message, "bad_json", exc.pos if exc.pos is not None else start, dialog_id, turn)
+                return None, None, False
+            issue(exc.message, "bad_number", start, dialog_id, turn)
+            pos, value, ok = number.end(), None, False
+        else:
+            if not _good_ppl(value):
+                ok = False
+                if type(value) in (int, float):
+                    issue(f"perplexity {value!r} is below 1; a perplexity is always at least 1",
+                          "schema_minimum", start, dialog_id, turn)
+                else:
+                    shown = _json_type(value)
+                    issue(f"perplexity must be a number, not {shown}", "schema_type", start, dialog_id, turn)
+        if ok:
+            values.append(float(value))
+        turn += 1
+        pos = skip_ws(text, pos)
+        if text.startswith(",", pos):
+            pos = skip_ws(text, pos + 1)
+            continue
+        if text.startswith("]", pos):
+            return values if ok else [0.0] * turn, pos + 1, ok
+        issue("not valid JSON: expected ',' or ']' in the list of perplexities", "bad_json", pos, dialog_id)
+        return None, None, False

@@ -120,7 +120,7 @@ def test_invalid_examples_exit_1_without_a_score(tmp_path, name, capsys):
     assert score(EXAMPLES / "invalid" / name, out) == 1
     s = load(out)
     assert s["status"] == "invalid" and s["errors"] and "integral" not in s
-    assert set(s["errors"][0]) == {"file", "message", "code", "line", "dialog_id", "turn"}
+    assert set(s["errors"][0]) == {"file", "message", "code", "line", "column", "dialog_id", "turn"}
     assert not (out / "details.csv").exists() and not (out / "scores.txt").exists()
     err = capsys.readouterr().err
     assert "invalid" in err and "Traceback" not in err

@@ -10,6 +10,11 @@ from scorer.intake import read_submission
 SUB, PPL = b'{"dialog_id": "d", "answers": ["x"]}\n', b'{"d": [2]}'
 
 
+def content(source) -> bytes:
+    """A file's content as the intake hands it on: bytes, or a checked path to stream from."""
+    return source if isinstance(source, bytes) else source.read_bytes()
+
+
 def make_zip(path, entries):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for name, data in entries.items():
@@ -20,11 +25,12 @@ def make_zip(path, entries):
 def test_two_files_and_sibling_default(tmp_path):
     (tmp_path / "a.jsonl").write_bytes(SUB)
     (tmp_path / "p.json").write_bytes(PPL)
-    assert read_submission(tmp_path / "a.jsonl", tmp_path / "p.json", Limits()).ppl == PPL
-    with pytest.raises(UsageError, match="--ppl"):
+    files = read_submission(tmp_path / "a.jsonl", tmp_path / "p.json", Limits())
+    assert content(files.ppl) == PPL and files.names == ("a.jsonl", "p.json")
+    with pytest.raises(UsageError, match="perplexities not found"):
         read_submission(tmp_path / "a.jsonl", None, Limits())
     (tmp_path / "ppl_output.json").write_bytes(PPL)
-    assert read_submission(tmp_path / "a.jsonl", None, Limits()).submission == SUB
+    assert content(read_submission(tmp_path / "a.jsonl", None, Limits()).submission) == SUB
 
 
 def test_directory_root_or_one_folder(tmp_path):
@@ -32,8 +38,8 @@ def test_directory_root_or_one_folder(tmp_path):
         folder.mkdir(parents=True)
         (folder / "submission.jsonl").write_bytes(SUB)
         (folder / "ppl_output.json").write_bytes(PPL)
-    assert read_submission(tmp_path / "flat", None, Limits()).submission == SUB
-    assert read_submission(tmp_path / "nested", None, Limits()).ppl == PPL
+    assert content(read_submission(tmp_path / "flat", None, Limits()).submission) == SUB
+    assert content(read_submission(tmp_path / "nested", None, Limits()).ppl) == PPL
 
 
 def test_directory_missing_a_file(tmp_path):
