@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 from typing import Sequence
@@ -22,12 +23,17 @@ from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerEr
                      ThesaurusError, UsageError)
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressBar
-from .report import (failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
-                     write_leaderboard, write_outputs, write_score_report)
+from .output_dir import locked, prepare
+from .report import (ERROR_LOG, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
+                     write_leaderboard, write_outputs)
 from .turns import default_jobs
 from .version import __version__, engine_description
 
-ERROR_LOG = "scorer-error.log"
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT."""
 
 
 def _jobs(text: str) -> int:
@@ -132,23 +138,27 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _waiting(output: Path):
+    return lambda: print(f"waiting: another run is writing to {output}", file=sys.stderr, flush=True)
+
+
 def _score(args: argparse.Namespace) -> int:
-    output = Path(args.output)
-    try:
-        config = load_config(args.config)
-        result = api.score_submission(args.data, args.submission, args.ppl, config=config,
-                                      thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
-                                      jobs=args.jobs or default_jobs(), progress=_bar(args, "scoring"))
-    except SubmissionInvalid as exc:
-        write_failure(exc, "invalid", output)
-        _print_invalid(exc)
-        return EXIT_INVALID
-    except ScorerError as exc:
-        _try_write_failure(exc, output)
-        raise
-    write_outputs(result, output)
-    if args.report:
-        write_score_report(result, output)
+    output = prepare(args.output)
+    args.output_ready = output
+    with locked(output, _waiting(output)):
+        try:
+            config = load_config(args.config)
+            result = api.score_submission(args.data, args.submission, args.ppl, config=config,
+                                          thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
+                                          jobs=args.jobs or default_jobs(), progress=_bar(args, "scoring"))
+        except SubmissionInvalid as exc:
+            write_failure(exc, "invalid", output)
+            _print_invalid(exc)
+            return EXIT_INVALID
+        except ScorerError as exc:
+            _try_write_failure(exc, output)
+            raise
+        write_outputs(result, output, report=args.report)
     _print_warnings(result.warnings)
     if not args.quiet:
         print(summary_table(result))
@@ -173,13 +183,16 @@ def _bar(args: argparse.Namespace, label: str):
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
+    output = prepare(args.output)
+    args.output_ready = output
     config = load_config(args.config)
     bar = _bar(args, "scoring")
-    board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
-                                  synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
-                                  resamples=args.resamples, seed=args.seed,
-                                  progress=lambda name, done, total: bar(done, total, name))
-    write_leaderboard(board, Path(args.output), report=not args.no_report)
+    with locked(output, _waiting(output)):
+        board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
+                                      synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
+                                      resamples=args.resamples, seed=args.seed,
+                                      progress=lambda name, done, total: bar(done, total, name))
+        write_leaderboard(board, output, report=not args.no_report)
     if not args.quiet:
         print(leaderboard_table(board))
     return EXIT_OK
@@ -198,9 +211,9 @@ def _codalab(args: argparse.Namespace) -> int:
     return _score(args)
 
 
-def _try_write_failure(exc: Exception, output: Path) -> None:
+def _try_write_failure(exc: Exception, output: Path, log: str | None = None) -> None:
     try:
-        write_failure(exc, "error", output)
+        write_failure(exc, "error", output, {ERROR_LOG: log.encode("utf-8")} if log else None)
     except OSError:
         pass
 
@@ -219,24 +232,25 @@ def _print_warnings(warnings) -> None:
 
 
 def _internal_error(args: argparse.Namespace | None) -> int:
-    output = getattr(args, "output", None)
+    """Exit 3: one line on stderr; the traceback goes to ``scorer-error.log`` in the output directory
+    when the run has one (nothing is written anywhere else), else to stderr only with SCORER_DEBUG=1."""
+    output = getattr(args, "output_ready", None)
     text = traceback.format_exc()
-    log = None
-    try:
-        if output:
-            Path(output).mkdir(parents=True, exist_ok=True)
-            log = Path(output) / ERROR_LOG
-            log.write_text(text, encoding="utf-8")
-            _try_write_failure(RuntimeError("internal error; see " + ERROR_LOG), Path(output))
-        else:
-            with tempfile.NamedTemporaryFile("w", prefix="scorer-error-", suffix=".log", delete=False) as fh:
-                fh.write(text)
-                log = Path(fh.name)
-    except OSError:
-        pass
-    where = f"; traceback in {log}" if log else ""
+    where = ""
+    if output is not None:
+        _try_write_failure(RuntimeError("internal error; see " + ERROR_LOG), output, text)
+        if (output / ERROR_LOG).is_file():
+            where = f"; traceback in {output / ERROR_LOG}"
+    elif os.environ.get("SCORER_DEBUG"):
+        print(text, file=sys.stderr)
+    else:
+        where = "; set SCORER_DEBUG=1 to see the traceback"
     print(f"internal error: {sys.exc_info()[1]!r:.300}{where}", file=sys.stderr)
     return EXIT_INTERNAL
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -247,6 +261,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
                "codalab": _codalab}[args.command]
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    try:
+        return _run(handler, args)
+    except KeyboardInterrupt:
+        print("interrupted (SIGINT): stopped; earlier outputs are left as they were", file=sys.stderr)
+        return EXIT_SIGINT
+    except Terminated:
+        print("terminated (SIGTERM): stopped; earlier outputs are left as they were", file=sys.stderr)
+        return EXIT_SIGTERM
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _run(handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except IssuesError as exc:

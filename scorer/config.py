@@ -44,12 +44,7 @@ def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | N
     merged = default_toml()
     layers = []
     if path is not None:
-        try:
-            layers.append(tomllib.loads(Path(path).read_text("utf-8")))
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+        layers.append(_read_toml(Path(path)))
     if overrides:
         layers.append(overrides)
     for layer in layers:
@@ -66,31 +61,72 @@ def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | N
     return _build(merged)
 
 
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """A configuration file: a regular file of at most 1 MiB holding valid TOML."""
+    try:
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist or is not a regular file")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is larger than 1 MiB")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {str(exc)[:200]}") from None
+
+
 def _known_keys(section: str, defaults: dict[str, Any]) -> set[str]:
     if section == "hidden_metric":
         return {"method"} | {p for m in METHODS.values() for p in m.defaults}
     return set(defaults)
 
 
+#: Upper bounds for values the contract leaves open, so no sum or product can overflow.
+MAX_WEIGHT = 1e6
+MAX_NUMBER = 1e12
+MAX_LIMITS = {"max_file_mib": 1 << 20, "max_answer_chars": 100_000_000, "max_json_depth": 1000}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:40] + f"… ({len(text)} characters)"
+
+
 def _number(section: str, key: str, value: Any, low: float | None = None, high: float | None = None) -> float:
     name = f"{section}.{key}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"config key {name} must be a finite number, got {value!r}")
+    bad = isinstance(value, bool) or not isinstance(value, (int, float))
+    if not bad:
+        try:
+            bad = not math.isfinite(float(value))
+        except OverflowError:
+            bad = True
+    if bad:
+        raise ConfigError(f"config key {name} must be a finite number, got {_shown(value)}")
+    high = MAX_NUMBER if high is None else high
+    value = float(value)
     if low is not None and value < low:
-        raise ConfigError(f"config key {name} must be at least {low}, got {value!r}")
-    if high is not None and value > high:
-        raise ConfigError(f"config key {name} must be at most {high}, got {value!r}")
-    return float(value)
+        raise ConfigError(f"config key {name} must be at least {low}, got {_shown(value)}")
+    if value > high:
+        raise ConfigError(f"config key {name} must be at most {high:g}, got {_shown(value)}")
+    return value
 
 
 def _positive_int(section: str, key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"config key {section}.{key} must be a whole number >= 1, got {value!r}")
+        raise ConfigError(f"config key {section}.{key} must be a whole number >= 1, got {_shown(value)}")
+    if value > MAX_LIMITS[key]:
+        raise ConfigError(f"config key {section}.{key} must be at most {MAX_LIMITS[key]:,}, got {_shown(value)}")
     return value
 
 
 def _build(raw: dict[str, Any]) -> Config:
-    weights = {t: _number("weights", t, raw["weights"][t], low=0) for t in DIALOGUE_TYPES}
+    weights = {t: _number("weights", t, raw["weights"][t], low=0, high=MAX_WEIGHT) for t in DIALOGUE_TYPES}
     m = raw["meteor"]
     stages = m["stages"]
     if not isinstance(stages, list) or not stages or not all(isinstance(s, str) for s in stages):

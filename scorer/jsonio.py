@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, BinaryIO, Iterator
+from typing import Any, Iterator
 
 MAX_DEPTH = 64
 #: No value in any message is quoted longer than this.
@@ -145,20 +145,35 @@ def line_column(text: str, pos: int) -> tuple[int, int]:
     return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
-def iter_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
-    """Non-blank lines of a JSONL stream with their 1-based numbers, a leading BOM and CR removed.
+_NON_BLANK = re.compile(rb"[^ \t\r\n]")
 
-    Lines are read one at a time: blank lines cost no memory.
+
+def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines of JSONL ``data`` (bytes or a memory map) with their 1-based numbers.
+
+    A leading BOM and a line's final CR are removed. Runs of blank lines are
+    skipped by one regular-expression search and counted with ``bytes.count``:
+    padding costs neither memory nor a Python step per line.
     """
-    for number, raw in enumerate(stream, start=1):
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        if raw.endswith(b"\n"):
-            raw = raw[:-1]
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if raw.strip(b" \t\r"):
-            yield number, raw
+    pos = 3 if data[:3] == b"\xef\xbb\xbf" else 0
+    line = 1
+    size = len(data)
+    while pos < size:
+        found = _NON_BLANK.search(data, pos)
+        if found is None:
+            return
+        first = found.start()
+        before = data.rfind(b"\n", pos, first)
+        if before >= 0:
+            line += data.count(b"\n", pos, before + 1)
+            pos = before + 1
+        end = data.find(b"\n", first)
+        if end < 0:
+            end = size
+        raw = data[pos:end]
+        yield line, raw[:-1] if raw.endswith(b"\r") else raw
+        pos = end + 1
+        line += 1
 
 
 _DIALOG_ID = re.compile(r'"dialog_id"\s*:\s*("(?:[^"\\\n]|\\.){1,2000}")')

@@ -10,35 +10,19 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from .contract import DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from .errors import Issue, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
+from .output_dir import publish
 
-SCORES_JSON, DETAILS_CSV, SCORES_TXT = "scores.json", "details.csv", "scores.txt"
+ERROR_LOG = "scorer-error.log"
+#: Every file a ``score`` run can write; each run rewrites or removes all of them.
+SCORE_OUTPUTS = (SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML, ERROR_LOG)
 DETAIL_COLUMNS = ["dialog_id", "type", "turn", "meteor", "best_reference", "hidden_metric", "ppl",
                   "matches", "chunks", "precision", "recall", "fmean", "penalty",
                   "cand_tokens", "ref_tokens", "exact_search"]
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # readable like any other output, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def json_bytes(payload: Any) -> bytes:
@@ -96,21 +80,28 @@ def scores_txt(result) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def write_outputs(result, output: Path) -> None:
-    output = Path(output)
-    write_atomic(output / DETAILS_CSV, details_csv(result))
-    write_atomic(output / SCORES_TXT, scores_txt(result))
-    write_atomic(output / SCORES_JSON, json_bytes(scores_payload(result)))
+def score_files(result, report: bool = False) -> dict[str, bytes]:
+    """The outputs of a scored submission, by file name."""
+    files = {DETAILS_CSV: details_csv(result), SCORES_TXT: scores_txt(result),
+             SCORES_JSON: json_bytes(scores_payload(result))}
+    if report:
+        from .html_report import score_report
+
+        files[REPORT_HTML] = score_report(result).encode("utf-8")
+    return files
 
 
-def write_failure(error: Exception, status: str, output: Path) -> None:
-    output = Path(output)
-    write_atomic(output / SCORES_JSON, json_bytes(failure_payload(error, status)))
-    for stale in (DETAILS_CSV, SCORES_TXT):
-        try:
-            (output / stale).unlink()
-        except FileNotFoundError:
-            pass
+def failure_files(error: Exception, status: str) -> dict[str, bytes]:
+    """The outputs of a run that scored nothing: ``scores.json`` with the verdict."""
+    return {SCORES_JSON: json_bytes(failure_payload(error, status))}
+
+
+def write_outputs(result, output: Path, report: bool = False) -> None:
+    publish(Path(output), score_files(result, report), SCORE_OUTPUTS)
+
+
+def write_failure(error: Exception, status: str, output: Path, extra: dict[str, bytes] | None = None) -> None:
+    publish(Path(output), {**failure_files(error, status), **(extra or {})}, SCORE_OUTPUTS)
 
 
 def summary_table(result) -> str:
@@ -138,7 +129,7 @@ def issue_lines(issues: Iterable[Issue], more: int = 0) -> str:
 
 # --- leaderboard ----------------------------------------------------------------------------
 
-LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML = "leaderboard.csv", "leaderboard.json", "report.html"
+LEADERBOARD_CSV, LEADERBOARD_JSON, SUBMISSIONS_DIR = "leaderboard.csv", "leaderboard.json", "submissions"
 LEADERBOARD_COLUMNS = ["rank", "submission", "integral", "ci_low", "ci_high", "meteor", "hidden_metric", "status",
                        "Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text", "p_value", "compared_with",
                        "errors"]
@@ -187,26 +178,30 @@ def leaderboard_payload(board) -> dict[str, Any]:
 
 
 def write_leaderboard(board, output: Path, report: bool = True) -> None:
-    """leaderboard.csv, leaderboard.json, report.html, and each submission's own outputs."""
+    """leaderboard.csv, leaderboard.json, report.html, and each submission's own outputs under
+    ``submissions/<name>/``; folders of entries no longer present are removed."""
     output = Path(output)
+    files: dict[str, bytes] = {}
     for entry in board.entries:
-        folder = output / "submissions" / entry.name
-        if entry.result is not None:
-            write_outputs(entry.result, folder)
-        else:
-            write_failure(SubmissionInvalid(entry.errors), "invalid", folder)
+        folder = f"{SUBMISSIONS_DIR}/{entry.name}/"
+        produced = (score_files(entry.result) if entry.result is not None
+                    else failure_files(SubmissionInvalid(entry.errors), "invalid"))
+        files.update((folder + name, data) for name, data in produced.items())
     if report:
         from .html_report import leaderboard_report
 
-        write_atomic(output / REPORT_HTML, leaderboard_report(board).encode("utf-8"))
-    write_atomic(output / LEADERBOARD_CSV, leaderboard_csv(board))
-    write_atomic(output / LEADERBOARD_JSON, json_bytes(leaderboard_payload(board)))
-
-
-def write_score_report(result, output: Path) -> None:
-    from .html_report import score_report
-
-    write_atomic(Path(output) / REPORT_HTML, score_report(result).encode("utf-8"))
+        files[REPORT_HTML] = leaderboard_report(board).encode("utf-8")
+    files[LEADERBOARD_CSV] = leaderboard_csv(board)
+    files[LEADERBOARD_JSON] = json_bytes(leaderboard_payload(board))
+    outputs = [LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML, ERROR_LOG]
+    current = {entry.name for entry in board.entries}
+    old = output / SUBMISSIONS_DIR
+    if old.is_dir():
+        for folder in old.iterdir():
+            outputs += [f"{SUBMISSIONS_DIR}/{folder.name}/{name}" for name in SCORE_OUTPUTS]
+            if folder.name not in current:
+                outputs.append(f"{SUBMISSIONS_DIR}/{folder.name}")
+    publish(output, files, outputs)
 
 
 def leaderboard_table(board) -> str:

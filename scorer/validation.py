@@ -12,15 +12,17 @@ object) are said once, first, instead of line after line.
 """
 from __future__ import annotations
 
-import io
-import re
 import json
+import mmap
+import os
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
 from json.decoder import scanstring
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from .config import Limits
 from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
@@ -57,8 +59,18 @@ def schema(name: str) -> dict[str, Any]:
     return json.loads(files("scorer").joinpath("schemas", f"{name}.schema.json").read_text("utf-8"))
 
 
-def _open(source: Source) -> BinaryIO:
-    return io.BytesIO(source) if isinstance(source, (bytes, bytearray)) else open(source, "rb")
+@contextmanager
+def _contents(source: Source) -> Iterator[bytes]:
+    """The bytes of ``source``; a file is memory-mapped (only the pages read are loaded)."""
+    if isinstance(source, (bytes, bytearray)):
+        yield source
+        return
+    with open(source, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            yield b""
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
 
 
 def _json_type(value: Any) -> str:
@@ -204,8 +216,8 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
     """(line number, value) of every line that is valid JSON; everything else goes to ``log``."""
     bad_encoding = 0
     first_line = True
-    with _open(source) as stream:
-        for number, raw in iter_lines(stream):
+    with _contents(source) as data:
+        for number, raw in iter_lines(data):
             if first_line and raw.lstrip(b" \t").startswith(b"["):
                 state.unreadable = True
                 log.add(Issue(file, "the file holds a JSON array; it must be JSON Lines: one JSON object per "

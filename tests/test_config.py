@@ -51,7 +51,7 @@ def test_config_errors_name_the_key(tmp_path, text, key):
 
 
 def test_unreadable_or_invalid_toml(tmp_path):
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "missing.toml")
     (tmp_path / "bad.toml").write_text("[weights\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not valid TOML"):

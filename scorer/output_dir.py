@@ -1,0 +1,130 @@
+"""The output directory: checked before any work, locked while a run writes, filled in one step.
+
+* :func:`prepare` makes the directory (parents too) and checks it can be
+  written; a path that is a file, or cannot be made or written, is a usage
+  error naming it (exit 2), found before anything is scored.
+* :func:`locked` holds an exclusive ``flock`` on the directory itself, so two
+  runs given the same directory never mix their files: the second waits.
+* :func:`publish` writes every file to a temporary name, then, with SIGINT
+  and SIGTERM held back, renames them all into place and removes every other
+  output a run can write (``scores.json``, ``details.csv``, ``scores.txt``,
+  ``report.html``, ...). A reader, or an interrupted run, sees the previous
+  outputs or the new ones, never a mix and never a stale file next to a new
+  verdict.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+from .errors import UsageError
+
+_HELD_BACK = {signal.SIGINT, signal.SIGTERM}
+
+
+def prepare(output: str | os.PathLike) -> Path:
+    """``output`` as a writable directory (created if missing); raises UsageError naming it."""
+    path = Path(output)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"output {path} is a file, not a directory; give a directory for the outputs")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"output directory {path} cannot be created: {exc.strerror}") from None
+    try:  # a real write: permissions, read-only mounts and full disks all show here
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-check.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"output directory {path} cannot be written ({exc.strerror}); make it writable "
+                         "or give another") from None
+    return path
+
+
+@contextmanager
+def locked(path: Path, notice=None) -> Iterator[None]:
+    """Hold an exclusive lock on the directory ``path``; ``notice()`` is called when another run holds it."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if notice:
+                notice()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _temporary(path: Path, data: bytes) -> str:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # readable like any other output, not mkstemp's 0600
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(path: str | Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """One file, written to a temporary name and renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temporary(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str]) -> None:
+    """Put ``files`` (name -> bytes) into ``output`` and remove the other names of ``outputs`` there."""
+    temporaries: dict[str, str] = {}
+    try:
+        for name, data in files.items():
+            target = output / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporaries[name] = _temporary(target, data)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_BACK) if _main_thread() else None
+        try:
+            for name, tmp in temporaries.items():
+                os.replace(tmp, output / name)
+            temporaries.clear()
+            for name in outputs:
+                if name not in files:
+                    target = output / name
+                    if target.is_dir() and not target.is_symlink():
+                        shutil.rmtree(target, ignore_errors=True)
+                    else:
+                        _unlink(target)
+        finally:
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    finally:
+        for tmp in temporaries.values():
+            _unlink(tmp)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread() and sys.platform != "win32"
