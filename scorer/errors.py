@@ -93,6 +93,11 @@ class IssueLog:
     def total(self) -> int:
         return len(self.kept) + self.more
 
+    @property
+    def full(self) -> bool:
+        """True when a further issue would only be counted (so it need not be described)."""
+        return len(self.kept) >= self.cap
+
     def __bool__(self) -> bool:
         return self.total > 0
 

@@ -437,6 +437,9 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
     """Walk ``{"id": [p, ...], ...}`` keeping positions, so every issue has its line and column."""
 
     def issue(message: str, code: str, pos: int, dialog_id: str | None = None, turn: int | None = None) -> None:
+        if log.full:
+            log.more += 1
+            return
         line, column = line_column(text, pos)
         log.add(Issue(file, message, code, line=line, column=column,
                       dialog_id=shorten(dialog_id) if dialog_id is not None else None, turn=turn))

@@ -1,0 +1,270 @@
+"""Each defence of SPEC section 3 against hostile uploads and a faulty environment, one test a class."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from scorer import cli
+from scorer.config import Limits
+from scorer.errors import SubmissionInvalid
+from scorer.intake import read_submission
+from scorer.output_dir import locked, prepare
+
+from conftest import EXAMPLES, PUBLIC, ROOT
+
+VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_bytes()
+VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
+
+
+def submission_dir(root: Path, sub: bytes = VALID_SUB, ppl: bytes = VALID_PPL) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "submission.jsonl").write_bytes(sub)
+    (root / "ppl_output.json").write_bytes(ppl)
+    return root
+
+
+def score(tmp_path, submission, *extra) -> tuple[int, dict | None]:
+    out = tmp_path / "out"
+    code = cli.main(["score", "--data", str(PUBLIC), "--submission", str(submission), "--output", str(out),
+                     "--quiet", "--jobs", "1", *extra])
+    scores = out / "scores.json"
+    return code, json.loads(scores.read_text(encoding="utf-8")) if scores.exists() else None
+
+
+def scorer_process(*args, limit_kib: int | None = None, **kwargs) -> subprocess.Popen:
+    command = [sys.executable, "-m", "scorer", *map(str, args)]
+    if limit_kib:
+        command = ["bash", "-c", f"ulimit -v {limit_kib} && exec \"$@\"", "scorer", *command]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+# --- nothing outside the submission is read ------------------------------------------------
+
+
+def test_a_symlinked_folder_in_a_submission_is_refused(tmp_path):
+    outside = submission_dir(tmp_path / "outside")
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    os.symlink(outside, upload / "team")
+    code, scores = score(tmp_path, upload)
+    assert code == 1 and scores["status"] == "invalid"
+    assert scores["errors"][0]["code"] == "symlink" and "symbolic link" in scores["errors"][0]["message"]
+
+
+def test_a_symlinked_file_is_refused_in_every_mode(tmp_path):
+    outside = submission_dir(tmp_path / "outside")
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    os.symlink(outside / "submission.jsonl", upload / "submission.jsonl")
+    (upload / "ppl_output.json").write_bytes(VALID_PPL)
+    for given in (upload, upload / "submission.jsonl"):
+        with pytest.raises(SubmissionInvalid) as info:
+            read_submission(given, None, Limits())
+        assert info.value.issues[0].code == "not_a_file" and "symbolic link" in info.value.issues[0].message
+
+
+def test_a_fifo_is_refused_without_opening_it(tmp_path):
+    fifo = tmp_path / "sub.jsonl"
+    os.mkfifo(fifo)
+    (tmp_path / "ppl_output.json").write_bytes(VALID_PPL)
+    start = time.monotonic()
+    code, scores = score(tmp_path, fifo)
+    assert code == 1 and "FIFO" in scores["errors"][0]["message"] and time.monotonic() - start < 5
+    folder = tmp_path / "dir"
+    folder.mkdir()
+    os.mkfifo(folder / "submission.jsonl")
+    (folder / "ppl_output.json").write_bytes(VALID_PPL)
+    with pytest.raises(SubmissionInvalid) as info:
+        read_submission(folder, None, Limits())
+    assert info.value.issues[0].code == "not_a_file"
+
+
+def test_a_device_is_refused(tmp_path):
+    code, scores = score(tmp_path, "/dev/zero")
+    assert code == 1 and "character device" in scores["errors"][0]["message"]
+
+
+# --- numbers and messages ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", ["1" * 400, "-" + "9" * 4300, "1e400"])
+def test_a_number_beyond_a_double_is_invalid_and_located(tmp_path, number, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    ppl = json.loads(VALID_PPL)
+    first = next(iter(ppl))
+    text = json.dumps(ppl).replace(json.dumps(ppl[first]), f"[{number}" + ", 2.0" * (len(ppl[first]) - 1) + "]", 1)
+    code, scores = score(tmp_path, submission_dir(tmp_path / "s", ppl=text.encode()))
+    assert code == 1
+    (error,) = scores["errors"]
+    assert (error["dialog_id"], error["turn"], error["line"], error["column"]) == (first, 0, 1, len(first) + 7)
+    assert "too large" in error["message"] and len(error["message"]) < 120
+    assert cli.main(["validate", "--data", str(PUBLIC), "--submission", str(tmp_path / "s")]) == 1
+    assert list((tmp_path / "tmp").iterdir()) == []  # no log written anywhere
+
+
+@pytest.mark.parametrize("toml", ["[weights]\nText2Text = " + "9" * 400,
+                                  "[weights]\nText2Text = 1e308\nImage2Text = 1e308",
+                                  "[limits]\nmax_file_mib = 9223372036854775808",
+                                  "[hidden_metric]\nmethod = \"log\"\np_max = " + "9" * 5000])
+def test_config_values_that_overflow_are_configuration_errors(tmp_path, toml, capsys):
+    config = tmp_path / "c.toml"
+    config.write_text(toml, encoding="utf-8")
+    code, _ = score(tmp_path, EXAMPLES / "realistic", "--config", str(config))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "Traceback" not in err and len(err) < 400
+
+
+# --- bounded work ----------------------------------------------------------------------------
+
+
+def _bounded(tmp_path, submission: Path, expect: int, limit_kib=1 << 20, seconds=10.0) -> str:
+    start = time.monotonic()
+    process = scorer_process("score", "--data", PUBLIC, "--submission", submission, "--output", tmp_path / "o",
+                             "--quiet", limit_kib=limit_kib)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == expect, err
+    assert time.monotonic() - start < seconds and "Traceback" not in err
+    return err
+
+
+def test_a_million_bad_perplexities_cost_bounded_time_and_memory(tmp_path):
+    bad = b'{"d-0001": [' + b", ".join([b"0.5"] * 1_000_000) + b"]}"
+    err = _bounded(tmp_path, submission_dir(tmp_path / "s", ppl=bad), 1)
+    assert "more" in err
+
+
+def test_a_million_empty_objects_cost_bounded_memory(tmp_path):
+    err = _bounded(tmp_path, submission_dir(tmp_path / "s", sub=b"{}\n" * 1_000_000), 1)
+    assert "missing required key" in err
+
+
+def test_a_valid_file_padded_to_the_limit_scores_under_one_gib(tmp_path):
+    folder = submission_dir(tmp_path / "s")
+    with open(folder / "submission.jsonl", "ab") as fh:
+        fh.truncate(256 * 1024 * 1024 - 1)  # zero bytes are not blank: pad with newlines instead
+    data = VALID_SUB + b"\n" * (256 * 1024 * 1024 - len(VALID_SUB))
+    (folder / "submission.jsonl").write_bytes(data)
+    _bounded(tmp_path, folder, 0, seconds=20)
+    assert json.loads((tmp_path / "o" / "scores.json").read_text())["status"] == "ok"
+
+
+# --- zip -------------------------------------------------------------------------------------
+
+
+def test_a_zip_with_a_repeated_name_is_invalid(tmp_path):
+    path = tmp_path / "s.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("submission.jsonl", VALID_SUB)
+        archive.writestr("ppl_output.json", VALID_PPL)
+        with pytest.warns(UserWarning):
+            archive.writestr("submission.jsonl", b"{}\n")
+    with pytest.raises(SubmissionInvalid) as info:
+        read_submission(path, None, Limits())
+    assert info.value.issues[0].code == "zip_duplicate"
+
+
+def test_the_entry_cap_holds_before_the_directory_is_parsed(tmp_path, monkeypatch):
+    path = tmp_path / "many.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for k in range(1001):
+            archive.writestr(f"f{k}", b"")
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("the central directory was parsed")
+
+    monkeypatch.setattr(zipfile, "ZipFile", no_parsing)
+    with pytest.raises(SubmissionInvalid) as info:
+        read_submission(path, None, Limits())
+    assert info.value.issues[0].code == "zip_entries"
+
+
+def test_the_zip_file_itself_is_size_checked(tmp_path):
+    path = tmp_path / "s.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("submission.jsonl", os.urandom(2 * 1024 * 1024))
+    with pytest.raises(SubmissionInvalid) as info:
+        read_submission(path, None, Limits(max_file_mib=1))
+    assert info.value.issues[0].code == "file_too_large" and info.value.issues[0].file == "s.zip"
+
+
+# --- environment faults ----------------------------------------------------------------------
+
+
+def test_an_output_that_is_a_file_is_a_usage_error(tmp_path, capsys):
+    target = tmp_path / "taken"
+    target.write_text("x")
+    code, _ = score(tmp_path, EXAMPLES / "realistic", "--output", str(target))
+    assert code == 2 and str(target) in capsys.readouterr().err
+    assert target.read_text() == "x"
+
+
+def test_an_unwritable_output_is_a_usage_error(tmp_path, monkeypatch):
+    import tempfile as tf
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tf, "mkstemp", refuse)
+    from scorer.errors import UsageError
+    with pytest.raises(UsageError, match="cannot be written"):
+        prepare(tmp_path / "o")
+
+
+def test_an_unreadable_data_directory_is_a_usage_error(tmp_path, capsys):
+    code, _ = score(tmp_path, EXAMPLES / "realistic", "--data", str(tmp_path / "nowhere"))
+    assert code == 2 and "nowhere" in capsys.readouterr().err
+
+
+# --- concurrency and signals -----------------------------------------------------------------
+
+
+def test_a_second_run_waits_for_the_lock(tmp_path):
+    out = prepare(tmp_path / "o")
+    with locked(out):
+        process = scorer_process("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic",
+                                 "--output", out, "--quiet", "--jobs", "1")
+        time.sleep(3)
+        assert process.poll() is None and not (out / "scores.json").exists()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0 and "waiting: another run is writing" in err
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_cleanly_and_keeps_the_previous_outputs(tmp_path, signum, code):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "scores.json").write_text('{"status": "previous"}')
+    big = tmp_path / "big"
+    rows = [json.loads(x) for x in VALID_SUB.decode().splitlines()]
+    data = tmp_path / "data"
+    data.mkdir()
+    dialogues = [json.loads(x) for x in (PUBLIC / "dialogues.jsonl").read_text().splitlines()]
+    answers = [json.loads(x) for x in (PUBLIC / "answers.jsonl").read_text().splitlines()]
+    ppl = json.loads(VALID_PPL)
+    copies = 3000
+    (data / "dialogues.jsonl").write_text("".join(json.dumps({**d, "dialog_id": f"{d['dialog_id']}-{k}"}) + "\n"
+                                                  for k in range(copies) for d in dialogues))
+    (data / "answers.jsonl").write_text("".join(json.dumps({**a, "dialog_id": f"{a['dialog_id']}-{k}"}) + "\n"
+                                                for k in range(copies) for a in answers))
+    submission_dir(big, "".join(json.dumps({**r, "dialog_id": f"{r['dialog_id']}-{k}"}) + "\n"
+                                for k in range(copies) for r in rows).encode(),
+                   json.dumps({f"{d}-{k}": v for k in range(copies) for d, v in ppl.items()}).encode())
+    config = tmp_path / "c.toml"
+    config.write_text("[meteor]\ngamma = 0.5\n")
+    process = scorer_process("score", "--data", data, "--submission", big, "--output", out, "--quiet",
+                             "--config", config, start_new_session=True)
+    time.sleep(2)
+    assert process.poll() is None
+    os.killpg(process.pid, signum)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == code
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert (out / "scores.json").read_text() == '{"status": "previous"}'
+    assert sorted(p.name for p in out.iterdir()) == ["scores.json"]
