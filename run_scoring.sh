@@ -5,10 +5,11 @@
 #   ./run_scoring.sh validate --data reference_data/public --submission my_submission.zip
 set -euo pipefail
 source "$(dirname "$0")/scripts/ensure_env.sh"
-cd "$ROOT"
 if [ "$#" -gt 0 ]; then
+    # paths are the caller's: run from where the user stands
     exec "$SCORER_PY" -m scorer "$@"
 fi
+cd "$ROOT"
 synonyms=()
 if [ -z "${RUWORDNET_PATH:-}" ] && ! "$SCORER_PY" -c "import sys; from scorer.thesaurus import default_location as d; p = d(); sys.exit(0 if p and p.exists() else 1)"; then
     echo "RuWordNet not found: trying \`ruwordnet download\` ..." >&2

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import api
-from .config import load_config
+from .config import config_for, load_config
 from .explain import explain
 from .meteor import MeteorRu
 from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid,
@@ -46,6 +46,46 @@ def _jobs(text: str) -> int:
     return value
 
 
+EXIT_CODES = """exit codes:
+  0  scored / valid
+  1  the submission is invalid (every error listed, with file, line, dialog_id and turn)
+  2  usage, configuration, thesaurus or reference-data error
+  3  unexpected internal error
+  130, 143  interrupted by SIGINT, SIGTERM (earlier outputs are left as they were)"""
+
+CONFIG_RULE = ("configuration: --config FILE, else config.toml in the reference directory, else the built-in "
+               "default; the run says which on stderr.")
+
+EXAMPLES = {
+    "validate": "python -m scorer validate --data reference_data/public --submission my_submission.zip",
+    "score": "python -m scorer score --data reference_data/public --submission submissions_examples/realistic "
+             "--output out --report",
+    "leaderboard": "python -m scorer leaderboard --data private_ref --submissions uploads/ --output board",
+    "codalab": "python -m scorer codalab /app/input /app/output",
+    "explain": 'python -m scorer explain --candidate "лечу мчаться" --reference "лететь лечить" --gamma 0.5',
+}
+
+DESCRIPTIONS = {
+    "validate": "Check a submission against the public dialogues without scoring it (needs only dialogues.jsonl). "
+                "Lists every error with its file, line, dialog_id and turn.",
+    "score": "Validate and score a submission: writes scores.json, details.csv and scores.txt (and report.html "
+             "with --report) into --output, atomically; an invalid submission gets scores.json with its errors.",
+    "leaderboard": "Score every subfolder or .zip of --submissions against one reference directory and rank them, "
+                   "with bootstrap intervals and paired p-values: leaderboard.csv, leaderboard.json, report.html.",
+    "codalab": "The CodaLab/Codabench scoring program: INPUT/ref is the reference data, INPUT/res the upload; "
+               "writes OUTPUT/scores.txt with scores.json, details.csv and report.html.",
+    "explain": "Show how METEOR scores one answer: tokens, the alignment (each link's stage), chunks, formula.",
+}
+
+
+def _epilog(name: str) -> str:
+    parts = [f"example:\n  {EXAMPLES[name]}"]
+    if name != "explain":
+        parts.append(CONFIG_RULE)
+    parts.append(EXIT_CODES)
+    return "\n\n".join(parts)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scorer", description="Score multimodal dialogue submissions "
                                      "(Russian METEOR + hidden metric, type-weighted integral).")
@@ -60,11 +100,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: ppl_output.json next to it)")
         p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration")
 
-    v = sub.add_parser("validate", help="check a submission without scoring it (needs only dialogues.jsonl)")
+    v = sub.add_parser("validate", help="check a submission without scoring it (needs only dialogues.jsonl)",
+        description=DESCRIPTIONS["validate"], epilog=_epilog("validate"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     submission_args(v)
     v.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
-    s = sub.add_parser("score", help="validate and score a submission")
+    s = sub.add_parser("score", help="validate and score a submission",
+        description=DESCRIPTIONS["score"], epilog=_epilog("score"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     submission_args(s)
     s.add_argument("--output", required=True, metavar="DIR", help="where scores.json, details.csv, scores.txt go")
     s.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory "
@@ -75,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="processes to score on (default 0: every core); outputs do not depend on it")
     s.add_argument("--report", action="store_true", help="also write report.html (charts; takes a second)")
 
-    lb = sub.add_parser("leaderboard", help="score and rank every submission (subfolder or .zip) of a folder")
+    lb = sub.add_parser("leaderboard", help="score and rank every submission (subfolder or .zip) of a folder",
+         description=DESCRIPTIONS["leaderboard"], epilog=_epilog("leaderboard"),
+         formatter_class=argparse.RawDescriptionHelpFormatter)
     lb.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)")
     lb.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
     lb.add_argument("--output", required=True, metavar="DIR",
@@ -85,7 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
     lb.add_argument("--no-report", action="store_true", help="skip report.html")
 
-    cl = sub.add_parser("codalab", help="CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT")
+    cl = sub.add_parser("codalab", help="CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT",
+         description=DESCRIPTIONS["codalab"], epilog=_epilog("codalab"),
+         formatter_class=argparse.RawDescriptionHelpFormatter)
     cl.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
     cl.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
     for p in (lb, cl):
@@ -96,7 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--jobs", type=_jobs, default=0, metavar="N", help="processes (default 0: every core)")
         p.add_argument("--quiet", action="store_true", help="print nothing on success")
 
-    e = sub.add_parser("explain", help="show how METEOR scores one answer: tokens, matches, chunks, formula")
+    e = sub.add_parser("explain", help="show how METEOR scores one answer: tokens, matches, chunks, formula",
+        description=DESCRIPTIONS["explain"], epilog=_epilog("explain"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     e.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
     e.add_argument("--reference", required=True, action="append", metavar="TEXT",
                    help="a reference variant (repeat for several)")
@@ -117,8 +167,15 @@ def _explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _config(args: argparse.Namespace, reference_dir: str | None):
+    """SPEC section 7's rule, said on stderr."""
+    config, which = config_for(reference_dir, args.config)
+    print(f"config: {which}", file=sys.stderr)
+    return config
+
+
 def _validate(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config = _config(args, args.data)
     try:
         valid = api.validate_submission(args.data, args.submission, args.ppl, config=config)
     except SubmissionInvalid as exc:
@@ -147,7 +204,7 @@ def _score(args: argparse.Namespace) -> int:
     args.output_ready = output
     with locked(output, _waiting(output)):
         try:
-            config = load_config(args.config)
+            config = _config(args, args.data)
             result = api.score_submission(args.data, args.submission, args.ppl, config=config,
                                           thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
                                           jobs=args.jobs or default_jobs(), progress=_bar(args, "scoring"))
@@ -185,7 +242,7 @@ def _bar(args: argparse.Namespace, label: str):
 def _leaderboard(args: argparse.Namespace) -> int:
     output = prepare(args.output)
     args.output_ready = output
-    config = load_config(args.config)
+    config = _config(args, args.data)
     bar = _bar(args, "scoring")
     with locked(output, _waiting(output)):
         board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
@@ -205,8 +262,6 @@ def _codalab(args: argparse.Namespace) -> int:
     for folder in (ref, res):
         if not folder.exists():
             raise UsageError(f"{folder} does not exist; INPUT must hold ref/ and res/")
-    private = ref / "config.toml"
-    args.config = args.config or (str(private) if private.is_file() else None)
     args.data, args.submission, args.ppl, args.report = str(ref), str(res), None, True
     return _score(args)
 

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from .errors import ConfigError
 from .hidden_metric import METHODS
-from .contract import DIALOGUE_TYPES
+from .contract import CONFIG_IN_REFERENCE, DIALOGUE_TYPES
 from .meteor import MeteorParams
 from .stages import STAGE_NAMES as STAGES
 
@@ -33,6 +33,21 @@ class Config:
     hm_method: str
     hm_params: Mapping[str, float]
     limits: Limits = field(default_factory=Limits)
+
+
+def config_for(reference_dir: str | Path | None, explicit: str | Path | None = None) -> tuple[Config, str]:
+    """The configuration a run uses (SPEC section 7) and a phrase saying which one.
+
+    ``explicit`` if given; else ``config.toml`` in the reference directory if
+    there is one; else the built-in default.
+    """
+    if explicit is not None:
+        return load_config(explicit), f"config file {explicit}"
+    if reference_dir is not None:
+        private = Path(reference_dir) / CONFIG_IN_REFERENCE
+        if private.is_file():
+            return load_config(private), f"{private} (next to the reference data)"
+    return load_config(), "the built-in default configuration"
 
 
 def default_toml() -> dict[str, Any]:

@@ -117,7 +117,10 @@ def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
             entries = _listing(folder)
         else:
             nested = sorted(str(p.relative_to(root)) for p in root.glob("*/*/" + SUBMISSION))[:1]
-            hint = (f"; found {nested[0]}: put the two files at the top or in one folder" if nested else "")
+            zips = sorted(name for name, mode in entries.items() if stat.S_ISREG(mode) and name.lower().endswith(".zip"))
+            hint = (f"; found {nested[0]}: put the two files at the top or in one folder" if nested else
+                    f"; it holds {zips[0][:60]}: upload the two files themselves (or one zip of them), "
+                    "not a zip inside the upload" if zips else "")
             raise SubmissionInvalid([Issue(root.name, f"the submission directory has no {SUBMISSION} "
                                                       f"and no {PPL}{hint}", "missing_file")])
     issues = []

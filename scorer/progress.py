@@ -27,8 +27,16 @@ class ProgressBar:
         self.shown = False
 
     def render(self, done: int) -> str:
+        """``label [####      ]  40%  8,000/20,000  1m05s left`` (time left once something is done)."""
+        done = min(done, self.total)
         filled = WIDTH * done // self.total
-        return f"{self.label} [{'#' * filled}{' ' * (WIDTH - filled)}] {done}/{self.total}"
+        elapsed = time.monotonic() - self.start
+        left = ""
+        if 0 < done < self.total:
+            seconds = int(elapsed * (self.total - done) / done)
+            left = f"  {seconds // 60}m{seconds % 60:02d}s left" if seconds >= 60 else f"  {seconds}s left"
+        return (f"{self.label} [{'#' * filled}{' ' * (WIDTH - filled)}] {100 * done // self.total:3d}%  "
+                f"{done:,}/{self.total:,}{left}")
 
     def update(self, done: int) -> None:
         if not self.enabled or time.monotonic() - self.start < self.delay:
@@ -39,7 +47,7 @@ class ProgressBar:
 
     def close(self) -> None:
         if self.shown:
-            self.stream.write("\r" + " " * (len(self.render(self.total)) + 2) + "\r")
+            self.stream.write("\r" + " " * (len(self.render(self.total)) + 16) + "\r")
             self.stream.flush()
 
 

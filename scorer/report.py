@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -209,11 +210,15 @@ def leaderboard_table(board) -> str:
     lines = [f"{'rank':>4}  {'submission':<24}{'integral':>10}  {'95% interval':<18}{'p vs above':>11}", "-" * 70]
     for e in board.entries:
         if e.result is None:
-            first = str(e.errors[0]) if e.errors else ""
-            lines.append(f"{'':>4}  {e.name[:24]:<24}  invalid: {first[:60]}")
+            shown = e.errors[:3]
+            lines.append(f"{'':>4}  {e.name[:24]:<24}  invalid ({len(e.errors) + e.more_errors} error(s)):")
+            for issue in shown:
+                lines.extend("          " + part for part in textwrap.wrap(str(issue), 90))
         else:
             p = "" if e.p_value is None else f"{e.p_value:.4f}"
             lines.append(f"{e.rank:>4}  {e.name[:24]:<24}{e.result.summary.integral:>10.6f}  "
                          f"[{e.ci_low:.4f}, {e.ci_high:.4f}]{p:>11}")
+    if board.skipped:
+        lines.append(f"skipped (not a folder or .zip): {', '.join(board.skipped)}")
     lines.append(f"signature: {board.signature}")
     return "\n".join(lines)

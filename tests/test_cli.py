@@ -190,8 +190,9 @@ def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
         raise RuntimeError("simulated bug")
     monkeypatch.setattr("scorer.api.score_validated", boom)
     assert score(EXAMPLES / "realistic", tmp_path) == 3
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "simulated bug" in err and "Traceback" not in err
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "config: the built-in default configuration"
+    assert len(err) == 2 and "simulated bug" in err[1] and "Traceback" not in err[1]
     assert "RuntimeError: simulated bug" in (tmp_path / cli.ERROR_LOG).read_text(encoding="utf-8")
     assert load(tmp_path)["status"] == "error"
 
@@ -375,7 +376,9 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
     from scorer.progress import ProgressBar
 
     bar = ProgressBar(200, "scoring", io.StringIO(), enabled=True, delay=0)
-    assert bar.render(50) == "scoring [#######                       ] 50/200"
+    bar.start -= 10  # 10 s for a quarter: 30 s left
+    assert bar.render(50) == "scoring [#######                       ]  25%  50/200  30s left"
+    assert bar.render(200) == "scoring [##############################] 100%  200/200"
     bar.update(50)
     bar.close()
     assert bar.stream.getvalue().startswith("\rscoring [#######")
