@@ -2,6 +2,8 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scorer.config import Limits
 from scorer.errors import ReferenceDataError, SubmissionInvalid
@@ -205,3 +207,22 @@ def test_packaged_schemas_are_valid_json_schemas():
     from jsonschema import Draft202012Validator
     for name in ("dialogues", "answers", "submission", "ppl_output"):
         Draft202012Validator.check_schema(schema(name))
+
+
+line_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "d-1", "text", "image", "Text2Text", "x"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["dialog_id", "type", "turns", "answers", "references", "content", "extra"]), inner,
+        max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(line_values, st.sampled_from(["dialogues", "answers", "submission"]))
+def test_hand_written_line_checks_agree_with_the_packaged_schemas(value, name):
+    from jsonschema import Draft202012Validator
+
+    from scorer.validation import dialogue_problems, reference_problems, submission_problems
+    check_line = {"dialogues": dialogue_problems, "answers": reference_problems, "submission": submission_problems}
+    by_schema = Draft202012Validator(schema(name)).is_valid(value)
+    assert (check_line[name](value, Limits()) == []) == by_schema
