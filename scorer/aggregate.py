@@ -10,7 +10,7 @@ Sums use ``math.fsum``, so the result does not depend on the order of lines.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from .contract import DIALOGUE_TYPES
@@ -26,6 +26,8 @@ class TurnScore:
     best_reference: int
     hidden_metric: float
     ppl: float
+    answer: str = field(default="", repr=False, compare=False)
+    details: "MeteorScore | None" = field(default=None, repr=False, compare=False)  # noqa: F821
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from .aggregate import Summary, TurnScore, aggregate
 from .config import Config, Limits, load_config
@@ -40,10 +40,13 @@ class ReferenceData:
 @dataclass(frozen=True)
 class ScoreResult:
     summary: Summary
-    turns: list[TurnScore]
-    details: list[MeteorScore]
+    turns: list[TurnScore]   # each carries its answer and its MeteorScore (``details``)
     signature: str
     warnings: list[Issue]
+
+    @property
+    def details(self) -> list[MeteorScore]:
+        return [t.details for t in self.turns]
 
 
 @contextmanager
@@ -153,10 +156,10 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     for (dialogue, turn), (best, s) in zip(keys, scored):
         p = submission.ppl[dialogue.dialog_id][turn]
         turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best,
-                               hidden_metric(p, config.hm_method, **config.hm_params), p))
-    details = [s for _, s in scored]
+                               hidden_metric(p, config.hm_method, **config.hm_params), p,
+                               submission.answers[dialogue.dialog_id][turn], s))
     summary = aggregate(turns, config.weights)
-    return ScoreResult(summary, turns, details, signature(config, metric), submission.warnings)
+    return ScoreResult(summary, turns, signature(config, metric), submission.warnings)
 
 
 def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: Config | None = None,
@@ -197,3 +200,42 @@ def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: 
         matcher.save()
     return rank(entries, config.weights, resamples, seed,
                 signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped)
+
+
+def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: PathLike, *,
+                          config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
+                          synonyms: bool = True, jobs: int = 1, resamples: int = DEFAULT_RESAMPLES,
+                          seed: int = DEFAULT_SEED, baselines: Sequence[str] = (),
+                          progress: Callable[[str, int, int], None] | None = None) -> "Meta":
+    """Score every submission once (as :func:`score_leaderboard`), then correlate the figures with the
+    human ratings at every level SPEC section 8 gives (:mod:`scorer.correlation`)."""
+    from .correlation import BASELINES, build_levels, correlate, read_human
+
+    unknown = [b for b in baselines if b not in BASELINES]
+    if unknown:
+        raise UsageError(f"unknown baseline {unknown[0]!r} (known: {', '.join(BASELINES)})")
+    config = with_synonyms(config or load_config(), synonyms)
+    board = score_leaderboard(data_dir, submissions_dir, config=config, thesaurus=thesaurus, synonyms=synonyms,
+                              jobs=jobs, resamples=resamples, seed=seed, progress=progress)
+    reference = load_reference(data_dir, config.limits)
+    turns_by_dialog = {d.dialog_id: d.n_turns for d in reference.dialogues}
+    ratings = read_human(human, {e.name: turns_by_dialog for e in board.entries})
+    invalid = sorted({k[0] for k in ratings.scores} - {e.name for e in board.entries if e.result is not None})
+    levels, notes = build_levels(board, reference.references, ratings, tuple(baselines), resamples, seed,
+                                 config.weights)
+    notes = [f"ratings of invalid submission {name!r} are left out" for name in invalid] + notes
+    return Meta(correlate(levels), levels, ratings.level, board.signature, resamples, seed, tuple(baselines), notes)
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What ``correlate`` found: one row per level and figure, the data behind them, the settings."""
+
+    rows: list
+    levels: list
+    ratings_level: str
+    signature: str
+    resamples: int
+    seed: int
+    baselines: tuple[str, ...]
+    warnings: list[str]

@@ -25,7 +25,7 @@ from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressBar
 from .output_dir import locked, prepare
 from .report import (ERROR_LOG, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
-                     write_leaderboard, write_outputs)
+                     write_correlation, write_leaderboard, write_outputs, correlation_table)
 from .turns import default_jobs
 from .version import __version__, engine_description
 
@@ -62,6 +62,8 @@ EXAMPLES = {
              "--output out --report",
     "leaderboard": "python -m scorer leaderboard --data private_ref --submissions uploads/ --output board",
     "codalab": "python -m scorer codalab /app/input /app/output",
+    "correlate": "python -m scorer correlate --data reference_data/public --submissions submissions_examples "
+                 "--human reference_data/public/human_turns.csv --output meta --baselines chrf,bleu",
     "explain": 'python -m scorer explain --candidate "лечу мчаться" --reference "лететь лечить" --gamma 0.5',
 }
 
@@ -74,6 +76,10 @@ DESCRIPTIONS = {
                    "with bootstrap intervals and paired p-values: leaderboard.csv, leaderboard.json, report.html.",
     "codalab": "The CodaLab/Codabench scoring program: INPUT/ref is the reference data, INPUT/res the upload; "
                "writes OUTPUT/scores.txt with scores.json, details.csv and report.html.",
+    "correlate": "Measure how well the competition's figures (METEOR, hidden metric, integral; chrF and BLEU as "
+                 "baselines) agree with human ratings at turn, dialogue and system level: Pearson, Spearman and "
+                 "Kendall with 95% bootstrap intervals, pairwise accuracy; correlation.csv, correlation.json, "
+                 "report.html.",
     "explain": "Show how METEOR scores one answer: tokens, the alignment (each link's stage), chunks, formula.",
 }
 
@@ -136,7 +142,19 @@ def build_parser() -> argparse.ArgumentParser:
          formatter_class=argparse.RawDescriptionHelpFormatter)
     cl.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
     cl.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
-    for p in (lb, cl):
+    co = sub.add_parser("correlate", help="agreement of the figures with human ratings (meta-evaluation)",
+                        description=DESCRIPTIONS["correlate"], epilog=_epilog("correlate"),
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    co.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl, answers.jsonl)")
+    co.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
+    co.add_argument("--human", required=True, metavar="FILE",
+                    help="CSV: submission,score | submission,dialog_id,score | submission,dialog_id,turn,score")
+    co.add_argument("--output", required=True, metavar="DIR", help="where correlation.csv/.json and report.html go")
+    co.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                    help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
+    co.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
+    co.add_argument("--baselines", default="", metavar="LIST", help="comma-separated: chrf,bleu (sacreBLEU defaults)")
+    for p in (lb, cl, co):
         p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration"
                        + (" (default: INPUT/ref/config.toml when present)" if p is cl else ""))
         p.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory")
@@ -266,6 +284,25 @@ def _codalab(args: argparse.Namespace) -> int:
     return _score(args)
 
 
+def _correlate(args: argparse.Namespace) -> int:
+    output = prepare(args.output)
+    args.output_ready = output
+    config = _config(args, args.data)
+    baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
+    bar = _bar(args, "scoring")
+    with locked(output, _waiting(output)):
+        meta = api.correlate_submissions(args.data, args.submissions, args.human, config=config,
+                                         thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
+                                         jobs=args.jobs or default_jobs(), resamples=args.resamples, seed=args.seed,
+                                         baselines=baselines, progress=lambda name, done, total: bar(done, total, name))
+        write_correlation(meta, output)
+    for note in meta.warnings:
+        print(f"warning: {note}", file=sys.stderr)
+    if not args.quiet:
+        print(correlation_table(meta))
+    return EXIT_OK
+
+
 def _try_write_failure(exc: Exception, output: Path, log: str | None = None) -> None:
     try:
         write_failure(exc, "error", output, {ERROR_LOG: log.encode("utf-8")} if log else None)
@@ -315,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
-               "codalab": _codalab}[args.command]
+               "codalab": _codalab, "correlate": _correlate}[args.command]
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
         return _run(handler, args)

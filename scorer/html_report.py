@@ -136,3 +136,39 @@ def leaderboard_report(board) -> str:
             f"<th>p vs above</th></tr>{''.join(rows)}</table>{charts}"
             f"<p class=\"sig\">{html.escape(board.signature)}</p>")
     return _page("Leaderboard", body)
+
+
+def correlation_report(meta) -> str:
+    """The ``correlate`` page: the table, then one scatter plot (human score against figure) per level and figure."""
+    plt = _pyplot()
+
+    def fmt(v) -> str:
+        return "" if v is None or v != v else f"{v:.3f}"
+
+    rows = "".join(
+        f"<tr><td>{r.level}</td><td class=name>{r.figure}</td><td>{r.n}</td>"
+        f"<td>{fmt(r.pearson)} [{fmt(r.pearson_low)}, {fmt(r.pearson_high)}]</td>"
+        f"<td>{fmt(r.spearman)} [{fmt(r.spearman_low)}, {fmt(r.spearman_high)}]</td>"
+        f"<td>{fmt(r.kendall)} [{fmt(r.kendall_low)}, {fmt(r.kendall_high)}]</td>"
+        f"<td>{fmt(r.pairwise_accuracy)}</td></tr>" for r in meta.rows)
+    body = [f"<p>Human ratings given at <b>{meta.ratings_level}</b> level; {meta.resamples} bootstrap resamples, "
+            f"seed {meta.seed}; intervals are 95%.</p>",
+            "<table><tr><th>level</th><th>figure</th><th>n</th><th>Pearson r</th><th>Spearman &rho;</th>"
+            f"<th>Kendall &tau;-b</th><th>pairwise accuracy</th></tr>{rows}</table>"]
+    by_key = {(r.level, r.figure): r for r in meta.rows}
+    for data in meta.levels:
+        figures = list(data.figures)
+        fig, axes = plt.subplots(1, len(figures), figsize=(3.2 * len(figures), 3.0), squeeze=False)
+        for ax, name in zip(axes[0], figures):
+            ax.scatter(data.human, data.figures[name], s=12, alpha=0.6, color="#3465a4")
+            r = by_key[(data.level, name)]
+            ax.set_title(f"{name}\nr={fmt(r.pearson)}  \u03c4={fmt(r.kendall)}", fontsize=9)
+            ax.set_xlabel("human score", fontsize=8)
+            ax.set_ylabel(name, fontsize=8)
+            ax.tick_params(labelsize=7)
+        fig.tight_layout()
+        body.append(f"<h2>{data.level} level ({len(data.human)} items)</h2><figure>{_svg(fig)}</figure>")
+    if meta.warnings:
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in meta.warnings) + "</ul>")
+    body.append(f"<p class=sig>{html.escape(meta.signature).replace('|', '|<wbr>')}</p>")
+    return _page("Agreement of the competition's figures with human ratings", "\n".join(body))

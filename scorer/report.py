@@ -222,3 +222,43 @@ def leaderboard_table(board) -> str:
         lines.append(f"skipped (not a folder or .zip): {', '.join(board.skipped)}")
     lines.append(f"signature: {board.signature}")
     return "\n".join(lines)
+
+
+CORRELATION_CSV, CORRELATION_JSON = "correlation.csv", "correlation.json"
+
+
+def _plain(value):
+    return None if isinstance(value, float) and value != value else value
+
+
+def write_correlation(meta, output: Path) -> None:
+    """correlation.csv, correlation.json and report.html of ``correlate``."""
+    from .correlation import COLUMNS
+    from .html_report import correlation_report
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in meta.rows:
+        writer.writerow(["" if v is None or (isinstance(v, float) and v != v) else v for v in row.row()])
+    payload = {"rows": [{c: _plain(v) for c, v in zip(COLUMNS, row.row())} for row in meta.rows],
+               "signature": meta.signature, "ratings_level": meta.ratings_level,
+               "settings": {"resamples": meta.resamples, "seed": meta.seed, "baselines": list(meta.baselines),
+                            "interval": "95% percentile bootstrap", "coefficients": "scipy.stats"},
+               "warnings": meta.warnings}
+    publish(Path(output), {CORRELATION_CSV: buffer.getvalue().encode("utf-8"), CORRELATION_JSON: json_bytes(payload),
+                           REPORT_HTML: correlation_report(meta).encode("utf-8")},
+            [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG])
+
+
+def correlation_table(meta) -> str:
+    """The terminal table of ``correlate``."""
+    def f(v) -> str:
+        return "   -  " if v is None or v != v else f"{v:6.3f}"
+
+    lines = [f"{'level':<7}{'figure':<15}{'n':>6}  {'pearson':>8} {'[95%]':<17}{'kendall':>8} {'[95%]':<17}{'pairwise':>8}",
+             "-" * 86]
+    for r in meta.rows:
+        lines.append(f"{r.level:<7}{r.figure:<15}{r.n:>6}  {f(r.pearson):>8} [{f(r.pearson_low)},{f(r.pearson_high)}] "
+                     f"{f(r.kendall):>8} [{f(r.kendall_low)},{f(r.kendall_high)}] {f(r.pairwise_accuracy):>8}")
+    return "\n".join(lines)

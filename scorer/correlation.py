@@ -1,0 +1,380 @@
+"""Meta-evaluation (SPEC section 8): how well the competition's figures agree with human ratings.
+
+Ratings come at one of three levels, told by the CSV header
+(``submission,score`` / ``submission,dialog_id,score`` /
+``submission,dialog_id,turn,score``); repeated keys are averaged and only
+rated items take part. Turn ratings are lifted to dialogues (mean over the
+dialogue's rated turns), and both to systems (mean over the submission's
+rated items).
+
+Per level and figure: n, Pearson r, Spearman rho and Kendall tau-b as
+``scipy.stats`` computes them, each with a 95% bootstrap interval; at system
+level also the pairwise accuracy. Bootstrap: at turn and dialogue level the
+items are resampled with replacement (``default_rng(seed).integers(0, n,
+(resamples, n))``, the same indices for every figure of the level); at system
+level the dialogues are resampled, stratified by type, with the indices of
+:mod:`scorer.significance` (those ``leaderboard`` uses), every figure and the
+human system score (unless the CSV is at system level) recomputed on each
+resample. The interval is the order statistics ``R // 40`` and
+``R - R // 40 - 1`` of the resampled coefficients that are defined, widened
+to hold the point estimate when the resampled values all lie to one side of
+it (as happens for coefficients near +-1 on few items).
+"""
+from __future__ import annotations
+
+import csv
+import math
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from .contract import DIALOGUE_TYPES
+from .errors import EXIT_USAGE, Issue, IssueLog, IssuesError
+
+LEVELS = ("turn", "dialog", "system")
+FIGURES = {"turn": ("meteor", "hidden_metric", "turn_score"),
+           "dialog": ("meteor", "hidden_metric", "dialog_score"),
+           "system": ("meteor", "hidden_metric", "integral")}
+BASELINES = ("chrf", "bleu")
+COLUMNS = ["level", "figure", "n", "pearson", "pearson_low", "pearson_high", "spearman", "spearman_low",
+           "spearman_high", "kendall", "kendall_low", "kendall_high", "pairwise_accuracy"]
+SHAPES = {("submission", "score"): "system", ("submission", "dialog_id", "score"): "dialog",
+          ("submission", "dialog_id", "turn", "score"): "turn"}
+MIN_ITEMS = 3
+
+
+class HumanRatingsError(IssuesError):
+    """The human ratings CSV breaks SPEC section 8 (exit 2)."""
+
+    exit_code = EXIT_USAGE
+    kind = "human_ratings"
+
+    def __init__(self, issues: IssueLog):
+        super().__init__(issues, f"the human ratings are invalid ({issues.total} error(s))")
+
+
+@dataclass(frozen=True)
+class HumanRatings:
+    level: str                                   # "system", "dialog" or "turn"
+    scores: dict[tuple, float]                   # (submission,) / (submission, dialog_id) / (..., turn) -> mean
+
+
+@dataclass(frozen=True)
+class Correlation:
+    level: str
+    figure: str
+    n: int
+    pearson: float
+    pearson_low: float
+    pearson_high: float
+    spearman: float
+    spearman_low: float
+    spearman_high: float
+    kendall: float
+    kendall_low: float
+    kendall_high: float
+    pairwise_accuracy: float | None = None
+
+    def row(self) -> list:
+        return [getattr(self, c) for c in COLUMNS]
+
+
+def read_human(path: str | Path, submissions: Mapping[str, Mapping[str, int]]) -> HumanRatings:
+    """Read and average the ratings; ``submissions``: entry name -> dialog_id -> turns."""
+    path = Path(path)
+    log = IssueLog()
+    name = path.name
+    try:
+        handle = open(path, encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        log.add(Issue(name, f"cannot read {path}: {exc.strerror}", "unreadable"))
+        raise HumanRatingsError(log) from None
+    by_name = {n: n for n in submissions} | {n[:-4]: n for n in submissions if n.lower().endswith(".zip")}
+    sums: dict[tuple, list[float]] = {}
+    with handle:
+        reader = csv.reader(handle)
+        header = tuple(h.strip() for h in next(reader, []))
+        level = SHAPES.get(header)
+        if level is None:
+            log.add(Issue(name, "the header must be one of: submission,score / submission,dialog_id,score / "
+                                f"submission,dialog_id,turn,score (found {','.join(header)[:60]})", "bad_header",
+                          line=1))
+            raise HumanRatingsError(log)
+        for number, row in enumerate(reader, start=2):
+            if not row or not any(cell.strip() for cell in row):
+                continue
+            key = _key(row, header, number, name, by_name, submissions, log)
+            if key is not None:
+                entry = sums.setdefault(key, [0.0, 0])
+                entry[0] += float(row[-1])
+                entry[1] += 1
+    if log:
+        raise HumanRatingsError(log)
+    if not sums:
+        log.add(Issue(name, "the file holds no ratings", "empty_file"))
+        raise HumanRatingsError(log)
+    return HumanRatings(level, {key: total / count for key, (total, count) in sums.items()})
+
+
+def _key(row, header, number, name, by_name, submissions, log) -> tuple | None:
+    def bad(message: str, code: str) -> None:
+        log.add(Issue(name, message, code, line=number))
+
+    if len(row) != len(header):
+        return bad(f"{len(row)} fields; the header has {len(header)}", "bad_row")
+    text = row[-1].strip()
+    try:
+        score = float(text)
+    except ValueError:
+        return bad(f"score {text[:60]!r} is not a number", "bad_score")
+    if not math.isfinite(score):
+        return bad(f"score {text[:60]!r} is not a finite number", "bad_score")
+    submission = by_name.get(row[0].strip())
+    if submission is None:
+        return bad(f"unknown submission {row[0].strip()[:60]!r} (not an entry of the submissions folder)",
+                   "unknown_submission")
+    if len(header) == 2:
+        return (submission,)
+    dialog_id = row[1].strip()
+    turns = submissions[submission].get(dialog_id)
+    if turns is None:
+        return bad(f"unknown dialog_id {dialog_id[:60]!r}", "unknown_id")
+    if len(header) == 3:
+        return (submission, dialog_id)
+    turn_text = row[2].strip()
+    if not turn_text.isdigit() or int(turn_text) >= turns:
+        return bad(f"turn {turn_text[:20]!r} is not a turn of {dialog_id[:60]!r} (0 to {turns - 1})", "unknown_turn")
+    return (submission, dialog_id, int(turn_text))
+
+
+# --- coefficients --------------------------------------------------------------------------------
+
+
+def coefficients(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, float]:
+    """Pearson r, Spearman rho, Kendall tau-b as scipy.stats computes them (NaN when undefined)."""
+    from scipy import stats
+
+    if len(x) < 2:
+        return math.nan, math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return (float(stats.pearsonr(x, y)[0]), float(stats.spearmanr(x, y)[0]),
+                float(stats.kendalltau(x, y)[0]))
+
+
+def pairwise_accuracy(figure: Sequence[float], human: Sequence[float]) -> float | None:
+    """Share of pairs with unequal human scores that ``figure`` orders the same way (ties in it count wrong)."""
+    agree = pairs = 0
+    for a in range(len(human)):
+        for b in range(a + 1, len(human)):
+            if human[a] != human[b]:
+                pairs += 1
+                agree += (figure[a] - figure[b]) * (human[a] - human[b]) > 0
+    return agree / pairs if pairs else None
+
+
+def interval(samples: Sequence[float], estimate: float) -> tuple[float, float]:
+    """The 95% percentile interval of the defined resampled values, widened to hold ``estimate``."""
+    values = sorted(v for v in samples if not math.isnan(v))
+    if not values or math.isnan(estimate):
+        return math.nan, math.nan
+    cut = len(values) // 40
+    return min(values[cut], estimate), max(values[len(values) - cut - 1], estimate)
+
+
+# --- levels --------------------------------------------------------------------------------------
+
+Series = dict[str, list[float]]  # figure name -> values, aligned with the items
+
+
+@dataclass(frozen=True)
+class LevelData:
+    """Rated items of one level: human scores and every figure, aligned; ``resample`` gives, for
+    bootstrap draw r, (figures, human) recomputed."""
+
+    level: str
+    human: list[float]
+    figures: Series
+    resamples: Callable[[], list[tuple[Series, list[float]]]]
+
+
+def correlate(levels: Sequence[LevelData]) -> list[Correlation]:
+    """Coefficients, intervals and (at system level) pairwise accuracy for every level and figure."""
+    rows = []
+    for data in levels:
+        draws = data.resamples()
+        for figure, values in data.figures.items():
+            point = coefficients(values, data.human)
+            per_draw = [coefficients(f[figure], h) for f, h in draws]
+            bounds = [interval([d[k] for d in per_draw], point[k]) for k in range(3)]
+            accuracy = pairwise_accuracy(values, data.human) if data.level == "system" else None
+            rows.append(Correlation(data.level, figure, len(values), point[0], *bounds[0], point[1], *bounds[1],
+                                    point[2], *bounds[2], accuracy))
+    return rows
+
+
+def item_resamples(n: int, resamples: int, seed: int) -> "np.ndarray":  # noqa: F821
+    import numpy as np
+
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n), dtype=np.int64)
+
+
+def types_in_order(types: Sequence[str]) -> list[str]:
+    return [t for t in DIALOGUE_TYPES if t in set(types)]
+
+
+# --- building the levels from a scored leaderboard -----------------------------------------------
+
+
+def _sentence_baselines(names: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict[str, list[float]]:
+    import sacrebleu
+
+    functions = {"chrf": sacrebleu.sentence_chrf, "bleu": sacrebleu.sentence_bleu}
+    return {name: [functions[name](h, list(r)).score for h, r in zip(hyps, refs)] for name in names}
+
+
+def _corpus_metric(name: str):
+    from sacrebleu.metrics import BLEU, CHRF
+
+    return {"chrf": CHRF, "bleu": BLEU}[name]()
+
+
+def _corpus_stats(metric, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int]]:
+    width = max(len(r) for r in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    return [list(s) for s in metric._extract_corpus_statistics(list(hyps), streams)]
+
+
+def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanRatings, baselines: Sequence[str],
+                 resamples: int, seed: int, weights: Mapping[str, float]) -> tuple[list[LevelData], list[str]]:
+    """The levels SPEC section 8 asks for, from the leaderboard's scored entries; and the warnings."""
+    import numpy as np
+
+    from .significance import make_strata
+
+    entries = {e.name: e for e in board.entries if e.result is not None}
+    turns_of = {name: {(t.dialog_id, t.turn): t for t in e.result.turns} for name, e in entries.items()}
+    dialogs_of: dict[str, dict[str, list]] = {}
+    for name, e in entries.items():
+        for t in e.result.turns:
+            dialogs_of.setdefault(name, {}).setdefault(t.dialog_id, []).append(t)
+    sentence: dict[tuple, dict[str, float]] = {}
+
+    def baseline_of(name: str, dialog_id: str, turn: int) -> dict[str, float]:
+        key = (name, dialog_id, turn)
+        if key not in sentence and baselines:
+            t = turns_of[name][(dialog_id, turn)]
+            values = _sentence_baselines(baselines, [t.answer], [references[dialog_id][turn]])
+            sentence[key] = {b: values[b][0] for b in baselines}
+        return sentence.get(key, {})
+
+    def draws(figures: Series, human_values: list[float]):
+        def make() -> list[tuple[Series, list[float]]]:
+            idx = item_resamples(len(human_values), resamples, seed)
+            arrays = {f: np.asarray(v) for f, v in figures.items()}
+            h = np.asarray(human_values)
+            return [({f: a[row].tolist() for f, a in arrays.items()}, h[row].tolist()) for row in idx]
+        return make
+
+    levels: list[LevelData] = []
+    warnings_: list[str] = []
+    # turn level
+    if human.level == "turn":
+        keys = sorted(k for k in human.scores if k[0] in entries)
+        figures: Series = {f: [] for f in FIGURES["turn"] + tuple(baselines)}
+        for name, dialog_id, turn in keys:
+            t = turns_of[name][(dialog_id, turn)]
+            figures["meteor"].append(t.meteor)
+            figures["hidden_metric"].append(t.hidden_metric)
+            figures["turn_score"].append((t.meteor + t.hidden_metric) / 2)
+            for b, v in baseline_of(name, dialog_id, turn).items():
+                figures[b].append(v)
+        hv = [human.scores[k] for k in keys]
+        levels.append(LevelData("turn", hv, figures, draws(figures, hv)))
+    # dialogue level
+    if human.level in ("turn", "dialog"):
+        lifted: dict[tuple, list[float]] = {}
+        for key, value in human.scores.items():
+            if key[0] in entries:
+                lifted.setdefault(key[:2], []).append(value)
+        keys = sorted(lifted)
+        figures = {f: [] for f in FIGURES["dialog"] + tuple(baselines)}
+        for name, dialog_id in keys:
+            ts = dialogs_of[name][dialog_id]
+            m = math.fsum(t.meteor for t in ts) / len(ts)
+            h = math.fsum(t.hidden_metric for t in ts) / len(ts)
+            figures["meteor"].append(m)
+            figures["hidden_metric"].append(h)
+            figures["dialog_score"].append((m + h) / 2)
+            for b in baselines:
+                figures[b].append(math.fsum(baseline_of(name, dialog_id, t.turn)[b] for t in ts) / len(ts))
+        hv = [sum(lifted[k]) / len(lifted[k]) for k in keys]
+        levels.append(LevelData("dialog", hv, figures, draws(figures, hv)))
+    # system level
+    names = sorted(n for n in entries if any(k[0] == n for k in human.scores))
+    first = entries[names[0]].result if names else None
+    if first is not None:
+        types = types_in_order([t.type for t in first.turns])
+        order = {t: [d for d in dict.fromkeys(x.dialog_id for x in first.turns if x.type == t)] for t in types}
+        strata = make_strata({t: len(order[t]) for t in types}, weights, resamples, seed)
+        figures = {f: [] for f in FIGURES["system"] + tuple(baselines)}
+        drawn: dict[str, list[np.ndarray]] = {f: [] for f in figures}
+        human_fixed = human.level == "system"
+        hv, h_drawn = [], []
+        for name in names:
+            summary = entries[name].result.summary
+            figures["meteor"].append(summary.meteor)
+            figures["hidden_metric"].append(summary.hidden_metric)
+            figures["integral"].append(summary.integral)
+            per_dialog = {t: [dialogs_of[name][d] for d in order[t]] for t in types}
+            for f, value in (("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
+                             ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
+                             ("integral", lambda ts: (math.fsum(x.meteor for x in ts) + math.fsum(
+                                 x.hidden_metric for x in ts)) / len(ts) / 2)):
+                drawn[f].append(_weighted(strata, {t: [value(ts) for ts in per_dialog[t]] for t in types}))
+            for b in baselines:
+                metric = _corpus_metric(b)
+                all_turns = [x for t in types for ts in per_dialog[t] for x in ts]
+                stats = _corpus_stats(metric, [x.answer for x in all_turns],
+                                      [references[x.dialog_id][x.turn] for x in all_turns])
+                figures[b].append(float(metric._compute_score_from_stats(
+                    [sum(col) for col in zip(*stats)]).score))
+                by_turn = {(x.dialog_id, x.turn): s for x, s in zip(all_turns, stats)}
+                dstats = {t: np.asarray([[sum(col) for col in zip(*(by_turn[(x.dialog_id, x.turn)] for x in ts))]
+                                         for ts in per_dialog[t]]) for t in types}
+                total = sum(dstats[t][strata.indices[t]].sum(axis=1) for t in types)
+                drawn[b].append(np.asarray([metric._compute_score_from_stats(list(map(int, row))).score
+                                            for row in total]))
+            if human_fixed:
+                hv.append(human.scores[(name,)])
+                h_drawn.append(np.full(resamples, hv[-1]))
+            else:
+                rated = {k: v for k, v in human.scores.items() if k[0] == name}
+                hv.append(sum(rated.values()) / len(rated))
+                sums = {t: np.asarray([sum(v for k, v in rated.items() if k[1] == d) for d in order[t]]) for t in types}
+                counts = {t: np.asarray([sum(1 for k in rated if k[1] == d) for d in order[t]]) for t in types}
+                num = sum(sums[t][strata.indices[t]].sum(axis=1) for t in types)
+                den = sum(counts[t][strata.indices[t]].sum(axis=1) for t in types)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    h_drawn.append(num / den)
+
+        def system_draws(drawn=drawn, h_drawn=h_drawn):
+            return [({f: [float(a[r]) for a in arrays] for f, arrays in drawn.items()},
+                     [float(a[r]) for a in h_drawn]) for r in range(resamples)]
+
+        levels.append(LevelData("system", hv, figures, system_draws))
+    kept = []
+    for data in levels:
+        if len(data.human) < MIN_ITEMS:
+            warnings_.append(f"{data.level} level left out: {len(data.human)} rated item(s), at least {MIN_ITEMS} "
+                             "are needed")
+        else:
+            kept.append(data)
+    return kept, warnings_
+
+
+def _weighted(strata, per_type: Mapping[str, Sequence[float]]):
+    from .significance import resampled_integrals
+
+    return resampled_integrals(strata, per_type)

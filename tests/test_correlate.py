@@ -1,0 +1,136 @@
+"""Meta-evaluation (SPEC section 8): coefficients by hand and against scipy, ratings CSV rules, bootstrap, outputs."""
+import csv
+import json
+import math
+import random
+
+import pytest
+from scipy import stats
+
+from scorer import cli
+from scorer.correlation import COLUMNS, coefficients, interval, pairwise_accuracy, read_human
+
+from conftest import EXAMPLES, PUBLIC
+
+SUBMISSIONS = {"team-a": {"d-1": 2, "d-2": 1}, "team-b.zip": {"d-1": 2, "d-2": 1}}
+
+
+def test_coefficients_by_hand():
+    # x = 1 2 3 4, y = 1 3 2 4: deviations +-1.5, +-0.5; covariance sum 4, variance sums 5 -> r = 0.8;
+    # ranks equal the values -> rho = 0.8; 5 concordant, 1 discordant pair -> tau = 4 / 6.
+    r, rho, tau = coefficients([1, 2, 3, 4], [1, 3, 2, 4])
+    assert (r, rho) == (pytest.approx(0.8, abs=1e-12), pytest.approx(0.8, abs=1e-12))
+    assert tau == pytest.approx(4 / 6, abs=1e-12)
+
+
+def test_coefficients_agree_with_scipy_on_random_data():
+    rng = random.Random(5)
+    for n in (3, 10, 57):
+        x = [rng.random() for _ in range(n)]
+        y = [v + rng.gauss(0, 0.3) for v in x]
+        y[0] = y[1]  # a tie, for tau-b
+        ours = coefficients(x, y)
+        assert ours == (stats.pearsonr(x, y)[0], stats.spearmanr(x, y)[0], stats.kendalltau(x, y)[0])
+
+
+def test_pairwise_accuracy_by_hand_on_four_systems():
+    human = [4.0, 3.0, 2.0, 2.0]   # pairs with unequal human scores: 5 of 6 (the last two tie)
+    figure = [0.9, 0.5, 0.6, 0.1]  # (0,1) ok (0,2) ok (0,3) ok (1,2) wrong (1,3) ok -> 4 / 5
+    assert pairwise_accuracy(figure, human) == 4 / 5
+    assert pairwise_accuracy([1, 1, 1, 1], human) == 0.0  # ties in the figure order nothing
+
+
+def test_interval_holds_the_estimate_and_skips_undefined_draws():
+    assert interval([0.1, 0.2, math.nan, 0.3], 0.5) == (0.1, 0.5)
+    assert interval([math.nan], 0.5) == (math.nan, math.nan) or all(map(math.isnan, interval([math.nan], 0.5)))
+
+
+def write(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    return path
+
+
+def test_repeated_raters_are_averaged_and_zip_suffixes_may_be_left_out(tmp_path):
+    path = write(tmp_path / "h.csv", [["submission", "dialog_id", "turn", "score"], ["team-a", "d-1", "0", "1"],
+                                      ["team-a", "d-1", "0", "4"], ["team-b", "d-2", "0", "2.5"]])
+    ratings = read_human(path, SUBMISSIONS)
+    assert ratings.level == "turn"
+    assert ratings.scores == {("team-a", "d-1", 0): 2.5, ("team-b.zip", "d-2", 0): 2.5}
+
+
+@pytest.mark.parametrize("row, code", [
+    (["team-x", "d-1", "0", "3"], "unknown_submission"),
+    (["team-a", "d-9", "0", "3"], "unknown_id"),
+    (["team-a", "d-2", "1", "3"], "unknown_turn"),
+    (["team-a", "d-1", "x", "3"], "unknown_turn"),
+    (["team-a", "d-1", "0", "nan"], "bad_score"),
+    (["team-a", "d-1", "0", "inf"], "bad_score"),
+    (["team-a", "d-1", "0", "good"], "bad_score"),
+    (["team-a", "d-1", "3"], "bad_row"),
+])
+def test_every_ratings_error_names_its_line(tmp_path, row, code):
+    from scorer.correlation import HumanRatingsError
+
+    path = write(tmp_path / "h.csv", [["submission", "dialog_id", "turn", "score"], ["team-a", "d-1", "1", "2"], row])
+    with pytest.raises(HumanRatingsError) as info:
+        read_human(path, SUBMISSIONS)
+    assert info.value.exit_code == 2
+    assert [(i.line, i.code) for i in info.value.issues] == [(3, code)]
+
+
+def run_correlate(tmp_path, human, *extra):
+    out = tmp_path / "meta"
+    code = cli.main(["correlate", "--data", str(PUBLIC), "--submissions", str(EXAMPLES), "--human", str(human),
+                     "--output", str(out), "--quiet", "--resamples", "200", "--jobs", "1", *extra])
+    return code, out
+
+
+def test_the_bundled_turn_ratings_give_every_level(tmp_path):
+    code, out = run_correlate(tmp_path, PUBLIC / "human_turns.csv", "--baselines", "chrf,bleu")
+    assert code == 0
+    lines = (out / "correlation.csv").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == ",".join(COLUMNS)
+    rows = list(csv.DictReader(lines))
+    assert [(r["level"], r["figure"]) for r in rows][:5] == [("turn", f) for f in
+                                                            ("meteor", "hidden_metric", "turn_score", "chrf", "bleu")]
+    assert {r["level"] for r in rows} == {"turn", "dialog", "system"}
+    for r in rows:
+        for k in ("pearson", "spearman", "kendall"):
+            assert float(r[f"{k}_low"]) <= float(r[k]) <= float(r[f"{k}_high"])
+        assert (r["pairwise_accuracy"] == "") == (r["level"] != "system")
+    turn_meteor = rows[0]
+    assert int(turn_meteor["n"]) == 3 * 66
+    payload = json.loads((out / "correlation.json").read_text(encoding="utf-8"))
+    assert payload["settings"]["resamples"] == 200 and payload["rows"][0]["figure"] == "meteor"
+    assert "<svg" in (out / "report.html").read_text(encoding="utf-8")
+    again = tmp_path / "again"
+    again.mkdir()
+    assert run_correlate(again, PUBLIC / "human_turns.csv", "--baselines", "chrf,bleu")[0] == 0
+    assert (again / "meta" / "correlation.csv").read_bytes() == (out / "correlation.csv").read_bytes()
+
+
+def test_turn_coefficients_equal_scipy_on_the_rated_turns(tmp_path):
+    code, out = run_correlate(tmp_path, PUBLIC / "human_turns.csv")
+    rows = list(csv.DictReader((out / "correlation.csv").read_text(encoding="utf-8").splitlines()))
+    sums = {}
+    for row in csv.DictReader((PUBLIC / "human_turns.csv").read_text(encoding="utf-8").splitlines()):
+        key = (row["submission"], row["dialog_id"], int(row["turn"]))
+        sums.setdefault(key, []).append(float(row["score"]))
+    meteor = {}
+    for name in ("echo_first_variant", "empty_answers", "realistic"):
+        cli.main(["score", "--data", str(PUBLIC), "--submission", str(EXAMPLES / name), "--output",
+                  str(tmp_path / name), "--quiet"])
+        for row in csv.DictReader((tmp_path / name / "details.csv").read_text(encoding="utf-8").splitlines()):
+            meteor[(name, row["dialog_id"], int(row["turn"]))] = float(row["meteor"])
+    keys = sorted(sums)
+    x, y = [meteor[k] for k in keys], [sum(sums[k]) / len(sums[k]) for k in keys]
+    assert float(rows[0]["pearson"]) == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-9)
+    assert float(rows[0]["kendall"]) == pytest.approx(stats.kendalltau(x, y)[0], abs=1e-9)
+
+
+def test_a_level_with_fewer_than_three_items_is_left_out(tmp_path, capsys):
+    path = write(tmp_path / "h.csv", [["submission", "score"], ["realistic", "3"], ["empty_answers", "1"]])
+    code, out = run_correlate(tmp_path, path)
+    assert code == 0 and "system level left out: 2 rated item(s)" in capsys.readouterr().err
+    assert (out / "correlation.csv").read_text(encoding="utf-8").splitlines() == [",".join(COLUMNS)]
