@@ -1,25 +1,30 @@
 """Scorer of the multimodal dialogue leaderboard.
 
-Library API::
+Library API (see README, "Python API")::
 
     from scorer import meteor_ru, score_submission, validate_submission
-    meteor_ru("На картинке кот.", ["Кот.", "На картинке рыжий кот."])
+    meteor_ru("На картинке кот.", ["Кот.", "На картинке рыжий кот."], synonyms=False)
     result = score_submission("reference_data/public", "submissions_examples/realistic")
-    result.summary.integral
+    result.summary.integral, result.to_frame()
 """
-from .api import ScoreResult, load_reference, score_submission, score_validated, validate_submission
-from .config import Config, load_config
+from .api import (Meta, ReferenceData, ScoreResult, correlate_submissions, load_reference, score_leaderboard,
+                  score_submission, score_validated, validate_submission)
+from .config import Config, config_for, load_config
 from .errors import (ConfigError, Issue, ReferenceDataError, ScorerError, SubmissionInvalid,
                      ThesaurusError, UsageError)
 from .hidden_metric import hidden_metric
-from .meteor import MeteorParams, MeteorScore, meteor_ru
+from .leaderboard import Leaderboard
+from .meteor import MeteorParams, MeteorRu, MeteorScore, meteor_ru
+from .report import write_correlation, write_failure, write_leaderboard, write_outputs
 from .text import normalise, tokenise
 from .thesaurus import Thesaurus, load_thesaurus
 from .version import __version__
 
 __all__ = [
-    "Config", "ConfigError", "Issue", "MeteorParams", "MeteorScore", "ReferenceDataError", "ScoreResult",
-    "ScorerError", "SubmissionInvalid", "Thesaurus", "ThesaurusError", "UsageError", "__version__",
-    "hidden_metric", "load_config", "load_reference", "load_thesaurus", "meteor_ru", "normalise",
-    "score_submission", "score_validated", "tokenise", "validate_submission",
+    "Config", "ConfigError", "Issue", "Leaderboard", "Meta", "MeteorParams", "MeteorRu", "MeteorScore",
+    "ReferenceData", "ReferenceDataError", "ScoreResult", "ScorerError", "SubmissionInvalid", "Thesaurus",
+    "ThesaurusError", "UsageError", "__version__", "config_for", "correlate_submissions", "hidden_metric",
+    "load_config", "load_reference", "load_thesaurus", "meteor_ru", "normalise", "score_leaderboard",
+    "score_submission", "score_validated", "tokenise", "validate_submission", "write_correlation",
+    "write_failure", "write_leaderboard", "write_outputs",
 ]

@@ -48,6 +48,18 @@ class Leaderboard:
     seed: int
     skipped: list[str]
 
+    def to_frame(self):
+        """The ``leaderboard.csv`` table as a pandas DataFrame (pandas imported here)."""
+        import io
+
+        import pandas as pd
+
+        from .report import leaderboard_csv
+
+        return pd.read_csv(io.BytesIO(leaderboard_csv(self)), keep_default_na=False,
+                           na_values={c: [""] for c in ("rank", "integral", "ci_low", "ci_high", "meteor",
+                                                        "hidden_metric", "p_value")})
+
 
 def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     """``(name, path)`` of every submission in ``folder``, by name; and the names skipped."""

@@ -60,16 +60,20 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
     return payload
 
 
+def detail_rows(result) -> list[tuple]:
+    """The rows of ``details.csv`` (``chunks`` is "" when no alignment was built)."""
+    return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl,
+             d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
+             d.cand_len, d.ref_len, d.exact_search)
+            for t in result.turns for d in (t.details,)]
+
+
 def details_csv(result) -> bytes:
     """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(DETAIL_COLUMNS)
-    writer.writerows(
-        (t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl,
-         d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
-         d.cand_len, d.ref_len, d.exact_search)
-        for t, d in zip(result.turns, result.details))
+    writer.writerows(detail_rows(result))
     return buffer.getvalue().encode("utf-8")
 
 
