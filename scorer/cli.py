@@ -128,13 +128,19 @@ def build_parser() -> argparse.ArgumentParser:
     lb = sub.add_parser("leaderboard", help="score and rank every submission (subfolder or .zip) of a folder",
          description=DESCRIPTIONS["leaderboard"], epilog=_epilog("leaderboard"),
          formatter_class=argparse.RawDescriptionHelpFormatter)
-    lb.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)")
-    lb.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
-    lb.add_argument("--output", required=True, metavar="DIR",
-                    help="where leaderboard.csv, leaderboard.json, report.html and submissions/<name>/ go")
-    lb.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N",
-                    help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
-    lb.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
+    def many_submissions_args(p: argparse.ArgumentParser, outputs: str) -> None:
+        p.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)")
+        p.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
+        if p is co:
+            p.add_argument("--human", required=True, metavar="FILE", help="CSV: submission,score | "
+                           "submission,dialog_id,score | submission,dialog_id,turn,score")
+        p.add_argument("--output", required=True, metavar="DIR", help=f"where {outputs} go")
+        p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                       help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
+        p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
+
+    co = None
+    many_submissions_args(lb, "leaderboard.csv, leaderboard.json, report.html and submissions/<name>/")
     lb.add_argument("--no-report", action="store_true", help="skip report.html")
 
     cl = sub.add_parser("codalab", help="CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT",
@@ -145,14 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     co = sub.add_parser("correlate", help="agreement of the figures with human ratings (meta-evaluation)",
                         description=DESCRIPTIONS["correlate"], epilog=_epilog("correlate"),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    co.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl, answers.jsonl)")
-    co.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
-    co.add_argument("--human", required=True, metavar="FILE",
-                    help="CSV: submission,score | submission,dialog_id,score | submission,dialog_id,turn,score")
-    co.add_argument("--output", required=True, metavar="DIR", help="where correlation.csv/.json and report.html go")
-    co.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N",
-                    help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
-    co.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
+    many_submissions_args(co, "correlation.csv, correlation.json and report.html")
     co.add_argument("--baselines", default="", metavar="LIST", help="comma-separated: chrf,bleu (sacreBLEU defaults)")
     for p in (lb, cl, co):
         p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration"

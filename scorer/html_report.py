@@ -16,7 +16,7 @@ from .contract import DIALOGUE_TYPES
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}
 td:first-child,th:first-child,td.name{text-align:left}.sig{font-family:monospace;font-size:.85em;word-break:break-all}
-.invalid{color:#a00}figure{margin:1em 0}"""
+.invalid{color:#a00}figure{margin:1em 0}figure svg{max-width:100%;height:auto}"""
 
 
 def _pyplot():
