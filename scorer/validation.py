@@ -156,35 +156,37 @@ def dialogue_problems(value: Any, limits: Limits) -> list[Problem]:
     return shape.problems
 
 
-def reference_problems(value: Any, limits: Limits) -> list[Problem]:
+def _list_line(value: Any, key: str, each: Callable[[_Shape, int, Any], None]) -> list[Problem]:
+    """A line ``{"dialog_id": ..., key: [one item per turn]}``; ``each`` checks one turn's item."""
     shape = _Shape()
     if not shape.typed(value, dict, "a JSON object", "the line"):
         return shape.problems
     shape.dialog_id(value)
-    if shape.need(value, "references") and shape.nonempty_list(value["references"], "references"):
-        for t, variants in enumerate(value["references"]):
+    if shape.need(value, key) and shape.nonempty_list(value[key], key):
+        for t, item in enumerate(value[key]):
             if shape.full():
                 break
-            if shape.nonempty_list(variants, f"references[{t}]", t):
-                for v, text in enumerate(variants):
-                    if type(text) is not str:
-                        shape.typed(text, str, "a string", f"references[{t}][{v}]", t)
+            each(shape, t, item)
     return shape.problems
+
+
+def reference_problems(value: Any, limits: Limits) -> list[Problem]:
+    def variants_of_turn(shape: _Shape, t: int, variants: Any) -> None:
+        if shape.nonempty_list(variants, f"references[{t}]", t):
+            for v, text in enumerate(variants):
+                if type(text) is not str:
+                    shape.typed(text, str, "a string", f"references[{t}][{v}]", t)
+
+    return _list_line(value, "references", variants_of_turn)
 
 
 def submission_problems(value: Any, limits: Limits) -> list[Problem]:
-    shape = _Shape()
-    if not shape.typed(value, dict, "a JSON object", "the line"):
-        return shape.problems
-    shape.dialog_id(value)
-    if shape.need(value, "answers") and shape.nonempty_list(value["answers"], "answers"):
-        for t, answer in enumerate(value["answers"]):
-            if shape.full():
-                break
-            if shape.typed(answer, str, "a string", f"answers[{t}]", t) and len(answer) > limits.max_answer_chars:
-                shape.add(f"the answer is {len(answer):,} characters long; the limit is {limits.max_answer_chars:,}",
-                          "schema_maxLength", t)
-    return shape.problems
+    def answer_of_turn(shape: _Shape, t: int, answer: Any) -> None:
+        if shape.typed(answer, str, "a string", f"answers[{t}]", t) and len(answer) > limits.max_answer_chars:
+            shape.add(f"the answer is {len(answer):,} characters long; the limit is {limits.max_answer_chars:,}",
+                      "schema_maxLength", t)
+
+    return _list_line(value, "answers", answer_of_turn)
 
 
 # --- JSONL lines ---------------------------------------------------------------------------
