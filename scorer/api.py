@@ -195,13 +195,25 @@ def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: 
     configuration and thesaurus errors are raised as for one submission.
     """
     config = with_synonyms(config or load_config(), synonyms)
-    folder = Path(submissions_dir)
-    if not folder.is_dir():
-        raise UsageError(f"submissions folder {folder}: not a directory")
+    _check_board(submissions_dir, resamples)
+    return _score_board(load_reference(data_dir, config.limits), submissions_dir, config, thesaurus, jobs,
+                        resamples, seed, progress)
+
+
+def _check_board(submissions_dir: PathLike, resamples: int) -> None:
+    if not Path(submissions_dir).is_dir():
+        raise UsageError(f"submissions folder {submissions_dir}: not a directory")
     if resamples < 40:
         raise UsageError(f"resamples = {resamples}: use at least 40 for a 95% interval")
+
+
+def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Config,
+                 thesaurus: Thesaurus | PathLike | None, jobs: int, resamples: int, seed: int,
+                 progress: Callable[[str, int, int], None] | None) -> Leaderboard:
+    """:func:`score_leaderboard` once the arguments are checked, the reference data read and the
+    configuration settled."""
+    folder = Path(submissions_dir)
     with no_cycle_collection():
-        reference = load_reference(data_dir, config.limits)
         rwn = thesaurus_for(config, thesaurus)
         matcher = Matcher(rwn)
         found, skipped = find_submissions(folder)
@@ -238,9 +250,9 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
     if unknown:
         raise UsageError(f"unknown baseline {unknown[0]!r} (known: {', '.join(BASELINES)})")
     config = with_synonyms(config or load_config(), synonyms)
-    board = score_leaderboard(data_dir, submissions_dir, config=config, thesaurus=thesaurus, synonyms=synonyms,
-                              jobs=jobs, resamples=resamples, seed=seed, progress=progress)
+    _check_board(submissions_dir, resamples)
     reference = load_reference(data_dir, config.limits)
+    board = _score_board(reference, submissions_dir, config, thesaurus, jobs, resamples, seed, progress)
     turns_by_dialog = {d.dialog_id: d.n_turns for d in reference.dialogues}
     ratings = read_human(human, {e.name: turns_by_dialog for e in board.entries})
     invalid = sorted({k[0] for k in ratings.scores} - {e.name for e in board.entries if e.result is not None})

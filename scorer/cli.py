@@ -23,7 +23,7 @@ from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerEr
                      ThesaurusError, UsageError)
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressBar
-from .output_dir import locked, prepare
+from .output_dir import in_main_thread, locked, prepare
 from .report import (ERROR_LOG, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
                      write_correlation, write_leaderboard, write_outputs, correlation_table)
 from .turns import default_jobs
@@ -352,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
                "codalab": _codalab, "correlate": _correlate}[args.command]
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread() else None
     try:
         return _run(handler, args)
     except KeyboardInterrupt:
@@ -364,12 +364,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
 
 
 def _run(handler, args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import fcntl
 import os
 import shutil
 import signal
-import sys
+import threading
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -104,7 +104,8 @@ def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str]) ->
             target = output / name
             target.parent.mkdir(parents=True, exist_ok=True)
             temporaries[name] = _temporary(target, data)
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_BACK) if _main_thread() else None
+        held = (signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_BACK)
+                if in_main_thread() and hasattr(signal, "pthread_sigmask") else None)
         try:
             for name, tmp in temporaries.items():
                 os.replace(tmp, output / name)
@@ -124,7 +125,6 @@ def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str]) ->
             _unlink(tmp)
 
 
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread() and sys.platform != "win32"
+def in_main_thread() -> bool:
+    """Signal handlers and masks belong to the main thread only."""
+    return threading.current_thread() is threading.main_thread()
