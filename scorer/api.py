@@ -13,13 +13,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .aggregate import Summary, TurnScore, aggregate
+from .aggregate import TurnScore, aggregate
 from .config import Config, Limits, load_config
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
 from .hidden_metric import hidden_metric
 from .intake import read_submission
 from .matcher import Matcher
-from .meteor import MeteorRu, MeteorScore, params_without_synonyms
+from .explain import lowest_turns
+from .meteor import MeteorRu, params_without_synonyms
+from .result import ScoreResult
 from .signature import signature
 from .thesaurus import Thesaurus, load_thesaurus
 from .turns import score_turns
@@ -35,41 +37,6 @@ Progress = Callable[[int, int], None] | None
 class ReferenceData:
     dialogues: list[Dialogue]
     references: dict[str, list[list[str]]] | None  # None when only dialogues were read
-
-
-@dataclass(frozen=True)
-class ScoreResult:
-    summary: Summary
-    turns: list[TurnScore]   # each carries its answer and its MeteorScore (``details``)
-    signature: str
-    warnings: list[Issue]
-
-    @property
-    def details(self) -> list[MeteorScore]:
-        return [t.details for t in self.turns]
-
-    def to_frame(self):
-        """One row per turn: the ``details.csv`` columns, with proper dtypes (pandas, imported here)."""
-        import pandas as pd
-
-        from .report import DETAIL_COLUMNS, detail_rows
-
-        frame = pd.DataFrame(detail_rows(self), columns=DETAIL_COLUMNS)
-        frame["chunks"] = frame["chunks"].replace("", None).astype("Int64")
-        return frame.astype({"dialog_id": "string", "type": "category", "turn": "int64", "best_reference": "int64",
-                             "matches": "int64", "cand_tokens": "int64", "ref_tokens": "int64",
-                             "exact_search": "bool"})
-
-    def dialogs_frame(self):
-        """One row per dialogue: type, turns, mean METEOR, mean hidden metric and S_i."""
-        import pandas as pd
-
-        frame = self.to_frame()
-        grouped = frame.groupby("dialog_id", sort=False, observed=True)
-        out = grouped.agg(type=("type", "first"), turns=("turn", "size"), meteor=("meteor", "mean"),
-                          hidden_metric=("hidden_metric", "mean")).reset_index()
-        out["score"] = (out["meteor"] + out["hidden_metric"]) / 2
-        return out.astype({"dialog_id": "string"}) if isinstance(out, pd.DataFrame) else out
 
 
 @contextmanager
@@ -156,16 +123,27 @@ def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | N
         reference = load_reference(data_dir, config.limits)
         rwn = thesaurus_for(config, thesaurus)
         valid = _read_and_check(reference, submission, ppl, config.limits)
-        return score_validated(reference, valid, config, rwn, jobs, progress)
+        return score_validated(reference, valid, config, rwn, jobs, progress, name=submission_name(submission))
+
+
+def submission_name(submission: PathLike) -> str:
+    """A submission's name: its folder's, its zip file's without ``.zip``, or the folder holding its file."""
+    path = Path(os.path.abspath(submission))
+    if path.is_dir():
+        return path.name
+    if path.suffix.lower() == ".zip":
+        return path.stem
+    return path.parent.name or path.name
 
 
 def score_validated(reference: ReferenceData, submission: Submission, config: Config,
                     thesaurus: Thesaurus | None, jobs: int = 1, progress: Progress = None,
-                    matcher: Matcher | None = None) -> ScoreResult:
+                    matcher: Matcher | None = None, name: str = "") -> ScoreResult:
     """Score a submission already known to be valid against ``reference``, on ``jobs`` processes.
 
     ``progress(done, total)`` hears about scored turns; a ``matcher`` shared
-    between submissions keeps its memoised lemmas and synsets.
+    between submissions keeps its memoised lemmas and synsets. The result
+    carries the submission's ``name`` and its lowest-scoring turns, aligned.
     """
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
@@ -173,8 +151,6 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     report = (lambda done: progress(done, len(keys))) if progress else None
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
     scored = score_turns(answers, variants, metric, jobs, report)
-    if matcher is None:
-        metric.matcher.save()
     turns: list[TurnScore] = []
     for (dialogue, turn), (best, s) in zip(keys, scored):
         p = submission.ppl[dialogue.dialog_id][turn]
@@ -182,7 +158,10 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
                                hidden_metric(p, config.hm_method, **config.hm_params), p,
                                submission.answers[dialogue.dialog_id][turn], s))
     summary = aggregate(turns, config.weights)
-    return ScoreResult(summary, turns, signature(config, metric), submission.warnings)
+    lowest = lowest_turns(turns, reference.references, metric)
+    if matcher is None:
+        metric.matcher.save()
+    return ScoreResult(summary, turns, signature(config, metric), submission.warnings, lowest, name)
 
 
 def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: Config | None = None,
@@ -221,17 +200,16 @@ def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Co
             raise UsageError(f"submissions folder {folder}: no subdirectory or .zip to score")
         entries = []
         for name, path in found:
-            entry = Entry(name, path)
             try:
                 valid = _read_and_check(reference, path, None, config.limits)
             except SubmissionInvalid as exc:
-                entry.errors, entry.more_errors = exc.listed(), exc.not_listed
+                entries.append(Entry(name, path, errors=tuple(exc.listed()), more_errors=exc.not_listed))
             except UsageError as exc:
-                entry.errors = [Issue(name, str(exc), "unreadable")]
+                entries.append(Entry(name, path, errors=(Issue(name, str(exc), "unreadable"),)))
             else:
                 step = (lambda done, total, name=name: progress(name, done, total)) if progress else None
-                entry.result = score_validated(reference, valid, config, rwn, jobs, step, matcher)
-            entries.append(entry)
+                entries.append(Entry(name, path, score_validated(reference, valid, config, rwn, jobs, step,
+                                                                 matcher, name)))
         matcher.save()
     return rank(entries, config.weights, resamples, seed,
                 signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped)

@@ -6,6 +6,7 @@ thesaurus or reference-data error, 3 unexpected internal error.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Sequence
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -88,6 +89,13 @@ class IssueLog:
             self.kept.append(issue)
         else:
             self.more += 1
+
+    @classmethod
+    def of(cls, issues: Sequence[Issue], more: int = 0) -> "IssueLog":
+        """A log holding ``issues`` and counting ``more`` beyond them."""
+        log = cls(max(len(issues), MAX_LISTED_ERRORS))
+        log.kept, log.more = list(issues), more
+        return log
 
     @property
     def total(self) -> int:

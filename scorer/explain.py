@@ -6,11 +6,65 @@ what matched.
 """
 from __future__ import annotations
 
-from typing import Sequence
+import heapq
+from dataclasses import dataclass
+from typing import Mapping, Sequence
 
+from .aggregate import TurnScore
 from .alignment import chunk_runs
-from .meteor import MeteorRu, MeteorScore
+from .meteor import Link, MeteorRu, MeteorScore
 from .text import tokenise
+
+#: How many turns a submission's report explains.
+LOWEST_TURNS = 10
+
+
+@dataclass(frozen=True)
+class ExplainedTurn:
+    """One turn with what matched: the answer's and the best variant's tokens and the rules 1-5 links."""
+
+    dialog_id: str
+    type: str
+    turn: int
+    meteor: float
+    answer: str
+    best_reference: int
+    reference: str
+    answer_tokens: tuple[str, ...]
+    reference_tokens: tuple[str, ...]
+    links: tuple[Link, ...]
+
+    def answer_stages(self) -> list[str | None]:
+        """The stage each answer token was linked by, None where it was not linked."""
+        stages: list[str | None] = [None] * len(self.answer_tokens)
+        for link in self.links:
+            stages[link.cand] = link.stage
+        return stages
+
+    def reference_stages(self) -> list[str | None]:
+        """The stage each reference token was linked by, None where it was not linked."""
+        stages: list[str | None] = [None] * len(self.reference_tokens)
+        for link in self.links:
+            stages[link.ref] = link.stage
+        return stages
+
+
+def lowest_turns(turns: Sequence[TurnScore], references: Mapping[str, Sequence[Sequence[str]]], metric: MeteorRu,
+                 count: int = LOWEST_TURNS) -> tuple[ExplainedTurn, ...]:
+    """The ``count`` turns of lowest METEOR (file order among equals), each aligned against its best variant.
+
+    ``references[dialog_id][turn]`` holds the turn's reference variants as raw text.
+    """
+    chosen = heapq.nsmallest(count, range(len(turns)), key=lambda k: (turns[k].meteor, k))
+    explained = []
+    for k in chosen:
+        t = turns[k]
+        reference = references[t.dialog_id][t.turn][t.best_reference]
+        cand, ref = tokenise(t.answer), tokenise(reference)
+        links = metric.score_tokens(cand, ref, with_alignment=True).alignment if cand and ref else ()
+        explained.append(ExplainedTurn(t.dialog_id, t.type, t.turn, t.meteor, t.answer, t.best_reference,
+                                       reference, tuple(cand), tuple(ref), links))
+    return tuple(explained)
 
 
 def _shared(metric: MeteorRu, stage: str, a: str, b: str) -> str:

@@ -1,8 +1,10 @@
 """``report.html``: a self-contained page a person opens (charts drawn by matplotlib, inlined as SVG).
 
-For one submission: the per-type bars and the per-turn METEOR and
-hidden-metric distributions. For a leaderboard: the ranked integrals with
-their 95% intervals, the per-type scores, and the table. No external file,
+For one submission: the per-type table and dots, the per-turn METEOR and
+hidden-metric distributions, and its lowest-scoring turns with the words
+coloured by the stage that matched them. For a leaderboard: the table (with
+every invalid entry's first errors), the ranked integrals with their 95%
+intervals, and the per-type scores on zoomed axes. No external file,
 script or font is referenced; the SVG carries no date, so equal inputs give
 an equal page.
 """
@@ -11,12 +13,23 @@ from __future__ import annotations
 import html
 import io
 
-from .contract import DIALOGUE_TYPES
+from .contract import SHORT_TYPES
 
-_STYLE = """body{font-family:sans-serif;margin:2em;max-width:70em;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}
-td:first-child,th:first-child,td.name{text-align:left}.sig{font-family:monospace;font-size:.85em;word-break:break-all}
-.invalid{color:#a00}figure{margin:1em 0}figure svg{max-width:100%;height:auto}"""
+_STYLE = """body{font-family:sans-serif;margin:2em;max-width:72em;color:#222}
+.scroll{overflow-x:auto}table{border-collapse:collapse;margin:1em 0}
+td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right;white-space:nowrap}td.wrap{white-space:normal}
+td:first-child,th:first-child,td.name,th.name{text-align:left}tr.total td{font-weight:bold;border-top:2px solid #888}
+.sig{font-family:monospace;font-size:.85em}.sig span{white-space:nowrap}.invalid{color:#a00}.invalid ul{margin:.2em 0;padding-left:1.2em}
+figure{margin:1em 0}figure svg{max-width:100%;height:auto}
+.turn{border:1px solid #ddd;border-radius:4px;padding:.5em .8em;margin:.8em 0}
+.turn h3{font-size:1em;margin:.2em 0 .5em}.turn .raw{color:#666;font-size:.9em;margin:.2em 0 .4em}
+.tokens{line-height:2}.tokens th{width:7em;vertical-align:top;border:none;text-align:left;font-weight:normal;color:#555}
+.tokens td{text-align:left;border:none}.tok{padding:.1em .25em;margin:0 .1em;border-radius:3px;white-space:nowrap}
+.exact{background:#c8e6c9;border-bottom:2px solid #2e7d32}.lemma{background:#bbdefb;border-bottom:2px dashed #1565c0}
+.synonym{background:#ffe0b2;border-bottom:2px dotted #e65100}.none{color:#777}
+.legend .tok{margin-right:.6em}"""
+_STAGE_TITLES = {"exact": "exact match", "lemma": "same lemma", "synonym": "RuWordNet synonym",
+                 None: "not matched"}
 
 
 def _pyplot():
@@ -42,19 +55,29 @@ def _page(title: str, body: str) -> str:
             f"<style>{_STYLE}</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
 
 
-def _type_bars(by_type: dict) -> str:
+def _signature(signature: str) -> str:
+    """The signature in small type, allowed to wrap after each ``|``."""
+    fields = "|<wbr>".join(f"<span>{html.escape(field)}</span>" for field in signature.split("|"))
+    return f"<p class=\"sig\">{fields}</p>"
+
+
+def _type_dots(by_type: dict) -> str:
+    """METEOR, hidden metric and S_j per type as dots on one row per type; the legend below the axes."""
     plt = _pyplot()
-    names = list(by_type)
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    width = 0.27
-    for k, (attr, label) in enumerate((("meteor", "METEOR"), ("hidden_metric", "hidden metric"),
-                                       ("score", "score S_j"))):
-        ax.bar([i + (k - 1) * width for i in range(len(names))], [getattr(by_type[n], attr) for n in names],
-               width, label=label)
-    ax.set_xticks(range(len(names)), names)
-    ax.set_ylim(0, 1)
-    ax.set_title("By dialogue type")
-    ax.legend(loc="upper right", fontsize="small")
+    names = list(by_type)[::-1]
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) + 1.0))
+    for attr, label, marker, colour in (("meteor", "METEOR", "o", "#4477aa"),
+                                        ("hidden_metric", "hidden metric", "^", "#ee7733"),
+                                        ("score", "score S_j", "s", "#222222")):
+        ax.plot([getattr(by_type[n], attr) for n in names], range(len(names)), linestyle="none", marker=marker,
+                color=colour, label=label, markersize=7, alpha=0.9)
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.set_xlim(0, 1)
+    ax.grid(axis="x", color="#ddd")
+    ax.set_xlabel("value (mean over the type's dialogues)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.22), ncols=3,
+              fontsize="small", frameon=False)
     return _svg(fig)
 
 
@@ -68,73 +91,152 @@ def _histogram(values: list[float], title: str) -> str:
     return _svg(fig)
 
 
-def score_report(result) -> str:
-    """The page for one scored submission (an ``api.ScoreResult``)."""
-    s = result.summary
+def _type_table(summary) -> str:
+    """Per-type rows and a weighted total row (the integral)."""
     rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{t.weight:g}</td><td>{t.dialogs}</td><td>{t.turns}</td>"
                    f"<td>{t.meteor:.4f}</td><td>{t.hidden_metric:.4f}</td><td>{t.score:.4f}</td></tr>"
-                   for n, t in s.by_type.items())
+                   for n, t in summary.by_type.items())
+    total = (f"<tr class=\"total\"><td>weighted total</td><td>{sum(t.weight for t in summary.by_type.values()):g}"
+             f"</td><td>{summary.dialogs}</td><td>{summary.turns}</td><td>{summary.meteor:.4f}</td>"
+             f"<td>{summary.hidden_metric:.4f}</td><td>{summary.integral:.4f}</td></tr>")
+    return ("<table><tr><th>type</th><th>weight</th><th>dialogues</th><th>turns</th><th>METEOR</th>"
+            f"<th>hidden metric</th><th>score S_j</th></tr>{rows}{total}</table>")
+
+
+def _tokens(tokens, stages, partners) -> str:
+    spans = []
+    for token, stage, partner in zip(tokens, stages, partners):
+        title = _STAGE_TITLES[stage] + (f" \u2194 {partner}" if partner else "")
+        spans.append(f"<span class=\"tok {stage or 'none'}\" title=\"{html.escape(title)}\">{html.escape(token)}</span>")
+    return " ".join(spans) or "<i>no tokens</i>"
+
+
+def _explained_turn(turn) -> str:
+    """One lowest-scoring turn: raw texts, then tokens coloured by the stage that linked them."""
+    answer_partner: list[str | None] = [None] * len(turn.answer_tokens)
+    reference_partner: list[str | None] = [None] * len(turn.reference_tokens)
+    for link in turn.links:
+        answer_partner[link.cand] = turn.reference_tokens[link.ref]
+        reference_partner[link.ref] = turn.answer_tokens[link.cand]
+    counts = ", ".join(f"{sum(1 for x in turn.links if x.stage == st)} {st}" for st in ("exact", "lemma", "synonym"))
+    return (f"<div class=\"turn\"><h3>{html.escape(turn.dialog_id)} &middot; turn {turn.turn} &middot; "
+            f"{html.escape(turn.type)} &middot; METEOR {turn.meteor:.4f}</h3>"
+            f"<table class=\"tokens\"><tr><th>answer</th><td><div class=\"raw\">{html.escape(_clip(turn.answer))}"
+            f"</div>{_tokens(turn.answer_tokens, turn.answer_stages(), answer_partner)}</td></tr>"
+            f"<tr><th>reference {turn.best_reference}<br><small>(best variant)</small></th><td><div class=\"raw\">"
+            f"{html.escape(_clip(turn.reference))}</div>"
+            f"{_tokens(turn.reference_tokens, turn.reference_stages(), reference_partner)}</td></tr></table>"
+            f"<small>{len(turn.links)} link(s): {counts} &middot; P = {len(turn.links)}/{len(turn.answer_tokens)}, "
+            f"R = {len(turn.links)}/{len(turn.reference_tokens)}</small></div>")
+
+
+def _clip(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[:limit] + " \u2026"
+
+
+def _lowest(result) -> str:
+    if not result.lowest:
+        return ""
+    legend = " ".join(f"<span class=\"tok {stage or 'none'}\">{_STAGE_TITLES[stage]}</span>"
+                      for stage in ("exact", "lemma", "synonym", None))
+    return (f"<h2>Lowest-scoring turns</h2><p>The {len(result.lowest)} turns of lowest METEOR, each against "
+            "its best reference variant. Words are shown as the scorer compares them (normalised tokens); "
+            "hover a word to see what it was linked to.</p>"
+            f"<p class=\"legend\">{legend}</p>" + "".join(_explained_turn(t) for t in result.lowest))
+
+
+def score_report(result) -> str:
+    """The page for one scored submission (a :class:`scorer.result.ScoreResult`)."""
+    s = result.summary
     body = (f"<p><b>Integral: {s.integral:.6f}</b> &middot; METEOR {s.meteor:.4f} &middot; hidden metric "
             f"{s.hidden_metric:.4f} &middot; {s.dialogs} dialogues, {s.turns} turns</p>"
-            "<table><tr><th>type</th><th>weight</th><th>dialogues</th><th>turns</th><th>METEOR</th>"
-            f"<th>hidden metric</th><th>score</th></tr>{rows}</table>"
-            f"<figure>{_type_bars(s.by_type)}</figure>"
+            f"<h2>By dialogue type</h2>{_type_table(s)}"
+            f"<figure>{_type_dots(s.by_type)}</figure>"
+            f"<h2>Distribution over turns</h2>"
             f"<figure>{_histogram([t.meteor for t in result.turns], 'METEOR per turn')}"
             f"{_histogram([t.hidden_metric for t in result.turns], 'Hidden metric per turn')}</figure>"
-            f"<p class=\"sig\">{html.escape(result.signature)}</p>")
-    return _page("Submission score", body)
+            f"{_lowest(result)}{_signature(result.signature)}")
+    return _page(f"Submission score: {result.name}" if result.name else "Submission score", body)
 
 
-def _ranked_intervals(valid: list) -> str:
+def _ranked_intervals(ranked) -> str:
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(valid) + 1.2))
-    ys = list(range(len(valid)))[::-1]
-    integrals = [e.result.summary.integral for e in valid]
-    errors = [[i - e.ci_low for i, e in zip(integrals, valid)], [e.ci_high - i for i, e in zip(integrals, valid)]]
+    fig, ax = plt.subplots(figsize=(7, 0.4 * len(ranked) + 1.2))
+    ys = list(range(len(ranked)))[::-1]
+    integrals = [e.integral for e in ranked]
+    errors = [[i - e.ci_low for i, e in zip(integrals, ranked)], [e.ci_high - i for i, e in zip(integrals, ranked)]]
     ax.errorbar(integrals, ys, xerr=errors, fmt="o", color="#4477aa", capsize=3)
-    ax.set_yticks(ys, [f"{e.rank}. {e.name}" for e in valid])
-    ax.set_xlabel("integral (95% bootstrap interval)")
+    ax.set_yticks(ys, [f"{e.rank}. {e.name}" for e in ranked])
+    ax.grid(axis="x", color="#ddd")
+    ax.set_xlabel("integral score, with its 95% bootstrap interval")
     ax.set_title("Ranked submissions")
     return _svg(fig)
 
 
-def _type_scores(valid: list) -> str:
+def _zoomed(values: list[float]) -> tuple[float, float]:
+    """An x range around ``values`` that keeps a difference of 0.01 visible."""
+    low, high = min(values), max(values)
+    pad = max(0.005, 0.12 * (high - low))
+    return max(0.0, low - pad), min(1.0, high + pad)
+
+
+def _type_dot_panels(ranked, types) -> str:
+    """One panel per dialogue type: each submission's S_j as a dot, on an axis zoomed to that type's range."""
     plt = _pyplot()
-    types = [t for t in DIALOGUE_TYPES if t in valid[0].result.summary.by_type]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    width = 0.8 / max(len(valid), 1)
-    for k, entry in enumerate(valid):
-        ax.bar([i + (k - (len(valid) - 1) / 2) * width for i in range(len(types))],
-               [entry.result.summary.by_type[t].score for t in types], width, label=entry.name)
-    ax.set_xticks(range(len(types)), types)
-    ax.set_ylim(0, 1)
-    ax.set_title("Score by dialogue type")
-    if len(valid) <= 12:
-        ax.legend(fontsize="x-small", ncols=2)
+    ys = list(range(len(ranked)))[::-1]
+    fig, axes = plt.subplots(1, len(types), figsize=(2.4 * len(types) + 1.6, 0.4 * len(ranked) + 1.4),
+                             sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], types):
+        values = [e.result.summary.by_type[name].score for e in ranked]
+        ax.hlines(ys, *_zoomed(values), color="#eee", linewidth=1)
+        ax.plot(values, ys, "o", color="#4477aa", markersize=6)
+        ax.set_xlim(*_zoomed(values))
+        ax.set_title(f"{name}\n(weight {ranked[0].result.summary.by_type[name].weight:g})", fontsize=9)
+        ax.set_xlabel("score S_j", fontsize=8)
+        ax.tick_params(axis="x", labelsize=7, labelrotation=45)
+        ax.grid(axis="x", color="#ddd")
+    axes[0][0].set_yticks(ys, [f"{e.rank}. {e.name}" for e in ranked], fontsize=8)
+    fig.suptitle("Score by dialogue type (each axis zoomed to its own range)", fontsize=10)
+    fig.tight_layout()
     return _svg(fig)
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _board_row(standing, types) -> str:
+    row = standing.values()
+    name = html.escape(row["submission"])
+    if standing.result is None:
+        errors = "".join(f"<li>{html.escape(str(issue))}</li>" for issue in row["errors"])
+        more = f"<li>... and {standing.errors_not_shown} more</li>" if standing.errors_not_shown else ""
+        return (f"<tr class=\"invalid\"><td></td><td class=\"name\">{name}</td>"
+                f"<td colspan=\"{5 + len(types)}\" class=\"name wrap\">invalid:<ul>{errors}{more}</ul></td></tr>")
+    link = f"<a href=\"submissions/{html.escape(row['submission'])}/report.html\">{name}</a>"
+    cells = "".join(f"<td>{_number(row[t])}</td>" for t in types)
+    return (f"<tr><td>{row['rank']}</td><td class=\"name\">{link}</td><td>{row['integral']:.6f}</td>"
+            f"<td>[{row['ci_low']:.4f}, {row['ci_high']:.4f}]</td><td>{_number(row['meteor'])}</td>"
+            f"<td>{_number(row['hidden_metric'])}</td>{cells}<td>{_number(row['p_value'])}</td></tr>")
 
 
 def leaderboard_report(board) -> str:
     """The page for a ranked leaderboard (a :class:`scorer.leaderboard.Leaderboard`)."""
-    valid = [e for e in board.entries if e.result is not None]
-    rows = []
-    for e in board.entries:
-        if e.result is None:
-            first = html.escape(str(e.errors[0])) if e.errors else ""
-            rows.append(f"<tr class=\"invalid\"><td></td><td class=\"name\">{html.escape(e.name)}</td>"
-                        f"<td colspan=\"4\" class=\"name\">invalid: {first}</td></tr>")
-            continue
-        p = "" if e.p_value is None else f"{e.p_value:.4f}"
-        rows.append(f"<tr><td>{e.rank}</td><td class=\"name\">{html.escape(e.name)}</td>"
-                    f"<td>{e.result.summary.integral:.6f}</td><td>[{e.ci_low:.4f}, {e.ci_high:.4f}]</td>"
-                    f"<td>{e.result.summary.meteor:.4f}</td><td>{p}</td></tr>")
-    charts = f"<figure>{_ranked_intervals(valid)}</figure><figure>{_type_scores(valid)}</figure>" if valid else ""
-    body = (f"<p>{len(valid)} scored, {len(board.entries) - len(valid)} invalid. Intervals: {board.resamples} "
+    ranked, types = board.ranked, board.types
+    heads = "".join(f"<th title=\"{t}\">{SHORT_TYPES[t]}</th>" for t in types)
+    charts = (f"<figure>{_ranked_intervals(ranked)}</figure><figure>{_type_dot_panels(ranked, types)}</figure>"
+              if ranked else "")
+    skipped = (f"<p>Skipped (not a folder or .zip): {html.escape(', '.join(board.skipped))}</p>"
+               if board.skipped else "")
+    legend = ", ".join(f"{SHORT_TYPES[t]} = {t}" for t in types)
+    body = (f"<p>{len(ranked)} scored, {len(board.entries) - len(ranked)} invalid. Intervals: {board.resamples} "
             f"bootstrap resamples of dialogues, stratified by type, seed {board.seed}; p: paired bootstrap "
             "against the submission ranked just above.</p>"
-            "<table><tr><th>rank</th><th>submission</th><th>integral</th><th>95% interval</th><th>METEOR</th>"
-            f"<th>p vs above</th></tr>{''.join(rows)}</table>{charts}"
-            f"<p class=\"sig\">{html.escape(board.signature)}</p>")
+            "<div class=\"scroll\"><table><tr><th>rank</th><th class=\"name\">submission</th><th>integral</th><th>95% interval</th>"
+            f"<th>METEOR</th><th>hidden metric</th>{heads}<th>p vs above</th></tr>"
+            f"{''.join(_board_row(e, types) for e in board.entries)}</table></div>"
+            f"<p><small>Per-type columns: the score S_j; {legend}.</small></p>{skipped}{charts}"
+            f"{_signature(board.signature)}")
     return _page("Leaderboard", body)
 
 
@@ -170,5 +272,5 @@ def correlation_report(meta) -> str:
         body.append(f"<h2>{data.level} level ({len(data.human)} items)</h2><figure>{_svg(fig)}</figure>")
     if meta.warnings:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in meta.warnings) + "</ul>")
-    body.append(f"<p class=sig>{html.escape(meta.signature).replace('|', '|<wbr>')}</p>")
+    body.append(_signature(meta.signature))
     return _page("Agreement of the competition's figures with human ratings", "\n".join(body))

@@ -11,29 +11,33 @@ Invalid ones follow, unranked, with their first errors.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Sequence
 
 from .aggregate import dialog_scores
 from .contract import DIALOGUE_TYPES
 from .errors import Issue
+from .result import ScoreResult
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
+#: How many of an invalid entry's errors the leaderboard shows.
+FIRST_ERRORS = 5
+#: The columns of every leaderboard table (``leaderboard.csv``, ``.json``, the page), in order.
+COLUMNS = ("rank", "submission", "integral", "ci_low", "ci_high", "meteor", "hidden_metric", "status",
+           *DIALOGUE_TYPES, "p_value", "compared_with", "errors")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Entry:
+    """One submission as read and scored: its result when valid, else its first errors."""
+
     name: str
     path: Path
-    result: object | None = None  # api.ScoreResult for a valid submission
-    errors: list[Issue] = field(default_factory=list)
-    more_errors: int = 0
-    rank: int | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    p_value: float | None = None
-    compared_with: str | None = None
+    result: ScoreResult | None = None
+    errors: tuple[Issue, ...] = ()
+    more_errors: int = 0  # errors found beyond ``errors``
 
     @property
     def status(self) -> str:
@@ -41,12 +45,69 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class Standing:
+    """One row of the leaderboard: an entry and its place (rank, interval, p-value); None where not ranked."""
+
+    entry: Entry
+    rank: int | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    p_value: float | None = None
+    compared_with: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def result(self) -> ScoreResult | None:
+        return self.entry.result
+
+    @property
+    def status(self) -> str:
+        return self.entry.status
+
+    @property
+    def integral(self) -> float | None:
+        return self.entry.result.summary.integral if self.entry.result else None
+
+    @property
+    def shown_errors(self) -> tuple[Issue, ...]:
+        """The errors every table shows (the first :data:`FIRST_ERRORS`)."""
+        return self.entry.errors[:FIRST_ERRORS]
+
+    @property
+    def errors_not_shown(self) -> int:
+        return self.entry.more_errors + max(0, len(self.entry.errors) - FIRST_ERRORS)
+
+    def values(self) -> dict[str, Any]:
+        """The row by :data:`COLUMNS` (None where not applicable; ``errors`` as :class:`Issue` objects)."""
+        s = self.entry.result.summary if self.entry.result else None
+        return {"rank": self.rank, "submission": self.name, "integral": s.integral if s else None,
+                "ci_low": self.ci_low, "ci_high": self.ci_high, "meteor": s.meteor if s else None,
+                "hidden_metric": s.hidden_metric if s else None, "status": self.status,
+                **{t: s.by_type[t].score if s and t in s.by_type else None for t in DIALOGUE_TYPES},
+                "p_value": self.p_value, "compared_with": self.compared_with, "errors": list(self.shown_errors)}
+
+
+@dataclass(frozen=True)
 class Leaderboard:
-    entries: list[Entry]  # ranked valid entries, then invalid ones by name
+    entries: tuple[Standing, ...]  # ranked valid entries, then invalid ones by name
     signature: str
     resamples: int
     seed: int
-    skipped: list[str]
+    skipped: tuple[str, ...]
+
+    @property
+    def ranked(self) -> tuple[Standing, ...]:
+        """The valid entries, by rank."""
+        return tuple(e for e in self.entries if e.result is not None)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """The dialogue types of the test set, in the contract's order."""
+        ranked = self.ranked
+        return tuple(t for t in DIALOGUE_TYPES if ranked and t in ranked[0].result.summary.by_type)
 
     def to_frame(self):
         """The ``leaderboard.csv`` table as a pandas DataFrame (pandas imported here)."""
@@ -58,7 +119,7 @@ class Leaderboard:
 
         return pd.read_csv(io.BytesIO(leaderboard_csv(self)), keep_default_na=False,
                            na_values={c: [""] for c in ("rank", "integral", "ci_low", "ci_high", "meteor",
-                                                        "hidden_metric", "p_value")})
+                                                        "hidden_metric", "p_value", *DIALOGUE_TYPES)})
 
 
 def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
@@ -76,14 +137,15 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     return found, skipped
 
 
-def rank(entries: list[Entry], weights: dict[str, float], resamples: int, seed: int,
-         signature: str, skipped: list[str]) -> Leaderboard:
+def rank(entries: Sequence[Entry], weights: dict[str, float], resamples: int, seed: int,
+         signature: str, skipped: Sequence[str]) -> Leaderboard:
     """Order, rank and compare ``entries`` (scored or invalid) as the module docstring says."""
     from .significance import interval, make_strata, paired_p_value, resampled_integrals  # numpy: only here
 
     valid = sorted((e for e in entries if e.result is not None),
                    key=lambda e: (-e.result.summary.integral, e.name))
     invalid = sorted((e for e in entries if e.result is None), key=lambda e: e.name)
+    standings: list[Standing] = []
     if valid:
         per_type = {t: valid[0].result.summary.by_type[t].dialogs
                     for t in DIALOGUE_TYPES if t in valid[0].result.summary.by_type}
@@ -91,12 +153,13 @@ def rank(entries: list[Entry], weights: dict[str, float], resamples: int, seed: 
         samples = [resampled_integrals(strata, dialog_scores(e.result.turns)) for e in valid]
         for k, entry in enumerate(valid):
             integral = entry.result.summary.integral
-            same_as_above = k > 0 and integral == valid[k - 1].result.summary.integral
-            entry.rank = valid[k - 1].rank if same_as_above else k + 1
-            entry.ci_low, entry.ci_high = interval(samples[k])
-            if k > 0:
-                above = valid[k - 1]
-                entry.compared_with = above.name
-                entry.p_value = paired_p_value(samples[k], samples[k - 1], integral,
-                                               above.result.summary.integral)
-    return Leaderboard(valid + invalid, signature, resamples, seed, skipped)
+            low, high = interval(samples[k])
+            if k == 0:
+                standings.append(Standing(entry, 1, low, high))
+                continue
+            above = standings[-1]
+            place = above.rank if integral == above.integral else k + 1
+            p = paired_p_value(samples[k], samples[k - 1], integral, above.integral)
+            standings.append(Standing(entry, place, low, high, p, above.name))
+    standings += [Standing(e) for e in invalid]
+    return Leaderboard(tuple(standings), signature, resamples, seed, tuple(skipped))

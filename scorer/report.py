@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .contract import DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
-from .errors import Issue, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
+from .errors import Issue, IssueLog, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
+from .leaderboard import COLUMNS, Leaderboard
 from .output_dir import publish
+from .result import ScoreResult
 
 ERROR_LOG = "scorer-error.log"
 #: Every file a ``score`` run can write; each run rewrites or removes all of them.
@@ -135,62 +137,52 @@ def issue_lines(issues: Iterable[Issue], more: int = 0) -> str:
 # --- leaderboard ----------------------------------------------------------------------------
 
 LEADERBOARD_CSV, LEADERBOARD_JSON, SUBMISSIONS_DIR = "leaderboard.csv", "leaderboard.json", "submissions"
-LEADERBOARD_COLUMNS = ["rank", "submission", "integral", "ci_low", "ci_high", "meteor", "hidden_metric", "status",
-                       "Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text", "p_value", "compared_with",
-                       "errors"]
-FIRST_ERRORS = 5
+LEADERBOARD_COLUMNS = list(COLUMNS)
 
 
-def leaderboard_rows(board) -> list[dict[str, Any]]:
-    """One dict per entry with the keys of :data:`LEADERBOARD_COLUMNS` (None where not applicable)."""
+def leaderboard_rows(board: Leaderboard) -> list[dict[str, Any]]:
+    """One dict per entry with the keys of :data:`LEADERBOARD_COLUMNS` (None where not applicable),
+    errors as dicts, and ``more_errors`` when some were not listed."""
     rows = []
-    for e in board.entries:
-        s = e.result.summary if e.result is not None else None
-        row: dict[str, Any] = {
-            "rank": e.rank, "submission": e.name,
-            "integral": s.integral if s else None, "ci_low": e.ci_low, "ci_high": e.ci_high,
-            "meteor": s.meteor if s else None, "hidden_metric": s.hidden_metric if s else None,
-            "status": e.status}
-        for name in LEADERBOARD_COLUMNS[8:12]:
-            row[name] = s.by_type[name].score if s and name in s.by_type else None
-        row["p_value"], row["compared_with"] = e.p_value, e.compared_with
-        row["errors"] = [i.to_dict() for i in e.errors[:FIRST_ERRORS]]
+    for standing in board.entries:
+        row = standing.values()
+        row["errors"] = [issue.to_dict() for issue in row["errors"]]
+        if standing.errors_not_shown:
+            row["more_errors"] = standing.errors_not_shown
         rows.append(row)
     return rows
 
 
-def leaderboard_csv(board) -> bytes:
+def leaderboard_csv(board: Leaderboard) -> bytes:
+    """The rows of :func:`leaderboard_rows`; the errors joined by `` | ``."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(LEADERBOARD_COLUMNS)
-    for row, entry in zip(leaderboard_rows(board), board.entries):
-        errors = " | ".join(str(issue) for issue in entry.errors[:FIRST_ERRORS])
-        writer.writerow(["" if row[c] is None else row[c] for c in LEADERBOARD_COLUMNS[:-1]] + [errors])
+    for standing in board.entries:
+        row = standing.values()
+        row["errors"] = " | ".join(str(issue) for issue in row["errors"])
+        writer.writerow(["" if row[c] is None else row[c] for c in LEADERBOARD_COLUMNS])
     return buffer.getvalue().encode("utf-8")
 
 
-def leaderboard_payload(board) -> dict[str, Any]:
-    rows = leaderboard_rows(board)
-    for row, entry in zip(rows, board.entries):
-        if entry.more_errors:
-            row["more_errors"] = entry.more_errors + max(0, len(entry.errors) - FIRST_ERRORS)
-        elif len(entry.errors) > FIRST_ERRORS:
-            row["more_errors"] = len(entry.errors) - FIRST_ERRORS
+def leaderboard_payload(board: Leaderboard) -> dict[str, Any]:
     return {"status": "ok", "signature": board.signature,
             "bootstrap": {"resamples": board.resamples, "seed": board.seed, "confidence": 0.95,
                           "unit": "dialogue", "strata": "type", "test": "paired bootstrap vs the rank above"},
-            "submissions": rows, "skipped": board.skipped}
+            "submissions": leaderboard_rows(board), "skipped": list(board.skipped)}
 
 
-def write_leaderboard(board, output: Path, report: bool = True) -> None:
-    """leaderboard.csv, leaderboard.json, report.html, and each submission's own outputs under
-    ``submissions/<name>/``; folders of entries no longer present are removed."""
+def write_leaderboard(board: Leaderboard, output: Path, report: bool = True) -> None:
+    """leaderboard.csv, leaderboard.json, report.html, and each submission's own outputs (with its own
+    report.html when ``report``) under ``submissions/<name>/``; folders of entries no longer present are
+    removed."""
     output = Path(output)
     files: dict[str, bytes] = {}
     for entry in board.entries:
         folder = f"{SUBMISSIONS_DIR}/{entry.name}/"
-        produced = (score_files(entry.result) if entry.result is not None
-                    else failure_files(SubmissionInvalid(entry.errors), "invalid"))
+        produced = (score_files(entry.result, report) if entry.result is not None
+                    else failure_files(SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)),
+                                       "invalid"))
         files.update((folder + name, data) for name, data in produced.items())
     if report:
         from .html_report import leaderboard_report
@@ -209,19 +201,29 @@ def write_leaderboard(board, output: Path, report: bool = True) -> None:
     publish(output, files, outputs)
 
 
-def leaderboard_table(board) -> str:
-    """The ranked table printed on the terminal after ``leaderboard``."""
-    lines = [f"{'rank':>4}  {'submission':<24}{'integral':>10}  {'95% interval':<18}{'p vs above':>11}", "-" * 70]
-    for e in board.entries:
-        if e.result is None:
-            shown = e.errors[:3]
-            lines.append(f"{'':>4}  {e.name[:24]:<24}  invalid ({len(e.errors) + e.more_errors} error(s)):")
-            for issue in shown:
+def _cell(value: float | None, width: int, digits: int = 4) -> str:
+    return f"{'':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
+def leaderboard_table(board: Leaderboard) -> str:
+    """The ranked table printed on the terminal after ``leaderboard`` (the rows of :func:`leaderboard_rows`)."""
+    header = (f"{'rank':>4}  {'submission':<24}{'integral':>10}  {'95% interval':<18}{'METEOR':>8}{'HM':>8}"
+              f"{'p vs above':>12}")
+    lines = [header, "-" * len(header)]
+    for standing in board.entries:
+        row = standing.values()
+        name = row["submission"] if len(row["submission"]) <= 24 else row["submission"][:23] + "~"
+        if standing.result is None:
+            total = len(standing.entry.errors) + standing.entry.more_errors
+            lines.append(f"{'':>4}  {name:<24}  invalid ({total} error(s)):")
+            for issue in row["errors"]:
                 lines.extend("          " + part for part in textwrap.wrap(str(issue), 90))
-        else:
-            p = "" if e.p_value is None else f"{e.p_value:.4f}"
-            lines.append(f"{e.rank:>4}  {e.name[:24]:<24}{e.result.summary.integral:>10.6f}  "
-                         f"[{e.ci_low:.4f}, {e.ci_high:.4f}]{p:>11}")
+            if standing.errors_not_shown:
+                lines.append(f"          ... and {standing.errors_not_shown} more")
+            continue
+        interval = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+        lines.append(f"{row['rank']:>4}  {name:<24}{row['integral']:>10.6f}  {interval:<18}"
+                     f"{_cell(row['meteor'], 8)}{_cell(row['hidden_metric'], 8)}{_cell(row['p_value'], 12)}")
     if board.skipped:
         lines.append(f"skipped (not a folder or .zip): {', '.join(board.skipped)}")
     lines.append(f"signature: {board.signature}")

@@ -1,0 +1,132 @@
+"""Reports that explain a score: frozen leaderboard rows shared by every table, the lowest-scoring turns."""
+import csv
+import dataclasses
+import io
+import json
+import shutil
+
+import pytest
+
+from scorer import api
+from scorer.aggregate import TurnScore
+from scorer.explain import lowest_turns
+from scorer.html_report import leaderboard_report, score_report
+from scorer.leaderboard import COLUMNS, FIRST_ERRORS
+from scorer.meteor import MeteorParams, MeteorRu
+from scorer.report import leaderboard_csv, leaderboard_payload, leaderboard_table
+
+from conftest import EXAMPLES, PUBLIC
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    subs = tmp_path_factory.mktemp("subs")
+    shutil.copytree(EXAMPLES / "realistic", subs / "realistic")
+    shutil.copytree(EXAMPLES / "echo_first_variant", subs / "echo")
+    broken = subs / "many-errors"
+    broken.mkdir()
+    first = (EXAMPLES / "realistic" / "submission.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    (broken / "submission.jsonl").write_text(first + "\n", encoding="utf-8")  # 39 dialogues missing
+    shutil.copy(EXAMPLES / "realistic" / "ppl_output.json", broken)
+    return api.score_leaderboard(PUBLIC, subs, resamples=100)
+
+
+def test_ranking_rows_are_frozen_and_entries_untouched(board):
+    first = board.entries[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.rank = 7
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.entry.result = None
+    assert [(s.name, s.rank, s.compared_with) for s in board.entries] == [
+        ("echo", 1, None), ("realistic", 2, "echo"), ("many-errors", None, None)]
+    assert not hasattr(first.entry, "rank")  # the place lives in the row, not in the scored entry
+
+
+def test_every_table_is_built_from_the_same_rows(board):
+    rows = list(csv.DictReader(io.StringIO(leaderboard_csv(board).decode("utf-8"))))
+    payload = leaderboard_payload(board)["submissions"]
+    table = leaderboard_table(board).splitlines()
+    page = leaderboard_report(board)
+    assert list(rows[0]) == list(COLUMNS)
+    for standing, csv_row, json_row in zip(board.entries, rows, payload):
+        values = standing.values()
+        assert list(values) == list(COLUMNS)
+        for column in COLUMNS[:-1]:
+            shown = "" if values[column] is None else str(values[column])
+            assert csv_row[column] == shown, column
+            assert json_row[column] == values[column], column
+    realistic = board.entries[1].values()
+    assert realistic["Audio2Text"] == board.entries[1].result.summary.by_type["Audio2Text"].score
+    for column in ("meteor", "hidden_metric", "Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"):
+        assert f"<td>{realistic[column]:.4f}</td>" in page
+    assert table[0] == "rank  submission                integral  95% interval        METEOR      HM  p vs above"
+    assert table[2] == "   1  echo                      1.000000  [1.0000, 1.0000]    1.0000  1.0000            "
+    assert table[3].startswith("   2  realistic                 0.376666  [")
+    assert table[3].endswith("0.6677  0.0856      0.0099")  # p = 1 / (100 + 1)
+
+
+def test_invalid_entries_show_all_first_errors_everywhere(board):
+    invalid = board.entries[2]
+    assert invalid.status == "invalid" and len(invalid.shown_errors) == FIRST_ERRORS
+    hidden = invalid.errors_not_shown
+    assert hidden == invalid.entry.more_errors + len(invalid.entry.errors) - FIRST_ERRORS and hidden > 0
+    csv_errors = list(csv.DictReader(io.StringIO(leaderboard_csv(board).decode("utf-8"))))[2]["errors"]
+    assert csv_errors == " | ".join(str(i) for i in invalid.shown_errors)
+    json_row = leaderboard_payload(board)["submissions"][2]
+    assert len(json_row["errors"]) == FIRST_ERRORS and json_row["more_errors"] == hidden
+    page, table = leaderboard_report(board), leaderboard_table(board)
+    for issue in invalid.shown_errors:
+        assert f"<li>{issue}</li>".replace("'", "&#x27;") in page
+        assert str(issue)[:60] in table.replace("\n          ", " ")
+    assert f"<li>... and {hidden} more</li>" in page and f"... and {hidden} more" in table
+
+
+def test_leaderboard_page_draws_per_type_dots_on_zoomed_axes(board):
+    page = leaderboard_report(board)
+    assert page.count("<svg") == 2 and "each axis zoomed to its own range" in page
+    assert "<th title=\"Image-Audio2Text\">IA2T</th>" in page and "<th>hidden metric</th>" in page
+    assert '<a href="submissions/realistic/report.html">realistic</a>' in page
+    assert "|<wbr><span>version:" in page  # the signature may wrap only at its separators
+
+
+def test_lowest_turns_by_hand():
+    metric = MeteorRu(MeteorParams(stages=("exact", "lemma")))
+    answers = ["Коты спят дома", "кот", "собака", "лает собака"]
+    turns = [TurnScore("d1", "Text2Text", k, meteor, 0, 0.5, 2.0, answer)
+             for k, (meteor, answer) in enumerate(zip([0.5, 1.0, 0.0, 0.5], answers))]
+    references = {"d1": [["кот спит"], ["кот"], ["кошка"], ["собака лает"]]}
+    lowest = lowest_turns(turns, references, metric, count=3)
+    assert [t.turn for t in lowest] == [2, 0, 3]  # by METEOR, then file order
+    cats = lowest[1]
+    assert cats.answer_tokens == ("коты", "спят", "дома") and cats.reference_tokens == ("кот", "спит")
+    assert cats.answer_stages() == ["lemma", "lemma", None]
+    assert cats.reference_stages() == ["lemma", "lemma"]
+    dog = lowest[2]
+    assert sorted((link.cand, link.ref, link.stage) for link in dog.links) == [(0, 1, "exact"), (1, 0, "exact")]
+    assert lowest[0].links == () and lowest[0].answer_stages() == [None]
+
+
+def test_submission_page_explains_the_lowest_turns():
+    result = api.score_submission(PUBLIC, EXAMPLES / "realistic")
+    assert result.name == "realistic" and len(result.lowest) == 10
+    meteors = [t.meteor for t in result.lowest]
+    assert meteors == sorted(meteors) and meteors[-1] <= sorted(t.meteor for t in result.turns)[9]
+    assert [(t.dialog_id, t.turn) for t in result.lowest[:4]] == [
+        ("d-0009", 1), ("d-0012", 1), ("d-0038", 0), ("d-0003", 1)]
+    synonym = result.lowest[3]
+    assert [(synonym.answer_tokens[x.cand], synonym.reference_tokens[x.ref], x.stage) for x in synonym.links] == [
+        ("получится", "будет", "synonym")]
+    page = score_report(result)
+    assert "<title>Submission score: realistic</title>" in page
+    assert '<tr class="total"><td>weighted total</td><td>1</td><td>40</td><td>66</td>' in page
+    assert page.count('<div class="turn">') == 10
+    assert '<span class="tok synonym" title="RuWordNet synonym \u2194 будет">получится</span>' in page
+    assert '<span class="tok none" title="not matched">12</span>' in page
+    assert "1 link(s): 0 exact, 0 lemma, 1 synonym &middot; P = 1/2, R = 1/6" in page
+    assert json.loads(json.dumps(result.summary.integral)) == 0.37666568731843375
+
+
+def test_submission_name_from_its_path(tmp_path):
+    assert api.submission_name(EXAMPLES / "realistic") == "realistic"
+    assert api.submission_name(tmp_path / "team-x.zip") == "team-x"
+    assert api.submission_name(EXAMPLES / "realistic" / "submission.jsonl") == "realistic"
