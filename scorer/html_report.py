@@ -12,8 +12,15 @@ from __future__ import annotations
 
 import html
 import io
+from typing import TYPE_CHECKING
 
 from .contract import SHORT_TYPES
+
+if TYPE_CHECKING:
+    from .api import Meta
+    from .explain import ExplainedTurn
+    from .leaderboard import Leaderboard, Standing
+    from .result import ScoreResult
 
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:72em;color:#222}
 .scroll{overflow-x:auto}table{border-collapse:collapse;margin:1em 0}
@@ -111,7 +118,7 @@ def _tokens(tokens, stages, partners) -> str:
     return " ".join(spans) or "<i>no tokens</i>"
 
 
-def _explained_turn(turn) -> str:
+def _explained_turn(turn: ExplainedTurn) -> str:
     """One lowest-scoring turn: raw texts, then tokens coloured by the stage that linked them."""
     answer_partner: list[str | None] = [None] * len(turn.answer_tokens)
     reference_partner: list[str | None] = [None] * len(turn.reference_tokens)
@@ -134,7 +141,7 @@ def _clip(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + " \u2026"
 
 
-def _lowest(result) -> str:
+def _lowest(result: ScoreResult) -> str:
     if not result.lowest:
         return ""
     legend = " ".join(f"<span class=\"tok {stage or 'none'}\">{_STAGE_TITLES[stage]}</span>"
@@ -145,7 +152,7 @@ def _lowest(result) -> str:
             f"<p class=\"legend\">{legend}</p>" + "".join(_explained_turn(t) for t in result.lowest))
 
 
-def score_report(result) -> str:
+def score_report(result: ScoreResult) -> str:
     """The page for one scored submission (a :class:`scorer.result.ScoreResult`)."""
     s = result.summary
     body = (f"<p><b>Integral: {s.integral:.6f}</b> &middot; METEOR {s.meteor:.4f} &middot; hidden metric "
@@ -159,7 +166,7 @@ def score_report(result) -> str:
     return _page(f"Submission score: {result.name}" if result.name else "Submission score", body)
 
 
-def _ranked_intervals(ranked) -> str:
+def _ranked_intervals(ranked: tuple[Standing, ...]) -> str:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(ranked) + 1.2))
     ys = list(range(len(ranked)))[::-1]
@@ -180,7 +187,7 @@ def _zoomed(values: list[float]) -> tuple[float, float]:
     return max(0.0, low - pad), min(1.0, high + pad)
 
 
-def _type_dot_panels(ranked, types) -> str:
+def _type_dot_panels(ranked: tuple[Standing, ...], types: tuple[str, ...]) -> str:
     """One panel per dialogue type: each submission's S_j as a dot, on an axis zoomed to that type's range."""
     plt = _pyplot()
     ys = list(range(len(ranked)))[::-1]
@@ -205,7 +212,7 @@ def _number(value: float | None, digits: int = 4) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
-def _board_row(standing, types) -> str:
+def _board_row(standing: Standing, types: tuple[str, ...]) -> str:
     row = standing.values()
     name = html.escape(row["submission"])
     if standing.result is None:
@@ -220,7 +227,7 @@ def _board_row(standing, types) -> str:
             f"<td>{_number(row['hidden_metric'])}</td>{cells}<td>{_number(row['p_value'])}</td></tr>")
 
 
-def leaderboard_report(board) -> str:
+def leaderboard_report(board: Leaderboard) -> str:
     """The page for a ranked leaderboard (a :class:`scorer.leaderboard.Leaderboard`)."""
     ranked, types = board.ranked, board.types
     heads = "".join(f"<th title=\"{t}\">{SHORT_TYPES[t]}</th>" for t in types)
@@ -240,7 +247,7 @@ def leaderboard_report(board) -> str:
     return _page("Leaderboard", body)
 
 
-def correlation_report(meta) -> str:
+def correlation_report(meta: Meta) -> str:
     """The ``correlate`` page: the table, then one scatter plot (human score against figure) per level and figure."""
     plt = _pyplot()
 

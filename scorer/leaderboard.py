@@ -159,7 +159,7 @@ def rank(entries: Sequence[Entry], weights: dict[str, float], resamples: int, se
                 continue
             above = standings[-1]
             place = above.rank if integral == above.integral else k + 1
-            p = paired_p_value(samples[k], samples[k - 1], integral, above.integral)
+            p = paired_p_value(samples[k], samples[k - 1], integral, valid[k - 1].result.summary.integral)
             standings.append(Standing(entry, place, low, high, p, above.name))
     standings += [Standing(e) for e in invalid]
     return Leaderboard(tuple(standings), signature, resamples, seed, tuple(skipped))

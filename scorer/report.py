@@ -32,7 +32,7 @@ def json_bytes(payload: Any) -> bytes:
     return (json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
-def scores_payload(result) -> dict[str, Any]:
+def scores_payload(result: ScoreResult) -> dict[str, Any]:
     s = result.summary
     return {
         "status": "ok",
@@ -62,7 +62,7 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
     return payload
 
 
-def detail_rows(result) -> list[tuple]:
+def detail_rows(result: ScoreResult) -> list[tuple]:
     """The rows of ``details.csv`` (``chunks`` is "" when no alignment was built)."""
     return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl,
              d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
@@ -70,7 +70,7 @@ def detail_rows(result) -> list[tuple]:
             for t in result.turns for d in (t.details,)]
 
 
-def details_csv(result) -> bytes:
+def details_csv(result: ScoreResult) -> bytes:
     """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -79,7 +79,7 @@ def details_csv(result) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
-def scores_txt(result) -> bytes:
+def scores_txt(result: ScoreResult) -> bytes:
     s = result.summary
     lines = [f"integral: {s.integral!r}", f"meteor: {s.meteor!r}", f"hidden_metric: {s.hidden_metric!r}"]
     for name, t in s.by_type.items():
@@ -87,7 +87,7 @@ def scores_txt(result) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def score_files(result, report: bool = False) -> dict[str, bytes]:
+def score_files(result: ScoreResult, report: bool = False) -> dict[str, bytes]:
     """The outputs of a scored submission, by file name."""
     files = {DETAILS_CSV: details_csv(result), SCORES_TXT: scores_txt(result),
              SCORES_JSON: json_bytes(scores_payload(result))}
@@ -103,7 +103,7 @@ def failure_files(error: Exception, status: str) -> dict[str, bytes]:
     return {SCORES_JSON: json_bytes(failure_payload(error, status))}
 
 
-def write_outputs(result, output: Path, report: bool = False) -> None:
+def write_outputs(result: ScoreResult, output: Path, report: bool = False) -> None:
     publish(Path(output), score_files(result, report), SCORE_OUTPUTS)
 
 
@@ -111,7 +111,7 @@ def write_failure(error: Exception, status: str, output: Path, extra: dict[str, 
     publish(Path(output), {**failure_files(error, status), **(extra or {})}, SCORE_OUTPUTS)
 
 
-def summary_table(result) -> str:
+def summary_table(result: ScoreResult) -> str:
     """The per-type table printed on the terminal after ``score``."""
     s = result.summary
     header = f"{'type':<18}{'weight':>8}{'dialogs':>9}{'turns':>7}{'METEOR':>9}{'HM':>9}{'score':>9}"
@@ -194,10 +194,10 @@ def write_leaderboard(board: Leaderboard, output: Path, report: bool = True) -> 
     current = {entry.name for entry in board.entries}
     old = output / SUBMISSIONS_DIR
     if old.is_dir():
-        for folder in old.iterdir():
-            outputs += [f"{SUBMISSIONS_DIR}/{folder.name}/{name}" for name in SCORE_OUTPUTS]
-            if folder.name not in current:
-                outputs.append(f"{SUBMISSIONS_DIR}/{folder.name}")
+        for previous in old.iterdir():
+            outputs += [f"{SUBMISSIONS_DIR}/{previous.name}/{name}" for name in SCORE_OUTPUTS]
+            if previous.name not in current:
+                outputs.append(f"{SUBMISSIONS_DIR}/{previous.name}")
     publish(output, files, outputs)
 
 
