@@ -11,7 +11,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from .aggregate import TurnScore, aggregate
 from .config import Config, Limits, load_config
@@ -19,6 +19,7 @@ from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
 from .hidden_metric import hidden_metric
 from .intake import read_submission
 from .matcher import Matcher
+from .progress import AGGREGATING, SCORING, Progress
 from .explain import lowest_turns
 from .meteor import MeteorRu, params_without_synonyms
 from .result import ScoreResult
@@ -30,7 +31,6 @@ from .contract import ANSWERS, DIALOGUES
 from .validation import Dialogue, Submission, check_submission, read_dialogues, read_references
 
 PathLike = str | os.PathLike
-Progress = Callable[[int, int], None] | None
 
 
 @dataclass(frozen=True)
@@ -68,33 +68,37 @@ def _reference_file(data_dir: Path, name: str) -> Path:
     return path
 
 
-def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True) -> ReferenceData:
-    """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``."""
+def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True,
+                   progress: Progress | None = None) -> ReferenceData:
+    """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``;
+    ``progress(step, done, total)`` hears the bytes read (:mod:`scorer.progress`)."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise UsageError(f"reference directory {data_dir}: not a directory")
     if not os.access(data_dir, os.R_OK | os.X_OK):
         raise UsageError(f"reference directory {data_dir}: cannot be read (no permission)")
-    dialogues = read_dialogues(_reference_file(data_dir, DIALOGUES), limits)
+    dialogues = read_dialogues(_reference_file(data_dir, DIALOGUES), limits, progress)
     references = None
     if with_answers:
-        references = read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)
+        references = read_references(_reference_file(data_dir, ANSWERS), dialogues, limits, progress)
     return ReferenceData(dialogues, references)
 
 
 def validate_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
-                        config: Config | None = None) -> Submission:
-    """Check a submission against the public dialogues; raises ``SubmissionInvalid``."""
+                        config: Config | None = None, progress: Progress | None = None) -> Submission:
+    """Check a submission against the public dialogues; raises ``SubmissionInvalid``.
+
+    ``progress(step, done, total)`` hears each file's bytes read and checked."""
     config = config or load_config()
-    reference = load_reference(data_dir, config.limits, with_answers=False)
-    return _read_and_check(reference, submission, ppl, config.limits)
+    reference = load_reference(data_dir, config.limits, with_answers=False, progress=progress)
+    return _read_and_check(reference, submission, ppl, config.limits, progress)
 
 
 def _read_and_check(reference: ReferenceData, submission: PathLike, ppl: PathLike | None,
-                    limits: Limits) -> Submission:
+                    limits: Limits, progress: Progress | None = None) -> Submission:
     """Read the submission's files and validate them against the dialogues; raises ``SubmissionInvalid``."""
     files = read_submission(submission, ppl, limits)
-    return check_submission(reference.dialogues, files.submission, files.ppl, limits, files.names)
+    return check_submission(reference.dialogues, files.submission, files.ppl, limits, files.names, progress)
 
 
 def with_synonyms(config: Config, synonyms: bool) -> Config:
@@ -113,16 +117,17 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> The
 
 def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
                      config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
-                     synonyms: bool = True, jobs: int = 1, progress: Progress = None) -> ScoreResult:
+                     synonyms: bool = True, jobs: int = 1, progress: Progress | None = None) -> ScoreResult:
     """Validate and score a submission against the reference directory ``data_dir``.
 
     Order of checks: configuration, reference data, thesaurus, submission.
+    ``progress(step, done, total)`` hears every phase (:mod:`scorer.progress`).
     """
     config = with_synonyms(config or load_config(), synonyms)
     with no_cycle_collection():
-        reference = load_reference(data_dir, config.limits)
+        reference = load_reference(data_dir, config.limits, progress=progress)
         rwn = thesaurus_for(config, thesaurus)
-        valid = _read_and_check(reference, submission, ppl, config.limits)
+        valid = _read_and_check(reference, submission, ppl, config.limits, progress)
         return score_validated(reference, valid, config, rwn, jobs, progress, name=submission_name(submission))
 
 
@@ -137,20 +142,24 @@ def submission_name(submission: PathLike) -> str:
 
 
 def score_validated(reference: ReferenceData, submission: Submission, config: Config,
-                    thesaurus: Thesaurus | None, jobs: int = 1, progress: Progress = None,
+                    thesaurus: Thesaurus | None, jobs: int = 1, progress: Progress | None = None,
                     matcher: Matcher | None = None, name: str = "") -> ScoreResult:
     """Score a submission already known to be valid against ``reference``, on ``jobs`` processes.
 
-    ``progress(done, total)`` hears about scored turns; a ``matcher`` shared
+    ``progress("scoring", done, total)`` hears about scored turns; a ``matcher`` shared
     between submissions keeps its memoised lemmas and synsets. The result
     carries the submission's ``name`` and its lowest-scoring turns, aligned.
     """
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
     variants = [reference.references[d.dialog_id][turn] for d, turn in keys]
-    report = (lambda done: progress(done, len(keys))) if progress else None
+    report = (lambda done: progress(SCORING, done, len(keys))) if progress else None
+    if report:
+        report(0)
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
     scored = score_turns(answers, variants, metric, jobs, report)
+    if progress:
+        progress(AGGREGATING, 0, 1)
     turns: list[TurnScore] = []
     for (dialogue, turn), (best, s) in zip(keys, scored):
         p = submission.ppl[dialogue.dialog_id][turn]
@@ -161,21 +170,24 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     lowest = lowest_turns(turns, reference.references, metric)
     if matcher is None:
         metric.matcher.save()
+    if progress:
+        progress(AGGREGATING, 1, 1)
     return ScoreResult(summary, turns, signature(config, metric), submission.warnings, lowest, name)
 
 
 def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: Config | None = None,
                       thesaurus: Thesaurus | PathLike | None = None, synonyms: bool = True, jobs: int = 1,
                       resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                      progress: Callable[[str, int, int], None] | None = None) -> Leaderboard:
+                      progress: Progress | None = None) -> Leaderboard:
     """Validate and score every submission in ``submissions_dir``, then rank them.
 
     An invalid submission is listed with its errors, never raised; reference,
     configuration and thesaurus errors are raised as for one submission.
+    ``progress`` hears every phase, each submission's steps prefixed by its name.
     """
     config = with_synonyms(config or load_config(), synonyms)
     _check_board(submissions_dir, resamples)
-    return _score_board(load_reference(data_dir, config.limits), submissions_dir, config, thesaurus, jobs,
+    return _score_board(load_reference(data_dir, config.limits, progress=progress), submissions_dir, config, thesaurus, jobs,
                         resamples, seed, progress)
 
 
@@ -188,7 +200,7 @@ def _check_board(submissions_dir: PathLike, resamples: int) -> None:
 
 def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Config,
                  thesaurus: Thesaurus | PathLike | None, jobs: int, resamples: int, seed: int,
-                 progress: Callable[[str, int, int], None] | None) -> Leaderboard:
+                 progress: Progress | None) -> Leaderboard:
     """:func:`score_leaderboard` once the arguments are checked, the reference data read and the
     configuration settled."""
     folder = Path(submissions_dir)
@@ -199,15 +211,16 @@ def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Co
         if not found:
             raise UsageError(f"submissions folder {folder}: no subdirectory or .zip to score")
         entries = []
-        for name, path in found:
+        for k, (name, path) in enumerate(found):
+            label = f"{name} ({k + 1}/{len(found)})"
+            step = (lambda what, done, total, label=label: progress(f"{label}: {what}", done, total)) if progress else None
             try:
-                valid = _read_and_check(reference, path, None, config.limits)
+                valid = _read_and_check(reference, path, None, config.limits, step)
             except SubmissionInvalid as exc:
                 entries.append(Entry(name, path, errors=tuple(exc.listed()), more_errors=exc.not_listed))
             except UsageError as exc:
                 entries.append(Entry(name, path, errors=(Issue(name, str(exc), "unreadable"),)))
             else:
-                step = (lambda done, total, name=name: progress(name, done, total)) if progress else None
                 entries.append(Entry(name, path, score_validated(reference, valid, config, rwn, jobs, step,
                                                                  matcher, name)))
         matcher.save()
@@ -219,7 +232,7 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
                           config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
                           synonyms: bool = True, jobs: int = 1, resamples: int = DEFAULT_RESAMPLES,
                           seed: int = DEFAULT_SEED, baselines: Sequence[str] = (),
-                          progress: Callable[[str, int, int], None] | None = None) -> "Meta":
+                          progress: Progress | None = None) -> "Meta":
     """Score every submission once (as :func:`score_leaderboard`), then correlate the figures with the
     human ratings at every level SPEC section 8 gives (:mod:`scorer.correlation`)."""
     from .correlation import BASELINES, build_levels, correlate, read_human
@@ -229,7 +242,7 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
         raise UsageError(f"unknown baseline {unknown[0]!r} (known: {', '.join(BASELINES)})")
     config = with_synonyms(config or load_config(), synonyms)
     _check_board(submissions_dir, resamples)
-    reference = load_reference(data_dir, config.limits)
+    reference = load_reference(data_dir, config.limits, progress=progress)
     board = _score_board(reference, submissions_dir, config, thesaurus, jobs, resamples, seed, progress)
     turns_by_dialog = {d.dialog_id: d.n_turns for d in reference.dialogues}
     ratings = read_human(human, {e.name: turns_by_dialog for e in board.entries})

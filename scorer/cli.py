@@ -22,7 +22,7 @@ from .meteor import MeteorRu
 from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid,
                      ThesaurusError, UsageError)
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .progress import ProgressBar
+from .progress import ProgressDisplay
 from .output_dir import in_main_thread, locked, prepare
 from .report import (ERROR_LOG, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
                      write_correlation, write_leaderboard, write_outputs, correlation_table)
@@ -193,15 +193,19 @@ def _config(args: argparse.Namespace, reference_dir: str | None):
 
 def _validate(args: argparse.Namespace) -> int:
     config = _config(args, args.data)
+    display = _display(args)
     try:
-        valid = api.validate_submission(args.data, args.submission, args.ppl, config=config)
+        valid = api.validate_submission(args.data, args.submission, args.ppl, config=config, progress=display)
     except SubmissionInvalid as exc:
+        display.close()
         if args.json:
             payload = failure_payload(exc, "invalid")
             payload["warnings"] = [w.to_dict() for w in exc.warnings]
             print(json.dumps(payload, ensure_ascii=False, indent=2))
         _print_invalid(exc)
         return EXIT_INVALID
+    finally:
+        display.close()
     turns = sum(len(a) for a in valid.answers.values())
     if args.json:
         print(json.dumps({"status": "valid", "dialogs": len(valid.answers), "turns": turns,
@@ -219,54 +223,50 @@ def _waiting(output: Path):
 def _score(args: argparse.Namespace) -> int:
     output = prepare(args.output)
     args.output_ready = output
+    display = _display(args)
     with locked(output, _waiting(output)):
         try:
             config = _config(args, args.data)
             result = api.score_submission(args.data, args.submission, args.ppl, config=config,
                                           thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
-                                          jobs=args.jobs or default_jobs(), progress=_bar(args, "scoring"))
+                                          jobs=args.jobs or default_jobs(), progress=display)
         except SubmissionInvalid as exc:
+            display.close()
             write_failure(exc, "invalid", output)
             _print_invalid(exc)
             return EXIT_INVALID
         except ScorerError as exc:
+            display.close()
             _try_write_failure(exc, output)
             raise
-        write_outputs(result, output, report=args.report)
+        try:
+            write_outputs(result, output, report=args.report, progress=display)
+        finally:
+            display.close()
     _print_warnings(result.warnings)
     if not args.quiet:
         print(summary_table(result))
     return EXIT_OK
 
 
-def _bar(args: argparse.Namespace, label: str):
-    """A progress callback drawing on the terminal (nothing when --quiet or not a TTY)."""
-    bars: dict[str, ProgressBar] = {}
-
-    def update(done: int, total: int, name: str = label) -> None:
-        bar = bars.get(name)
-        if bar is None:
-            for old in bars.values():
-                old.close()
-            bar = bars[name] = ProgressBar(total, name, enabled=None if not args.quiet else False)
-        bar.update(done)
-        if done >= total:
-            bar.close()
-
-    return update
+def _display(args: argparse.Namespace) -> ProgressDisplay:
+    """The progress line of a run: on a terminal only, and never with --quiet."""
+    return ProgressDisplay(enabled=False if getattr(args, "quiet", False) else None)
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
     output = prepare(args.output)
     args.output_ready = output
     config = _config(args, args.data)
-    bar = _bar(args, "scoring")
+    display = _display(args)
     with locked(output, _waiting(output)):
-        board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
-                                      synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
-                                      resamples=args.resamples, seed=args.seed,
-                                      progress=lambda name, done, total: bar(done, total, name))
-        write_leaderboard(board, output, report=not args.no_report)
+        try:
+            board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
+                                          synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
+                                          resamples=args.resamples, seed=args.seed, progress=display)
+            write_leaderboard(board, output, report=not args.no_report, progress=display)
+        finally:
+            display.close()
     if not args.quiet:
         print(leaderboard_table(board))
     return EXIT_OK
@@ -288,12 +288,15 @@ def _correlate(args: argparse.Namespace) -> int:
     args.output_ready = output
     config = _config(args, args.data)
     baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
-    bar = _bar(args, "scoring")
+    display = _display(args)
     with locked(output, _waiting(output)):
-        meta = api.correlate_submissions(args.data, args.submissions, args.human, config=config,
-                                         thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
-                                         jobs=args.jobs or default_jobs(), resamples=args.resamples, seed=args.seed,
-                                         baselines=baselines, progress=lambda name, done, total: bar(done, total, name))
+        try:
+            meta = api.correlate_submissions(args.data, args.submissions, args.human, config=config,
+                                             thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
+                                             jobs=args.jobs or default_jobs(), resamples=args.resamples,
+                                             seed=args.seed, baselines=baselines, progress=display)
+        finally:
+            display.close()
         write_correlation(meta, output)
     for note in meta.warnings:
         print(f"warning: {note}", file=sys.stderr)

@@ -89,9 +89,12 @@ def _type_dots(by_type: dict) -> str:
 
 
 def _histogram(values: list[float], title: str) -> str:
+    import numpy as np
+
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(4.5, 2.8))
-    ax.hist(values, bins=20, range=(0, 1), color="#4477aa", edgecolor="white")
+    counts, edges = np.histogram(np.fromiter(values, float, len(values)), bins=20, range=(0, 1))
+    ax.stairs(counts, edges, fill=True, color="#4477aa", edgecolor="white")
     ax.set_title(title)
     ax.set_xlabel("value per turn")
     ax.set_ylabel("turns")

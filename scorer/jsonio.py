@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 MAX_DEPTH = 64
 #: No value in any message is quoted longer than this.
@@ -148,20 +148,28 @@ def line_column(text: str, pos: int) -> tuple[int, int]:
 _NON_BLANK = re.compile(rb"[^ \t\r\n]")
 
 
-def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+REPORT_BYTES = 1 << 20
+
+
+def iter_lines(data: bytes, report: Callable[[int, int], None] | None = None) -> Iterator[tuple[int, bytes]]:
     """Non-blank lines of JSONL ``data`` (bytes or a memory map) with their 1-based numbers.
 
     A leading BOM and a line's final CR are removed. Runs of blank lines are
     skipped by one regular-expression search and counted with ``bytes.count``:
-    padding costs neither memory nor a Python step per line.
+    padding costs neither memory nor a Python step per line. ``report(done,
+    size)`` hears the bytes passed, every :data:`REPORT_BYTES` and at the end.
     """
     pos = 3 if data[:3] == b"\xef\xbb\xbf" else 0
     line = 1
     size = len(data)
+    next_report = REPORT_BYTES if report else size + 1
     while pos < size:
+        if pos >= next_report:
+            report(pos, size)
+            next_report = pos + REPORT_BYTES
         found = _NON_BLANK.search(data, pos)
         if found is None:
-            return
+            break
         first = found.start()
         before = data.rfind(b"\n", pos, first)
         if before >= 0:
@@ -174,6 +182,8 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         yield line, raw[:-1] if raw.endswith(b"\r") else raw
         pos = end + 1
         line += 1
+    if report:
+        report(size, size)
 
 
 _DIALOG_ID = re.compile(r'"dialog_id"\s*:\s*("(?:[^"\\\n]|\\.){1,2000}")')

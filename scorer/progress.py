@@ -1,54 +1,105 @@
-"""A progress bar on the terminal: shown only on a TTY, and only once a run has lasted a while.
+"""Progress of a long run: the library's callback protocol and the terminal's display of it.
 
-Machine-read output never carries it: it goes to stderr, and not at all when
-stderr is a file or a pipe.
+The library reports every phase of a run (read, validate, score, write)
+through one callback, ``progress(step, done, total)``: ``step`` names what is
+under way (``"reading answers.jsonl"``, ``"scoring"``, ``"writing details.csv"``;
+``"aggregating"``; a leaderboard prefixes the entry's name), and steps that read a file count
+bytes (their names start with :data:`READING` or :data:`CHECKING`), the others
+count items. Reports come often enough to move a bar and rarely enough to
+cost nothing measurable (every 1 MiB, every few thousand rows).
+
+:class:`ProgressDisplay` draws them: one line, rewritten in place, shown only
+on a TTY and only once the run has lasted :data:`DELAY_SECONDS`; machine-read
+output never carries it (it goes to stderr, and not at all when stderr is a
+file or a pipe).
 """
 from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Callable, TextIO
+
+#: ``progress(step, done, total)``.
+Progress = Callable[[str, int, int], None]
+READING, CHECKING, SCORING, AGGREGATING, WRITING = "reading", "checking", "scoring", "aggregating", "writing"
 
 DELAY_SECONDS = 2.0
+REDRAW_SECONDS = 0.1
 WIDTH = 30
+MIB = 1 << 20
 
 
-class ProgressBar:
-    """``update(done)`` redraws ``label [#####     ] done/total``; ``close()`` clears the line."""
+def counts_bytes(step: str) -> bool:
+    """True when ``step`` counts the bytes of a file rather than items."""
+    name = step.rsplit(": ", 1)[-1]
+    return name.startswith(READING) or name.startswith(CHECKING)
 
-    def __init__(self, total: int, label: str, stream: TextIO | None = None, *,
-                 enabled: bool | None = None, delay: float = DELAY_SECONDS):
-        self.total = max(total, 1)
-        self.label = label
+
+def render(step: str, done: int, total: int, elapsed: float) -> str:
+    """``step [####      ]  40%  8,000/20,000  1m05s left`` (time left once something is done).
+
+    >>> render("scoring", 50, 200, 10.0)
+    'scoring [#######                       ]  25%  50/200  30s left'
+    >>> render("reading answers.jsonl", 3 * MIB, 12 * MIB, 1.0)
+    'reading answers.jsonl [#######                       ]  25%  3.0/12.0 MiB  3s left'
+    >>> render("aggregating", 0, 1, 0.5)
+    'aggregating [                              ]   0%'
+    """
+    total = max(total, 1)
+    done = min(max(done, 0), total)
+    filled = WIDTH * done // total
+    left = ""
+    if 0 < done < total:
+        seconds = int(elapsed * (total - done) / done)
+        left = f"  {seconds // 60}m{seconds % 60:02d}s left" if seconds >= 60 else f"  {seconds}s left"
+    if counts_bytes(step):
+        amount = f"  {done / MIB:.1f}/{total / MIB:.1f} MiB"
+    else:
+        amount = f"  {done:,}/{total:,}" if total > 1 else ""  # a step of one item shows no count
+    return f"{step} [{'#' * filled}{' ' * (WIDTH - filled)}] {100 * done // total:3d}%{amount}{left}"
+
+
+class ProgressDisplay:
+    """A :data:`Progress` callback drawing one line on a terminal; ``close()`` clears it.
+
+    Each step's time left is estimated from when that step began; nothing is
+    drawn before the run has lasted ``delay`` seconds, and redraws are at
+    most every :data:`REDRAW_SECONDS` (a step's start and end are always drawn).
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None,
+                 delay: float = DELAY_SECONDS, clock: Callable[[], float] = time.monotonic):
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = _is_tty(self.stream) if enabled is None else enabled
         self.delay = delay
-        self.start = time.monotonic()
-        self.shown = False
+        self.clock = clock
+        self.started = clock()
+        self.step: str | None = None
+        self.step_started = self.started
+        self.drawn_at = float("-inf")
+        self.width = 0
 
-    def render(self, done: int) -> str:
-        """``label [####      ]  40%  8,000/20,000  1m05s left`` (time left once something is done)."""
-        done = min(done, self.total)
-        filled = WIDTH * done // self.total
-        elapsed = time.monotonic() - self.start
-        left = ""
-        if 0 < done < self.total:
-            seconds = int(elapsed * (self.total - done) / done)
-            left = f"  {seconds // 60}m{seconds % 60:02d}s left" if seconds >= 60 else f"  {seconds}s left"
-        return (f"{self.label} [{'#' * filled}{' ' * (WIDTH - filled)}] {100 * done // self.total:3d}%  "
-                f"{done:,}/{self.total:,}{left}")
-
-    def update(self, done: int) -> None:
-        if not self.enabled or time.monotonic() - self.start < self.delay:
+    def __call__(self, step: str, done: int, total: int) -> None:
+        if not self.enabled:
             return
-        self.stream.write("\r" + self.render(done))
+        now = self.clock()
+        new_step = step != self.step
+        if new_step:
+            self.step, self.step_started = step, now
+        if now - self.started < self.delay or (now - self.drawn_at < REDRAW_SECONDS and done < total
+                                                and not new_step):
+            return
+        line = render(step, done, total, now - self.step_started)
+        self.stream.write("\r" + line + " " * max(0, self.width - len(line)))
         self.stream.flush()
-        self.shown = True
+        self.width, self.drawn_at = len(line), now
 
     def close(self) -> None:
-        if self.shown:
-            self.stream.write("\r" + " " * (len(self.render(self.total)) + 16) + "\r")
+        """Clear the line, so what is printed next starts on a clean one."""
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
             self.stream.flush()
+            self.width = 0
 
 
 def _is_tty(stream: TextIO) -> bool:

@@ -18,6 +18,7 @@ from .contract import DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from .errors import Issue, IssueLog, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
 from .leaderboard import COLUMNS, Leaderboard
 from .output_dir import publish
+from .progress import WRITING, Progress
 from .result import ScoreResult
 
 ERROR_LOG = "scorer-error.log"
@@ -62,20 +63,32 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
     return payload
 
 
-def detail_rows(result: ScoreResult) -> list[tuple]:
-    """The rows of ``details.csv`` (``chunks`` is "" when no alignment was built)."""
+def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) -> list[tuple]:
+    """The rows of ``details.csv`` for turns ``start:stop`` (``chunks`` is "" when no alignment was built)."""
     return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl,
              d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
              d.cand_len, d.ref_len, d.exact_search)
-            for t in result.turns for d in (t.details,)]
+            for t in result.turns[start:stop] for d in (t.details,)]
 
 
-def details_csv(result: ScoreResult) -> bytes:
-    """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed."""
+ROWS_PER_REPORT = 20_000
+
+
+def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
+    """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed.
+
+    ``progress("writing details.csv", done, total)`` hears the rows written."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(DETAIL_COLUMNS)
-    writer.writerows(detail_rows(result))
+    total = len(result.turns)
+    step = f"{WRITING} {DETAILS_CSV}"
+    for start in range(0, total, ROWS_PER_REPORT):
+        if progress:
+            progress(step, start, total)
+        writer.writerows(detail_rows(result, start, start + ROWS_PER_REPORT))
+    if progress:
+        progress(step, total, total)
     return buffer.getvalue().encode("utf-8")
 
 
@@ -87,14 +100,18 @@ def scores_txt(result: ScoreResult) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def score_files(result: ScoreResult, report: bool = False) -> dict[str, bytes]:
-    """The outputs of a scored submission, by file name."""
-    files = {DETAILS_CSV: details_csv(result), SCORES_TXT: scores_txt(result),
+def score_files(result: ScoreResult, report: bool = False, progress: Progress | None = None) -> dict[str, bytes]:
+    """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written."""
+    files = {DETAILS_CSV: details_csv(result, progress), SCORES_TXT: scores_txt(result),
              SCORES_JSON: json_bytes(scores_payload(result))}
     if report:
         from .html_report import score_report
 
+        if progress:
+            progress(f"{WRITING} {REPORT_HTML}", 0, 1)
         files[REPORT_HTML] = score_report(result).encode("utf-8")
+        if progress:
+            progress(f"{WRITING} {REPORT_HTML}", 1, 1)
     return files
 
 
@@ -103,8 +120,9 @@ def failure_files(error: Exception, status: str) -> dict[str, bytes]:
     return {SCORES_JSON: json_bytes(failure_payload(error, status))}
 
 
-def write_outputs(result: ScoreResult, output: Path, report: bool = False) -> None:
-    publish(Path(output), score_files(result, report), SCORE_OUTPUTS)
+def write_outputs(result: ScoreResult, output: Path, report: bool = False, progress: Progress | None = None) -> None:
+    """Publish :func:`score_files` in ``output``, removing any other file a ``score`` run writes."""
+    publish(Path(output), score_files(result, report, progress), SCORE_OUTPUTS)
 
 
 def write_failure(error: Exception, status: str, output: Path, extra: dict[str, bytes] | None = None) -> None:
@@ -172,18 +190,22 @@ def leaderboard_payload(board: Leaderboard) -> dict[str, Any]:
             "submissions": leaderboard_rows(board), "skipped": list(board.skipped)}
 
 
-def write_leaderboard(board: Leaderboard, output: Path, report: bool = True) -> None:
+def write_leaderboard(board: Leaderboard, output: Path, report: bool = True, progress: Progress | None = None) -> None:
     """leaderboard.csv, leaderboard.json, report.html, and each submission's own outputs (with its own
     report.html when ``report``) under ``submissions/<name>/``; folders of entries no longer present are
-    removed."""
+    removed. ``progress("writing submissions", done, total)`` hears the entries written."""
     output = Path(output)
     files: dict[str, bytes] = {}
-    for entry in board.entries:
+    for k, entry in enumerate(board.entries):
+        if progress:
+            progress(f"{WRITING} {SUBMISSIONS_DIR}", k, len(board.entries))
         folder = f"{SUBMISSIONS_DIR}/{entry.name}/"
         produced = (score_files(entry.result, report) if entry.result is not None
                     else failure_files(SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)),
                                        "invalid"))
         files.update((folder + name, data) for name, data in produced.items())
+    if progress:
+        progress(f"{WRITING} {SUBMISSIONS_DIR}", len(board.entries), len(board.entries))
     if report:
         from .html_report import leaderboard_report
 

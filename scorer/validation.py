@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator
 from .config import Limits
 from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from .errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
+from .progress import CHECKING, READING, Progress
 from .jsonio import (JsonError, decode_value, guess_dialog_id, iter_lines, line_column, parse_json, shorten,
                      skip_ws)
 from .text import has_token
@@ -214,12 +215,16 @@ class _FileState:
 
 
 def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
-                  on_bad_id: Callable[[str], None]) -> Iterator[tuple[int, Any]]:
-    """(line number, value) of every line that is valid JSON; everything else goes to ``log``."""
+                  on_bad_id: Callable[[str], None], progress: Progress | None = None,
+                  step: str = "") -> Iterator[tuple[int, Any]]:
+    """(line number, value) of every line that is valid JSON; everything else goes to ``log``.
+
+    ``progress(step, done, size)`` hears the bytes read."""
     bad_encoding = 0
     first_line = True
+    report = (lambda done, size: progress(step, done, size)) if progress else None
     with _contents(source) as data:
-        for number, raw in iter_lines(data):
+        for number, raw in iter_lines(data, report):
             if first_line and raw.lstrip(b" \t").startswith(b"["):
                 state.unreadable = True
                 log.add(Issue(file, "the file holds a JSON array; it must be JSON Lines: one JSON object per "
@@ -248,7 +253,8 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
 
 def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
                   problems: Callable[[Any, Limits], list[Problem]],
-                  mentioned: set[str] | None = None, known: dict | None = None) -> Iterator[tuple[int, dict]]:
+                  mentioned: set[str] | None = None, known: dict | None = None,
+                  progress: Progress | None = None, step: str = "") -> Iterator[tuple[int, dict]]:
     """Lines of the right shape; ``mentioned`` collects the known dialog_ids of every line, good or bad."""
 
     def note(dialog_id: Any) -> None:
@@ -256,7 +262,7 @@ def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
             mentioned.add(dialog_id)
 
     any_line = False
-    for number, value in _parsed_lines(source, file, log, limits, state, note):
+    for number, value in _parsed_lines(source, file, log, limits, state, note, progress, step):
         any_line = True
         dialog_id = value.get("dialog_id") if isinstance(value, dict) else None
         note(dialog_id)
@@ -287,12 +293,13 @@ def _duplicate(file: str, number: int, first: int, dialog_id: str) -> Issue:
 # --- reference data -------------------------------------------------------------------------
 
 
-def read_dialogues(source: Source, limits: Limits = Limits()) -> list[Dialogue]:
+def read_dialogues(source: Source, limits: Limits = Limits(), progress: Progress | None = None) -> list[Dialogue]:
     """Parse ``dialogues.jsonl``; raises :class:`ReferenceDataError` with every issue."""
     log = IssueLog()
     lines: dict[str, int] = {}
     dialogues = []
-    for number, value in _shaped_lines(source, DIALOGUES, log, limits, _FileState(), dialogue_problems):
+    for number, value in _shaped_lines(source, DIALOGUES, log, limits, _FileState(), dialogue_problems,
+                                       progress=progress, step=f"{READING} {DIALOGUES}"):
         dialog_id = value["dialog_id"]
         if dialog_id in lines:
             log.add(_duplicate(DIALOGUES, number, lines[dialog_id], dialog_id))
@@ -304,7 +311,8 @@ def read_dialogues(source: Source, limits: Limits = Limits()) -> list[Dialogue]:
     return dialogues
 
 
-def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = Limits()) -> dict[str, list[list[str]]]:
+def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = Limits(),
+                    progress: Progress | None = None) -> dict[str, list[list[str]]]:
     """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError`."""
     log = IssueLog()
     known = {d.dialog_id: d for d in dialogues}
@@ -312,7 +320,8 @@ def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = 
     lines: dict[str, int] = {}
     references: dict[str, list[list[str]]] = {}
     state = _FileState()
-    for number, value in _shaped_lines(source, ANSWERS, log, limits, state, reference_problems, mentioned, known):
+    for number, value in _shaped_lines(source, ANSWERS, log, limits, state, reference_problems, mentioned, known,
+                                       progress, f"{READING} {ANSWERS}"):
         dialog_id, refs = value["dialog_id"], value["references"]
         where = dict(line=number, dialog_id=shorten(dialog_id))
         if dialog_id not in known:
@@ -342,19 +351,25 @@ def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = 
 
 
 def check_submission(dialogues: list[Dialogue], submission: Source, ppl: Source, limits: Limits = Limits(),
-                     names: tuple[str, str] = (SUBMISSION, PPL)) -> Submission:
+                     names: tuple[str, str] = (SUBMISSION, PPL), progress: Progress | None = None) -> Submission:
     """Validate both submission files against the dialogues.
 
     Returns the :class:`Submission` or raises :class:`SubmissionInvalid`
     holding the issues of both files (the first 100, and how many more).
-    ``names`` are the file names messages use.
+    ``names`` are the file names messages use; ``progress`` hears the bytes
+    checked of each.
     """
     log = IssueLog()
     warnings: list[Issue] = []
     turns = {d.dialog_id: d.n_turns for d in dialogues}
     try:
-        answers = _check_answers(submission, names[0], turns, limits, log, warnings)
+        answers = _check_answers(submission, names[0], turns, limits, log, warnings, progress)
+        size = _size(ppl) if progress else 0
+        if progress:
+            progress(f"{CHECKING} {names[1]}", 0, size)
         perplexities = _check_ppl(ppl, names[1], turns, limits, log)
+        if progress:
+            progress(f"{CHECKING} {names[1]}", size, size)
     except MemoryError:
         raise SubmissionInvalid([Issue(names[0], f"reading the submission ran out of memory; files are limited to "
                                                  f"{limits.max_file_mib} MiB and answers to "
@@ -365,12 +380,13 @@ def check_submission(dialogues: list[Dialogue], submission: Source, ppl: Source,
 
 
 def _check_answers(source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog,
-                   warnings: list[Issue]) -> dict[str, list[str]]:
+                   warnings: list[Issue], progress: Progress | None = None) -> dict[str, list[str]]:
     mentioned: set[str] = set()
     lines: dict[str, int] = {}
     answers: dict[str, list[str]] = {}
     state = _FileState()
-    for number, value in _shaped_lines(source, file, log, limits, state, submission_problems, mentioned, turns):
+    for number, value in _shaped_lines(source, file, log, limits, state, submission_problems, mentioned, turns,
+                                       progress, f"{CHECKING} {file}"):
         dialog_id = value["dialog_id"]
         where = dict(line=number, dialog_id=shorten(dialog_id))
         if dialog_id not in turns:
@@ -394,6 +410,10 @@ def _check_answers(source: Source, file: str, turns: dict[str, int], limits: Lim
     if not state.unreadable:
         _missing(file, turns, mentioned, log, "has no line; add one with one answer per turn")
     return answers
+
+
+def _size(source: Source) -> int:
+    return len(source) if isinstance(source, (bytes, bytearray)) else os.stat(source).st_size
 
 
 def _read_all(source: Source) -> bytes:

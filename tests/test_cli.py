@@ -373,17 +373,30 @@ def test_score_report_is_self_contained_and_reproducible(tmp_path):
 
 
 def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
-    from scorer.progress import ProgressBar
+    from scorer.progress import ProgressDisplay, render
 
-    bar = ProgressBar(200, "scoring", io.StringIO(), enabled=True, delay=0)
-    bar.start -= 10  # 10 s for a quarter: 30 s left
-    assert bar.render(50) == "scoring [#######                       ]  25%  50/200  30s left"
-    assert bar.render(200) == "scoring [##############################] 100%  200/200"
-    bar.update(50)
-    bar.close()
-    assert bar.stream.getvalue().startswith("\rscoring [#######")
-    quiet = ProgressBar(200, "scoring", io.StringIO(), delay=0)  # a StringIO is no terminal
-    quiet.update(100)
+    assert render("scoring", 50, 200, 10.0) == "scoring [#######                       ]  25%  50/200  30s left"
+    assert render("scoring", 200, 200, 10.0) == "scoring [##############################] 100%  200/200"
+    assert render("team-a: checking submission.jsonl", 1 << 20, 4 << 20, 90.0) == (
+        "team-a: checking submission.jsonl [#######                       ]  25%  1.0/4.0 MiB  4m30s left")
+    now = [0.0]
+    display = ProgressDisplay(io.StringIO(), enabled=True, clock=lambda: now[0])
+    display("reading dialogues.jsonl", 1, 2)  # within the first 2 s: nothing
+    now[0] = 3.0
+    display("scoring", 0, 200)  # a new step: its own clock
+    now[0] = 13.0
+    display("scoring", 50, 200)
+    display("scoring", 60, 200)  # within 0.1 s of the last redraw: skipped
+    now[0] = 14.0
+    display("writing details.csv", 200, 200)  # a step's end is drawn
+    display.close()
+    assert display.stream.getvalue().split("\r")[1:] == [
+        "scoring [                              ]   0%  0/200",
+        "scoring [#######                       ]  25%  50/200  30s left",
+        "writing details.csv [##############################] 100%  200/200" + " " * 0,
+        " " * 66, ""]
+    quiet = ProgressDisplay(io.StringIO(), delay=0)  # a StringIO is no terminal
+    quiet("scoring", 100, 200)
     assert quiet.stream.getvalue() == ""
     data, sub = _big_split(tmp_path, copies=10)
     assert run("score", "--data", data, "--submission", sub, "--output", tmp_path / "out") == 0

@@ -130,3 +130,35 @@ def test_submission_name_from_its_path(tmp_path):
     assert api.submission_name(EXAMPLES / "realistic") == "realistic"
     assert api.submission_name(tmp_path / "team-x.zip") == "team-x"
     assert api.submission_name(EXAMPLES / "realistic" / "submission.jsonl") == "realistic"
+
+
+def test_the_library_reports_every_phase_in_order(tmp_path):
+    from scorer.report import write_outputs
+
+    heard = []
+    record = lambda step, done, total: heard.append((step, done, total))  # noqa: E731
+    result = api.score_submission(PUBLIC, EXAMPLES / "realistic", progress=record)
+    write_outputs(result, tmp_path / "out", report=True, progress=record)
+    steps = list(dict.fromkeys(step for step, _, _ in heard))
+    assert steps == ["reading dialogues.jsonl", "reading answers.jsonl", "checking submission.jsonl",
+                     "checking ppl_output.json", "scoring", "aggregating", "writing details.csv",
+                     "writing report.html"]
+    sizes = {"reading dialogues.jsonl": (PUBLIC / "dialogues.jsonl").stat().st_size,
+             "reading answers.jsonl": (PUBLIC / "answers.jsonl").stat().st_size,
+             "checking ppl_output.json": (EXAMPLES / "realistic" / "ppl_output.json").stat().st_size,
+             "scoring": 66, "writing details.csv": 66}
+    for step in steps:
+        seen = [(done, total) for s, done, total in heard if s == step]
+        assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:])), step  # never goes back
+        assert seen[-1][0] == seen[-1][1], step  # every step ends at 100%
+        if step in sizes:
+            assert seen[-1][1] == sizes[step], step
+
+
+def test_leaderboard_steps_name_the_entry_and_its_place(tmp_path):
+    subs = tmp_path / "subs"
+    shutil.copytree(EXAMPLES / "realistic", subs / "a")
+    shutil.copytree(EXAMPLES / "realistic", subs / "b")
+    heard = []
+    api.score_leaderboard(PUBLIC, subs, resamples=40, progress=lambda step, done, total: heard.append(step))
+    assert "a (1/2): scoring" in heard and "b (2/2): checking submission.jsonl" in heard
