@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .aggregate import Summary, TurnScore
+from .contract import DIALOGUE_TYPES
 from .errors import Issue
 from .explain import ExplainedTurn
 from .meteor import MeteorScore
@@ -30,7 +31,7 @@ class ScoreResult:
 
         frame = pd.DataFrame(detail_rows(self), columns=DETAIL_COLUMNS)
         frame["chunks"] = frame["chunks"].replace("", None).astype("Int64")
-        return frame.astype({"dialog_id": "string", "type": "category", "turn": "int64", "best_reference": "int64",
+        return frame.astype({"dialog_id": "string", "type": pd.CategoricalDtype(DIALOGUE_TYPES), "turn": "int64", "best_reference": "int64",
                              "matches": "int64", "cand_tokens": "int64", "ref_tokens": "int64",
                              "exact_search": "bool"})
 

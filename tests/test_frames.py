@@ -11,6 +11,7 @@ def test_turn_and_dialogue_frames(rwn, tmp_path):
     frame = result.to_frame()
     assert len(frame) == 66 and str(frame["turn"].dtype) == "int64" and str(frame["exact_search"].dtype) == "bool"
     assert frame["meteor"].tolist() == [t.meteor for t in result.turns]
+    assert list(frame["type"].cat.categories) == ["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"]
     dialogs = result.dialogs_frame()
     assert len(dialogs) == 40
     first = dialogs.iloc[0]
