@@ -50,6 +50,7 @@ class Matcher:
         self.synsets = _Memo(self._synsets_of, synsets if thesaurus is not None else None)
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
         self._any_keys: dict[tuple[str, ...], _Memo] = {}
+        self._fast: dict[tuple[str, ...], object] = {}
 
     def _synsets_of(self, token: str) -> frozenset[str]:
         if self.thesaurus is None:
@@ -79,6 +80,14 @@ class Matcher:
             memo = self._any_keys[stages] = _Memo(
                 lambda t: frozenset().union(*(f(t) for f in functions)) if functions else _EMPTY)
         return memo.__getitem__
+
+    def fast_counts(self, stages: tuple[str, ...]):
+        """The compiled core's counter for ``stages`` (:mod:`scorer.accelerator`), or None for the pure engine."""
+        if stages not in self._fast:
+            from .accelerator import fast_counts
+
+            self._fast[stages] = fast_counts(self.key_functions(stages))
+        return self._fast[stages]
 
     def keys(self, stage: str, token: str) -> frozenset[str]:
         function = self.key_function(stage)

@@ -84,10 +84,19 @@ def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
 
     The alignment is built when ``params.gamma > 0`` or ``with_alignment``
     (otherwise ``chunks`` is None); it is returned only with ``with_alignment``.
+    Without them, rule 1's counts come from the compiled core when it is
+    active (:mod:`scorer.accelerator`), else, or where it declines, from
+    :mod:`scorer.counting`.
     """
     t, r = len(cand), len(ref)
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
+    if params.gamma == 0 and not with_alignment:
+        fast = matcher.fast_counts(params.stages)
+        if fast is not None:
+            found = fast.counts(cand, ref)
+            if found is not None:
+                return score_from_counts(sum(found), None, t, r, params)
     keys = matcher.key_functions(params.stages)
     any_keys = matcher.any_keys(params.stages)
     if params.gamma == 0 and not with_alignment:
@@ -105,7 +114,8 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     Raises ``ValueError`` when no variant has a token.
     """
     best: tuple[int, MeteorScore] | None = None
-    counts = counts_of(cand)
+    fast = params.gamma == 0 and not with_alignment and matcher.fast_counts(params.stages) is not None
+    counts = None if fast else counts_of(cand)
     for index, ref in enumerate(variants):
         if not ref:
             continue

@@ -4,4 +4,6 @@ __version__ = "0.2.0"
 
 def engine_description() -> str:
     """Which METEOR engine path is active (printed by ``scorer --version``)."""
-    return "engine: pure Python"
+    from .accelerator import description
+
+    return description()

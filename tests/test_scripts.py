@@ -45,8 +45,11 @@ def test_dockerfile_runs_the_entrypoint_as_a_non_root_user():
     assert steps[0][0] == "FROM" and steps[-1] == ("ENTRYPOINT", '["scorer-entrypoint"]')
     users = [args for word, args in steps if word == "USER"]
     assert users and users[-1] not in ("root", "0")
-    copied = [args.split()[0] for word, args in steps if word == "COPY"]
-    assert all((ROOT / src).exists() for src in copied)
+    copied = [src for word, args in steps if word == "COPY" for src in args.split()[:-1]]
+    assert all((ROOT / src).exists() for src in copied) and "setup.py" in copied
+    install = next(args for word, args in steps if word == "RUN" and "pip install" in args)
+    assert "PIP_CONSTRAINT=constraints.txt pip install ." in install
+    assert "assert a.compiled()" in install  # the image carries the compiled core, or does not build
 
 
 def test_run_scoring_passes_arguments_on(tmp_path):

@@ -1,0 +1,106 @@
+"""The optional compiled core against the pure-Python engine it accelerates (same counts, or it declines)."""
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorer import accelerator
+from scorer.matcher import Matcher
+from scorer.meteor import MeteorParams, meteor_tokens
+from scorer.text import tokenise
+
+from conftest import PUBLIC
+from test_alignment import WORDS
+from test_counting import counted
+
+STAGES = ("exact", "lemma", "synonym")
+#: CI builds the core and sets this, so a silently failed build fails the suite instead of skipping it.
+REQUIRED = os.environ.get("SCORER_REQUIRE_COMPILED") == "1"
+needs_core = pytest.mark.skipif(not accelerator.compiled() and not REQUIRED, reason="compiled core not built")
+
+
+def test_the_core_is_built_where_it_is_required():
+    if REQUIRED:
+        assert accelerator.compiled()
+
+
+_COUNTERS = {}
+
+
+def core(matcher, stages):
+    """The compiled core's counter for ``stages``, whether or not the environment switches it off."""
+    if stages not in _COUNTERS:
+        _COUNTERS[stages] = accelerator.FastCounts(matcher.key_functions(stages))
+    return _COUNTERS[stages]
+
+
+@needs_core
+def test_hand_cases(matcher):
+    counter = core(matcher, STAGES)
+    assert counter.counts(tokenise("на на стали сказал"), tokenise("на на на сталью говорил")) == [2, 1, 1]
+    assert counter.counts(["лечу"], ["лететь", "лечить"]) == [0, 1, 0]  # a star: one centre token
+    assert counter.counts(["лечу", "лечу"], ["лететь", "лечить"]) == [0, 2, 0]
+    # лечу-лететь, лечу-лечить, мчаться-лететь and стали-сталью, стали-стать, стал-стать are paths,
+    # not stars: the pure engine's flow answers them
+    assert counter.counts(["лечу", "мчаться"], ["лететь", "лечить"]) is None
+    assert counter.counts(["стали", "стал"], ["сталью", "стать"]) is None
+    params = MeteorParams(stages=STAGES)
+    assert meteor_tokens(["лечу", "мчаться"], ["лететь", "лечить"], matcher, params).matches == 2
+    assert meteor_tokens(["стали", "стал"], ["сталью", "стать"], matcher, params).matches == 2
+
+
+@needs_core
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(WORDS + ["на", "и", "говорил", "сказал"]), min_size=1, max_size=9),
+       st.lists(st.sampled_from(WORDS + ["на", "и", "говорил", "сказал"]), min_size=1, max_size=9),
+       st.sampled_from([STAGES, ("exact", "lemma"), ("exact", "synonym", "lemma"), ("exact",)]))
+def test_same_counts_as_the_pure_engine_or_none(matcher, cand, ref, stages):
+    found = core(matcher, stages).counts(cand, ref)
+    assert found is None or found == counted(cand, ref, matcher, stages)
+
+
+@needs_core
+def test_same_counts_on_the_bundled_references(matcher):
+    counter, rng, settled = core(matcher, STAGES), random.Random(5), 0
+    variants = [tokenise(v) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+                for turn in json.loads(line)["references"] for v in turn]
+    for cand in variants:
+        for ref in rng.sample(variants, 20):
+            found = counter.counts(cand, ref)
+            assert found is None or found == counted(cand, ref, matcher, STAGES)
+            settled += found is not None
+    assert settled > 0.95 * 20 * len(variants)  # the core settles nearly every pair itself
+
+
+def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatch):
+    monkeypatch.setenv(accelerator.PURE_ENV, "1")
+    assert Matcher(rwn, persistent=False).fast_counts(STAGES) is None
+    assert accelerator.description() == ("engine: pure Python (SCORER_PURE_PYTHON set)" if accelerator.compiled()
+                                         else "engine: pure Python (compiled core not built)")
+    monkeypatch.delenv(accelerator.PURE_ENV)
+    assert Matcher(rwn, persistent=False).fast_counts(("lemma", "exact", "synonym")) is None
+
+
+def test_version_names_the_active_path(monkeypatch):
+    monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
+    out = subprocess.run([sys.executable, "-m", "scorer", "--version"], capture_output=True, text=True).stdout
+    expected = "engine: compiled core" if accelerator.compiled() else "engine: pure Python (compiled core not built)"
+    assert out.strip().endswith(f"({expected})")
+
+
+def test_a_whole_submission_scores_the_same_on_both_paths(rwn, monkeypatch):
+    from scorer import score_submission
+
+    from conftest import EXAMPLES
+
+    runs = []
+    for pure in ("1", "0"):
+        monkeypatch.setenv(accelerator.PURE_ENV, pure)
+        result = score_submission(PUBLIC, EXAMPLES / "realistic", thesaurus=rwn)
+        runs.append([(t.meteor, t.best_reference, t.details.matches) for t in result.turns])
+    assert runs[0] == runs[1] and len(runs[0]) == 66
