@@ -10,6 +10,7 @@ of each. Prints every run, the medians, peak memory and the ratio::
     python benchmarks/speed.py --turns 10000 20000 40000 80000 --no-peer --runs 3
     python benchmarks/speed.py --jobs 1              # the scorer on one process
     python benchmarks/speed.py --gamma 0.5           # penalty mode (beta 3), both programs
+    SCORER_PURE_PYTHON=1 python benchmarks/speed.py  # the scorer's pure-Python engine alone
 
 ``RUWORDNET_PATH`` must name the thesaurus (the peer reads its XML).
 """

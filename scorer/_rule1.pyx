@@ -54,10 +54,12 @@ cdef class KeyTable:
 
     ``add(token, keys)`` interns a token from one sorted list of key ids per
     stage and returns its id; ``counts(cand, ref)`` takes two lists of tokens
-    and raises ``KeyError`` naming a token not interned yet.
+    and interns a token it has not seen by calling ``intern(token)``, which
+    must call :meth:`add` and return the id.
     """
 
     cdef readonly dict ids
+    cdef public object intern
     cdef int n_stages
     cdef int n_tokens
     cdef int cap_tokens
@@ -156,11 +158,14 @@ cdef class KeyTable:
         cdef int* buffer = <int*>malloc(sizeof(int) * 6 * (nc + nr))
         if not buffer:
             raise MemoryError()
+        cdef object found
         try:
             for i in range(nc):
-                buffer[i] = ids[cand[i]]
+                found = ids.get(cand[i])
+                buffer[i] = self.intern(cand[i]) if found is None else found
             for i in range(nr):
-                buffer[nc + i] = ids[ref[i]]
+                found = ids.get(ref[i])
+                buffer[nc + i] = self.intern(ref[i]) if found is None else found
             return self._counts(buffer, <int>nc, <int>nr)
         finally:
             free(buffer)

@@ -54,23 +54,17 @@ class FastCounts:
     def __init__(self, key_functions: Sequence[KeyFunction]):
         self.later = [f for f in key_functions[1:] if f is not None]
         self.table = _rule1.KeyTable(len(self.later))
+        self.table.intern = self._intern
         self.key_ids: dict[str, int] = {}
 
-    def _intern(self, tokens: Sequence[str]) -> None:
-        key_ids, known = self.key_ids, self.table.ids
-        for token in tokens:
-            if token not in known:
-                self.table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in f(token)})
-                                       for f in self.later])
+    def _intern(self, token: str) -> int:
+        key_ids = self.key_ids
+        return self.table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in f(token)})
+                                      for f in self.later])
 
     def counts(self, cand: list[str], ref: list[str]) -> list[int] | None:
         """Per-stage counts of two non-empty token lists, or None where the pure engine must answer."""
-        try:
-            return self.table.counts(cand, ref)
-        except KeyError:
-            self._intern(cand)
-            self._intern(ref)
-            return self.table.counts(cand, ref)
+        return self.table.counts(cand, ref)
 
 
 def fast_counts(key_functions: Sequence[KeyFunction]) -> FastCounts | None:
