@@ -1,4 +1,4 @@
-"""The compiled core against the pure-Python engine on real text: byte-identical outputs.
+"""The compiled engine against the pure-Python engine on real text: byte-identical outputs.
 
 Builds the WMT21 en-ru leaderboard data (``build_wmt21.py``, 9,018 turns:
 the corpus once per system) when missing, scores its ``ALL`` submission
@@ -33,19 +33,23 @@ def main() -> int:
     if not (args.work / "submissions" / "ALL" / "submission.jsonl").exists():
         build(args.corpus, args.work, turns=9 * 1002)
     out = Path(tempfile.mkdtemp(prefix="accelerator-check-"))
-    for name, pure in (("compiled", "0"), ("pure", "1")):
-        env = dict(os.environ, SCORER_PURE_PYTHON=pure)
-        version = subprocess.run([sys.executable, "-m", "scorer", "--version"], env=env, capture_output=True,
-                                 text=True, check=True).stdout.strip()
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "scorer", "score", "--data", str(args.work / "data"), "--submission",
-                        str(args.work / "submissions" / "ALL"), "--output", str(out / name), "--quiet"],
-                       env=env, check=True)
-        print(f"{name:<9} {time.perf_counter() - start:6.2f} s   {version}")
-    same = all(filecmp.cmp(out / "compiled" / f, out / "pure" / f, shallow=False)
-               for f in ("details.csv", "scores.json"))
-    rows = sum(1 for _ in open(out / "pure" / "details.csv", encoding="utf-8")) - 1
-    print(f"details.csv ({rows:,} turns) and scores.json: {'byte-identical' if same else 'DIFFERENT'}")
+    (out / "penalty.toml").write_text("[meteor]\ngamma = 0.5\n", encoding="utf-8")
+    same = True
+    for mode, config in (("default", []), ("penalty", ["--config", str(out / "penalty.toml")])):
+        for name, pure in (("compiled", "0"), ("pure", "1")):
+            env = dict(os.environ, SCORER_PURE_PYTHON=pure)
+            version = subprocess.run([sys.executable, "-m", "scorer", "--version"], env=env, capture_output=True,
+                                     text=True, check=True).stdout.strip()
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "scorer", "score", "--data", str(args.work / "data"),
+                            "--submission", str(args.work / "submissions" / "ALL"), "--output",
+                            str(out / mode / name), "--quiet", *config], env=env, check=True)
+            print(f"{mode:<8} {name:<9} {time.perf_counter() - start:6.2f} s   {version}")
+        equal = all(filecmp.cmp(out / mode / "compiled" / f, out / mode / "pure" / f, shallow=False)
+                    for f in ("details.csv", "scores.json"))
+        rows = sum(1 for _ in open(out / mode / "pure" / "details.csv", encoding="utf-8")) - 1
+        print(f"{mode}: details.csv ({rows:,} turns) and scores.json {'byte-identical' if equal else 'DIFFERENT'}")
+        same = same and equal
     return 0 if same else 1
 
 

@@ -1,47 +1,99 @@
-"""The optional compiled core of rule 1 (:mod:`scorer._rule1`) and when it is used.
+"""The optional compiled engine, and when it is used.
 
-The pure-Python engine is the definition of the metric; the compiled core,
-built at install time when a C compiler is there, computes the same link
-counts faster for the default mode (penalty off). It is used when it was
-built, the stages start with ``exact`` (and name it once), and the
-environment variable ``SCORER_PURE_PYTHON`` is unset or ``0``; for a pair it
-cannot settle (a general component, a very long text) it answers None and
-the pure engine scores that pair. ``scorer --version`` says which path is
-active.
+The pure-Python engine (:mod:`scorer.links`, :mod:`scorer.counting`,
+:mod:`scorer.alignment`) defines the metric. When a C compiler was there at
+install time, two compiled pieces sit beside it (``setup.py`` builds them):
+
+* the same three modules compiled unchanged with Cython
+  (``scorer._compiled.*``), used for every pair;
+* ``scorer._rule1``, a small core of rule 1's counts on token ids for the
+  default mode, which settles nearly every pair itself and declines (None)
+  where the pure engine's flow is needed.
+
+They are used when all were built from the sources installed beside them
+(``scorer/_compiled/sources.json`` holds their SHA-256: an edited checkout
+runs the pure engine until rebuilt) and the environment variable
+``SCORER_PURE_PYTHON`` is unset or ``0``. Both paths give the same numbers;
+CI checks it. ``scorer --version`` says which one is active and why.
 """
 from __future__ import annotations
 
+import hashlib
+import importlib
+import json
 import os
+from functools import lru_cache
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Sequence
-
-try:
-    from . import _rule1
-except ImportError:  # not built: no compiler at install time
-    _rule1 = None
 
 if TYPE_CHECKING:
     from .matcher import KeyFunction
 
 PURE_ENV = "SCORER_PURE_PYTHON"
+SAME_SOURCE = ("links", "counting", "alignment")
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _extension(name: str) -> ModuleType | None:
+    """The compiled module ``scorer.<name>``, or None when it is missing or not an extension module."""
+    try:
+        module = importlib.import_module(f"scorer.{name}")
+    except ImportError:
+        return None
+    file = getattr(module, "__file__", "") or ""
+    return module if any(file.endswith(suffix) for suffix in EXTENSION_SUFFIXES) else None
+
+
+@lru_cache(maxsize=1)
+def _built() -> tuple[dict[str, ModuleType], str]:
+    """The compiled modules by name when all are built and fresh, else ``({}, why not)``."""
+    modules = {name: _extension(f"_compiled.{name}") for name in SAME_SOURCE}
+    modules["_rule1"] = _extension("_rule1")
+    if any(module is None for module in modules.values()):
+        return {}, "compiled engine not built"
+    try:
+        recorded = json.loads((_PACKAGE / "_compiled" / "sources.json").read_text(encoding="utf-8"))
+        sources = {f"{name}.py": _PACKAGE / f"{name}.py" for name in SAME_SOURCE}
+        sources["_rule1.pyx"] = _PACKAGE / "_rule1.pyx"
+        fresh = all(recorded.get(file) == hashlib.sha256(path.read_bytes()).hexdigest()
+                    for file, path in sources.items())
+    except (OSError, ValueError, AttributeError):
+        fresh = False
+    if not fresh:
+        return {}, "compiled engine older than its sources: rebuild with pip install ."
+    return modules, ""
 
 
 def compiled() -> bool:
-    """Whether the compiled core was built."""
-    return _rule1 is not None
+    """Whether the compiled engine was built, and from the sources beside it."""
+    return bool(_built()[0])
 
 
 def active() -> bool:
-    """Whether the compiled core is built and not switched off."""
-    return _rule1 is not None and os.environ.get(PURE_ENV, "").strip() in ("", "0")
+    """Whether the compiled engine is built, fresh and not switched off."""
+    return compiled() and os.environ.get(PURE_ENV, "").strip() in ("", "0")
 
 
 def description() -> str:
-    """``engine: compiled core`` or ``engine: pure Python`` and why (``scorer --version``)."""
+    """``engine: compiled (Cython)``, or ``engine: pure Python`` and why (``scorer --version``)."""
     if active():
-        return "engine: compiled core"
+        return "engine: compiled (Cython)"
     if compiled():
         return f"engine: pure Python ({PURE_ENV} set)"
-    return "engine: pure Python (compiled core not built)"
+    return f"engine: pure Python ({_built()[1]})"
+
+
+def engine() -> SimpleNamespace:
+    """The modules scoring uses: ``links``, ``counting``, ``alignment`` and ``rule1`` (None on the pure path)."""
+    if active():
+        modules = _built()[0]
+        return SimpleNamespace(links=modules["links"], counting=modules["counting"],
+                               alignment=modules["alignment"], rule1=modules["_rule1"])
+    from . import alignment, counting, links
+
+    return SimpleNamespace(links=links, counting=counting, alignment=alignment, rule1=None)
 
 
 class FastCounts:
@@ -51,9 +103,9 @@ class FastCounts:
     leading exact one become sorted lists of key ids.
     """
 
-    def __init__(self, key_functions: Sequence[KeyFunction]):
+    def __init__(self, rule1: ModuleType, key_functions: Sequence[KeyFunction]):
         self.later = [f for f in key_functions[1:] if f is not None]
-        self.table = _rule1.KeyTable(len(self.later))
+        self.table = rule1.KeyTable(len(self.later))
         self.table.intern = self._intern
         self.key_ids: dict[str, int] = {}
 
@@ -67,8 +119,8 @@ class FastCounts:
         return self.table.counts(cand, ref)
 
 
-def fast_counts(key_functions: Sequence[KeyFunction]) -> FastCounts | None:
-    """A :class:`FastCounts` for these stages, or None when the pure engine is to be used."""
-    if not active() or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
+def fast_counts(rule1: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:
+    """A :class:`FastCounts` for these stages, or None when the core does not apply (or is off)."""
+    if rule1 is None or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
         return None
-    return FastCounts(key_functions)
+    return FastCounts(rule1, key_functions)

@@ -41,11 +41,13 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from .counting import stage_counts, type_flows
 from .links import components, counts_of, type_graph
-from .matcher import KeyFunction
+
+if TYPE_CHECKING:
+    from .matcher import KeyFunction
 
 #: Search nodes per pair before the deterministic fallback applies.
 NODE_BUDGET = 50_000

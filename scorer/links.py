@@ -17,9 +17,10 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import compress
 from operator import not_
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from .matcher import KeyFunction
+if TYPE_CHECKING:
+    from .matcher import KeyFunction
 
 Counts = dict[str, int]
 Link = tuple[str, str]

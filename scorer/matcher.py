@@ -51,6 +51,9 @@ class Matcher:
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
         self._any_keys: dict[tuple[str, ...], _Memo] = {}
         self._fast: dict[tuple[str, ...], object] = {}
+        from .accelerator import engine
+
+        self.engine = engine()  # the modules that score: compiled when active (scorer.accelerator)
 
     def _synsets_of(self, token: str) -> frozenset[str]:
         if self.thesaurus is None:
@@ -86,7 +89,7 @@ class Matcher:
         if stages not in self._fast:
             from .accelerator import fast_counts
 
-            self._fast[stages] = fast_counts(self.key_functions(stages))
+            self._fast[stages] = fast_counts(self.engine.rule1, self.key_functions(stages))
         return self._fast[stages]
 
     def keys(self, stage: str, token: str) -> frozenset[str]:

@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from .alignment import NODE_BUDGET, Alignment, align
-from .counting import stage_counts
-from .links import Counts, counts_of, type_graph
+from .alignment import NODE_BUDGET, Alignment
+from .links import Counts, counts_of
 from .matcher import Matcher
 from .stages import STAGE_NAMES
 from .text import tokenise
@@ -99,10 +98,11 @@ def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
                 return score_from_counts(sum(found), None, t, r, params)
     keys = matcher.key_functions(params.stages)
     any_keys = matcher.any_keys(params.stages)
+    engine = matcher.engine
     if params.gamma == 0 and not with_alignment:
-        graph = type_graph(cand_counts or counts_of(cand), counts_of(ref), keys, any_keys)
-        return score_from_counts(sum(stage_counts(graph, len(keys))), None, t, r, params)
-    found: Alignment = align(cand, ref, keys, any_keys, params.budget)
+        graph = engine.links.type_graph(cand_counts or counts_of(cand), counts_of(ref), keys, any_keys)
+        return score_from_counts(sum(engine.counting.stage_counts(graph, len(keys))), None, t, r, params)
+    found: Alignment = engine.alignment.align(cand, ref, keys, any_keys, params.budget)
     links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links) if with_alignment else ()
     return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
 

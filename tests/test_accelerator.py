@@ -1,4 +1,4 @@
-"""The optional compiled core against the pure-Python engine it accelerates (same counts, or it declines)."""
+"""The optional compiled engine against the pure-Python engine it accelerates: same numbers, or it declines."""
 import json
 import os
 import random
@@ -35,7 +35,7 @@ _COUNTERS = {}
 def core(matcher, stages):
     """The compiled core's counter for ``stages``, whether or not the environment switches it off."""
     if stages not in _COUNTERS:
-        _COUNTERS[stages] = accelerator.FastCounts(matcher.key_functions(stages))
+        _COUNTERS[stages] = accelerator.FastCounts(accelerator._built()[0]["_rule1"], matcher.key_functions(stages))
     return _COUNTERS[stages]
 
 
@@ -81,7 +81,8 @@ def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatc
     monkeypatch.setenv(accelerator.PURE_ENV, "1")
     assert Matcher(rwn, persistent=False).fast_counts(STAGES) is None
     assert accelerator.description() == ("engine: pure Python (SCORER_PURE_PYTHON set)" if accelerator.compiled()
-                                         else "engine: pure Python (compiled core not built)")
+                                         else "engine: pure Python (compiled engine not built)")
+    assert Matcher(rwn, persistent=False).engine.alignment.__name__ == "scorer.alignment"
     monkeypatch.delenv(accelerator.PURE_ENV)
     assert Matcher(rwn, persistent=False).fast_counts(("lemma", "exact", "synonym")) is None
 
@@ -89,7 +90,7 @@ def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatc
 def test_version_names_the_active_path(monkeypatch):
     monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
     out = subprocess.run([sys.executable, "-m", "scorer", "--version"], capture_output=True, text=True).stdout
-    expected = "engine: compiled core" if accelerator.compiled() else "engine: pure Python (compiled core not built)"
+    expected = "engine: compiled (Cython)" if accelerator.compiled() else "engine: pure Python (compiled engine not built)"
     assert out.strip().endswith(f"({expected})")
 
 
@@ -104,3 +105,54 @@ def test_a_whole_submission_scores_the_same_on_both_paths(rwn, monkeypatch):
         result = score_submission(PUBLIC, EXAMPLES / "realistic", thesaurus=rwn)
         runs.append([(t.meteor, t.best_reference, t.details.matches) for t in result.turns])
     assert runs[0] == runs[1] and len(runs[0]) == 66
+
+
+@needs_core
+def test_the_compiled_modules_are_the_pure_ones_compiled(rwn, monkeypatch):
+    monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
+    engine = Matcher(rwn, persistent=False).engine
+    assert engine.alignment.__name__ == "scorer._compiled.alignment" and engine.alignment.__file__.endswith(".so")
+    from scorer import alignment
+
+    assert engine.alignment.NODE_BUDGET == alignment.NODE_BUDGET
+    params = MeteorParams(stages=STAGES, gamma=0.5)
+    pure = Matcher(rwn, persistent=False)
+    pure.engine = accelerator.SimpleNamespace(links=pure.engine.links, counting=pure.engine.counting,
+                                              alignment=alignment, rule1=None)
+    fast = Matcher(rwn, persistent=False)
+    rng = random.Random(11)
+    variants = [tokenise(v) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+                for turn in json.loads(line)["references"] for v in turn]
+    for cand in variants:
+        ref = rng.choice(variants)
+        a = meteor_tokens(cand, ref, pure, params, with_alignment=True)
+        b = meteor_tokens(cand, ref, fast, params, with_alignment=True)
+        assert (a.score, a.chunks, a.alignment) == (b.score, b.chunks, b.alignment)
+
+
+def test_a_compiled_engine_older_than_its_sources_is_not_used(tmp_path, monkeypatch):
+    import shutil
+
+    from scorer import accelerator as acc
+
+    fake = tmp_path / "scorer"
+    (fake / "_compiled").mkdir(parents=True)
+    for name in ("links.py", "counting.py", "alignment.py", "_rule1.pyx"):
+        shutil.copyfile(acc._PACKAGE / name, fake / name)
+    recorded = {name: acc.hashlib.sha256((fake / name).read_bytes()).hexdigest()
+                for name in ("links.py", "counting.py", "alignment.py", "_rule1.pyx")}
+    (fake / "_compiled" / "sources.json").write_text(json.dumps(recorded), encoding="utf-8")
+    monkeypatch.setattr(acc, "_PACKAGE", fake)
+    monkeypatch.setattr(acc, "_extension", lambda name: acc)  # stands for a built module
+    acc._built.cache_clear()
+    try:
+        assert acc.compiled()
+        with open(fake / "counting.py", "a", encoding="utf-8") as fh:
+            fh.write("# edited\n")
+        acc._built.cache_clear()
+        assert not acc.compiled()
+        assert acc.description() == ("engine: pure Python (compiled engine older than its sources: "
+                                     "rebuild with pip install .)")
+    finally:
+        monkeypatch.undo()
+        acc._built.cache_clear()
