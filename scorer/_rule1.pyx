@@ -42,6 +42,15 @@ cdef inline bint _overlap(const uint64_t* a, const uint64_t* b) noexcept nogil:
     return ((a[0] & b[0]) | (a[1] & b[1]) | (a[2] & b[2]) | (a[3] & b[3])) != 0
 
 
+cdef inline int _run(const int* values, int n, int* at) noexcept nogil:
+    """How many values equal ``values[at[0]]`` follow in the sorted array; moves ``at[0]`` past them."""
+    cdef int first = values[at[0]], count = 0
+    while at[0] < n and values[at[0]] == first:
+        at[0] += 1
+        count += 1
+    return count
+
+
 cdef int _find(int* parent, int x) noexcept nogil:
     while parent[x] != x:
         parent[x] = parent[parent[x]]
@@ -184,42 +193,23 @@ cdef class KeyTable:
         # leading exact stage: min counts of every shared type; what is left over is free
         while i < nc or j < nr:
             if j >= nr or (i < nc and a[i] < b[j]):
-                x = a[i]
-                na = 0
-                while i < nc and a[i] == x:
-                    i += 1
-                    na += 1
-                fc_id[nfc] = x
-                fc_n[nfc] = na
+                fc_id[nfc] = a[i]
+                fc_n[nfc] = _run(a, nc, &i)
                 nfc += 1
             elif i >= nc or b[j] < a[i]:
-                x = b[j]
-                nb = 0
-                while j < nr and b[j] == x:
-                    j += 1
-                    nb += 1
-                fr_id[nfr] = x
-                fr_n[nfr] = nb
+                fr_id[nfr] = b[j]
+                fr_n[nfr] = _run(b, nr, &j)
                 nfr += 1
             else:
                 x = a[i]
-                na = 0
-                nb = 0
-                while i < nc and a[i] == x:
-                    i += 1
-                    na += 1
-                while j < nr and b[j] == x:
-                    j += 1
-                    nb += 1
-                if na == nb:
-                    exact += na
-                elif na > nb:
-                    exact += nb
+                na = _run(a, nc, &i)
+                nb = _run(b, nr, &j)
+                exact += min(na, nb)
+                if na > nb:
                     fc_id[nfc] = x
                     fc_n[nfc] = na - nb
                     nfc += 1
-                else:
-                    exact += na
+                elif nb > na:
                     fr_id[nfr] = x
                     fr_n[nfr] = nb - na
                     nfr += 1
