@@ -12,8 +12,9 @@ from .api import (Meta, ReferenceData, ScoreResult, correlate_submissions, load_
 from .config import Config, config_for, load_config
 from .errors import (ConfigError, Issue, ReferenceDataError, ScorerError, SubmissionInvalid,
                      ThesaurusError, UsageError)
+from .explain import ExplainedTurn
 from .hidden_metric import hidden_metric
-from .leaderboard import Leaderboard
+from .leaderboard import Entry, Leaderboard, Standing
 from .meteor import MeteorParams, MeteorRu, MeteorScore, meteor_ru
 from .report import write_correlation, write_failure, write_leaderboard, write_outputs
 from .text import normalise, tokenise
@@ -21,10 +22,10 @@ from .thesaurus import Thesaurus, load_thesaurus
 from .version import __version__
 
 __all__ = [
-    "Config", "ConfigError", "Issue", "Leaderboard", "Meta", "MeteorParams", "MeteorRu", "MeteorScore",
-    "ReferenceData", "ReferenceDataError", "ScoreResult", "ScorerError", "SubmissionInvalid", "Thesaurus",
-    "ThesaurusError", "UsageError", "__version__", "config_for", "correlate_submissions", "hidden_metric",
-    "load_config", "load_reference", "load_thesaurus", "meteor_ru", "normalise", "score_leaderboard",
-    "score_submission", "score_validated", "tokenise", "validate_submission", "write_correlation",
-    "write_failure", "write_leaderboard", "write_outputs",
+    "Config", "ConfigError", "Entry", "ExplainedTurn", "Issue", "Leaderboard", "Meta", "MeteorParams",
+    "MeteorRu", "MeteorScore", "ReferenceData", "ReferenceDataError", "ScoreResult", "ScorerError", "Standing",
+    "SubmissionInvalid", "Thesaurus", "ThesaurusError", "UsageError", "__version__", "config_for",
+    "correlate_submissions", "hidden_metric", "load_config", "load_reference", "load_thesaurus", "meteor_ru",
+    "normalise", "score_leaderboard", "score_submission", "score_validated", "tokenise", "validate_submission",
+    "write_correlation", "write_failure", "write_leaderboard", "write_outputs",
 ]

@@ -18,10 +18,10 @@ from .config import Config, Limits, load_config
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
 from .hidden_metric import hidden_metric
 from .intake import read_submission
-from .matcher import Matcher
-from .progress import AGGREGATING, SCORING, Progress
 from .explain import lowest_turns
+from .matcher import Matcher
 from .meteor import MeteorRu, params_without_synonyms
+from .progress import AGGREGATING, SCORING, Progress
 from .result import ScoreResult
 from .signature import signature
 from .thesaurus import Thesaurus, load_thesaurus
