@@ -151,6 +151,11 @@ _NON_BLANK = re.compile(rb"[^ \t\r\n]")
 REPORT_BYTES = 1 << 20
 
 
+def _newlines(data: bytes, start: int, end: int) -> int:
+    """How many ``\n`` in ``data[start:end]``, a memory map included (it has no ``count``), in 1 MiB slices."""
+    return sum(data[k:min(k + REPORT_BYTES, end)].count(b"\n") for k in range(start, end, REPORT_BYTES))
+
+
 def iter_lines(data: bytes, report: Callable[[int, int], None] | None = None) -> Iterator[tuple[int, bytes]]:
     """Non-blank lines of JSONL ``data`` (bytes or a memory map) with their 1-based numbers.
 
@@ -173,7 +178,7 @@ def iter_lines(data: bytes, report: Callable[[int, int], None] | None = None) ->
         first = found.start()
         before = data.rfind(b"\n", pos, first)
         if before >= 0:
-            line += data.count(b"\n", pos, before + 1)
+            line += _newlines(data, pos, before + 1)
             pos = before + 1
         end = data.find(b"\n", first)
         if end < 0:

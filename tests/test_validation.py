@@ -42,6 +42,17 @@ def test_bom_crlf_and_blank_lines_are_accepted():
     assert check(sub, b"\xef\xbb\xbf" + json.dumps(GOOD_PPL).encode() + b"\r\n").answers["d-2"] == [""]
 
 
+def test_leading_blank_lines_in_a_file_keep_line_numbers(tmp_path):
+    # files are memory-mapped; a run of blank lines before a line is counted without copying it whole
+    sub = tmp_path / "submission.jsonl"
+    sub.write_bytes(b"\n \n\t\r\n" + jsonl(GOOD_SUB[:1]) + b"\n\n" + b'{"dialog_id": "d-2", "answers": 5}\n')
+    ppl = tmp_path / "ppl_output.json"
+    ppl.write_text(json.dumps(GOOD_PPL), encoding="utf-8")
+    with pytest.raises(SubmissionInvalid) as info:
+        check_submission(DIALOGUES, sub, ppl)
+    assert [(i.line, i.dialog_id) for i in info.value.issues] == [(7, "d-2")]
+
+
 def test_extra_keys_are_a_warning():
     s = check([{**GOOD_SUB[0], "model": "x"}, GOOD_SUB[1]])
     assert [(w.code, w.line, w.dialog_id) for w in s.warnings] == [("extra_keys", 1, "d-1")]
