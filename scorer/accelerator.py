@@ -62,7 +62,7 @@ def _built() -> tuple[dict[str, ModuleType], str]:
     except (OSError, ValueError, AttributeError):
         fresh = False
     if not fresh:
-        return {}, "compiled engine older than its sources: rebuild with pip install ."
+        return {}, "compiled engine out of date"
     return modules, ""
 
 
