@@ -248,9 +248,9 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
     ratings = read_human(human, {e.name: turns_by_dialog for e in board.entries})
     invalid = sorted({k[0] for k in ratings.scores} - {e.name for e in board.entries if e.result is not None})
     levels, notes = build_levels(board, reference.references, ratings, tuple(baselines), resamples, seed,
-                                 config.weights)
+                                 config.weights, progress)
     notes = [f"ratings of invalid submission {name!r} are left out" for name in invalid] + notes
-    return Meta(correlate(levels), levels, ratings.level, board.signature, resamples, seed, tuple(baselines), notes)
+    return Meta(correlate(levels, progress), levels, ratings.level, board.signature, resamples, seed, tuple(baselines), notes)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from typing import Callable, Mapping, Sequence
 
 from .contract import DIALOGUE_TYPES
 from .errors import EXIT_USAGE, Issue, IssueLog, IssuesError
+from .progress import Progress
 
 LEVELS = ("turn", "dialog", "system")
 FIGURES = {"turn": ("meteor", "hidden_metric", "turn_score"),
@@ -42,6 +43,7 @@ COLUMNS = ["level", "figure", "n", "pearson", "pearson_low", "pearson_high", "sp
 SHAPES = {("submission", "score"): "system", ("submission", "dialog_id", "score"): "dialog",
           ("submission", "dialog_id", "turn", "score"): "turn"}
 MIN_ITEMS = 3
+SYSTEMS_STEP, BOOTSTRAP_STEP = "system-level figures", "bootstrap intervals"
 
 
 class HumanRatingsError(IssuesError):
@@ -199,18 +201,24 @@ class LevelData:
     resamples: Callable[[], list[tuple[Series, list[float]]]]
 
 
-def correlate(levels: Sequence[LevelData]) -> list[Correlation]:
-    """Coefficients, intervals and (at system level) pairwise accuracy for every level and figure."""
+def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> list[Correlation]:
+    """Coefficients, intervals and (at system level) pairwise accuracy for every level and figure;
+    ``progress`` hears the (level, figure) pairs done."""
     rows = []
+    total = sum(len(data.figures) for data in levels)
     for data in levels:
         draws = data.resamples()
         for figure, values in data.figures.items():
+            if progress:
+                progress(BOOTSTRAP_STEP, len(rows), total)
             point = coefficients(values, data.human)
             per_draw = [coefficients(f[figure], h) for f, h in draws]
             bounds = [interval([d[k] for d in per_draw], point[k]) for k in range(3)]
             accuracy = pairwise_accuracy(values, data.human) if data.level == "system" else None
             rows.append(Correlation(data.level, figure, len(values), point[0], *bounds[0], point[1], *bounds[1],
                                     point[2], *bounds[2], accuracy))
+    if progress:
+        progress(BOOTSTRAP_STEP, total, total)
     return rows
 
 
@@ -234,21 +242,27 @@ def _sentence_baselines(names: Sequence[str], hyps: Sequence[str], refs: Sequenc
     return {name: [functions[name](h, list(r)).score for h, r in zip(hyps, refs)] for name in names}
 
 
-def _corpus_metric(name: str):
+def _corpus_metric(name: str, refs: Sequence[Sequence[str]]):
+    """sacreBLEU's corpus metric ``name`` with ``refs`` (one list of variants per turn) cached once,
+    as sacreBLEU does for comparing many systems on one test set."""
     from sacrebleu.metrics import BLEU, CHRF
 
-    return {"chrf": CHRF, "bleu": BLEU}[name]()
-
-
-def _corpus_stats(metric, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int]]:
     width = max(len(r) for r in refs)
     streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
-    return [list(s) for s in metric._extract_corpus_statistics(list(hyps), streams)]
+    return {"chrf": CHRF, "bleu": BLEU}[name](references=streams)
+
+
+def _corpus_stats(metric, hyps: Sequence[str]) -> list[list[int]]:
+    """Per-turn sufficient statistics of ``hyps`` against the metric's cached references."""
+    return [list(s) for s in metric._extract_corpus_statistics(list(hyps), None)]
 
 
 def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanRatings, baselines: Sequence[str],
-                 resamples: int, seed: int, weights: Mapping[str, float]) -> tuple[list[LevelData], list[str]]:
-    """The levels SPEC section 8 asks for, from the leaderboard's scored entries; and the warnings."""
+                 resamples: int, seed: int, weights: Mapping[str, float],
+                 progress: Progress | None = None) -> tuple[list[LevelData], list[str]]:
+    """The levels SPEC section 8 asks for, from the leaderboard's scored entries; and the warnings.
+
+    ``progress`` hears the systems whose system-level figures are computed."""
     import numpy as np
 
     from .significance import make_strata
@@ -322,7 +336,11 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
         drawn: dict[str, list[np.ndarray]] = {f: [] for f in figures}
         human_fixed = human.level == "system"
         hv, h_drawn = [], []
-        for name in names:
+        turn_order = [(x.dialog_id, x.turn) for t in types for d in order[t] for x in dialogs_of[names[0]][d]]
+        metrics = {b: _corpus_metric(b, [references[d][k] for d, k in turn_order]) for b in baselines}
+        for done, name in enumerate(names):
+            if progress:
+                progress(SYSTEMS_STEP, done, len(names))
             summary = entries[name].result.summary
             figures["meteor"].append(summary.meteor)
             figures["hidden_metric"].append(summary.hidden_metric)
@@ -334,10 +352,11 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
                                  x.hidden_metric for x in ts)) / len(ts) / 2)):
                 drawn[f].append(_weighted(strata, {t: [value(ts) for ts in per_dialog[t]] for t in types}))
             for b in baselines:
-                metric = _corpus_metric(b)
+                metric = metrics[b]
                 all_turns = [x for t in types for ts in per_dialog[t] for x in ts]
-                stats = _corpus_stats(metric, [x.answer for x in all_turns],
-                                      [references[x.dialog_id][x.turn] for x in all_turns])
+                if [(x.dialog_id, x.turn) for x in all_turns] != turn_order:
+                    raise AssertionError("every submission lists the test set's turns in one order")
+                stats = _corpus_stats(metric, [x.answer for x in all_turns])
                 figures[b].append(float(metric._compute_score_from_stats(
                     [sum(col) for col in zip(*stats)]).score))
                 by_turn = {(x.dialog_id, x.turn): s for x, s in zip(all_turns, stats)}
@@ -358,6 +377,9 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
                 den = sum(counts[t][strata.indices[t]].sum(axis=1) for t in types)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     h_drawn.append(num / den)
+
+        if progress:
+            progress(SYSTEMS_STEP, len(names), len(names))
 
         def system_draws(drawn=drawn, h_drawn=h_drawn):
             return [({f: [float(a[r]) for a in arrays] for f, arrays in drawn.items()},
