@@ -155,3 +155,13 @@ def test_a_compiled_engine_older_than_its_sources_is_not_used(tmp_path, monkeypa
     finally:
         monkeypatch.undo()
         acc._built.cache_clear()
+
+
+@needs_core
+def test_the_core_declines_pairs_beyond_its_bound(matcher):
+    # 300 x 300 distinct free types is 90,000 type pairs, above MAX_TYPE_PAIRS: the pure engine's index answers
+    cand = [f"слово{k}" for k in range(300)]
+    ref = [f"другое{k}" for k in range(300)]
+    counter = core(matcher, STAGES)
+    assert counter.counts(cand, ref) is None
+    assert counter.counts(cand[:200], ref[:200]) == [0, 0, 0]  # 40,000 pairs: settled here, nothing links
