@@ -193,19 +193,17 @@ def _config(args: argparse.Namespace, reference_dir: str | None):
 
 def _validate(args: argparse.Namespace) -> int:
     config = _config(args, args.data)
-    display = _display(args)
-    try:
-        valid = api.validate_submission(args.data, args.submission, args.ppl, config=config, progress=display)
-    except SubmissionInvalid as exc:
-        display.close()
-        if args.json:
-            payload = failure_payload(exc, "invalid")
-            payload["warnings"] = [w.to_dict() for w in exc.warnings]
-            print(json.dumps(payload, ensure_ascii=False, indent=2))
-        _print_invalid(exc)
-        return EXIT_INVALID
-    finally:
-        display.close()
+    with _display(args) as display:
+        try:
+            valid = api.validate_submission(args.data, args.submission, args.ppl, config=config, progress=display)
+        except SubmissionInvalid as exc:
+            display.close()
+            if args.json:
+                payload = failure_payload(exc, "invalid")
+                payload["warnings"] = [w.to_dict() for w in exc.warnings]
+                print(json.dumps(payload, ensure_ascii=False, indent=2))
+            _print_invalid(exc)
+            return EXIT_INVALID
     turns = sum(len(a) for a in valid.answers.values())
     if args.json:
         print(json.dumps({"status": "valid", "dialogs": len(valid.answers), "turns": turns,
@@ -223,8 +221,7 @@ def _waiting(output: Path):
 def _score(args: argparse.Namespace) -> int:
     output = prepare(args.output)
     args.output_ready = output
-    display = _display(args)
-    with locked(output, _waiting(output)):
+    with locked(output, _waiting(output)), _display(args) as display:
         try:
             config = _config(args, args.data)
             result = api.score_submission(args.data, args.submission, args.ppl, config=config,
@@ -239,10 +236,7 @@ def _score(args: argparse.Namespace) -> int:
             display.close()
             _try_write_failure(exc, output)
             raise
-        try:
-            write_outputs(result, output, report=args.report, progress=display)
-        finally:
-            display.close()
+        write_outputs(result, output, report=args.report, progress=display)
     _print_warnings(result.warnings)
     if not args.quiet:
         print(summary_table(result))
@@ -258,15 +252,11 @@ def _leaderboard(args: argparse.Namespace) -> int:
     output = prepare(args.output)
     args.output_ready = output
     config = _config(args, args.data)
-    display = _display(args)
-    with locked(output, _waiting(output)):
-        try:
-            board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
-                                          synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
-                                          resamples=args.resamples, seed=args.seed, progress=display)
-            write_leaderboard(board, output, report=not args.no_report, progress=display)
-        finally:
-            display.close()
+    with locked(output, _waiting(output)), _display(args) as display:
+        board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
+                                      synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
+                                      resamples=args.resamples, seed=args.seed, progress=display)
+        write_leaderboard(board, output, report=not args.no_report, progress=display)
     if not args.quiet:
         print(leaderboard_table(board))
     return EXIT_OK
@@ -288,15 +278,11 @@ def _correlate(args: argparse.Namespace) -> int:
     args.output_ready = output
     config = _config(args, args.data)
     baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
-    display = _display(args)
-    with locked(output, _waiting(output)):
-        try:
-            meta = api.correlate_submissions(args.data, args.submissions, args.human, config=config,
-                                             thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
-                                             jobs=args.jobs or default_jobs(), resamples=args.resamples,
-                                             seed=args.seed, baselines=baselines, progress=display)
-        finally:
-            display.close()
+    with locked(output, _waiting(output)), _display(args) as display:
+        meta = api.correlate_submissions(args.data, args.submissions, args.human, config=config,
+                                         thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
+                                         jobs=args.jobs or default_jobs(), resamples=args.resamples,
+                                         seed=args.seed, baselines=baselines, progress=display)
         write_correlation(meta, output)
     for note in meta.warnings:
         print(f"warning: {note}", file=sys.stderr)

@@ -94,10 +94,16 @@ class ProgressDisplay:
         self.stream.flush()
         self.width, self.drawn_at = len(line), now
 
+    def __enter__(self) -> "ProgressDisplay":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()  # also when a run is interrupted: the message that follows starts on a clean line
+
     def close(self) -> None:
-        """Clear the line, so what is printed next starts on a clean one."""
+        """Clear the line, so what is printed next starts on a clean one (idempotent)."""
         if self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.write("\r" + " " * (self.width + 4) + "\r")  # and a "^C" the terminal echoed after it
             self.stream.flush()
             self.width = 0
 

@@ -394,7 +394,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
         "scoring [                              ]   0%  0/200",
         "scoring [#######                       ]  25%  50/200  30s left",
         "writing details.csv [##############################] 100%  200/200" + " " * 0,
-        " " * 66, ""]
+        " " * 70, ""]
     quiet = ProgressDisplay(io.StringIO(), delay=0)  # a StringIO is no terminal
     quiet("scoring", 100, 200)
     assert quiet.stream.getvalue() == ""
