@@ -131,13 +131,21 @@ def _explained_turn(turn: ExplainedTurn) -> str:
     counts = ", ".join(f"{sum(1 for x in turn.links if x.stage == st)} {st}" for st in ("exact", "lemma", "synonym"))
     return (f"<div class=\"turn\"><h3>{html.escape(turn.dialog_id)} &middot; turn {turn.turn} &middot; "
             f"{html.escape(turn.type)} &middot; METEOR {turn.meteor:.4f}</h3>"
-            f"<table class=\"tokens\"><tr><th>answer</th><td><div class=\"raw\">{html.escape(_clip(turn.answer))}"
+            f"<table class=\"tokens\"><tr><th>answer</th><td><div class=\"raw\">{_raw(turn.answer)}"
             f"</div>{_tokens(turn.answer_tokens, turn.answer_stages(), answer_partner)}</td></tr>"
             f"<tr><th>reference {turn.best_reference}<br><small>(best variant)</small></th><td><div class=\"raw\">"
-            f"{html.escape(_clip(turn.reference))}</div>"
+            f"{_raw(turn.reference)}</div>"
             f"{_tokens(turn.reference_tokens, turn.reference_stages(), reference_partner)}</td></tr></table>"
-            f"<small>{len(turn.links)} link(s): {counts} &middot; P = {len(turn.links)}/{len(turn.answer_tokens)}, "
+            f"<small>{len(turn.links)} link(s): {counts} &middot; {_precision(turn)}, "
             f"R = {len(turn.links)}/{len(turn.reference_tokens)}</small></div>")
+
+
+def _precision(turn: ExplainedTurn) -> str:
+    return f"P = {len(turn.links)}/{len(turn.answer_tokens)}" if turn.answer_tokens else "no answer tokens"
+
+
+def _raw(text: str) -> str:
+    return html.escape(_clip(text)) if text.strip() else "<i>(empty)</i>"
 
 
 def _clip(text: str, limit: int = 600) -> str:
@@ -149,7 +157,7 @@ def _lowest(result: ScoreResult) -> str:
         return ""
     legend = " ".join(f"<span class=\"tok {stage or 'none'}\">{_STAGE_TITLES[stage]}</span>"
                       for stage in ("exact", "lemma", "synonym", None))
-    return (f"<h2>Lowest-scoring turns</h2><p>The {len(result.lowest)} turns of lowest METEOR, each against "
+    return (f"<h2 id=\"lowest\">Lowest-scoring turns</h2><p>The {len(result.lowest)} turns of lowest METEOR, each against "
             "its best reference variant. Words are shown as the scorer compares them (normalised tokens); "
             "hover a word to see what it was linked to.</p>"
             f"<p class=\"legend\">{legend}</p>" + "".join(_explained_turn(t) for t in result.lowest))

@@ -162,3 +162,9 @@ def test_leaderboard_steps_name_the_entry_and_its_place(tmp_path):
     heard = []
     api.score_leaderboard(PUBLIC, subs, resamples=40, progress=lambda step, done, total: heard.append(step))
     assert "a (1/2): scoring" in heard and "b (2/2): checking submission.jsonl" in heard
+
+
+def test_an_empty_answer_is_shown_as_such():
+    page = score_report(api.score_submission(PUBLIC, EXAMPLES / "empty_answers"))
+    assert page.count('<div class="turn">') == 10 and page.count("<i>(empty)</i>") == 10
+    assert "0 link(s): 0 exact, 0 lemma, 0 synonym &middot; no answer tokens, R = 0/1" in page
