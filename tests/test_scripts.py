@@ -48,8 +48,10 @@ def test_dockerfile_runs_the_entrypoint_as_a_non_root_user():
     copied = [src for word, args in steps if word == "COPY" for src in args.split()[:-1]]
     assert all((ROOT / src).exists() for src in copied) and "setup.py" in copied
     install = next(args for word, args in steps if word == "RUN" and "pip install" in args)
-    assert "PIP_CONSTRAINT=/opt/scorer/constraints.txt pip install ." in install  # absolute: pip's build env too
-    assert "assert a.compiled()" in install  # the image carries the compiled core, or does not build
+    assert "PIP_CONSTRAINT=/tmp/scorer-build/constraints.txt pip install ." in install  # absolute: the build env too
+    # the image carries the compiled engine, checked outside the sources (which would shadow the install)
+    assert install.index("cd / && rm -rf /tmp/scorer-build") < install.index("assert a.compiled()")
+    assert [args for word, args in steps if word == "WORKDIR"][-1] == "/"
 
 
 def test_run_scoring_passes_arguments_on(tmp_path):
