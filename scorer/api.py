@@ -24,6 +24,7 @@ from .meteor import MeteorRu, params_without_synonyms
 from .progress import AGGREGATING, SCORING, Progress
 from .result import ScoreResult
 from .signature import signature
+from .stages import needs_thesaurus
 from .thesaurus import Thesaurus, load_thesaurus
 from .turns import score_turns
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED, Entry, Leaderboard, find_submissions, rank
@@ -110,7 +111,7 @@ def with_synonyms(config: Config, synonyms: bool) -> Config:
 
 def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> Thesaurus | None:
     """The thesaurus the configured stages need: None without a synonym stage, else loaded."""
-    if "synonym" not in config.meteor.stages:
+    if not needs_thesaurus(config.meteor.stages):
         return None
     return thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
 

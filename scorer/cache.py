@@ -9,7 +9,9 @@ costs the next run the rebuild.
 """
 from __future__ import annotations
 
+import marshal
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +23,11 @@ def cache_dir() -> Path:
         return Path(os.environ[ENV_CACHE])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "dialogue-scorer"
+
+
+def marshal_tag() -> str:
+    """The interpreter and marshal format a cached ``marshal`` file is only valid for, e.g. ``py311m4``."""
+    return f"py{sys.version_info[0]}{sys.version_info[1]}m{marshal.version}"
 
 
 def write_best_effort(path: Path, data: bytes) -> bool:

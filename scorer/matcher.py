@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from . import morphology, token_cache
+from .accelerator import engine, fast_counts
 from .stages import REGISTRY
 from .thesaurus import Thesaurus
 
@@ -51,8 +52,6 @@ class Matcher:
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
         self._any_keys: dict[tuple[str, ...], _Memo] = {}
         self._fast: dict[tuple[str, ...], object] = {}
-        from .accelerator import engine
-
         self.engine = engine()  # the modules that score: compiled when active (scorer.accelerator)
 
     def _synsets_of(self, token: str) -> frozenset[str]:
@@ -87,8 +86,6 @@ class Matcher:
     def fast_counts(self, stages: tuple[str, ...]):
         """The compiled core's counter for ``stages`` (:mod:`scorer.accelerator`), or None for the pure engine."""
         if stages not in self._fast:
-            from .accelerator import fast_counts
-
             self._fast[stages] = fast_counts(self.engine.rule1, self.key_functions(stages))
         return self._fast[stages]
 

@@ -20,7 +20,7 @@ from typing import Sequence
 from .alignment import NODE_BUDGET, Alignment
 from .links import Counts, counts_of
 from .matcher import Matcher
-from .stages import STAGE_NAMES
+from .stages import STAGE_NAMES, needs_morphology, needs_thesaurus
 from .text import tokenise
 from .thesaurus import Thesaurus
 
@@ -91,20 +91,26 @@ def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
     if params.gamma == 0 and not with_alignment:
-        fast = matcher.fast_counts(params.stages)
-        if fast is not None:
-            found = fast.counts(cand, ref)
-            if found is not None:
-                return score_from_counts(sum(found), None, t, r, params)
+        return score_from_counts(sum(_rule1_counts(cand, ref, matcher, params.stages, cand_counts)), None, t, r,
+                                 params)
     keys = matcher.key_functions(params.stages)
-    any_keys = matcher.any_keys(params.stages)
-    engine = matcher.engine
-    if params.gamma == 0 and not with_alignment:
-        graph = engine.links.type_graph(cand_counts or counts_of(cand), counts_of(ref), keys, any_keys)
-        return score_from_counts(sum(engine.counting.stage_counts(graph, len(keys))), None, t, r, params)
-    found: Alignment = engine.alignment.align(cand, ref, keys, any_keys, params.budget)
+    found: Alignment = matcher.engine.alignment.align(cand, ref, keys, matcher.any_keys(params.stages),
+                                                      params.budget)
     links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links) if with_alignment else ()
     return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
+
+
+def _rule1_counts(cand: Sequence[str], ref: Sequence[str], matcher: Matcher, stages: tuple[str, ...],
+                  cand_counts: Counts | None) -> list[int]:
+    """Links of each stage under rule 1: from the compiled core when it applies, else by counting."""
+    fast = matcher.fast_counts(stages)
+    found = fast.counts(cand, ref) if fast is not None else None
+    if found is not None:
+        return found
+    keys = matcher.key_functions(stages)
+    graph = matcher.engine.links.type_graph(cand_counts or counts_of(cand), counts_of(ref), keys,
+                                            matcher.any_keys(stages))
+    return matcher.engine.counting.stage_counts(graph, len(keys))
 
 
 def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
@@ -141,7 +147,7 @@ class MeteorRu:
 
     def __init__(self, params: MeteorParams = MeteorParams(), thesaurus: Thesaurus | None = None,
                  matcher: Matcher | None = None):
-        if "synonym" in params.stages and thesaurus is None and (matcher is None or matcher.thesaurus is None):
+        if needs_thesaurus(params.stages) and thesaurus is None and (matcher is None or matcher.thesaurus is None):
             raise ValueError("the synonym stage needs a thesaurus: pass thesaurus=, or leave 'synonym' "
                              "out of the stages")
         self.params = params
@@ -149,7 +155,8 @@ class MeteorRu:
 
     @property
     def thesaurus_id(self) -> str | None:
-        return self.matcher.thesaurus.identity if "synonym" in self.params.stages and self.matcher.thesaurus else None
+        return (self.matcher.thesaurus.identity if needs_thesaurus(self.params.stages) and self.matcher.thesaurus
+                else None)
 
     def score_tokens(self, cand: Sequence[str], ref: Sequence[str], *, with_alignment: bool = False) -> MeteorScore:
         return meteor_tokens(cand, ref, self.matcher, self.params, with_alignment=with_alignment)
@@ -175,7 +182,6 @@ class MeteorRu:
         from .text import TOKENISER_ID
 
         p = self.params
-        uses_morphology = "lemma" in p.stages or "synonym" in p.stages
         return [
             ("metric", "meteor_ru"),
             ("tok", TOKENISER_ID),
@@ -186,7 +192,7 @@ class MeteorRu:
             ("gamma", repr(float(p.gamma))),
             ("refs", "max"),
             ("rwn", self.thesaurus_id or "none"),
-            ("morph", morphology_id() if uses_morphology else "none"),
+            ("morph", morphology_id() if needs_morphology(p.stages) else "none"),
         ]
 
 
@@ -207,7 +213,7 @@ def meteor_ru(candidate: str, references: str | Sequence[str], *,
     if not synonyms:
         params = params_without_synonyms(params)
     rwn = None
-    if "synonym" in params.stages:
+    if needs_thesaurus(params.stages):
         rwn = thesaurus if isinstance(thesaurus, Thesaurus) else _thesaurus_at(thesaurus)
     return MeteorRu(params, matcher=_matcher_for(rwn)).sentence_score(candidate, references)
 

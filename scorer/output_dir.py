@@ -85,17 +85,6 @@ def _unlink(path: str | Path) -> None:
         pass
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """One file, written to a temporary name and renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temporary(path, data)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        _unlink(tmp)
-        raise
-
-
 def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str]) -> None:
     """Put ``files`` (name -> bytes) into ``output`` and remove the other names of ``outputs`` there."""
     temporaries: dict[str, str] = {}

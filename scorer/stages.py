@@ -15,7 +15,6 @@ class Stage:
     name: str
     needs_morphology: bool
     needs_thesaurus: bool
-    description: str
 
 
 REGISTRY: dict[str, Stage] = {}
@@ -26,9 +25,9 @@ def register(stage: Stage) -> Stage:
     return stage
 
 
-EXACT = register(Stage("exact", False, False, "equal tokens"))
-LEMMA = register(Stage("lemma", True, False, "pymorphy3 lemma sets intersect"))
-SYNONYM = register(Stage("synonym", True, True, "RuWordNet synset sets intersect"))
+EXACT = register(Stage("exact", False, False))      # equal tokens
+LEMMA = register(Stage("lemma", True, False))       # pymorphy3 lemma sets intersect
+SYNONYM = register(Stage("synonym", True, True))    # RuWordNet synset sets intersect
 
 #: Every known stage name, in the default order.
 STAGE_NAMES: tuple[str, ...] = tuple(REGISTRY)

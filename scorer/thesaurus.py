@@ -22,14 +22,13 @@ import hashlib
 import json
 import marshal
 import os
-import sys
 import sqlite3
 import xml.etree.ElementTree as ET
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Callable
 
-from .cache import cache_dir, write_best_effort
+from .cache import cache_dir, marshal_tag, write_best_effort
 from .errors import ThesaurusError
 from .text import normalise
 
@@ -205,8 +204,7 @@ def _build_index(pairs: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
 
 
 def _cache_path(identity: str) -> Path:
-    python = f"py{sys.version_info[0]}{sys.version_info[1]}m{marshal.version}"
-    return cache_dir() / f"{identity}.v{CACHE_FORMAT}.{python}.marshal"
+    return cache_dir() / f"{identity}.v{CACHE_FORMAT}.{marshal_tag()}.marshal"
 
 
 def _read_cache(identity: str) -> Index | None:

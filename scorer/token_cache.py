@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import sys
 from pathlib import Path
 
-from .cache import cache_dir, write_best_effort
+from .cache import cache_dir, marshal_tag, write_best_effort
 
 FORMAT = 1
 MAX_TOKENS = 1_000_000
@@ -25,8 +24,7 @@ KeySets = dict[str, frozenset[str]]
 
 def cache_path(morphology_id: str, thesaurus_id: str | None) -> Path:
     key = hashlib.sha256(f"{morphology_id}|{thesaurus_id or 'none'}".encode()).hexdigest()[:16]
-    python = f"py{sys.version_info[0]}{sys.version_info[1]}m{marshal.version}"
-    return cache_dir() / f"tokens-{key}.v{FORMAT}.{python}.marshal"
+    return cache_dir() / f"tokens-{key}.v{FORMAT}.{marshal_tag()}.marshal"
 
 
 def _well_formed(table: object) -> bool:
