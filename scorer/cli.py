@@ -106,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: ppl_output.json next to it)")
         p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration")
 
+    def scoring_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory "
+                       "(default: $RUWORDNET_PATH, else the ruwordnet package's download)")
+        p.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
+        p.add_argument("--quiet", action="store_true", help="print nothing on success")
+        p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
+                       help="processes to score on (default 0: every core); outputs do not depend on it")
+
     v = sub.add_parser("validate", help="check a submission without scoring it (needs only dialogues.jsonl)",
         description=DESCRIPTIONS["validate"], epilog=_epilog("validate"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -117,21 +125,16 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     submission_args(s)
     s.add_argument("--output", required=True, metavar="DIR", help="where scores.json, details.csv, scores.txt go")
-    s.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory "
-                   "(default: $RUWORDNET_PATH, else the ruwordnet package's download)")
-    s.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
-    s.add_argument("--quiet", action="store_true", help="print nothing on success")
-    s.add_argument("--jobs", type=_jobs, default=0, metavar="N",
-                   help="processes to score on (default 0: every core); outputs do not depend on it")
+    scoring_args(s)
     s.add_argument("--report", action="store_true", help="also write report.html (charts; takes a second)")
 
     lb = sub.add_parser("leaderboard", help="score and rank every submission (subfolder or .zip) of a folder",
          description=DESCRIPTIONS["leaderboard"], epilog=_epilog("leaderboard"),
          formatter_class=argparse.RawDescriptionHelpFormatter)
-    def many_submissions_args(p: argparse.ArgumentParser, outputs: str) -> None:
+    def many_submissions_args(p: argparse.ArgumentParser, outputs: str, human: bool = False) -> None:
         p.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)")
         p.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
-        if p is co:
+        if human:
             p.add_argument("--human", required=True, metavar="FILE", help="CSV: submission,score | "
                            "submission,dialog_id,score | submission,dialog_id,turn,score")
         p.add_argument("--output", required=True, metavar="DIR", help=f"where {outputs} go")
@@ -139,7 +142,6 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
         p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
 
-    co = None
     many_submissions_args(lb, "leaderboard.csv, leaderboard.json, report.html and submissions/<name>/")
     lb.add_argument("--no-report", action="store_true", help="skip report.html")
 
@@ -151,15 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     co = sub.add_parser("correlate", help="agreement of the figures with human ratings (meta-evaluation)",
                         description=DESCRIPTIONS["correlate"], epilog=_epilog("correlate"),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    many_submissions_args(co, "correlation.csv, correlation.json and report.html")
+    many_submissions_args(co, "correlation.csv, correlation.json and report.html", human=True)
     co.add_argument("--baselines", default="", metavar="LIST", help="comma-separated: chrf,bleu (sacreBLEU defaults)")
     for p in (lb, cl, co):
         p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration"
                        + (" (default: INPUT/ref/config.toml when present)" if p is cl else ""))
-        p.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory")
-        p.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
-        p.add_argument("--jobs", type=_jobs, default=0, metavar="N", help="processes (default 0: every core)")
-        p.add_argument("--quiet", action="store_true", help="print nothing on success")
+        scoring_args(p)
 
     e = sub.add_parser("explain", help="show how METEOR scores one answer: tokens, matches, chunks, formula",
         description=DESCRIPTIONS["explain"], epilog=_epilog("explain"),

@@ -34,19 +34,27 @@ class ExplainedTurn:
     reference_tokens: tuple[str, ...]
     links: tuple[Link, ...]
 
+    def answer_links(self) -> list[Link | None]:
+        """The link of each answer token, None where it was not linked."""
+        found: list[Link | None] = [None] * len(self.answer_tokens)
+        for link in self.links:
+            found[link.cand] = link
+        return found
+
+    def reference_links(self) -> list[Link | None]:
+        """The link of each reference token, None where it was not linked."""
+        found: list[Link | None] = [None] * len(self.reference_tokens)
+        for link in self.links:
+            found[link.ref] = link
+        return found
+
     def answer_stages(self) -> list[str | None]:
         """The stage each answer token was linked by, None where it was not linked."""
-        stages: list[str | None] = [None] * len(self.answer_tokens)
-        for link in self.links:
-            stages[link.cand] = link.stage
-        return stages
+        return [link and link.stage for link in self.answer_links()]
 
     def reference_stages(self) -> list[str | None]:
         """The stage each reference token was linked by, None where it was not linked."""
-        stages: list[str | None] = [None] * len(self.reference_tokens)
-        for link in self.links:
-            stages[link.ref] = link.stage
-        return stages
+        return [link and link.stage for link in self.reference_links()]
 
 
 def lowest_turns(turns: Sequence[TurnScore], references: Mapping[str, Sequence[Sequence[str]]], metric: MeteorRu,

@@ -113,7 +113,7 @@ def _type_table(summary) -> str:
             f"<th>hidden metric</th><th>score S_j</th></tr>{rows}{total}</table>")
 
 
-def _tokens(tokens, stages, partners) -> str:
+def _tokens(tokens: tuple[str, ...], stages: list[str | None], partners: list[str | None]) -> str:
     spans = []
     for token, stage, partner in zip(tokens, stages, partners):
         title = _STAGE_TITLES[stage] + (f" \u2194 {partner}" if partner else "")
@@ -123,11 +123,8 @@ def _tokens(tokens, stages, partners) -> str:
 
 def _explained_turn(turn: ExplainedTurn) -> str:
     """One lowest-scoring turn: raw texts, then tokens coloured by the stage that linked them."""
-    answer_partner: list[str | None] = [None] * len(turn.answer_tokens)
-    reference_partner: list[str | None] = [None] * len(turn.reference_tokens)
-    for link in turn.links:
-        answer_partner[link.cand] = turn.reference_tokens[link.ref]
-        reference_partner[link.ref] = turn.answer_tokens[link.cand]
+    answer_partner = [link and turn.reference_tokens[link.ref] for link in turn.answer_links()]
+    reference_partner = [link and turn.answer_tokens[link.cand] for link in turn.reference_links()]
     counts = ", ".join(f"{sum(1 for x in turn.links if x.stage == st)} {st}" for st in ("exact", "lemma", "synonym"))
     return (f"<div class=\"turn\"><h3>{html.escape(turn.dialog_id)} &middot; turn {turn.turn} &middot; "
             f"{html.escape(turn.type)} &middot; METEOR {turn.meteor:.4f}</h3>"
@@ -206,9 +203,10 @@ def _type_dot_panels(ranked: tuple[Standing, ...], types: tuple[str, ...]) -> st
                              sharey=True, squeeze=False)
     for ax, name in zip(axes[0], types):
         values = [e.result.summary.by_type[name].score for e in ranked]
-        ax.hlines(ys, *_zoomed(values), color="#eee", linewidth=1)
+        span = _zoomed(values)
+        ax.hlines(ys, *span, color="#eee", linewidth=1)
         ax.plot(values, ys, "o", color="#4477aa", markersize=6)
-        ax.set_xlim(*_zoomed(values))
+        ax.set_xlim(*span)
         ax.set_title(f"{name}\n(weight {ranked[0].result.summary.by_type[name].weight:g})", fontsize=9)
         ax.set_xlabel("score S_j", fontsize=8)
         ax.tick_params(axis="x", labelsize=7, labelrotation=45)
@@ -220,7 +218,8 @@ def _type_dot_panels(ranked: tuple[Standing, ...], types: tuple[str, ...]) -> st
 
 
 def _number(value: float | None, digits: int = 4) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
+    """``value`` to ``digits`` decimals; empty when there is none (None or NaN)."""
+    return "" if value is None or value != value else f"{value:.{digits}f}"
 
 
 def _board_row(standing: Standing, types: tuple[str, ...]) -> str:
@@ -262,8 +261,8 @@ def correlation_report(meta: Meta) -> str:
     """The ``correlate`` page: the table, then one scatter plot (human score against figure) per level and figure."""
     plt = _pyplot()
 
-    def fmt(v) -> str:
-        return "" if v is None or v != v else f"{v:.3f}"
+    def fmt(v: float | None) -> str:
+        return _number(v, 3)
 
     rows = "".join(
         f"<tr><td>{r.level}</td><td class=name>{r.figure}</td><td>{r.n}</td>"

@@ -32,6 +32,12 @@ def test_the_core_is_built_where_it_is_required():
 _COUNTERS = {}
 
 
+def bundled_variants() -> list[list[str]]:
+    """Every reference variant of the bundled data, tokenised."""
+    return [tokenise(v) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+            for turn in json.loads(line)["references"] for v in turn]
+
+
 def core(matcher, stages):
     """The compiled core's counter for ``stages``, whether or not the environment switches it off."""
     if stages not in _COUNTERS:
@@ -67,8 +73,7 @@ def test_same_counts_as_the_pure_engine_or_none(matcher, cand, ref, stages):
 @needs_core
 def test_same_counts_on_the_bundled_references(matcher):
     counter, rng, settled = core(matcher, STAGES), random.Random(5), 0
-    variants = [tokenise(v) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
-                for turn in json.loads(line)["references"] for v in turn]
+    variants = bundled_variants()
     for cand in variants:
         for ref in rng.sample(variants, 20):
             found = counter.counts(cand, ref)
@@ -121,8 +126,7 @@ def test_the_compiled_modules_are_the_pure_ones_compiled(rwn, monkeypatch):
                                               alignment=alignment, rule1=None)
     fast = Matcher(rwn, persistent=False)
     rng = random.Random(11)
-    variants = [tokenise(v) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
-                for turn in json.loads(line)["references"] for v in turn]
+    variants = bundled_variants()
     for cand in variants:
         ref = rng.choice(variants)
         a = meteor_tokens(cand, ref, pure, params, with_alignment=True)

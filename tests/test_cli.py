@@ -1,7 +1,6 @@
 """Command line (SPEC section 6): exit codes, output files and their exact shape."""
 import io
 import json
-import math
 import os
 import random
 import shutil

@@ -7,7 +7,7 @@ import zipfile
 
 from scorer import cli
 
-from conftest import EXAMPLES, PUBLIC, ROOT, make_submission
+from conftest import EXAMPLES, PUBLIC, ROOT
 
 PRIVATE = '[hidden_metric]\nmethod = "log"\np_max = 1000.0\n'
 

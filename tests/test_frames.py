@@ -1,6 +1,4 @@
 """The pandas frames of the library API, with the details.csv values and proper dtypes."""
-import csv
-
 from scorer import score_submission
 
 from conftest import EXAMPLES, PUBLIC
