@@ -265,7 +265,7 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
     ``progress`` hears the systems whose system-level figures are computed."""
     import numpy as np
 
-    from .significance import make_strata
+    from .significance import make_strata, resampled_integrals
 
     entries = {e.name: e for e in board.entries if e.result is not None}
     turns_of = {name: {(t.dialog_id, t.turn): t for t in e.result.turns} for name, e in entries.items()}
@@ -350,7 +350,7 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
                              ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
                              ("integral", lambda ts: (math.fsum(x.meteor for x in ts) + math.fsum(
                                  x.hidden_metric for x in ts)) / len(ts) / 2)):
-                drawn[f].append(_weighted(strata, {t: [value(ts) for ts in per_dialog[t]] for t in types}))
+                drawn[f].append(resampled_integrals(strata, {t: [value(ts) for ts in per_dialog[t]] for t in types}))
             for b in baselines:
                 metric = metrics[b]
                 all_turns = [x for t in types for ts in per_dialog[t] for x in ts]
@@ -394,9 +394,3 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
         else:
             kept.append(data)
     return kept, warnings_
-
-
-def _weighted(strata, per_type: Mapping[str, Sequence[float]]):
-    from .significance import resampled_integrals
-
-    return resampled_integrals(strata, per_type)
