@@ -68,16 +68,32 @@ def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summa
                 weight=float(weights[name]), dialogs=len(rows), turns=sum(r[3] for r in rows),
                 meteor=_mean([r[0] for r in rows]), hidden_metric=_mean([r[1] for r in rows]),
                 score=_mean([r[2] for r in rows]))
-    total = math.fsum(s.weight for s in by_type.values())
+    scaled = scaled_weights({name: t.weight for name, t in by_type.items()})
+    total = math.fsum(scaled.values())
     if not total > 0:
         raise ConfigError("the weights of the dialogue types present sum to 0; give one of "
                           f"{', '.join(by_type)} a positive weight")
 
     def combine(attr: str) -> float:
-        return math.fsum(s.weight * getattr(s, attr) for s in by_type.values()) / total
+        return math.fsum(scaled[name] * getattr(s, attr) for name, s in by_type.items()) / total
 
     return Summary(combine("score"), combine("meteor"), combine("hidden_metric"), by_type,
                    len(dialogs), len(turns))
+
+
+def scaled_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    """``weights`` multiplied by one power of two that brings the largest near 1.
+
+    Renormalising by ``sum_j w_j`` is unchanged by a common factor, and a power
+    of two changes no bit of any product or sum, so the integral is the same to
+    the last bit wherever nothing underflows; where the weights are tiny
+    (``5e-324``), their products no longer underflow to 0.
+    """
+    largest = max(weights.values(), default=0.0)
+    if not largest > 0:
+        return dict(weights)
+    shift = -math.frexp(largest)[1]
+    return {name: math.ldexp(w, shift) for name, w in weights.items()}
 
 
 def _dialog_means(turns: Sequence[TurnScore]) -> list[tuple[str, float, float, int]]:

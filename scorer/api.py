@@ -28,7 +28,9 @@ from .stages import needs_thesaurus
 from .thesaurus import Thesaurus, load_thesaurus
 from .turns import score_turns
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED, Entry, Leaderboard, find_submissions, rank
-from .contract import ANSWERS, DIALOGUES
+from .contract import ANSWERS, DIALOGUES, SUBMISSION
+from .jsonio import shorten
+from .text import tokenise
 from .validation import Dialogue, Submission, check_submission, read_dialogues, read_references
 
 PathLike = str | os.PathLike
@@ -171,9 +173,36 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     lowest = lowest_turns(turns, reference.references, metric)
     if matcher is None:
         metric.matcher.save()
+    warnings = submission.warnings + unanalysed_warnings(keys, answers, variants, metric.matcher.unanalysed)
     if progress:
         progress(AGGREGATING, 1, 1)
-    return ScoreResult(summary, turns, signature(config, metric), submission.warnings, lowest, name)
+    return ScoreResult(summary, turns, signature(config, metric), warnings, lowest, name)
+
+
+#: At most this many words that could not be analysed are listed; the rest are counted in one more warning.
+MAX_UNANALYSED_LISTED = 20
+
+
+def unanalysed_warnings(keys: Sequence[tuple[Dialogue, int]], answers: Sequence[str],
+                        variants: Sequence[Sequence[str]], unanalysed: dict[str, str]) -> list[Issue]:
+    """A warning for each word of these turns that the morphology could not analyse (its own lemma),
+    located at its first turn: in the answers first, then in the references."""
+    if not unanalysed:
+        return []
+    found: dict[str, Issue] = {}
+    for file, texts in ((SUBMISSION, [[a] for a in answers]), (ANSWERS, variants)):
+        for (dialogue, turn), group in zip(keys, texts):
+            for text in group:
+                for token in tokenise(text):
+                    if token in unanalysed and token not in found:
+                        found[token] = Issue(file, f"the word {shorten(token)!r} could not be analysed "
+                                                   f"({unanalysed[token]}); it counts as its own lemma",
+                                             "unanalysed_word", dialog_id=shorten(dialogue.dialog_id), turn=turn)
+    listed = list(found.values())[:MAX_UNANALYSED_LISTED]
+    if len(found) > len(listed):
+        listed.append(Issue(SUBMISSION, f"... and {len(found) - len(listed)} more word(s) that could not be "
+                                        "analysed", "unanalysed_word"))
+    return listed
 
 
 def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: Config | None = None,
@@ -187,16 +216,24 @@ def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: 
     ``progress`` hears every phase, each submission's steps prefixed by its name.
     """
     config = with_synonyms(config or load_config(), synonyms)
-    _check_board(submissions_dir, resamples)
+    _check_board(submissions_dir, resamples, seed)
     return _score_board(load_reference(data_dir, config.limits, progress=progress), submissions_dir, config, thesaurus, jobs,
                         resamples, seed, progress)
 
 
-def _check_board(submissions_dir: PathLike, resamples: int) -> None:
+#: Bounds of the bootstrap's settings: enough resamples for a 95% interval, few enough to fit in memory.
+MIN_RESAMPLES, MAX_RESAMPLES = 40, 100_000
+MAX_SEED = 2**63 - 1
+
+
+def _check_board(submissions_dir: PathLike, resamples: int, seed: int) -> None:
     if not Path(submissions_dir).is_dir():
         raise UsageError(f"submissions folder {submissions_dir}: not a directory")
-    if resamples < 40:
-        raise UsageError(f"resamples = {resamples}: use at least 40 for a 95% interval")
+    if not MIN_RESAMPLES <= resamples <= MAX_RESAMPLES:
+        raise UsageError(f"resamples = {shorten(str(resamples), 30)}: give {MIN_RESAMPLES} (the fewest for a 95% "
+                         f"interval) to {MAX_RESAMPLES:,}")
+    if not 0 <= seed <= MAX_SEED:
+        raise UsageError(f"seed = {shorten(str(seed), 30)}: give a whole number from 0 to 2**63 - 1")
 
 
 def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Config,
@@ -215,18 +252,26 @@ def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Co
         for k, (name, path) in enumerate(found):
             label = f"{name} ({k + 1}/{len(found)})"
             step = (lambda what, done, total, label=label: progress(f"{label}: {what}", done, total)) if progress else None
-            try:
-                valid = _read_and_check(reference, path, None, config.limits, step)
-            except SubmissionInvalid as exc:
-                entries.append(Entry(name, path, errors=tuple(exc.listed()), more_errors=exc.not_listed))
-            except UsageError as exc:
-                entries.append(Entry(name, path, errors=(Issue(name, str(exc), "unreadable"),)))
-            else:
-                entries.append(Entry(name, path, score_validated(reference, valid, config, rwn, jobs, step,
-                                                                 matcher, name)))
+            entries.append(_board_entry(reference, name, path, config, rwn, jobs, step, matcher))
         matcher.save()
     return rank(entries, config.weights, resamples, seed,
                 signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped)
+
+
+def _board_entry(reference: ReferenceData, name: str, path: Path, config: Config, rwn: Thesaurus | None,
+                 jobs: int, progress: Progress | None, matcher: Matcher) -> Entry:
+    """One leaderboard entry: scored, invalid with its errors, or failed (status ``error``) with the message
+    of whatever else went wrong, so that one entry never stops the others."""
+    try:
+        valid = _read_and_check(reference, path, None, config.limits, progress)
+        return Entry(name, path, score_validated(reference, valid, config, rwn, jobs, progress, matcher, name))
+    except SubmissionInvalid as exc:
+        return Entry(name, path, errors=tuple(exc.listed()), more_errors=exc.not_listed)
+    except UsageError as exc:
+        return Entry(name, path, errors=(Issue(name, str(exc), "unreadable"),))
+    except (Exception, RecursionError, MemoryError) as exc:  # noqa: BLE001 - isolated to this entry
+        message = f"scoring failed: {type(exc).__name__}: {shorten(str(exc), 200)}"
+        return Entry(name, path, errors=(Issue(name, message, "scoring_failed"),), failed=True)
 
 
 def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: PathLike, *,
@@ -242,7 +287,7 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
     if unknown:
         raise UsageError(f"unknown baseline {unknown[0]!r} (known: {', '.join(BASELINES)})")
     config = with_synonyms(config or load_config(), synonyms)
-    _check_board(submissions_dir, resamples)
+    _check_board(submissions_dir, resamples, seed)
     reference = load_reference(data_dir, config.limits, progress=progress)
     board = _score_board(reference, submissions_dir, config, thesaurus, jobs, resamples, seed, progress)
     turns_by_dialog = {d.dialog_id: d.n_turns for d in reference.dialogues}

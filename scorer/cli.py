@@ -18,6 +18,8 @@ from typing import Sequence
 from . import api
 from .config import config_for, load_config
 from .explain import explain
+from .jsonio import shorten
+from .nonstarters import long_mark_run, mark_run_message
 from .meteor import MeteorRu
 from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid,
                      ThesaurusError, UsageError)
@@ -175,10 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    for what, text in [("--candidate", args.candidate)] + [("--reference", r) for r in args.reference]:
+        run = long_mark_run(text)
+        if run is not None:
+            raise UsageError(f"{what}: {mark_run_message(run)}")
     overrides = {"meteor": {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}}
     config = api.with_synonyms(load_config(args.config, overrides), not args.no_synonyms)
     metric = MeteorRu(config.meteor, api.thesaurus_for(config, args.thesaurus))
-    print(explain(args.candidate, args.reference, metric))
+    emit(explain(args.candidate, args.reference, metric))
     metric.matcher.save()
     return EXIT_OK
 
@@ -200,15 +206,15 @@ def _validate(args: argparse.Namespace) -> int:
             if args.json:
                 payload = failure_payload(exc, "invalid")
                 payload["warnings"] = [w.to_dict() for w in exc.warnings]
-                print(json.dumps(payload, ensure_ascii=False, indent=2))
+                emit(json.dumps(payload, ensure_ascii=False, indent=2))
             _print_invalid(exc)
             return EXIT_INVALID
     turns = sum(len(a) for a in valid.answers.values())
     if args.json:
-        print(json.dumps({"status": "valid", "dialogs": len(valid.answers), "turns": turns,
-                          "warnings": [w.to_dict() for w in valid.warnings]}, ensure_ascii=False, indent=2))
+        emit(json.dumps({"status": "valid", "dialogs": len(valid.answers), "turns": turns,
+                         "warnings": [w.to_dict() for w in valid.warnings]}, ensure_ascii=False, indent=2))
     else:
-        print(f"valid: {len(valid.answers)} dialogues, {turns} turns")
+        emit(f"valid: {len(valid.answers)} dialogues, {turns} turns")
     _print_warnings(valid.warnings)
     return EXIT_OK
 
@@ -238,7 +244,7 @@ def _score(args: argparse.Namespace) -> int:
         write_outputs(result, output, report=args.report, progress=display)
     _print_warnings(result.warnings)
     if not args.quiet:
-        print(summary_table(result))
+        emit(summary_table(result))
     return EXIT_OK
 
 
@@ -257,7 +263,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
                                       resamples=args.resamples, seed=args.seed, progress=display)
         write_leaderboard(board, output, report=not args.no_report, progress=display)
     if not args.quiet:
-        print(leaderboard_table(board))
+        emit(leaderboard_table(board))
     return EXIT_OK
 
 
@@ -286,7 +292,7 @@ def _correlate(args: argparse.Namespace) -> int:
     for note in meta.warnings:
         print(f"warning: {note}", file=sys.stderr)
     if not args.quiet:
-        print(correlation_table(meta))
+        emit(correlation_table(meta))
     return EXIT_OK
 
 
@@ -299,7 +305,7 @@ def _try_write_failure(exc: Exception, output: Path, log: str | None = None) -> 
 
 def _print_invalid(exc: SubmissionInvalid) -> None:
     print(f"error: the submission is invalid ({len(exc.issues)} error(s)); it was not scored:", file=sys.stderr)
-    print(issue_lines(exc.listed(), exc.not_listed), file=sys.stderr)
+    print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes()), file=sys.stderr)
     _print_warnings(exc.warnings)
 
 
@@ -338,6 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    except BrokenPipeError:  # --help or --version into a closed pipe
+        _stdout_to_devnull()
+        return EXIT_OK
     handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
                "codalab": _codalab, "correlate": _correlate}[args.command]
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread() else None
@@ -358,17 +367,56 @@ def _run(handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except IssuesError as exc:
+        _json_verdict(args, exc)
         print(f"error: {exc.headline}:", file=sys.stderr)
-        print(issue_lines(exc.listed(), exc.not_listed), file=sys.stderr)
+        print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes()), file=sys.stderr)
         return exc.exit_code
     except ThesaurusError as exc:
+        _json_verdict(args, exc)
         print(f"error: {exc} (on the command line: --thesaurus PATH, or --no-synonyms)", file=sys.stderr)
         return exc.exit_code
     except ScorerError as exc:
+        _json_verdict(args, exc)
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:  # a fault of the environment: a path too long, unreadable, on a full disk ...
+        error = UsageError(f"{shorten(str(exc.filename or ''), 200) or 'a file'}: {exc.strerror or exc}")
+        _json_verdict(args, error)
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except MemoryError:
+        error = UsageError("the run ran out of memory; give it more memory, or fewer --resamples or --jobs")
+        _json_verdict(args, error)
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
     except Exception:  # noqa: BLE001 - the one place that turns bugs into exit 3
+        _json_verdict(args, RuntimeError("internal error"))
         return _internal_error(args)
+
+
+def _json_verdict(args: argparse.Namespace, error: Exception) -> None:
+    """``validate --json`` prints one JSON document whatever the exit code: here, the error's."""
+    if getattr(args, "json", False):
+        payload = failure_payload(error, "error")
+        payload["warnings"] = []
+        emit(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+def emit(text: str) -> None:
+    """Print ``text`` on stdout; a reader that went away (a closed pipe) is not an error: the rest of the
+    output goes nowhere and the run keeps its exit code."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        _stdout_to_devnull()
+
+
+def _stdout_to_devnull() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def run() -> None:

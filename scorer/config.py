@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -45,7 +46,7 @@ def config_for(reference_dir: str | Path | None, explicit: str | Path | None = N
         return load_config(explicit), f"config file {explicit}"
     if reference_dir is not None:
         private = Path(reference_dir) / CONFIG_IN_REFERENCE
-        if private.is_file():
+        if os.path.lexists(private):  # present: it must be read, or the run stops (never the default instead)
             return load_config(private), f"{private} (next to the reference data)"
     return load_config(), "the built-in default configuration"
 
@@ -65,13 +66,13 @@ def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | N
     for layer in layers:
         for section, values in layer.items():
             if section not in merged:
-                raise ConfigError(f"unknown config section [{section}] (known: {', '.join(merged)})")
+                raise ConfigError(f"unknown config section [{_name(section)}] (known: {', '.join(merged)})")
             if not isinstance(values, dict):
-                raise ConfigError(f"config key {section!r} must be a [section] table")
+                raise ConfigError(f"config key {_name(section)} must be a [section] table")
             known = _known_keys(section, merged[section])
             for key, value in values.items():
                 if key not in known:
-                    raise ConfigError(f"unknown config key {section}.{key} (known: {', '.join(sorted(known))})")
+                    raise ConfigError(f"unknown config key {section}.{_name(key)} (known: {', '.join(sorted(known))})")
                 merged[section][key] = value
     return _build(merged)
 
@@ -106,6 +107,11 @@ def _known_keys(section: str, defaults: dict[str, Any]) -> set[str]:
 MAX_WEIGHT = 1e6
 MAX_NUMBER = 1e12
 MAX_LIMITS = {"max_file_mib": 1 << 20, "max_answer_chars": 100_000_000, "max_json_depth": 1000}
+
+
+def _name(key: str) -> str:
+    """A key as messages show it: at most 60 characters."""
+    return key if len(key) <= 60 else key[:40] + f"… ({len(key):,} characters)"
 
 
 def _shown(value: Any) -> str:
@@ -145,12 +151,12 @@ def _build(raw: dict[str, Any]) -> Config:
     m = raw["meteor"]
     stages = m["stages"]
     if not isinstance(stages, list) or not stages or not all(isinstance(s, str) for s in stages):
-        raise ConfigError(f"config key meteor.stages must be a non-empty list of stage names, got {stages!r}")
+        raise ConfigError(f"config key meteor.stages must be a non-empty list of stage names, got {_shown(stages)}")
     for stage in stages:
         if stage not in STAGES:
-            raise ConfigError(f"config key meteor.stages: unknown stage {stage!r} (known: {', '.join(STAGES)})")
+            raise ConfigError(f"config key meteor.stages: unknown stage {_shown(stage)} (known: {', '.join(STAGES)})")
     if len(set(stages)) != len(stages):
-        raise ConfigError(f"config key meteor.stages lists a stage twice: {stages!r}")
+        raise ConfigError(f"config key meteor.stages lists a stage twice: {_shown(stages)}")
     meteor = MeteorParams(
         alpha=_number("meteor", "alpha", m["alpha"], 0, 1),
         beta=_number("meteor", "beta", m["beta"], 0),
@@ -159,8 +165,8 @@ def _build(raw: dict[str, Any]) -> Config:
     )
     h = raw["hidden_metric"]
     method = h["method"]
-    if method not in METHODS:
-        raise ConfigError(f"config key hidden_metric.method: unknown method {method!r} "
+    if not isinstance(method, str) or method not in METHODS:
+        raise ConfigError(f"config key hidden_metric.method: unknown method {_shown(method)} "
                           f"(known: {', '.join(sorted(METHODS))})")
     spec = METHODS[method]
     params = {k: _number("hidden_metric", k, h.get(k, v)) for k, v in spec.defaults.items()}

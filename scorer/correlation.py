@@ -23,7 +23,9 @@ it (as happens for coefficients near +-1 on few items).
 from __future__ import annotations
 
 import csv
+import io
 import math
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ from typing import Callable, Mapping, Sequence
 
 from .contract import DIALOGUE_TYPES
 from .errors import EXIT_USAGE, Issue, IssueLog, IssuesError
+from .jsonio import shorten
 from .progress import Progress
 
 LEVELS = ("turn", "dialog", "system")
@@ -82,41 +85,90 @@ class Correlation:
         return [getattr(self, c) for c in COLUMNS]
 
 
+#: The largest ratings file read (it is the organizer's, but still bounded).
+MAX_HUMAN_BYTES = 256 << 20
+_TURN = re.compile(r"[0-9]{1,9}")
+
+
 def read_human(path: str | Path, submissions: Mapping[str, Mapping[str, int]]) -> HumanRatings:
-    """Read and average the ratings; ``submissions``: entry name -> dialog_id -> turns."""
+    """Read and average the ratings; ``submissions``: entry name -> dialog_id -> turns.
+
+    Every fault of the file (unreadable, not UTF-8, a broken CSV row, a value
+    that is not what its column needs) is a :class:`HumanRatingsError` naming
+    its line. An entry's own name wins over a ``.zip`` name without its suffix
+    (a folder ``team`` beside ``team.zip``). Means are taken so that finite
+    ratings give a finite mean.
+    """
     path = Path(path)
     log = IssueLog()
     name = path.name
+    text = _human_text(path, name, log)
+    by_name = {n[:-4]: n for n in submissions if n.lower().endswith(".zip")} | {n: n for n in submissions}
+    values: dict[tuple, list[float]] = {}
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        handle = open(path, encoding="utf-8-sig", newline="")
-    except OSError as exc:
-        log.add(Issue(name, f"cannot read {path}: {exc.strerror}", "unreadable"))
-        raise HumanRatingsError(log) from None
-    by_name = {n: n for n in submissions} | {n[:-4]: n for n in submissions if n.lower().endswith(".zip")}
-    sums: dict[tuple, list[float]] = {}
-    with handle:
-        reader = csv.reader(handle)
         header = tuple(h.strip() for h in next(reader, []))
-        level = SHAPES.get(header)
-        if level is None:
-            log.add(Issue(name, "the header must be one of: submission,score / submission,dialog_id,score / "
-                                f"submission,dialog_id,turn,score (found {','.join(header)[:60]})", "bad_header",
-                          line=1))
-            raise HumanRatingsError(log)
-        for number, row in enumerate(reader, start=2):
-            if not row or not any(cell.strip() for cell in row):
-                continue
-            key = _key(row, header, number, name, by_name, submissions, log)
-            if key is not None:
-                entry = sums.setdefault(key, [0.0, 0])
-                entry[0] += float(row[-1])
-                entry[1] += 1
+    except csv.Error as exc:
+        log.add(Issue(name, f"the header is not a readable CSV row ({exc})", "bad_row", line=1))
+        raise HumanRatingsError(log) from None
+    level = SHAPES.get(header)
+    if level is None:
+        log.add(Issue(name, "the header must be one of: submission,score / submission,dialog_id,score / "
+                            f"submission,dialog_id,turn,score (found {shorten(','.join(header))})", "bad_header",
+                      line=1))
+        raise HumanRatingsError(log)
+    while True:
+        number = reader.line_num + 1
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            log.add(Issue(name, f"not a readable CSV row ({exc}); check for a stray double quote", "bad_row",
+                          line=number))
+            break
+        if row is None:
+            break
+        if not row or not any(cell.strip() for cell in row):
+            continue
+        key = _key(row, header, number, name, by_name, submissions, log)
+        if key is not None:
+            values.setdefault(key, []).append(float(row[-1]))
     if log:
         raise HumanRatingsError(log)
-    if not sums:
+    if not values:
         log.add(Issue(name, "the file holds no ratings", "empty_file"))
         raise HumanRatingsError(log)
-    return HumanRatings(level, {key: total / count for key, (total, count) in sums.items()})
+    return HumanRatings(level, {key: finite_mean(found) for key, found in values.items()})
+
+
+def finite_mean(values: Sequence[float]) -> float:
+    """The mean of finite ``values``, finite too: ``sum / n`` (in order) where that sum is finite, else each
+    value divided by ``n`` before an exact sum (ratings near the largest double)."""
+    n = len(values)
+    total = sum(values)
+    return total / n if math.isfinite(total) else math.fsum(v / n for v in values)
+
+
+def _human_text(path: Path, name: str, log: IssueLog) -> str:
+    """The ratings file as text (UTF-8, a BOM allowed); a HumanRatingsError naming the fault otherwise."""
+    try:
+        if not path.is_file():
+            raise IsADirectoryError(0, "not a regular file")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_HUMAN_BYTES + 1)
+    except OSError as exc:
+        log.add(Issue(name, f"cannot read {shorten(str(path))}: {exc.strerror}", "unreadable"))
+        raise HumanRatingsError(log) from None
+    if len(data) > MAX_HUMAN_BYTES:
+        log.add(Issue(name, f"the file is larger than {MAX_HUMAN_BYTES >> 20} MiB", "file_too_large"))
+        raise HumanRatingsError(log)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        log.add(Issue(name, f"the file is not valid UTF-8 (bad byte at line {line}, column {column}); save it as "
+                            "UTF-8", "not_utf8", line=line, column=column))
+        raise HumanRatingsError(log) from None
 
 
 def _key(row, header, number, name, by_name, submissions, log) -> tuple | None:
@@ -129,24 +181,25 @@ def _key(row, header, number, name, by_name, submissions, log) -> tuple | None:
     try:
         score = float(text)
     except ValueError:
-        return bad(f"score {text[:60]!r} is not a number", "bad_score")
+        return bad(f"score {shorten(text)!r} is not a number", "bad_score")
     if not math.isfinite(score):
-        return bad(f"score {text[:60]!r} is not a finite number", "bad_score")
+        return bad(f"score {shorten(text)!r} is not a finite number", "bad_score")
     submission = by_name.get(row[0].strip())
     if submission is None:
-        return bad(f"unknown submission {row[0].strip()[:60]!r} (not an entry of the submissions folder)",
+        return bad(f"unknown submission {shorten(row[0].strip())!r} (not an entry of the submissions folder)",
                    "unknown_submission")
     if len(header) == 2:
         return (submission,)
     dialog_id = row[1].strip()
     turns = submissions[submission].get(dialog_id)
     if turns is None:
-        return bad(f"unknown dialog_id {dialog_id[:60]!r}", "unknown_id")
+        return bad(f"unknown dialog_id {shorten(dialog_id)!r}", "unknown_id")
     if len(header) == 3:
         return (submission, dialog_id)
     turn_text = row[2].strip()
-    if not turn_text.isdigit() or int(turn_text) >= turns:
-        return bad(f"turn {turn_text[:20]!r} is not a turn of {dialog_id[:60]!r} (0 to {turns - 1})", "unknown_turn")
+    if not _TURN.fullmatch(turn_text) or int(turn_text) >= turns:
+        return bad(f"turn {shorten(turn_text, 20)!r} is not a turn of {shorten(dialog_id)!r} (0 to {turns - 1})",
+                   "unknown_turn")
     return (submission, dialog_id, int(turn_text))
 
 
@@ -323,7 +376,7 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
             figures["dialog_score"].append((m + h) / 2)
             for b in baselines:
                 figures[b].append(math.fsum(baseline_of(name, dialog_id, t.turn)[b] for t in ts) / len(ts))
-        hv = [sum(lifted[k]) / len(lifted[k]) for k in keys]
+        hv = [finite_mean(lifted[k]) for k in keys]
         levels.append(LevelData("dialog", hv, figures, draws(figures, hv)))
     # system level
     names = sorted(n for n in entries if any(k[0] == n for k in human.scores))
@@ -370,13 +423,17 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
                 h_drawn.append(np.full(resamples, hv[-1]))
             else:
                 rated = {k: v for k, v in human.scores.items() if k[0] == name}
-                hv.append(sum(rated.values()) / len(rated))
-                sums = {t: np.asarray([sum(v for k, v in rated.items() if k[1] == d) for d in order[t]]) for t in types}
+                hv.append(finite_mean(list(rated.values())))
+                # sums of ratings scaled by a power of two (exact), so that ratings near the largest double
+                # cannot overflow; the means are scaled back
+                shift = -math.frexp(max(abs(v) for v in rated.values()))[1]
+                sums = {t: np.asarray([sum(math.ldexp(v, shift) for k, v in rated.items() if k[1] == d)
+                                       for d in order[t]]) for t in types}
                 counts = {t: np.asarray([sum(1 for k in rated if k[1] == d) for d in order[t]]) for t in types}
                 num = sum(sums[t][strata.indices[t]].sum(axis=1) for t in types)
                 den = sum(counts[t][strata.indices[t]].sum(axis=1) for t in types)
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    h_drawn.append(num / den)
+                    h_drawn.append(np.ldexp(num / den, -shift))
 
         if progress:
             progress(SYSTEMS_STEP, len(names), len(names))

@@ -83,12 +83,18 @@ class IssueLog:
         self.cap = cap
         self.kept: list[Issue] = []
         self.more = 0
+        #: (file, first line, lines) of what was left unchecked once the list was full.
+        self.unchecked: list[tuple[str, int, int]] = []
 
     def add(self, issue: Issue) -> None:
         if len(self.kept) < self.cap:
             self.kept.append(issue)
         else:
             self.more += 1
+
+    def not_checked(self, file: str, line: int, lines: int) -> None:
+        """Record that ``lines`` lines of ``file`` from ``line`` on were not checked (the list being full)."""
+        self.unchecked.append((file, line, lines))
 
     @classmethod
     def of(cls, issues: Sequence[Issue], more: int = 0) -> "IssueLog":
@@ -115,9 +121,9 @@ class IssuesError(ScorerError):
 
     def __init__(self, issues: list[Issue] | IssueLog, headline: str):
         if isinstance(issues, IssueLog):
-            self.issues, self.more = issues.kept, issues.more
+            self.issues, self.more, self.unchecked = issues.kept, issues.more, list(issues.unchecked)
         else:
-            self.issues, self.more = list(issues), 0
+            self.issues, self.more, self.unchecked = list(issues), 0, []
         self.headline = headline
         super().__init__(headline)
 
@@ -137,7 +143,13 @@ class IssuesError(ScorerError):
         lines = [self.headline + ":"] + [f"  {issue}" for issue in shown]
         if self.total > len(shown):
             lines.append(f"  ... and {self.total - len(shown)} more")
+        lines += [f"  {note}" for note in self.unchecked_notes()]
         return "\n".join(lines)
+
+    def unchecked_notes(self) -> list[str]:
+        """One sentence per file part left unchecked once the error list was full."""
+        return [f"{lines:,} line(s) of {file} from line {line:,} on were not checked: the error list was full "
+                f"({MAX_LISTED_ERRORS} errors); fix these first" for file, line, lines in self.unchecked]
 
 
 class ReferenceDataError(IssuesError):

@@ -10,8 +10,13 @@ an equal page.
 """
 from __future__ import annotations
 
+import atexit
 import html
 import io
+import os
+import shutil
+import sys
+import tempfile
 from typing import TYPE_CHECKING
 
 from .contract import SHORT_TYPES
@@ -40,6 +45,7 @@ _STAGE_TITLES = {"exact": "exact match", "lemma": "same lemma", "synonym": "RuWo
 
 
 def _pyplot():
+    _private_matplotlib_dirs()
     import matplotlib
 
     matplotlib.use("Agg")
@@ -47,6 +53,17 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _private_matplotlib_dirs() -> None:
+    """Matplotlib writes its configuration and font cache under ``$MPLCONFIGDIR`` (else ``$HOME``): unless
+    the caller chose a place, it gets a private temporary directory, removed when the process ends, so
+    drawing a report writes nothing outside the output directory."""
+    if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
+        return
+    folder = tempfile.mkdtemp(prefix="scorer-matplotlib-")
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ["MPLCONFIGDIR"] = folder
 
 
 def _svg(fig) -> str:
@@ -229,7 +246,7 @@ def _board_row(standing: Standing, types: tuple[str, ...]) -> str:
         errors = "".join(f"<li>{html.escape(str(issue))}</li>" for issue in row["errors"])
         more = f"<li>... and {standing.errors_not_shown} more</li>" if standing.errors_not_shown else ""
         return (f"<tr class=\"invalid\"><td></td><td class=\"name\">{name}</td>"
-                f"<td colspan=\"{5 + len(types)}\" class=\"name wrap\">invalid:<ul>{errors}{more}</ul></td></tr>")
+                f"<td colspan=\"{5 + len(types)}\" class=\"name wrap\">{standing.status}:<ul>{errors}{more}</ul></td></tr>")
     link = f"<a href=\"submissions/{html.escape(row['submission'])}/report.html\">{name}</a>"
     cells = "".join(f"<td>{_number(row[t])}</td>" for t in types)
     return (f"<tr><td>{row['rank']}</td><td class=\"name\">{link}</td><td>{row['integral']:.6f}</td>"
@@ -246,7 +263,9 @@ def leaderboard_report(board: Leaderboard) -> str:
     skipped = (f"<p>Skipped (not a folder or .zip): {html.escape(', '.join(board.skipped))}</p>"
                if board.skipped else "")
     legend = ", ".join(f"{SHORT_TYPES[t]} = {t}" for t in types)
-    body = (f"<p>{len(ranked)} scored, {len(board.entries) - len(ranked)} invalid. Intervals: {board.resamples} "
+    failed = sum(1 for e in board.entries if e.status == "error")
+    body = (f"<p>{len(ranked)} scored, {len(board.entries) - len(ranked) - failed} invalid"
+            f"{f', {failed} failed (error)' if failed else ''}. Intervals: {board.resamples} "
             f"bootstrap resamples of dialogues, stratified by type, seed {board.seed}; p: paired bootstrap "
             "against the submission ranked just above.</p>"
             "<div class=\"scroll\"><table><tr><th>rank</th><th class=\"name\">submission</th><th>integral</th><th>95% interval</th>"

@@ -157,8 +157,16 @@ def _newlines(data: bytes, start: int, end: int) -> int:
     return sum(data[k:min(k + _SLICE, end)].count(b"\n") for k in range(start, end, _SLICE))
 
 
-def iter_lines(data: bytes, report: Callable[[int, int], None] | None = None) -> Iterator[tuple[int, bytes]]:
-    """Non-blank lines of JSONL ``data`` (bytes or a memory map) with their 1-based numbers.
+def lines_from(data: bytes, pos: int) -> int:
+    """How many lines ``data[pos:]`` holds (the last one without its newline included), at C speed."""
+    size = len(data)
+    if pos >= size:
+        return 0
+    return _newlines(data, pos, size) + (0 if data[size - 1:size] == b"\n" else 1)
+
+
+def iter_lines(data: bytes, report: Callable[[int, int], None] | None = None) -> Iterator[tuple[int, bytes, int]]:
+    """Non-blank lines of JSONL ``data`` (bytes or a memory map): (1-based number, line, offset after it).
 
     A leading BOM and a line's final CR are removed. Runs of blank lines are
     skipped by one regular-expression search and their newlines counted 1 MiB
@@ -185,7 +193,7 @@ def iter_lines(data: bytes, report: Callable[[int, int], None] | None = None) ->
         if end < 0:
             end = size
         raw = data[pos:end]
-        yield line, raw[:-1] if raw.endswith(b"\r") else raw
+        yield line, raw[:-1] if raw.endswith(b"\r") else raw, end + 1
         pos = end + 1
         line += 1
     if report:

@@ -6,7 +6,9 @@ entries and other files are skipped and listed. Valid submissions are ranked
 by integral, descending (equal integrals share a rank; names order them);
 each gets a 95% bootstrap interval and, from rank 2 on, the paired p-value
 against the submission ranked just above it (:mod:`scorer.significance`).
-Invalid ones follow, unranked, with their first errors.
+Invalid ones follow, unranked, with their first errors; then entries whose
+scoring failed for another reason (status ``error``, with the message), so
+one entry's failure never stops the others from being ranked.
 """
 from __future__ import annotations
 
@@ -38,10 +40,12 @@ class Entry:
     result: ScoreResult | None = None
     errors: tuple[Issue, ...] = ()
     more_errors: int = 0  # errors found beyond ``errors``
+    failed: bool = False  # scoring failed for a reason other than an invalid upload (``errors`` says which)
 
     @property
     def status(self) -> str:
-        return "ok" if self.result is not None else "invalid"
+        """``ok`` (scored), ``invalid`` (the upload breaks the contract) or ``error`` (scoring failed)."""
+        return "ok" if self.result is not None else "error" if self.failed else "invalid"
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ class Standing:
 
 @dataclass(frozen=True)
 class Leaderboard:
-    entries: tuple[Standing, ...]  # ranked valid entries, then invalid ones by name
+    entries: tuple[Standing, ...]  # ranked valid entries, then invalid ones by name, then failed ones by name
     signature: str
     resamples: int
     seed: int
@@ -144,7 +148,7 @@ def rank(entries: Sequence[Entry], weights: dict[str, float], resamples: int, se
 
     valid = sorted((e for e in entries if e.result is not None),
                    key=lambda e: (-e.result.summary.integral, e.name))
-    invalid = sorted((e for e in entries if e.result is None), key=lambda e: e.name)
+    invalid = sorted((e for e in entries if e.result is None), key=lambda e: (e.failed, e.name))
     standings: list[Standing] = []
     if valid:
         per_type = {t: valid[0].result.summary.by_type[t].dialogs

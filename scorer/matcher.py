@@ -47,12 +47,20 @@ class Matcher:
         self._cache_file = (token_cache.cache_path(morphology.morphology_id(), thesaurus and thesaurus.identity)
                             if persistent else None)
         lemmas, synsets = token_cache.load(self._cache_file) if self._cache_file else ({}, {})
-        self.lemmas = _Memo(morphology.lemmas, lemmas)
+        #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached on disk.
+        self.unanalysed: dict[str, str] = {}
+        self.lemmas = _Memo(self._lemmas_of, lemmas)
         self.synsets = _Memo(self._synsets_of, synsets if thesaurus is not None else None)
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
         self._any_keys: dict[tuple[str, ...], _Memo] = {}
         self._fast: dict[tuple[str, ...], object] = {}
         self.engine = engine()  # the modules that score: compiled when active (scorer.accelerator)
+
+    def _lemmas_of(self, token: str) -> frozenset[str]:
+        found, why = morphology.analyse(token)
+        if why is not None:
+            self.unanalysed[token] = why
+        return found
 
     def _synsets_of(self, token: str) -> frozenset[str]:
         if self.thesaurus is None:
@@ -93,23 +101,30 @@ class Matcher:
         function = self.key_function(stage)
         return frozenset((token,)) if function is None else function(token)
 
-    def take_new(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
-        """The keys computed since the last call (to hand from a worker to its parent)."""
-        new = (self.lemmas.added, self.synsets.added)
+    def take_new(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], dict[str, str]]:
+        """The keys computed since the last call and the tokens found unanalysable (to hand from a worker
+        to its parent)."""
+        new = (self.lemmas.added, self.synsets.added, dict(self.unanalysed))
         self.lemmas.added, self.synsets.added = {}, {}
         return new
 
-    def absorb(self, lemmas: dict[str, frozenset[str]], synsets: dict[str, frozenset[str]]) -> None:
+    def absorb(self, lemmas: dict[str, frozenset[str]], synsets: dict[str, frozenset[str]],
+               unanalysed: dict[str, str]) -> None:
         """Take keys computed elsewhere (by a worker) as if computed here."""
+        self.unanalysed.update(unanalysed)
         for memo, new in ((self.lemmas, lemmas), (self.synsets, synsets)):
             for token, keys in new.items():
                 if token not in memo:
                     memo[token] = memo.added[token] = keys
 
     def save(self) -> None:
-        """Add the keys computed in this run to the token cache (best effort)."""
+        """Add the keys computed in this run to the token cache (best effort). Tokens that could not be
+        analysed are left out, so every run that meets them says so."""
         if self._cache_file is not None:
-            token_cache.save(self._cache_file, *self.take_new())
+            lemmas, synsets, unanalysed = self.take_new()
+            for token in unanalysed:
+                lemmas.pop(token, None)
+            token_cache.save(self._cache_file, lemmas, synsets)
 
 
 def related(a: str, b: str, key_functions: Iterable[KeyFunction]) -> int | None:

@@ -60,6 +60,9 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
     payload: dict[str, Any] = {"status": status, "errors": errors}
     if more:
         payload["more_errors"] = more
+    if isinstance(error, IssuesError) and error.unchecked:
+        payload["unchecked"] = [{"file": file, "from_line": line, "lines": lines}
+                                for file, line, lines in error.unchecked]
     return payload
 
 
@@ -122,11 +125,11 @@ def failure_files(error: Exception, status: str) -> dict[str, bytes]:
 
 def write_outputs(result: ScoreResult, output: Path, report: bool = False, progress: Progress | None = None) -> None:
     """Publish :func:`score_files` in ``output``, removing any other file a ``score`` run writes."""
-    publish(Path(output), score_files(result, report, progress), SCORE_OUTPUTS)
+    publish(Path(output), score_files(result, report, progress), SCORE_OUTPUTS, SCORES_JSON)
 
 
 def write_failure(error: Exception, status: str, output: Path, extra: dict[str, bytes] | None = None) -> None:
-    publish(Path(output), {**failure_files(error, status), **(extra or {})}, SCORE_OUTPUTS)
+    publish(Path(output), {**failure_files(error, status), **(extra or {})}, SCORE_OUTPUTS, SCORES_JSON)
 
 
 def summary_table(result: ScoreResult) -> str:
@@ -145,10 +148,12 @@ def summary_table(result: ScoreResult) -> str:
     return "\n".join(lines)
 
 
-def issue_lines(issues: Iterable[Issue], more: int = 0) -> str:
+def issue_lines(issues: Iterable[Issue], more: int = 0, notes: Iterable[str] = ()) -> str:
     text = "\n".join(f"  - {issue}" for issue in issues)
     if more:
         text += f"\n  ... and {more} more error(s)"
+    for note in notes:
+        text += f"\n  {note}"
     return text
 
 
@@ -202,7 +207,7 @@ def write_leaderboard(board: Leaderboard, output: Path, report: bool = True, pro
         folder = f"{SUBMISSIONS_DIR}/{entry.name}/"
         produced = (score_files(entry.result, report) if entry.result is not None
                     else failure_files(SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)),
-                                       "invalid"))
+                                       entry.status))
         files.update((folder + name, data) for name, data in produced.items())
     if progress:
         progress(f"{WRITING} {SUBMISSIONS_DIR}", len(board.entries), len(board.entries))
@@ -220,7 +225,7 @@ def write_leaderboard(board: Leaderboard, output: Path, report: bool = True, pro
             outputs += [f"{SUBMISSIONS_DIR}/{previous.name}/{name}" for name in SCORE_OUTPUTS]
             if previous.name not in current:
                 outputs.append(f"{SUBMISSIONS_DIR}/{previous.name}")
-    publish(output, files, outputs)
+    publish(output, files, outputs, LEADERBOARD_JSON)
 
 
 def _cell(value: float | None, width: int, digits: int = 4) -> str:
@@ -237,7 +242,7 @@ def leaderboard_table(board: Leaderboard) -> str:
         name = row["submission"] if len(row["submission"]) <= 24 else row["submission"][:23] + "~"
         if standing.result is None:
             total = len(standing.entry.errors) + standing.entry.more_errors
-            lines.append(f"{'':>4}  {name:<24}  invalid ({total} error(s)):")
+            lines.append(f"{'':>4}  {name:<24}  {standing.status} ({total} error(s)):")
             for issue in row["errors"]:
                 lines.extend("          " + part for part in textwrap.wrap(str(issue), 90))
             if standing.errors_not_shown:
@@ -276,7 +281,7 @@ def write_correlation(meta, output: Path) -> None:
                "warnings": meta.warnings}
     publish(Path(output), {CORRELATION_CSV: buffer.getvalue().encode("utf-8"), CORRELATION_JSON: json_bytes(payload),
                            REPORT_HTML: correlation_report(meta).encode("utf-8")},
-            [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG])
+            [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG], CORRELATION_JSON)
 
 
 def correlation_table(meta) -> str:

@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .aggregate import scaled_weights
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
@@ -42,7 +43,7 @@ def make_strata(dialogs_per_type: Mapping[str, int], weights: Mapping[str, float
     rng = np.random.default_rng(seed)
     indices = {t: rng.integers(0, n, size=(resamples, n), dtype=np.int64)
                for t, n in dialogs_per_type.items() if n > 0}
-    return Strata(indices, {t: float(weights[t]) for t in indices}, resamples, seed)
+    return Strata(indices, scaled_weights({t: float(weights[t]) for t in indices}), resamples, seed)
 
 
 def resampled_integrals(strata: Strata, dialog_scores: Mapping[str, Sequence[float]]) -> np.ndarray:

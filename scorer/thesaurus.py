@@ -22,18 +22,19 @@ import hashlib
 import json
 import marshal
 import os
+import re
 import sqlite3
 import xml.etree.ElementTree as ET
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Callable
 
-from .cache import cache_dir, marshal_tag, write_best_effort
+from .cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
 from .errors import ThesaurusError
 from .text import normalise
 
 XML_FILES = ("synsets.N.xml", "synsets.V.xml", "synsets.A.xml")
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 ENV_PATH = "RUWORDNET_PATH"
 STAMPS = "source-hashes.json"
 
@@ -95,9 +96,9 @@ def resolve_location(explicit: str | os.PathLike | None) -> Path:
         where, origin = Path(os.environ[ENV_PATH]), ENV_PATH
     else:
         where, origin = default_location(), "the ruwordnet package's download location"
-        if where is None or not where.exists():
+        if where is None or not os.path.exists(where):
             raise ThesaurusError(f"RuWordNet was not found ({origin}: {where}). {HOW_TO_GET}")
-    if not where.exists():
+    if not os.path.exists(where):
         raise ThesaurusError(f"RuWordNet was not found at {where} (from {origin}). {HOW_TO_GET}")
     return where
 
@@ -105,8 +106,11 @@ def resolve_location(explicit: str | os.PathLike | None) -> Path:
 def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
     """Load RuWordNet from ``location`` (resolved as :func:`resolve_location`)."""
     source = resolve_location(location)
-    kind, files = _source_files(source)
-    identity = _identity(kind, files)
+    try:
+        kind, files = _source_files(source)
+        identity = _identity(kind, files)
+    except OSError as exc:
+        raise ThesaurusError(f"cannot read RuWordNet at {source}: {exc.strerror or exc}. {HOW_TO_GET}") from None
 
     def build() -> Index:
         pairs = _read_sqlite(files[0]) if kind == "sqlite" else _read_xml(files)
@@ -116,9 +120,18 @@ def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
         _write_cache(identity, index)
         return index
 
-    if _cache_path(identity).is_file():
+    if _exists(_cache_path(identity)):
         return Thesaurus(identity, loader=lambda: _read_cache(identity) or build())
     return Thesaurus(identity, build())
+
+
+def _exists(path: Path) -> bool:
+    """Whether a cache file is there (any fault, a name too long included, counts as not there)."""
+    try:
+        os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _source_files(source: Path) -> tuple[str, list[Path]]:
@@ -134,6 +147,12 @@ def _source_files(source: Path) -> tuple[str, list[Path]]:
         if fh.read(16) != b"SQLite format 3\x00":
             raise ThesaurusError(f"{source} is not an SQLite database. {HOW_TO_GET}")
     return "sqlite", [source]
+
+
+#: What an identity looks like; anything else read from the cache is refused (it also names cache files).
+IDENTITY = re.compile(r"rwn-(?:xml-[NVA]{1,3}|sqlite)-[0-9a-f]{12}")
+MAX_STAMPS_BYTES = 1 << 20
+MAX_INDEX_BYTES = 512 << 20
 
 
 def _identity(kind: str, files: list[Path]) -> str:
@@ -153,16 +172,24 @@ def _identity(kind: str, files: list[Path]) -> str:
     else:
         identity = f"rwn-sqlite-{digest.hexdigest()[:12]}"
     known[stamp] = identity
-    write_best_effort(cache_dir() / STAMPS, json.dumps(known, ensure_ascii=False).encode("utf-8"))
+    payload = json.dumps(known, ensure_ascii=False).encode("utf-8")
+    if len(payload) <= MAX_STAMPS_BYTES:
+        write_best_effort(cache_dir() / STAMPS, seal(STAMPS, payload))
     return identity
 
 
 def _read_stamps() -> dict[str, str]:
-    try:
-        known = json.loads((cache_dir() / STAMPS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """The remembered identities by (path, size, mtime); empty unless the sealed file holds exactly that."""
+    payload = read_sealed(cache_dir() / STAMPS, STAMPS, MAX_STAMPS_BYTES)
+    if payload is None:
         return {}
-    return known if isinstance(known, dict) and all(isinstance(v, str) for v in known.values()) else {}
+    try:
+        known = json.loads(payload.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return {}
+    if type(known) is not dict:
+        return {}
+    return {k: v for k, v in known.items() if type(v) is str and IDENTITY.fullmatch(v)}
 
 
 def _read_xml(files: list[Path]) -> list[tuple[str, str]]:
@@ -208,13 +235,14 @@ def _cache_path(identity: str) -> Path:
 
 
 def _read_cache(identity: str) -> Index | None:
-    try:
-        with open(_cache_path(identity), "rb") as fh:
-            index = marshal.load(fh)
-    except (OSError, ValueError, EOFError, TypeError):
+    """The compiled index of ``identity``, or None when the cache file is missing, foreign or ill-shaped."""
+    index = loads_marshal(read_sealed(_cache_path(identity), identity, MAX_INDEX_BYTES))
+    if type(index) is not dict or not index:
         return None
-    return index if isinstance(index, dict) and index else None
+    if not all(type(k) is str and type(v) is frozenset and all(type(x) is str for x in v) for k, v in index.items()):
+        return None
+    return index
 
 
 def _write_cache(identity: str, index: Index) -> None:
-    write_best_effort(_cache_path(identity), marshal.dumps(dict(sorted(index.items()))))
+    write_best_effort(_cache_path(identity), seal(identity, marshal.dumps(index)))

@@ -22,14 +22,15 @@ from functools import lru_cache
 from importlib.resources import files
 from json.decoder import scanstring
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from .config import Limits
 from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from .errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
 from .progress import CHECKING, READING, Progress
-from .jsonio import (JsonError, decode_value, guess_dialog_id, iter_lines, line_column, parse_json, shorten,
-                     skip_ws)
+from .jsonio import (JsonError, decode_value, guess_dialog_id, iter_lines, line_column, lines_from, parse_json,
+                     shorten, skip_ws)
+from .nonstarters import long_mark_run, mark_run_message
 from .text import has_token
 
 #: A file's content: its bytes, or the path of a regular file to stream from.
@@ -177,15 +178,23 @@ def reference_problems(value: Any, limits: Limits) -> list[Problem]:
             for v, text in enumerate(variants):
                 if type(text) is not str:
                     shape.typed(text, str, "a string", f"references[{t}][{v}]", t)
+                elif (run := long_mark_run(text)) is not None:
+                    shape.add(f"references[{t}][{v}]: {mark_run_message(run)}", "combining_run", t)
 
     return _list_line(value, "references", variants_of_turn)
 
 
 def submission_problems(value: Any, limits: Limits) -> list[Problem]:
     def answer_of_turn(shape: _Shape, t: int, answer: Any) -> None:
-        if shape.typed(answer, str, "a string", f"answers[{t}]", t) and len(answer) > limits.max_answer_chars:
+        if not shape.typed(answer, str, "a string", f"answers[{t}]", t):
+            return
+        if len(answer) > limits.max_answer_chars:
             shape.add(f"the answer is {len(answer):,} characters long; the limit is {limits.max_answer_chars:,}",
                       "schema_maxLength", t)
+        else:
+            run = long_mark_run(answer)
+            if run is not None:
+                shape.add(f"answers[{t}]: {mark_run_message(run)}", "combining_run", t)
 
     return _list_line(value, "answers", answer_of_turn)
 
@@ -212,6 +221,7 @@ class _FileState:
     """What reading one JSONL file saw beyond its rows: whether whole-file mistakes hid its ids."""
 
     unreadable: bool = False
+    cut: bool = False  # lines after the error list was full were not checked
 
 
 def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
@@ -224,7 +234,13 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
     first_line = True
     report = (lambda done, size: progress(step, done, size)) if progress else None
     with _contents(source) as data:
-        for number, raw in iter_lines(data, report):
+        for number, raw, after in iter_lines(data, report):
+            if log.full:  # the rest only counts: it is not parsed, line by line, long after the list is full
+                state.cut = True
+                log.not_checked(file, number, 1 + lines_from(data, after))
+                if report:
+                    report(len(data), len(data))
+                return
             if first_line and raw.lstrip(b" \t").startswith(b"["):
                 state.unreadable = True
                 log.add(Issue(file, "the file holds a JSON array; it must be JSON Lines: one JSON object per "
@@ -340,7 +356,7 @@ def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = 
                 log.add(Issue(ANSWERS, "no reference variant of this turn has a word token",
                               "empty_reference", turn=turn, **where))
         references[dialog_id] = refs
-    if not state.unreadable:
+    if not (state.unreadable or state.cut):
         _missing(ANSWERS, known, mentioned, log, "has no references")
     if log:
         raise ReferenceDataError(log)
@@ -367,7 +383,12 @@ def check_submission(dialogues: list[Dialogue], submission: Source, ppl: Source,
         size = _size(ppl) if progress else 0
         if progress:
             progress(f"{CHECKING} {names[1]}", 0, size)
-        perplexities = _check_ppl(ppl, names[1], turns, limits, log)
+        if log.full:  # nothing more would be listed: the perplexities are only counted, not checked
+            with _contents(ppl) as data:
+                log.not_checked(names[1], 1, lines_from(data, 0))
+            perplexities: dict[str, list[float]] = {}
+        else:
+            perplexities = _check_ppl(ppl, names[1], turns, limits, log)
         if progress:
             progress(f"{CHECKING} {names[1]}", size, size)
     except MemoryError:
@@ -407,7 +428,7 @@ def _check_answers(source: Source, file: str, turns: dict[str, int], limits: Lim
                                 "give one string per turn", "turn_count", **where))
             continue
         answers[dialog_id] = value["answers"]
-    if not state.unreadable:
+    if not (state.unreadable or state.cut):
         _missing(file, turns, mentioned, log, "has no line; add one with one answer per turn")
     return answers
 
@@ -436,14 +457,33 @@ def _check_ppl(source: Source, file: str, turns: dict[str, int], limits: Limits,
                             f"{_looks_like(data)}; save it as UTF-8", "not_utf8", line=line, column=column))
         return {}
     del data
+    if text.count(",") <= _most_commas(turns):  # else it cannot be valid: straight to the located scan
+        try:
+            value = parse_json(text, limits.max_json_depth)
+        except JsonError:
+            value = None
+        if isinstance(value, dict) and _all_good(value, turns):
+            return {k: [float(p) for p in v] for k, v in value.items()}
+        del value
     try:
-        value = parse_json(text, limits.max_json_depth)
-    except JsonError:
-        value = None
-    if isinstance(value, dict) and _all_good(value, turns):
-        return {k: [float(p) for p in v] for k, v in value.items()}
-    del value
-    return _scan_ppl(text, file, turns, log)
+        return _scan_ppl(text, file, turns, log)
+    except _ListFull as full:  # the rest only counts once the error list is full
+        line = line_column(text, full.pos)[0]
+        log.not_checked(file, line, text.count("\n", full.pos) + 1)
+        return {}
+
+
+def _most_commas(turns: dict[str, int]) -> int:
+    """The most commas a valid ``ppl_output.json`` can hold: between values and entries, and in the ids."""
+    return sum(turns.values()) + sum(dialog_id.count(",") for dialog_id in turns)
+
+
+class _ListFull(Exception):
+    """The error list is full at character ``pos`` of the perplexities: the scan stops there."""
+
+    def __init__(self, pos: int):
+        super().__init__(pos)
+        self.pos = pos
 
 
 def _good_ppl(p: Any) -> bool:
@@ -460,8 +500,7 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
 
     def issue(message: str, code: str, pos: int, dialog_id: str | None = None, turn: int | None = None) -> None:
         if log.full:
-            log.more += 1
-            return
+            raise _ListFull(pos)
         line, column = line_column(text, pos)
         log.add(Issue(file, message, code, line=line, column=column,
                       dialog_id=shorten(dialog_id) if dialog_id is not None else None, turn=turn))
@@ -509,7 +548,7 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
             if repeated:
                 issue("dialog_id is repeated in the object; give each dialogue one list", "duplicate_id",
                       key_pos, dialog_id)
-            values, pos, ok = _scan_values(text, pos, dialog_id, issue)
+            values, pos, ok = _scan_values(text, pos, dialog_id, issue, turns.get(dialog_id, 0))
             if pos is None:
                 return {}
             if not repeated:
@@ -540,8 +579,12 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
 _NUMBERISH = re.compile(r"-?(?:Infinity|NaN|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)")
 
 
-def _scan_values(text: str, pos: int, dialog_id: str, issue) -> tuple[list[float] | None, int | None, bool]:
-    """The list at ``pos``: (values or None when not a list, end or None on a syntax error, all valid)."""
+def _scan_values(text: str, pos: int, dialog_id: str, issue,
+                 expected: int) -> tuple[Sequence[float] | None, int | None, bool]:
+    """The list at ``pos``: (values or None when not a list, end or None on a syntax error, all valid).
+
+    Past ``expected`` values (the dialogue's turns) the list is already wrong: its values are counted, not
+    checked one by one, up to its closing bracket."""
     if not text.startswith("[", pos):
         try:
             value, end = decode_value(text, pos)
@@ -582,10 +625,17 @@ def _scan_values(text: str, pos: int, dialog_id: str, issue) -> tuple[list[float
             values.append(float(value))
         turn += 1
         pos = skip_ws(text, pos)
+        if turn > expected and text.startswith(",", pos):
+            end = text.find("]", pos)
+            if end < 0:
+                issue("not valid JSON: the list of perplexities is not closed", "bad_json", pos, dialog_id)
+                return None, None, False
+            turn += text.count(",", pos, end)
+            return range(turn), end + 1, False  # only its length is used
         if text.startswith(",", pos):
             pos = skip_ws(text, pos + 1)
             continue
         if text.startswith("]", pos):
-            return values if ok else [0.0] * turn, pos + 1, ok
+            return values if ok else range(turn), pos + 1, ok
         issue("not valid JSON: expected ',' or ']' in the list of perplexities", "bad_json", pos, dialog_id)
         return None, None, False

@@ -154,7 +154,10 @@ def test_errors_are_capped_at_100_and_counted():
     with pytest.raises(SubmissionInvalid) as info:
         check(rows)
     assert len(info.value.listed()) == len(info.value.issues) == 100  # the rest are counted, not kept
-    assert info.value.not_listed == info.value.total - 100 == 52
+    # once the list is full the rest of the file is not parsed: its lines are counted and said to be unchecked
+    assert info.value.not_listed == 0
+    assert info.value.unchecked == [("submission.jsonl", 101, 50), ("ppl_output.json", 1, 1)]
+    assert "50 line(s) of submission.jsonl from line 101 on were not checked" in str(info.value)
 
 
 def test_issue_text_names_everything():
