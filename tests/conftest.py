@@ -1,35 +1,88 @@
-"""Shared fixtures: the RuWordNet copy named by RUWORDNET_PATH, small splits on disk."""
+"""Shared fixtures: a made-up thesaurus for every test, the real RuWordNet where a test is about it, small splits.
+
+Every test runs with ``RUWORDNET_PATH`` pointing at ``tests/data/rwn-mini``, a
+thesaurus in the RuWordNet XML layout written for the tests. Tests about the
+real RuWordNet ask for ``real_rwn_path``: the location given by
+``RUWORDNET_PATH`` when the session started, else the ``ruwordnet``
+package's download; they are skipped with a reason when neither is there,
+and fail instead when ``SCORER_REQUIRE_REAL_THESAURUS=1`` (CI sets it).
+"""
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from scorer.matcher import Matcher
-from scorer.thesaurus import Thesaurus, load_thesaurus
+from scorer.thesaurus import Thesaurus, default_location, load_thesaurus
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC = ROOT / "reference_data" / "public"
 EXAMPLES = ROOT / "submissions_examples"
+MINI_RWN = Path(__file__).resolve().parent / "data" / "rwn-mini"
+REQUIRE_REAL = "SCORER_REQUIRE_REAL_THESAURUS"
+
+
+def _real_location() -> Path | None:
+    given = os.environ.get("RUWORDNET_PATH")
+    if given:
+        return Path(given).resolve() if os.path.exists(given) else None
+    found = default_location()
+    return found if found is not None and found.exists() else None
+
+
+REAL_RWN = _real_location()
+os.environ["RUWORDNET_PATH"] = str(MINI_RWN)  # for session fixtures and subprocesses too
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory, monkeypatch):
+def _private_cache_and_mini_thesaurus(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("RUWORDNET_PATH", str(MINI_RWN))
+
+
+@pytest.fixture(scope="session")
+def real_rwn_path() -> Path:
+    """The real RuWordNet, for the tests about it."""
+    if REAL_RWN is None:
+        reason = "real RuWordNet not found (set RUWORDNET_PATH, or run `ruwordnet download`)"
+        if os.environ.get(REQUIRE_REAL) == "1":
+            pytest.fail(reason + f"; {REQUIRE_REAL}=1 requires it")
+        pytest.skip(reason)
+    return REAL_RWN
 
 
 @pytest.fixture(scope="session")
 def rwn() -> Thesaurus:
-    if not os.environ.get("RUWORDNET_PATH"):
-        pytest.fail("set RUWORDNET_PATH to a RuWordNet XML directory or SQLite file to run the tests")
-    return load_thesaurus()
+    """The made-up thesaurus of tests/data/rwn-mini."""
+    return load_thesaurus(MINI_RWN)
 
 
 @pytest.fixture(scope="session")
 def matcher(rwn) -> Matcher:
     return Matcher(rwn)
+
+
+def mini_sqlite(path: Path) -> Path:
+    """The made-up thesaurus as an SQLite file in the ``ruwordnet`` package's schema (upper-case lemmas)."""
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE synset (id TEXT PRIMARY KEY, title TEXT, definition TEXT, part_of_speech TEXT)")
+    con.execute("CREATE TABLE sense (id TEXT PRIMARY KEY, name TEXT, lemma TEXT, synset_id TEXT)")
+    for xml in sorted(MINI_RWN.glob("synsets.*.xml")):
+        for synset in ET.parse(xml).getroot().iter("synset"):
+            con.execute("INSERT INTO synset VALUES (?, ?, ?, ?)", (synset.get("id"), synset.get("ruthes_name"),
+                                                                   synset.get("definition"),
+                                                                   synset.get("part_of_speech")))
+            for sense in synset.iter("sense"):
+                con.execute("INSERT INTO sense VALUES (?, ?, ?, ?)", (sense.get("id"), sense.text, sense.text,
+                                                                      synset.get("id")))
+    con.commit()
+    con.close()
+    return path
 
 
 def write_jsonl(path: Path, rows) -> Path:

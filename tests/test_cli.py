@@ -243,7 +243,7 @@ def test_explain_prints_matches_chunks_and_formula(capsys):
         "candidate tokens (3): 0:зеленые 1:стали 2:сидит",
         "",
         "reference 0 tokens (3): 0:сидит 1:стать 2:недозрелые",
-        "  synonym  cand 0:зеленые  <->  ref 2:недозрелые  (synset 119627-A)",
+        "  synonym  cand 0:зеленые  <->  ref 2:недозрелые  (synset 900101-A)",
         "  lemma    cand 1:стали  <->  ref 1:стать  (lemma стать)",
         "  exact    cand 2:сидит  <->  ref 0:сидит",
         "  links: 3 (exact 1, lemma 1, synonym 1)",
@@ -320,7 +320,7 @@ def test_codalab_scores_res_against_ref(tmp_path):
     root = _codalab_input(tmp_path)
     assert run("codalab", root, tmp_path / "output", "--quiet") == 0
     lines = (tmp_path / "output" / "scores.txt").read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "integral: 0.37666568731843375"
+    assert lines[0] == "integral: 0.3769621616774081"
     assert {"scores.json", "details.csv", "report.html"} <= {p.name for p in (tmp_path / "output").iterdir()}
 
 
@@ -330,7 +330,7 @@ def test_codalab_takes_the_private_config_from_ref(tmp_path):
     assert run("codalab", root, tmp_path / "output", "--quiet") == 0
     s = load(tmp_path / "output")
     assert "|hm:log(p_max=100.0)|" in s["signature"]
-    assert s["integral"] != 0.37666568731843375
+    assert s["integral"] != 0.3769621616774081
 
 
 def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
@@ -355,7 +355,7 @@ def test_codalab_metadata_commands_run_outside_a_container(tmp_path):
         assert argv[:4] == ["python3", "-m", "scorer", "codalab"]
         proc = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
-        assert (tmp_path / name / "scores.txt").read_text().startswith("integral: 0.37666568731843375")
+        assert (tmp_path / name / "scores.txt").read_text().startswith("integral: 0.3769621616774081")
 
 
 def test_score_report_is_self_contained_and_reproducible(tmp_path):
@@ -366,7 +366,7 @@ def test_score_report_is_self_contained_and_reproducible(tmp_path):
     assert pages[0] == pages[1]
     page = pages[0].decode("utf-8")
     assert page.count("<svg") == 3 and "<script" not in page and "<link" not in page and "src=" not in page
-    assert "0.376666" in page and "Image-Audio2Text" in page
+    assert "0.376962" in page and "Image-Audio2Text" in page
     assert score(EXAMPLES / "realistic", tmp_path / "c", "--quiet") == 0
     assert not (tmp_path / "c" / "report.html").exists()  # only when asked for
 
@@ -401,3 +401,12 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
     assert run("score", "--data", data, "--submission", sub, "--output", tmp_path / "out") == 0
     captured = capsys.readouterr()
     assert "\r" not in captured.err and "\r" not in captured.out
+
+
+def test_the_realistic_example_with_the_real_ruwordnet(tmp_path, real_rwn_path):
+    """The bundled example's integral with the real thesaurus (the verbs and adjectives CI has, or the full one)."""
+    assert score(EXAMPLES / "realistic", tmp_path / "out", "--thesaurus", str(real_rwn_path)) == 0
+    scores = load(tmp_path / "out")
+    assert scores["signature"].count("|rwn:rwn-") == 1 and 0.37 < scores["integral"] < 0.39
+    if real_rwn_path.name == "rwn-2021":  # the verbs and adjectives of RuWordNet 2.0
+        assert scores["integral"] == 0.37666568731843375

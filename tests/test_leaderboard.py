@@ -72,7 +72,7 @@ def test_leaderboard_ranks_scores_and_lists_invalid(folder, tmp_path):
     assert [r["rank"] for r in rows] == ["1", "2", "2", "4", ""]  # equal integrals share a rank
     assert [r["status"] for r in rows] == ["ok", "ok", "ok", "ok", "invalid"]
     assert float(rows[0]["integral"]) == 1.0
-    assert float(rows[1]["integral"]) == 0.37666568731843375  # the same number `score` gives
+    assert float(rows[1]["integral"]) == 0.3769621616774081  # the same number `score` gives
     assert "dialog_id appears again" in rows[4]["errors"] and rows[4]["integral"] == ""
     for r in rows[:4]:
         assert float(r["ci_low"]) <= float(r["integral"]) <= float(r["ci_high"])
@@ -84,7 +84,7 @@ def test_leaderboard_ranks_scores_and_lists_invalid(folder, tmp_path):
     assert board["skipped"] == ["notes.txt"]
     assert board["submissions"][4]["errors"][0]["code"] == "duplicate_id"
     single = json.loads((out / "submissions" / "realistic" / "scores.json").read_text(encoding="utf-8"))
-    assert single["integral"] == 0.37666568731843375
+    assert single["integral"] == 0.3769621616774081
     assert json.loads((out / "submissions" / "broken" / "scores.json").read_text())["status"] == "invalid"
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count("<svg") == 2 and "<script" not in page and "realistic-copy" in page

@@ -44,7 +44,7 @@ def test_lemma_uses_all_parses(matcher):
 
 
 def test_synonym_stage_uses_ruwordnet(matcher):
-    # ЗЕЛЕНЫЙ and НЕДОЗРЕЛЫЙ share synset 119627-A; reached through the lemmas of inflected forms.
+    # ЗЕЛЕНЫЙ and НЕДОЗРЕЛЫЙ share synset 900101-A; reached through the lemmas of inflected forms.
     s = score("Зелёные яблоки", "недозрелые яблоки", matcher)
     assert s.score == 1.0
     assert {(m.cand, m.stage) for m in s.alignment} == {(0, "synonym"), (1, "exact")}
@@ -113,6 +113,16 @@ def test_meteor_ru_api(rwn):
 def rwn_path():
     import os
     return os.environ["RUWORDNET_PATH"]
+
+
+def test_score_tokens_defaults_and_rwn_none_without_synonyms(matcher):
+    metric = MeteorRu(matcher=matcher)
+    s = metric.score_tokens(["кот", "спит"], ["кот", "спал", "дома"])
+    # defaults: alpha 0.9, gamma 0 (no chunks computed), no alignment returned; m = 2 (exact + lemma)
+    assert (s.matches, s.chunks, s.alignment, s.penalty) == (2, None, (), 0.0)
+    assert s.score == (2 / 2) * (2 / 3) / (0.9 * (2 / 2) + 0.1 * (2 / 3))
+    fields = dict(MeteorRu(MeteorParams(stages=("exact", "lemma")), matcher=matcher).signature_fields())
+    assert fields["rwn"] == "none" and fields["stages"] == "exact+lemma"
 
 
 def test_metric_object_states_its_signature(matcher):

@@ -52,9 +52,20 @@ def test_sqlite_file_of_the_ruwordnet_package(tmp_path):
     assert t.identity.startswith("rwn-sqlite-")
 
 
-def test_shared_copy_links_real_synonyms(rwn):
-    assert rwn.synsets("зеленый") & rwn.synsets("недозрелый")
-    assert "rwn-xml-" in rwn.identity
+def test_shared_copy_links_real_synonyms(real_rwn_path):
+    real = load_thesaurus(real_rwn_path)
+    assert real.synsets("зеленый") & real.synsets("недозрелый") and real.synsets("лететь") & real.synsets("мчаться")
+    assert real.identity.startswith(("rwn-xml-", "rwn-sqlite-"))
+
+
+def test_the_made_up_thesaurus_reads_alike_as_xml_and_sqlite(rwn, tmp_path):
+    from conftest import mini_sqlite
+
+    db = load_thesaurus(mini_sqlite(tmp_path / "mini.db"))
+    assert db.identity.startswith("rwn-sqlite-") and rwn.identity.startswith("rwn-xml-NVA-")
+    assert db.index == rwn.index
+    assert rwn.synsets("мчаться") == {"900001-V", "900002-V"} and rwn.synsets("елка") == {"900207-N"}
+    assert rwn.synsets("дом") == {"900202-N", "900203-N"} and rwn.synsets("идти") == {"900010-V"}
 
 
 def test_location_order(tmp_path, monkeypatch):
