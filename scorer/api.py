@@ -123,14 +123,15 @@ def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | N
                      synonyms: bool = True, jobs: int = 1, progress: Progress | None = None) -> ScoreResult:
     """Validate and score a submission against the reference directory ``data_dir``.
 
-    Order of checks: configuration, reference data, thesaurus, submission.
+    Order of checks: configuration, reference data, submission, thesaurus: an
+    invalid upload is exit 1 whatever the thesaurus's state.
     ``progress(step, done, total)`` hears every phase (:mod:`scorer.progress`).
     """
     config = with_synonyms(config or load_config(), synonyms)
     with no_cycle_collection():
         reference = load_reference(data_dir, config.limits, progress=progress)
-        rwn = thesaurus_for(config, thesaurus)
         valid = _read_and_check(reference, submission, ppl, config.limits, progress)
+        rwn = thesaurus_for(config, thesaurus)
         return score_validated(reference, valid, config, rwn, jobs, progress, name=submission_name(submission))
 
 

@@ -112,3 +112,20 @@ def make_submission(root: Path, answers: dict[str, list[str]], ppl: dict[str, li
     write_jsonl(folder / "submission.jsonl", [{"dialog_id": d, "answers": a} for d, a in answers.items()])
     write_json(folder / "ppl_output.json", ppl)
     return folder
+
+
+_SLOW_SIGNS = ("subprocess", "process(", "_bounded(", "entrypoint", "run_scoring", "run_tests")
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that start processes are ``slow`` (``./run_tests.sh -m "not slow"`` leaves them out)."""
+    import inspect
+
+    for item in items:
+        function = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(function) if function is not None else ""
+        except (OSError, TypeError):
+            continue
+        if any(sign in source for sign in _SLOW_SIGNS):
+            item.add_marker(pytest.mark.slow)

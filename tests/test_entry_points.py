@@ -3,6 +3,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import zipfile
 
 from scorer import cli
@@ -32,7 +33,7 @@ def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
     assert "config: " + str(ref / "config.toml") in capsys.readouterr().err
     assert cli.main(["codalab", str(tmp_path / "input"), str(tmp_path / "b"), "--quiet"]) == 0
     env = dict(os.environ, SCORER_INPUT=str(tmp_path / "input"), SCORER_OUTPUT=str(tmp_path / "c"),
-               SCORER_PYTHON=str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").exists() else "python")
+               SCORER_PYTHON=sys.executable)
     done = subprocess.run(["sh", str(ROOT / "docker" / "entrypoint.sh")], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     subs = tmp_path / "subs"
