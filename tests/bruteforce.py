@@ -1,8 +1,18 @@
 """SPEC section 4 read literally, for tests: every link set, then rules 1-5 in order."""
 from __future__ import annotations
 
-from scorer.alignment import chunk_count, crossings
 from scorer.matcher import related
+
+
+def crossings(links) -> int:
+    """Pairs of links (i, j), (k, l) with (i - k)(j - l) < 0, counted pair by pair (SPEC section 4, rule 2)."""
+    return sum(1 for a, (i, j, _) in enumerate(links) for (k, l, _) in links[a + 1:] if (i - k) * (j - l) < 0)
+
+
+def chunk_count(links) -> int:
+    """Maximal runs (i, j), (i + 1, j + 1), ... (rule 3): a link starts a chunk unless (i - 1, j - 1) is a link."""
+    pairs = {(i, j) for i, j, _ in links}
+    return sum(1 for i, j in pairs if (i - 1, j - 1) not in pairs)
 
 
 def all_alignments(cand, ref, key_functions):

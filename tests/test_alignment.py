@@ -1,7 +1,9 @@
 """The engine against SPEC section 4 read literally (every link set, rules 1-5), on Russian words."""
+import itertools
 import random
 
 import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -9,13 +11,16 @@ from scorer.alignment import Alignment, align, chunk_count, chunk_runs, crossing
 from scorer.meteor import MeteorParams, meteor_tokens
 
 from bruteforce import brute_align
+from bruteforce import chunk_count as brute_chunks
+from scorer.counting import stage_counts
+from scorer.links import counts_of, type_graph
 
 # Words sharing lemmas (лечу: лететь+лечить, стали: сталь+стать, пила: пить+пила, дома: дом+дома,
 # коты: кот+коты) and RuWordNet synsets (мчаться/лететь, зеленый/недозрелый, пить/выпивать).
 WORDS = ["лечу", "мчаться", "лететь", "лечить", "стали", "сталь", "стать", "сталью", "стал", "пила", "пить",
          "выпивать", "зеленый", "недозрелый", "дом", "дома", "кот", "коты"]
-STAGE_ORDERS = [("exact", "lemma", "synonym"), ("exact", "lemma"), ("exact",), ("lemma", "exact", "synonym"),
-                ("synonym", "lemma", "exact"), ("exact", "synonym", "lemma")]
+# Every stage order the configuration allows: each non-empty ordered selection of the three stages.
+STAGE_ORDERS = [order for k in (3, 2, 1) for order in itertools.permutations(("exact", "lemma", "synonym"), k)]
 
 
 @st.composite
@@ -41,7 +46,7 @@ def test_alignment_equals_brute_force(matcher, pair, stages):
     found = engine(cand, ref, matcher, stages)
     assert found.exact
     assert list(found.links) == expected
-    assert found.chunks == chunk_count(expected)
+    assert found.chunks == brute_chunks(expected)
 
 
 @settings(max_examples=300, deadline=None)
@@ -50,7 +55,7 @@ def test_scores_equal_brute_force_in_both_modes(matcher, pair, gamma, beta):
     cand, ref = pair
     params = MeteorParams(gamma=gamma, beta=beta)
     expected = brute_align(cand, ref, matcher, params.stages)
-    m, chunks, t, r = len(expected), chunk_count(expected), len(cand), len(ref)
+    m, chunks, t, r = len(expected), brute_chunks(expected), len(cand), len(ref)
     if m == 0:
         want = 0.0
     else:
@@ -131,3 +136,31 @@ def test_budget_fallback_keeps_rule_1_and_is_deterministic(matcher):
     assert not none_found.exact and len(none_found.links) == len(cut.links)
     s = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, budget=50))
     assert not s.exact_search and s.matches == len(cut.links)
+
+
+# --- regressions: cases that engine mutants got wrong while the random tests passed --------------------------
+
+
+def test_the_lower_bound_for_partly_exact_types_keeps_the_best_branch(matcher):
+    cand = "зеленый зеленый зеленый зеленый дом зеленый дом дом зеленый".split()
+    ref = "зеленый зеленый дом зеленый дом дом".split()
+    found = engine(cand, ref, matcher, ("exact", "lemma", "synonym"))
+    assert found.chunks == 1 and list(found.links) == brute_align(cand, ref, matcher, ("exact", "lemma", "synonym"))
+
+
+def test_the_starting_bound_keeps_the_tie_break(matcher):
+    cand, ref = "на пить пить пить пить".split(), "на пить стал на пить пить".split()
+    found = engine(cand, ref, matcher, ("exact", "lemma", "synonym"))
+    assert [(i, j) for i, j, _ in found.links][-2:] == [(3, 4), (4, 5)]
+    assert list(found.links) == brute_align(cand, ref, matcher, ("exact", "lemma", "synonym"))
+
+
+def test_exact_after_synonym_keeps_its_links_for_a_word_without_synsets(matcher):
+    stages = ("synonym", "exact")
+    keys = matcher.key_functions(stages)
+    assert matcher.synsets["окне"] == frozenset()  # no synset: only the exact stage can link it
+    graph = type_graph(counts_of(["окне"] * 8), counts_of(["окне"] * 5), keys, matcher.any_keys(stages))
+    assert stage_counts(graph, 2) == [0, 5]
+    assert meteor_tokens(["окне"] * 8, ["окне"] * 5, matcher, MeteorParams(stages=stages)).matches == 5
+    graph = type_graph(counts_of(["стали"] * 8), counts_of(["стали"] * 5), keys, matcher.any_keys(stages))
+    assert stage_counts(graph, 2) == [5, 0]  # стали has synsets (стать, сталь): the synonym stage comes first
