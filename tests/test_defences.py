@@ -261,8 +261,11 @@ def test_a_signal_stops_cleanly_and_keeps_the_previous_outputs(tmp_path, signum,
                    json.dumps({f"{d}-{k}": v for k in range(copies) for d, v in ppl.items()}).encode())
     config = tmp_path / "c.toml"
     config.write_text("[meteor]\ngamma = 0.5\n")
+    # SIGINT as a terminal delivers it: a shell's background job (a CI runner's, say) starts with it ignored,
+    # and Python then keeps it ignored
     process = scorer_process("score", "--data", data, "--submission", big, "--output", out, "--quiet",
-                             "--config", config, start_new_session=True)
+                             "--config", config, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(2)
     assert process.poll() is None
     os.killpg(process.pid, signum)
