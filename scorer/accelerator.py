@@ -49,9 +49,10 @@ def _extension(name: str) -> ModuleType | None:
 @lru_cache(maxsize=1)
 def _built() -> tuple[dict[str, ModuleType], str]:
     """The compiled modules by name when all are built and fresh, else ``({}, why not)``."""
-    modules = {name: _extension(f"_compiled.{name}") for name in SAME_SOURCE}
-    modules["_rule1"] = _extension("_rule1")
-    if any(module is None for module in modules.values()):
+    found = {name: _extension(f"_compiled.{name}") for name in SAME_SOURCE}
+    found["_rule1"] = _extension("_rule1")
+    modules = {name: module for name, module in found.items() if module is not None}
+    if len(modules) < len(found):
         return {}, "compiled engine not built"
     try:
         recorded = json.loads((_PACKAGE / "_compiled" / "sources.json").read_text(encoding="utf-8"))
@@ -114,9 +115,9 @@ class FastCounts:
         return self.table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in f(token)})
                                       for f in self.later])
 
-    def counts(self, cand: list[str], ref: list[str]) -> list[int] | None:
-        """Per-stage counts of two non-empty token lists, or None where the pure engine must answer."""
-        return self.table.counts(cand, ref)
+    def counts(self, cand: Sequence[str], ref: Sequence[str]) -> list[int] | None:
+        """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""
+        return self.table.counts(cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref))
 
 
 def fast_counts(rule1: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:

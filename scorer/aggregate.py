@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from .contract import DIALOGUE_TYPES
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .meteor import MeteorScore
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class TurnScore:
     hidden_metric: float
     ppl: float
     answer: str = field(default="", repr=False, compare=False)
-    details: "MeteorScore | None" = field(default=None, repr=False, compare=False)  # noqa: F821
+    details: MeteorScore | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)

@@ -41,10 +41,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .counting import stage_counts, type_flows
-from .links import components, counts_of, type_graph
+from .links import TypeGraph, components, counts_of, type_graph
 
 if TYPE_CHECKING:
     from .matcher import KeyFunction
@@ -140,7 +140,8 @@ def align(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFu
     return Alignment(tuple(links), chunk_count(links), search.exact)
 
 
-def _fallback(cand, ref, graph, cpos, rpos) -> Alignment:
+def _fallback(cand: Sequence[str], ref: Sequence[str], graph: TypeGraph, cpos: dict[str, list[int]],
+              rpos: dict[str, list[int]]) -> Alignment:
     """A rule-1 alignment read off the type flow: first free positions first (deterministic)."""
     used_c: set[int] = set()
     used_r: set[int] = set()
@@ -217,6 +218,7 @@ class _Search:
         self.group_at: dict[int, tuple[int, int]] = {}   # decision index -> (group, a)
         self.ref_rank: list[dict[int, int]] = []
         self.tables: list[list[list[int | None]]] = []
+        self.start_bound = 0  # the sum of every table's [0][0]: the least cost the groups add to any alignment
         for g, (cs, rs) in enumerate(groups):
             c, r = len(cs), len(rs)
             rank = {j: q for q, j in enumerate(rs)}
@@ -239,6 +241,9 @@ class _Search:
                     if skip is not None and (best is None or skip < best):
                         best = skip
                     table[a][q] = best
+            if table[0][0] is None:
+                raise ValueError("a partly exact type whose exact links cannot all be made")  # rule 1 ensures they can
+            self.start_bound += table[0][0]
             self.tables.append(table)
             self.ref_rank.append(rank)
             for a, i in enumerate(cs):
@@ -249,10 +254,10 @@ class _Search:
         greedy = self._dfs(greedy=True, start=None)
         if greedy is None:
             return None
-        if self.lex_first and greedy[0] == self.base + sum(table[0][0] for table in self.tables):
+        if self.lex_first and greedy[0] == self.base + self.start_bound:
             return greedy[1]
         found = self._dfs(greedy=False, start=greedy)
-        return found[1]
+        return greedy[1] if found is None else found[1]
 
     def _dfs(self, greedy: bool, start: tuple[int, list[LinkTriple]] | None) -> tuple[int, list[LinkTriple]] | None:
         """``greedy``: the cheapest choice first, stop at the first alignment. Otherwise the
@@ -271,7 +276,7 @@ class _Search:
         best_is_lex = False
         group_at, tables, ref_rank = self.group_at, self.tables, self.ref_rank
         group_q = [0] * len(tables)
-        bound_left = [sum(table[0][0] for table in tables)]  # least cost the groups still add
+        bound_left = [self.start_bound]  # least cost the groups still add
 
         def choices(d: int, cost: int) -> list[tuple[int, int, int, int]]:
             """(cost increment, reference position or -1, stage, change of the groups' bound)."""
@@ -289,10 +294,14 @@ class _Search:
             only_stage = short[0] if short else None
             n_chosen = len(chosen_refs)
             grouped = group_at.get(d)
+            now, unlinked = 0, None
             if grouped is not None:
                 g, a = grouped
                 table, q = tables[g], group_q[g]
-                now, unlinked = table[a][q], table[a + 1][q]
+                at_state, unlinked = table[a][q], table[a + 1][q]
+                if at_state is None:  # never: the search enters only the states a table allows
+                    return []
+                now = at_state
             found = []
             for j, s, static in options[d]:
                 if j in used or need[s] == 0 or (only_stage is not None and s != only_stage) \
@@ -326,7 +335,7 @@ class _Search:
             return found
 
         cost = self.base
-        stack = [[choices(0, cost), 0, None]]  # per depth: choices, next index, applied undo record
+        stack: list[list[Any]] = [[choices(0, cost), 0, None]]  # per depth: choices, next index, undo record
         while stack:
             frame = stack[-1]
             d = len(stack) - 1

@@ -11,7 +11,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from .aggregate import TurnScore, aggregate
 from .config import Config, Limits, load_config
@@ -41,9 +41,15 @@ class ReferenceData:
     dialogues: list[Dialogue]
     references: dict[str, list[list[str]]] | None  # None when only dialogues were read
 
+    def variants(self) -> dict[str, list[list[str]]]:
+        """Each dialogue's reference variants per turn; ValueError when only the dialogues were read."""
+        if self.references is None:
+            raise ValueError("the references were not read")
+        return self.references
+
 
 @contextmanager
-def no_cycle_collection():
+def no_cycle_collection() -> Iterator[None]:
     """Pause Python's cycle collector: reading and scoring build millions of small
     acyclic objects (freed by reference counting anyway), and repeated full
     collections over them cost a fifth of a run."""
@@ -156,7 +162,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     """
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
-    variants = [reference.references[d.dialog_id][turn] for d, turn in keys]
+    variants = [reference.variants()[d.dialog_id][turn] for d, turn in keys]
     report = (lambda done: progress(SCORING, done, len(keys))) if progress else None
     if report:
         report(0)
@@ -171,7 +177,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
                                hidden_metric(p, config.hm_method, **config.hm_params), p,
                                submission.answers[dialogue.dialog_id][turn], s))
     summary = aggregate(turns, config.weights)
-    lowest = lowest_turns(turns, reference.references, metric)
+    lowest = lowest_turns(turns, reference.variants(), metric)
     if matcher is None:
         metric.matcher.save()
     warnings = submission.warnings + unanalysed_warnings(keys, answers, variants, metric.matcher.unanalysed)
@@ -294,7 +300,7 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
     turns_by_dialog = {d.dialog_id: d.n_turns for d in reference.dialogues}
     ratings = read_human(human, {e.name: turns_by_dialog for e in board.entries})
     invalid = sorted({k[0] for k in ratings.scores} - {e.name for e in board.entries if e.result is not None})
-    levels, notes = build_levels(board, reference.references, ratings, tuple(baselines), resamples, seed,
+    levels, notes = build_levels(board, reference.variants(), ratings, tuple(baselines), resamples, seed,
                                  config.weights, progress)
     notes = [f"ratings of invalid submission {name!r} are left out" for name in invalid] + notes
     return Meta(correlate(levels, progress), levels, ratings.level, board.signature, resamples, seed, tuple(baselines), notes)

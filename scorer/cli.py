@@ -13,15 +13,15 @@ import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from . import api
-from .config import config_for, load_config
+from .config import Config, config_for, load_config
 from .explain import explain
 from .jsonio import shorten
 from .nonstarters import long_mark_run, mark_run_message
 from .meteor import MeteorRu
-from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, IssuesError, ScorerError, SubmissionInvalid,
+from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Issue, IssuesError, ScorerError, SubmissionInvalid,
                      ThesaurusError, UsageError)
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressDisplay
@@ -189,7 +189,7 @@ def _explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _config(args: argparse.Namespace, reference_dir: str | None):
+def _config(args: argparse.Namespace, reference_dir: str | None) -> Config:
     """SPEC section 7's rule, said on stderr."""
     config, which = config_for(reference_dir, args.config)
     print(f"config: {which}", file=sys.stderr)
@@ -219,7 +219,7 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _waiting(output: Path):
+def _waiting(output: Path) -> Callable[[], None]:
     return lambda: print(f"waiting: another run is writing to {output}", file=sys.stderr, flush=True)
 
 
@@ -309,7 +309,7 @@ def _print_invalid(exc: SubmissionInvalid) -> None:
     _print_warnings(exc.warnings)
 
 
-def _print_warnings(warnings) -> None:
+def _print_warnings(warnings: Sequence[Issue]) -> None:
     for w in warnings[:20]:
         print(f"warning: {w}", file=sys.stderr)
     if len(warnings) > 20:
@@ -334,7 +334,7 @@ def _internal_error(args: argparse.Namespace | None) -> int:
     return EXIT_INTERNAL
 
 
-def _on_sigterm(signum, frame) -> None:
+def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 
@@ -363,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
-def _run(handler, args: argparse.Namespace) -> int:
+def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except IssuesError as exc:

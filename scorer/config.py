@@ -58,7 +58,7 @@ def default_toml() -> dict[str, Any]:
 def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> Config:
     """Defaults, then ``path`` (a TOML file), then ``overrides`` (same shape as the TOML)."""
     merged = default_toml()
-    layers = []
+    layers: list[Mapping[str, Any]] = []
     if path is not None:
         layers.append(_read_toml(Path(path)))
     if overrides:

@@ -23,13 +23,19 @@ it (as happens for coefficients near +-1 on few items).
 from __future__ import annotations
 
 import csv
+import os
 import io
 import math
 import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .leaderboard import Leaderboard
 
 from .contract import DIALOGUE_TYPES
 from .errors import EXIT_USAGE, Issue, IssueLog, IssuesError
@@ -90,7 +96,7 @@ MAX_HUMAN_BYTES = 256 << 20
 _TURN = re.compile(r"[0-9]{1,9}")
 
 
-def read_human(path: str | Path, submissions: Mapping[str, Mapping[str, int]]) -> HumanRatings:
+def read_human(path: str | os.PathLike, submissions: Mapping[str, Mapping[str, int]]) -> HumanRatings:
     """Read and average the ratings; ``submissions``: entry name -> dialog_id -> turns.
 
     Every fault of the file (unreadable, not UTF-8, a broken CSV row, a value
@@ -171,9 +177,12 @@ def _human_text(path: Path, name: str, log: IssueLog) -> str:
         raise HumanRatingsError(log) from None
 
 
-def _key(row, header, number, name, by_name, submissions, log) -> tuple | None:
-    def bad(message: str, code: str) -> None:
+def _key(row: list[str], header: Sequence[str], number: int, name: str, by_name: Mapping[str, str],
+         submissions: Mapping[str, Mapping[str, int]], log: IssueLog) -> tuple | None:
+    def bad(message: str, code: str) -> tuple | None:
+        """Log the row's fault; the row has no key."""
         log.add(Issue(name, message, code, line=number))
+        return None
 
     if len(row) != len(header):
         return bad(f"{len(row)} fields; the header has {len(header)}", "bad_row")
@@ -257,7 +266,7 @@ class LevelData:
 def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> list[Correlation]:
     """Coefficients, intervals and (at system level) pairwise accuracy for every level and figure;
     ``progress`` hears the (level, figure) pairs done."""
-    rows = []
+    rows: list[Correlation] = []
     total = sum(len(data.figures) for data in levels)
     for data in levels:
         draws = data.resamples()
@@ -291,11 +300,11 @@ def types_in_order(types: Sequence[str]) -> list[str]:
 def _sentence_baselines(names: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict[str, list[float]]:
     import sacrebleu
 
-    functions = {"chrf": sacrebleu.sentence_chrf, "bleu": sacrebleu.sentence_bleu}
+    functions: dict[str, Callable[..., Any]] = {"chrf": sacrebleu.sentence_chrf, "bleu": sacrebleu.sentence_bleu}
     return {name: [functions[name](h, list(r)).score for h, r in zip(hyps, refs)] for name in names}
 
 
-def _corpus_metric(name: str, refs: Sequence[Sequence[str]]):
+def _corpus_metric(name: str, refs: Sequence[Sequence[str]]) -> Any:
     """sacreBLEU's corpus metric ``name`` with ``refs`` (one list of variants per turn) cached once,
     as sacreBLEU does for comparing many systems on one test set."""
     from sacrebleu.metrics import BLEU, CHRF
@@ -305,12 +314,12 @@ def _corpus_metric(name: str, refs: Sequence[Sequence[str]]):
     return {"chrf": CHRF, "bleu": BLEU}[name](references=streams)
 
 
-def _corpus_stats(metric, hyps: Sequence[str]) -> list[list[int]]:
+def _corpus_stats(metric: Any, hyps: Sequence[str]) -> list[list[int]]:
     """Per-turn sufficient statistics of ``hyps`` against the metric's cached references."""
     return [list(s) for s in metric._extract_corpus_statistics(list(hyps), None)]
 
 
-def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanRatings, baselines: Sequence[str],
+def build_levels(board: Leaderboard, references: Mapping[str, list[list[str]]], human: HumanRatings, baselines: Sequence[str],
                  resamples: int, seed: int, weights: Mapping[str, float],
                  progress: Progress | None = None) -> tuple[list[LevelData], list[str]]:
     """The levels SPEC section 8 asks for, from the leaderboard's scored entries; and the warnings.
@@ -321,10 +330,10 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
     from .significance import make_strata, resampled_integrals
 
     entries = {e.name: e for e in board.entries if e.result is not None}
-    turns_of = {name: {(t.dialog_id, t.turn): t for t in e.result.turns} for name, e in entries.items()}
+    turns_of = {name: {(t.dialog_id, t.turn): t for t in e.scored().turns} for name, e in entries.items()}
     dialogs_of: dict[str, dict[str, list]] = {}
     for name, e in entries.items():
-        for t in e.result.turns:
+        for t in e.scored().turns:
             dialogs_of.setdefault(name, {}).setdefault(t.dialog_id, []).append(t)
     sentence: dict[tuple, dict[str, float]] = {}
 
@@ -336,7 +345,7 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
             sentence[key] = {b: values[b][0] for b in baselines}
         return sentence.get(key, {})
 
-    def draws(figures: Series, human_values: list[float]):
+    def draws(figures: Series, human_values: list[float]) -> Callable[[], list[tuple[Series, list[float]]]]:
         def make() -> list[tuple[Series, list[float]]]:
             idx = item_resamples(len(human_values), resamples, seed)
             arrays = {f: np.asarray(v) for f, v in figures.items()}
@@ -394,16 +403,16 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
         for done, name in enumerate(names):
             if progress:
                 progress(SYSTEMS_STEP, done, len(names))
-            summary = entries[name].result.summary
+            summary = entries[name].scored().summary
             figures["meteor"].append(summary.meteor)
             figures["hidden_metric"].append(summary.hidden_metric)
             figures["integral"].append(summary.integral)
             per_dialog = {t: [dialogs_of[name][d] for d in order[t]] for t in types}
-            for f, value in (("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
+            for f, mean_of in (("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
                              ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
                              ("integral", lambda ts: (math.fsum(x.meteor for x in ts) + math.fsum(
                                  x.hidden_metric for x in ts)) / len(ts) / 2)):
-                drawn[f].append(resampled_integrals(strata, {t: [value(ts) for ts in per_dialog[t]] for t in types}))
+                drawn[f].append(resampled_integrals(strata, {t: [mean_of(ts) for ts in per_dialog[t]] for t in types}))
             for b in baselines:
                 metric = metrics[b]
                 all_turns = [x for t in types for ts in per_dialog[t] for x in ts]
@@ -438,7 +447,8 @@ def build_levels(board, references: Mapping[str, list[list[str]]], human: HumanR
         if progress:
             progress(SYSTEMS_STEP, len(names), len(names))
 
-        def system_draws(drawn=drawn, h_drawn=h_drawn):
+        def system_draws(drawn: dict[str, list[np.ndarray]] = drawn,
+                         h_drawn: list[np.ndarray] = h_drawn) -> list[tuple[Series, list[float]]]:
             return [({f: [float(a[r]) for a in arrays] for f, arrays in drawn.items()},
                      [float(a[r]) for a in h_drawn]) for r in range(resamples)]
 

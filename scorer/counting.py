@@ -82,7 +82,9 @@ def _max_weight_flow(component: Sequence[Link], stage: dict[Link, int], cand: Co
     n_stages = max(stage[link] for link in component) + 1
     base = sum(cand[a] for a in cands) + 1
     graph: list[list[int]] = [[] for _ in range(sink + 1)]
-    to, cap, cost = [], [], []
+    to: list[int] = []
+    cap: list[int] = []
+    cost: list[int] = []
 
     def edge(u: int, v: int, c: int, w: int) -> int:
         for x, y, cc, ww in ((u, v, c, w), (v, u, 0, -w)):
@@ -105,27 +107,27 @@ def _max_weight_flow(component: Sequence[Link], stage: dict[Link, int], cand: Co
         for _ in range(sink + 1):
             changed = False
             for u in range(sink + 1):
-                if dist[u] is None:
+                at_u = dist[u]
+                if at_u is None:
                     continue
                 for e in graph[u]:
-                    if cap[e] > 0 and (dist[to[e]] is None or dist[u] + cost[e] < dist[to[e]]):
-                        dist[to[e]] = dist[u] + cost[e]
+                    at_v = dist[to[e]]
+                    if cap[e] > 0 and (at_v is None or at_u + cost[e] < at_v):
+                        dist[to[e]] = at_u + cost[e]
                         via[to[e]] = e
                         changed = True
             if not changed:
                 break
-        if dist[sink] is None or dist[sink] >= 0:
+        at_sink = dist[sink]
+        if at_sink is None or at_sink >= 0:
             break
-        push, v = None, sink
+        path, v = [], sink
         while v != source:
-            e = via[v]
-            push = cap[e] if push is None else min(push, cap[e])
-            v = to[e ^ 1]
-        v = sink
-        while v != source:
-            e = via[v]
+            path.append(via[v])
+            v = to[via[v] ^ 1]
+        push = min(cap[e] for e in path)
+        for e in path:
             cap[e] -= push
             cap[e ^ 1] += push
-            v = to[e ^ 1]
     return [(a, b, stage[(a, b)], cap[link_edge[(a, b)] ^ 1]) for a, b in sorted(component)
             if cap[link_edge[(a, b)] ^ 1] > 0]

@@ -50,11 +50,11 @@ class ExplainedTurn:
 
     def answer_stages(self) -> list[str | None]:
         """The stage each answer token was linked by, None where it was not linked."""
-        return [link and link.stage for link in self.answer_links()]
+        return [None if link is None else link.stage for link in self.answer_links()]
 
     def reference_stages(self) -> list[str | None]:
         """The stage each reference token was linked by, None where it was not linked."""
-        return [link and link.stage for link in self.reference_links()]
+        return [None if link is None else link.stage for link in self.reference_links()]
 
 
 def lowest_turns(turns: Sequence[TurnScore], references: Mapping[str, Sequence[Sequence[str]]], metric: MeteorRu,

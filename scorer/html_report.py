@@ -17,7 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .contract import SHORT_TYPES
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .api import Meta
     from .explain import ExplainedTurn
     from .leaderboard import Leaderboard, Standing
+    from .aggregate import Summary
     from .result import ScoreResult
 
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:72em;color:#222}
@@ -44,7 +45,7 @@ _STAGE_TITLES = {"exact": "exact match", "lemma": "same lemma", "synonym": "RuWo
                  None: "not matched"}
 
 
-def _pyplot():
+def _pyplot() -> Any:
     _private_matplotlib_dirs()
     import matplotlib
 
@@ -66,7 +67,7 @@ def _private_matplotlib_dirs() -> None:
     os.environ["MPLCONFIGDIR"] = folder
 
 
-def _svg(fig) -> str:
+def _svg(fig: Any) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     _pyplot().close(fig)
@@ -118,7 +119,7 @@ def _histogram(values: list[float], title: str) -> str:
     return _svg(fig)
 
 
-def _type_table(summary) -> str:
+def _type_table(summary: Summary) -> str:
     """Per-type rows and a weighted total row (the integral)."""
     rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{t.weight:g}</td><td>{t.dialogs}</td><td>{t.turns}</td>"
                    f"<td>{t.meteor:.4f}</td><td>{t.hidden_metric:.4f}</td><td>{t.score:.4f}</td></tr>"
@@ -140,8 +141,8 @@ def _tokens(tokens: tuple[str, ...], stages: list[str | None], partners: list[st
 
 def _explained_turn(turn: ExplainedTurn) -> str:
     """One lowest-scoring turn: raw texts, then tokens coloured by the stage that linked them."""
-    answer_partner = [link and turn.reference_tokens[link.ref] for link in turn.answer_links()]
-    reference_partner = [link and turn.answer_tokens[link.cand] for link in turn.reference_links()]
+    answer_partner = [None if link is None else turn.reference_tokens[link.ref] for link in turn.answer_links()]
+    reference_partner = [None if link is None else turn.answer_tokens[link.cand] for link in turn.reference_links()]
     counts = ", ".join(f"{sum(1 for x in turn.links if x.stage == st)} {st}" for st in ("exact", "lemma", "synonym"))
     return (f"<div class=\"turn\"><h3>{html.escape(turn.dialog_id)} &middot; turn {turn.turn} &middot; "
             f"{html.escape(turn.type)} &middot; METEOR {turn.meteor:.4f}</h3>"
@@ -195,8 +196,10 @@ def _ranked_intervals(ranked: tuple[Standing, ...]) -> str:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(ranked) + 1.2))
     ys = list(range(len(ranked)))[::-1]
-    integrals = [e.integral for e in ranked]
-    errors = [[i - e.ci_low for i, e in zip(integrals, ranked)], [e.ci_high - i for i, e in zip(integrals, ranked)]]
+    integrals = [e.scored().summary.integral for e in ranked]
+    intervals = [e.interval() for e in ranked]
+    errors = [[i - low for i, (low, _) in zip(integrals, intervals)],
+              [high - i for i, (_, high) in zip(integrals, intervals)]]
     ax.errorbar(integrals, ys, xerr=errors, fmt="o", color="#4477aa", capsize=3)
     ax.set_yticks(ys, [f"{e.rank}. {e.name}" for e in ranked])
     ax.grid(axis="x", color="#ddd")
@@ -219,12 +222,12 @@ def _type_dot_panels(ranked: tuple[Standing, ...], types: tuple[str, ...]) -> st
     fig, axes = plt.subplots(1, len(types), figsize=(2.4 * len(types) + 1.6, 0.4 * len(ranked) + 1.4),
                              sharey=True, squeeze=False)
     for ax, name in zip(axes[0], types):
-        values = [e.result.summary.by_type[name].score for e in ranked]
+        values = [e.scored().summary.by_type[name].score for e in ranked]
         span = _zoomed(values)
         ax.hlines(ys, *span, color="#eee", linewidth=1)
         ax.plot(values, ys, "o", color="#4477aa", markersize=6)
         ax.set_xlim(*span)
-        ax.set_title(f"{name}\n(weight {ranked[0].result.summary.by_type[name].weight:g})", fontsize=9)
+        ax.set_title(f"{name}\n(weight {ranked[0].scored().summary.by_type[name].weight:g})", fontsize=9)
         ax.set_xlabel("score S_j", fontsize=8)
         ax.tick_params(axis="x", labelsize=7, labelrotation=45)
         ax.grid(axis="x", color="#ddd")

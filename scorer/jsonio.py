@@ -86,7 +86,8 @@ _WS = re.compile(r"[ \t\r\n]*")
 
 
 def skip_ws(text: str, pos: int) -> int:
-    return _WS.match(text, pos).end()
+    found = _WS.match(text, pos)
+    return found.end() if found else pos
 
 
 def decode_value(text: str, pos: int) -> tuple[Any, int]:
@@ -178,7 +179,7 @@ def iter_lines(data: bytes, report: Callable[[int, int], None] | None = None) ->
     size = len(data)
     next_report = REPORT_BYTES if report else size + 1
     while pos < size:
-        if pos >= next_report:
+        if report and pos >= next_report:
             report(pos, size)
             next_report = pos + REPORT_BYTES
         found = _NON_BLANK.search(data, pos)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .aggregate import dialog_scores
 from .contract import DIALOGUE_TYPES
@@ -47,6 +47,12 @@ class Entry:
         """``ok`` (scored), ``invalid`` (the upload breaks the contract) or ``error`` (scoring failed)."""
         return "ok" if self.result is not None else "error" if self.failed else "invalid"
 
+    def scored(self) -> ScoreResult:
+        """The result of a scored entry; ValueError for an invalid or failed one."""
+        if self.result is None:
+            raise ValueError(f"{self.name} was not scored ({self.status})")
+        return self.result
+
 
 @dataclass(frozen=True)
 class Standing:
@@ -66,6 +72,16 @@ class Standing:
     @property
     def result(self) -> ScoreResult | None:
         return self.entry.result
+
+    def scored(self) -> ScoreResult:
+        """The result of a ranked entry; ValueError for an unranked one."""
+        return self.entry.scored()
+
+    def interval(self) -> tuple[float, float]:
+        """The 95% interval of a ranked entry; ValueError for an unranked one."""
+        if self.ci_low is None or self.ci_high is None:
+            raise ValueError(f"{self.name} is not ranked ({self.status})")
+        return self.ci_low, self.ci_high
 
     @property
     def status(self) -> str:
@@ -111,9 +127,9 @@ class Leaderboard:
     def types(self) -> tuple[str, ...]:
         """The dialogue types of the test set, in the contract's order."""
         ranked = self.ranked
-        return tuple(t for t in DIALOGUE_TYPES if ranked and t in ranked[0].result.summary.by_type)
+        return tuple(t for t in DIALOGUE_TYPES if ranked and t in ranked[0].scored().summary.by_type)
 
-    def to_frame(self):
+    def to_frame(self) -> Any:
         """The ``leaderboard.csv`` table as a pandas DataFrame (pandas imported here)."""
         import io
 
@@ -141,29 +157,29 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     return found, skipped
 
 
-def rank(entries: Sequence[Entry], weights: dict[str, float], resamples: int, seed: int,
+def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int, seed: int,
          signature: str, skipped: Sequence[str]) -> Leaderboard:
     """Order, rank and compare ``entries`` (scored or invalid) as the module docstring says."""
     from .significance import interval, make_strata, paired_p_value, resampled_integrals  # numpy: only here
 
     valid = sorted((e for e in entries if e.result is not None),
-                   key=lambda e: (-e.result.summary.integral, e.name))
+                   key=lambda e: (-e.scored().summary.integral, e.name))
     invalid = sorted((e for e in entries if e.result is None), key=lambda e: (e.failed, e.name))
     standings: list[Standing] = []
     if valid:
-        per_type = {t: valid[0].result.summary.by_type[t].dialogs
-                    for t in DIALOGUE_TYPES if t in valid[0].result.summary.by_type}
+        first = valid[0].scored().summary.by_type
+        per_type = {t: first[t].dialogs for t in DIALOGUE_TYPES if t in first}
         strata = make_strata(per_type, weights, resamples, seed)
-        samples = [resampled_integrals(strata, dialog_scores(e.result.turns)) for e in valid]
+        samples = [resampled_integrals(strata, dialog_scores(e.scored().turns)) for e in valid]
         for k, entry in enumerate(valid):
-            integral = entry.result.summary.integral
+            integral = entry.scored().summary.integral
             low, high = interval(samples[k])
             if k == 0:
                 standings.append(Standing(entry, 1, low, high))
                 continue
             above = standings[-1]
             place = above.rank if integral == above.integral else k + 1
-            p = paired_p_value(samples[k], samples[k - 1], integral, valid[k - 1].result.summary.integral)
+            p = paired_p_value(samples[k], samples[k - 1], integral, valid[k - 1].scored().summary.integral)
             standings.append(Standing(entry, place, low, high, p, above.name))
     standings += [Standing(e) for e in invalid]
     return Leaderboard(tuple(standings), signature, resamples, seed, tuple(skipped))

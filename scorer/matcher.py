@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from . import morphology, token_cache
-from .accelerator import engine, fast_counts
+from .accelerator import FastCounts, engine, fast_counts
 from .stages import REGISTRY
 from .thesaurus import Thesaurus
 
@@ -44,7 +44,7 @@ class Matcher:
 
     def __init__(self, thesaurus: Thesaurus | None, *, persistent: bool = True):
         self.thesaurus = thesaurus
-        self._cache_file = (token_cache.cache_path(morphology.morphology_id(), thesaurus and thesaurus.identity)
+        self._cache_file = (token_cache.cache_path(morphology.morphology_id(), thesaurus.identity if thesaurus else None)
                             if persistent else None)
         lemmas, synsets = token_cache.load(self._cache_file) if self._cache_file else ({}, {})
         #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached on disk.
@@ -53,7 +53,7 @@ class Matcher:
         self.synsets = _Memo(self._synsets_of, synsets if thesaurus is not None else None)
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
         self._any_keys: dict[tuple[str, ...], _Memo] = {}
-        self._fast: dict[tuple[str, ...], object] = {}
+        self._fast: dict[tuple[str, ...], FastCounts | None] = {}
         self.engine = engine()  # the modules that score: compiled when active (scorer.accelerator)
 
     def _lemmas_of(self, token: str) -> frozenset[str]:
@@ -91,7 +91,7 @@ class Matcher:
                 lambda t: frozenset().union(*(f(t) for f in functions)) if functions else _EMPTY)
         return memo.__getitem__
 
-    def fast_counts(self, stages: tuple[str, ...]):
+    def fast_counts(self, stages: tuple[str, ...]) -> FastCounts | None:
         """The compiled core's counter for ``stages`` (:mod:`scorer.accelerator`), or None for the pure engine."""
         if stages not in self._fast:
             self._fast[stages] = fast_counts(self.engine.rule1, self.key_functions(stages))

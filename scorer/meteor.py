@@ -71,7 +71,12 @@ def score_from_counts(m: int, chunks: int | None, t: int, r: int, params: Meteor
         return MeteorScore(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0 if chunks is not None else None, t, r, alignment, exact)
     precision, recall = m / t, m / r
     fmean = precision * recall / (params.alpha * precision + (1 - params.alpha) * recall)
-    penalty = params.gamma * (chunks / m) ** params.beta if params.gamma else 0.0
+    if not params.gamma:
+        penalty = 0.0
+    elif chunks is None:
+        raise ValueError("the fragmentation penalty needs the chunk count")
+    else:
+        penalty = params.gamma * (chunks / m) ** params.beta
     return MeteorScore(fmean * (1 - penalty), precision, recall, fmean, penalty, m, chunks, t, r,
                        alignment, exact)
 

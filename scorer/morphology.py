@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from functools import lru_cache
+from typing import Any
 
 #: Longer tokens are their own lemma, unanalysed (no Russian word comes near; time stays linear below).
 MAX_ANALYSED_CHARS = 100
@@ -27,7 +28,7 @@ ANALYSIS_RECURSION_LIMIT = 4000
 
 
 @lru_cache(maxsize=1)
-def analyzer():
+def analyzer() -> Any:
     import pymorphy3
 
     return pymorphy3.MorphAnalyzer(lang="ru", probability_estimator_cls=None)

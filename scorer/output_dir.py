@@ -23,7 +23,7 @@ import threading
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from .errors import UsageError
 
@@ -51,7 +51,7 @@ def prepare(output: str | os.PathLike) -> Path:
 
 
 @contextmanager
-def locked(path: Path, notice=None) -> Iterator[None]:
+def locked(path: Path, notice: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold an exclusive lock on the directory ``path``; ``notice()`` is called when another run holds it."""
     fd = os.open(path, os.O_RDONLY)
     try:

@@ -97,7 +97,7 @@ class ProgressDisplay:
     def __enter__(self) -> "ProgressDisplay":
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()  # also when a run is interrupted: the message that follows starts on a clean line
 
     def close(self) -> None:

@@ -12,14 +12,18 @@ import io
 import json
 import textwrap
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
+from .aggregate import TurnScore
 from .contract import DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from .errors import Issue, IssueLog, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
 from .leaderboard import COLUMNS, Leaderboard
 from .output_dir import publish
 from .progress import WRITING, Progress
 from .result import ScoreResult
+
+if TYPE_CHECKING:
+    from .api import Meta
 
 ERROR_LOG = "scorer-error.log"
 #: Every file a ``score`` run can write; each run rewrites or removes all of them.
@@ -68,10 +72,17 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
 
 def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) -> list[tuple]:
     """The rows of ``details.csv`` for turns ``start:stop`` (``chunks`` is "" when no alignment was built)."""
-    return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl,
-             d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
-             d.cand_len, d.ref_len, d.exact_search)
-            for t in result.turns[start:stop] for d in (t.details,)]
+    return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl, *_alignment_columns(t))
+            for t in result.turns[start:stop]]
+
+
+def _alignment_columns(turn: TurnScore) -> tuple:
+    """``matches`` to ``exact_search`` of one turn; empty for a turn scored without its details."""
+    d = turn.details
+    if d is None:
+        return ("",) * 9
+    return (d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
+            d.cand_len, d.ref_len, d.exact_search)
 
 
 ROWS_PER_REPORT = 20_000
@@ -260,11 +271,11 @@ def leaderboard_table(board: Leaderboard) -> str:
 CORRELATION_CSV, CORRELATION_JSON = "correlation.csv", "correlation.json"
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     return None if isinstance(value, float) and value != value else value
 
 
-def write_correlation(meta, output: Path) -> None:
+def write_correlation(meta: Meta, output: Path) -> None:
     """correlation.csv, correlation.json and report.html of ``correlate``."""
     from .correlation import COLUMNS
     from .html_report import correlation_report
@@ -284,9 +295,9 @@ def write_correlation(meta, output: Path) -> None:
             [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG], CORRELATION_JSON)
 
 
-def correlation_table(meta) -> str:
+def correlation_table(meta: Meta) -> str:
     """The terminal table of ``correlate``."""
-    def f(v) -> str:
+    def f(v: float | None) -> str:
         return "   -  " if v is None or v != v else f"{v:6.3f}"
 
     lines = [f"{'level':<7}{'figure':<15}{'n':>6}  {'pearson':>8} {'[95%]':<17}{'kendall':>8} {'[95%]':<17}{'pairwise':>8}",

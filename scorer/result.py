@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .aggregate import Summary, TurnScore
 from .contract import DIALOGUE_TYPES
@@ -20,10 +21,10 @@ class ScoreResult:
     name: str = ""  # the submission's name (its file or folder), when it has one
 
     @property
-    def details(self) -> list[MeteorScore]:
+    def details(self) -> list[MeteorScore | None]:
         return [t.details for t in self.turns]
 
-    def to_frame(self):
+    def to_frame(self) -> Any:
         """One row per turn: the ``details.csv`` columns, with proper dtypes (pandas, imported here)."""
         import pandas as pd
 
@@ -35,7 +36,7 @@ class ScoreResult:
                              "matches": "int64", "cand_tokens": "int64", "ref_tokens": "int64",
                              "exact_search": "bool"})
 
-    def dialogs_frame(self):
+    def dialogs_frame(self) -> Any:
         """One row per dialogue: type, turns, mean METEOR, mean hidden metric and S_i."""
         import pandas as pd
 

@@ -56,11 +56,14 @@ class Thesaurus:
     """
 
     def __init__(self, identity: str, index: Index | None = None, loader: Callable[[], Index] | None = None):
-        if index is None and loader is None:
-            raise ValueError("give a Thesaurus its index or a loader for it")
+        if loader is None:
+            if index is None:
+                raise ValueError("give a Thesaurus its index or a loader for it")
+            given: Index = index
+            loader = lambda: given  # noqa: E731
         self.identity = identity
         self._index = index
-        self._loader = loader
+        self._loader: Callable[[], Index] = loader
 
     def __repr__(self) -> str:
         return f"Thesaurus({self.identity!r})"
@@ -68,7 +71,7 @@ class Thesaurus:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Thesaurus) and (self.identity, self.index) == (other.identity, other.index)
 
-    __hash__ = None  # mutable (loaded on first use), like a dict
+    __hash__ = None  # type: ignore[assignment]  # mutable (loaded on first use), like a dict
 
     @property
     def index(self) -> Index:
@@ -95,9 +98,11 @@ def resolve_location(explicit: str | os.PathLike | None) -> Path:
     elif os.environ.get(ENV_PATH):
         where, origin = Path(os.environ[ENV_PATH]), ENV_PATH
     else:
-        where, origin = default_location(), "the ruwordnet package's download location"
-        if where is None or not os.path.exists(where):
-            raise ThesaurusError(f"RuWordNet was not found ({origin}: {where}). {HOW_TO_GET}")
+        origin = "the ruwordnet package's download location"
+        found = default_location()
+        if found is None or not os.path.exists(found):
+            raise ThesaurusError(f"RuWordNet was not found ({origin}: {found}). {HOW_TO_GET}")
+        where = found
     if not os.path.exists(where):
         raise ThesaurusError(f"RuWordNet was not found at {where} (from {origin}). {HOW_TO_GET}")
     return where

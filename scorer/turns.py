@@ -11,7 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .meteor import MeteorRu, MeteorScore, best_variant
 from .text import tokenise
@@ -69,12 +69,19 @@ def _ignore_signals() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _worker(span: tuple[int, int]):
-    return _score_span(span), _state[2].matcher.take_new()
+def _worker(span: tuple[int, int]) -> tuple[list[tuple[int, MeteorScore]], tuple]:
+    return _score_span(span), _shared()[2].matcher.take_new()
+
+
+def _shared() -> tuple[Any, ...]:
+    """What :func:`score_turns` shares with its workers (set for the duration of a call)."""
+    if _state is None:
+        raise RuntimeError("no scoring in progress")
+    return _state
 
 
 def _score_span(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
-    answers, variants, metric = _state
+    answers, variants, metric = _shared()
     matcher, params = metric.matcher, metric.params
     start, stop = span
     return [best_variant(tokenise(answers[k]), [tokenise(v) for v in variants[k]], matcher, params)

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import files
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Container, Iterable, Iterator, Sequence, cast
 
 from .config import Limits
 from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
@@ -72,7 +72,7 @@ def _contents(source: Source) -> Iterator[bytes]:
             yield b""
             return
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            yield mapped
+            yield cast(bytes, mapped)  # read as bytes are: slices, find, count, regular expressions
 
 
 def _json_type(value: Any) -> str:
@@ -294,7 +294,7 @@ def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
         log.add(Issue(file, "the file holds no JSON lines", "empty_file"))
 
 
-def _missing(file: str, expected, present, log: IssueLog, what: str) -> None:
+def _missing(file: str, expected: Iterable[str], present: Container[str], log: IssueLog, what: str) -> None:
     """A missing_id issue for every expected dialog_id not in ``present``."""
     for dialog_id in expected:
         if dialog_id not in present:
@@ -339,7 +339,7 @@ def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = 
     for number, value in _shaped_lines(source, ANSWERS, log, limits, state, reference_problems, mentioned, known,
                                        progress, f"{READING} {ANSWERS}"):
         dialog_id, refs = value["dialog_id"], value["references"]
-        where = dict(line=number, dialog_id=shorten(dialog_id))
+        where: dict[str, Any] = dict(line=number, dialog_id=shorten(dialog_id))
         if dialog_id not in known:
             log.add(Issue(ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **where))
             continue
@@ -409,7 +409,7 @@ def _check_answers(source: Source, file: str, turns: dict[str, int], limits: Lim
     for number, value in _shaped_lines(source, file, log, limits, state, submission_problems, mentioned, turns,
                                        progress, f"{CHECKING} {file}"):
         dialog_id = value["dialog_id"]
-        where = dict(line=number, dialog_id=shorten(dialog_id))
+        where: dict[str, Any] = dict(line=number, dialog_id=shorten(dialog_id))
         if dialog_id not in turns:
             log.add(Issue(file, "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id",
                           "unknown_id", **where))
@@ -548,16 +548,17 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
             if repeated:
                 issue("dialog_id is repeated in the object; give each dialogue one list", "duplicate_id",
                       key_pos, dialog_id)
-            values, pos, ok = _scan_values(text, pos, dialog_id, issue, turns.get(dialog_id, 0))
-            if pos is None:
+            count, end, values = _scan_values(text, pos, dialog_id, issue, turns.get(dialog_id, 0))
+            if end is None:
                 return {}
+            pos = end
             if not repeated:
                 if dialog_id not in turns:
                     issue("unknown dialog_id: it is not in dialogues.jsonl", "unknown_id", key_pos, dialog_id)
-                elif values is not None and len(values) != turns[dialog_id]:
-                    issue(f"{len(values)} perplexities given, but the dialogue has {turns[dialog_id]} turn(s); "
+                elif count is not None and count != turns[dialog_id]:
+                    issue(f"{count} perplexities given, but the dialogue has {turns[dialog_id]} turn(s); "
                           "give one number per turn", "turn_count", key_pos, dialog_id)
-                elif values is not None and ok:
+                elif values is not None:
                     found[dialog_id] = values
             pos = skip_ws(text, pos)
             if text.startswith(",", pos):
@@ -579,9 +580,10 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
 _NUMBERISH = re.compile(r"-?(?:Infinity|NaN|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)")
 
 
-def _scan_values(text: str, pos: int, dialog_id: str, issue,
-                 expected: int) -> tuple[Sequence[float] | None, int | None, bool]:
-    """The list at ``pos``: (values or None when not a list, end or None on a syntax error, all valid).
+def _scan_values(text: str, pos: int, dialog_id: str, issue: Callable[..., None],
+                 expected: int) -> tuple[int | None, int | None, list[float] | None]:
+    """The list at ``pos``: (its length or None when not a list, end or None on a syntax error,
+    the values when all are valid else None).
 
     Past ``expected`` values (the dialogue's turns) the list is already wrong: its values are counted, not
     checked one by one, up to its closing bracket."""
@@ -590,16 +592,16 @@ def _scan_values(text: str, pos: int, dialog_id: str, issue,
             value, end = decode_value(text, pos)
         except JsonError as exc:
             issue(exc.message, "bad_json", exc.pos if exc.pos is not None else pos, dialog_id)
-            return None, None, False
+            return None, None, None
         issue(f"the perplexities must be a list with one number per turn, not {_json_type(value)}",
               "schema_type", pos, dialog_id)
-        return None, end, False
+        return None, end, None
     values: list[float] = []
     ok = True
     pos = skip_ws(text, pos + 1)
     if text.startswith("]", pos):
         issue("the list of perplexities must not be empty", "schema_minItems", pos, dialog_id)
-        return values, pos + 1, False
+        return 0, pos + 1, None
     turn = 0
     while True:
         start = pos
@@ -609,7 +611,7 @@ def _scan_values(text: str, pos: int, dialog_id: str, issue,
             number = _NUMBERISH.match(text, start)
             if number is None:
                 issue(exc.message, "bad_json", exc.pos if exc.pos is not None else start, dialog_id, turn)
-                return None, None, False
+                return None, None, None
             issue(exc.message, "bad_number", start, dialog_id, turn)
             pos, value, ok = number.end(), None, False
         else:
@@ -629,13 +631,13 @@ def _scan_values(text: str, pos: int, dialog_id: str, issue,
             end = text.find("]", pos)
             if end < 0:
                 issue("not valid JSON: the list of perplexities is not closed", "bad_json", pos, dialog_id)
-                return None, None, False
+                return None, None, None
             turn += text.count(",", pos, end)
-            return range(turn), end + 1, False  # only its length is used
+            return turn, end + 1, None
         if text.startswith(",", pos):
             pos = skip_ws(text, pos + 1)
             continue
         if text.startswith("]", pos):
-            return values if ok else range(turn), pos + 1, ok
+            return turn, pos + 1, values if ok else None
         issue("not valid JSON: expected ',' or ']' in the list of perplexities", "bad_json", pos, dialog_id)
-        return None, None, False
+        return None, None, None

@@ -104,3 +104,21 @@ def test_leaderboard_usage_errors(tmp_path, capsys):
     assert run_board(tmp_path / "none", tmp_path / "out") == 2
     assert "no subdirectory or .zip" in capsys.readouterr().err
     assert run_board(tmp_path / "missing", tmp_path / "out") == 2
+
+
+def test_an_unranked_entry_has_no_result_or_interval():
+    from pathlib import Path
+
+    from scorer.api import ReferenceData
+    from scorer.errors import Issue
+    from scorer.leaderboard import Entry, Standing
+
+    entry = Entry("team-x", Path("team-x"), errors=(Issue("team-x", "broken", "unreadable"),))
+    standing = Standing(entry)
+    assert (entry.status, standing.rank, standing.integral) == ("invalid", None, None)
+    with pytest.raises(ValueError, match="team-x was not scored \\(invalid\\)"):
+        standing.scored()
+    with pytest.raises(ValueError, match="team-x is not ranked"):
+        standing.interval()
+    with pytest.raises(ValueError, match="references were not read"):
+        ReferenceData([], None).variants()

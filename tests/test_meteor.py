@@ -125,6 +125,23 @@ def test_score_tokens_defaults_and_rwn_none_without_synonyms(matcher):
     assert fields["rwn"] == "none" and fields["stages"] == "exact+lemma"
 
 
+def test_score_tokens_takes_any_sequence(matcher):
+    # the compiled core once required lists: a tuple of tokens raised TypeError
+    metric = MeteorRu(MeteorParams(stages=("exact", "lemma")), matcher=matcher)
+    as_lists = metric.score_tokens(["кот", "спит"], ["кот", "спал", "дома"])
+    as_tuples = metric.score_tokens(("кот", "спит"), ("кот", "спал", "дома"))
+    assert as_tuples == as_lists and as_tuples.matches == 2
+
+
+def test_the_penalty_needs_the_chunk_count():
+    from scorer.meteor import score_from_counts
+
+    assert score_from_counts(1, 1, 2, 2, PENALTY).penalty == pytest.approx(0.5 * 1.0 ** 3)
+    assert score_from_counts(1, None, 2, 2, MeteorParams()).penalty == 0.0
+    with pytest.raises(ValueError, match="chunk count"):
+        score_from_counts(1, None, 2, 2, PENALTY)
+
+
 def test_metric_object_states_its_signature(matcher):
     metric = MeteorRu(MeteorParams(gamma=0.5), matcher=matcher)
     fields = dict(metric.signature_fields())
