@@ -47,3 +47,37 @@ def brute_align(cand, ref, matcher, stages):
     """The (i, j, stage index) links of the alignment SPEC section 4 scores."""
     keys = matcher.key_functions(tuple(stages))
     return min(all_alignments(cand, ref, keys), key=lambda links: rule_key(links, len(stages)))
+
+
+def exhaustive_align(cand, ref, matcher, stages):
+    """The same alignment as :func:`brute_align`, for texts too long to list every link set (9 tokens and more).
+
+    Still every link set, but walked position by position with the rules' key summed as it goes: a link
+    (i, j) adds its stage's count, a crossing with every earlier link to a reference position after j, a
+    chunk unless (i - 1, j - 1) is a link, and |i - j|; the list of links is compared last (rule 5). The
+    best completion depends only on (position, reference positions used, the partner of position i - 1),
+    so it is computed once per such state.
+    """
+    keys = matcher.key_functions(tuple(stages))
+    n_stages = len(stages)
+    options = [[(j, s) for j, b in enumerate(ref) if (s := related(a, b, keys)) is not None] for a in cand]
+    best: dict[tuple[int, int, int], tuple] = {}
+
+    def completion(i: int, used: int, previous: int) -> tuple:
+        if i == len(cand):
+            return ((0,) * n_stages, 0, 0, 0, ())
+        state = (i, used, previous)
+        if state not in best:
+            found = [completion(i + 1, used, -1)]
+            for j, s in options[i]:
+                if used >> j & 1:
+                    continue
+                counts, crossed, chunks, moved, links = completion(i + 1, used | 1 << j, j)
+                counts = tuple(c - (x == s) for x, c in enumerate(counts))
+                crossed += bin(used >> (j + 1)).count("1")
+                chunks += 0 if previous >= 0 and previous == j - 1 else 1
+                found.append((counts, crossed, chunks, moved + abs(i - j), ((i, j, s),) + links))
+            best[state] = min(found)
+        return best[state]
+
+    return list(completion(0, 0, -1)[4])

@@ -1,4 +1,4 @@
-"""The engine against SPEC section 4 read literally (every link set, rules 1-5), on Russian words."""
+"""The engine against SPEC section 4 read literally (every link set, rules 1-5), on Russian words of up to 9 tokens."""
 import itertools
 import random
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scorer.alignment import Alignment, align, chunk_count, chunk_runs, crossings
 from scorer.meteor import MeteorParams, meteor_tokens
 
-from bruteforce import brute_align
+from bruteforce import brute_align, exhaustive_align
 from bruteforce import chunk_count as brute_chunks
 from scorer.counting import stage_counts
 from scorer.links import counts_of, type_graph
@@ -24,10 +24,10 @@ STAGE_ORDERS = [order for k in (3, 2, 1) for order in itertools.permutations(("e
 
 
 @st.composite
-def texts(draw):
-    """Two short texts drawn from a few of the words, so that links and repeats abound."""
+def texts(draw, min_size=0, max_size=9):
+    """Two texts drawn from a few of the words, so that links and repeats abound."""
     pool = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5, unique=True))
-    side = st.lists(st.sampled_from(pool), min_size=0, max_size=6)
+    side = st.lists(st.sampled_from(pool), min_size=min_size, max_size=max_size)
     return draw(side), draw(side)
 
 
@@ -35,11 +35,19 @@ def engine(cand, ref, matcher, stages) -> Alignment:
     return align(cand, ref, matcher.key_functions(stages), matcher.any_keys(stages))
 
 
+@settings(max_examples=300, deadline=None)
+@given(texts(max_size=6), st.sampled_from(STAGE_ORDERS))
+def test_the_two_brute_forces_agree(matcher, pair, stages):
+    """Every link set listed (up to 6 tokens) and every link set walked position by position."""
+    cand, ref = pair
+    assert exhaustive_align(cand, ref, matcher, stages) == brute_align(cand, ref, matcher, stages)
+
+
 @settings(max_examples=500, deadline=None)
 @given(texts(), st.sampled_from(STAGE_ORDERS))
 def test_alignment_equals_brute_force(matcher, pair, stages):
     cand, ref = pair
-    expected = brute_align(cand, ref, matcher, stages)
+    expected = exhaustive_align(cand, ref, matcher, stages)
     if not cand or not ref:
         assert expected == []
         return
@@ -49,12 +57,20 @@ def test_alignment_equals_brute_force(matcher, pair, stages):
     assert found.chunks == brute_chunks(expected)
 
 
+@settings(max_examples=100, deadline=None)
+@given(texts(min_size=8, max_size=9), st.sampled_from(STAGE_ORDERS))
+def test_alignment_of_long_texts_equals_brute_force(matcher, pair, stages):
+    cand, ref = pair
+    found = engine(cand, ref, matcher, stages)
+    assert found.exact and list(found.links) == exhaustive_align(cand, ref, matcher, stages)
+
+
 @settings(max_examples=300, deadline=None)
 @given(texts(), st.sampled_from([0.0, 0.5]), st.sampled_from([1.0, 3.0]))
 def test_scores_equal_brute_force_in_both_modes(matcher, pair, gamma, beta):
     cand, ref = pair
     params = MeteorParams(gamma=gamma, beta=beta)
-    expected = brute_align(cand, ref, matcher, params.stages)
+    expected = exhaustive_align(cand, ref, matcher, params.stages)
     m, chunks, t, r = len(expected), brute_chunks(expected), len(cand), len(ref)
     if m == 0:
         want = 0.0
