@@ -183,7 +183,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     warnings = submission.warnings + unanalysed_warnings(keys, answers, variants, metric.matcher.unanalysed)
     if progress:
         progress(AGGREGATING, 1, 1)
-    return ScoreResult(summary, turns, signature(config, metric), warnings, lowest, name)
+    return ScoreResult(summary, turns, signature(config, metric), warnings, lowest, name, config.meteor.stages)
 
 
 #: At most this many words that could not be analysed are listed; the rest are counted in one more warning.
@@ -262,7 +262,7 @@ def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Co
             entries.append(_board_entry(reference, name, path, config, rwn, jobs, step, matcher))
         matcher.save()
     return rank(entries, config.weights, resamples, seed,
-                signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped)
+                signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped, config.meteor.stages)
 
 
 def _board_entry(reference: ReferenceData, name: str, path: Path, config: Config, rwn: Thesaurus | None,

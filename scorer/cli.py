@@ -228,6 +228,8 @@ def _score(args: argparse.Namespace) -> int:
     args.output_ready = output
     with locked(output, _waiting(output)), _display(args) as display:
         try:
+            if args.command == "codalab":
+                _check_codalab_input(Path(args.input))
             config = _config(args, args.data)
             result = api.score_submission(args.data, args.submission, args.ppl, config=config,
                                           thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
@@ -241,7 +243,9 @@ def _score(args: argparse.Namespace) -> int:
             display.close()
             _try_write_failure(exc, output)
             raise
-        write_outputs(result, output, report=args.report, progress=display)
+        # codalab's outputs are shown to participants: no turn's value of a private hidden metric (SPEC section 7)
+        private = args.command == "codalab" and config.hidden_is_private
+        write_outputs(result, output, report=args.report, progress=display, turn_hidden_metric=not private)
     _print_warnings(result.warnings)
     if not args.quiet:
         emit(summary_table(result))
@@ -270,12 +274,15 @@ def _leaderboard(args: argparse.Namespace) -> int:
 def _codalab(args: argparse.Namespace) -> int:
     """The scoring-program convention: INPUT/ref is the reference data, INPUT/res the submission."""
     root = Path(args.input)
-    ref, res = root / "ref", root / "res"
-    for folder in (ref, res):
-        if not folder.exists():
-            raise UsageError(f"{folder} does not exist; INPUT must hold ref/ and res/")
-    args.data, args.submission, args.ppl, args.report = str(ref), str(res), None, True
+    args.data, args.submission, args.ppl, args.report = str(root / "ref"), str(root / "res"), None, True
     return _score(args)
+
+
+def _check_codalab_input(root: Path) -> None:
+    for folder in (root / "ref", root / "res"):
+        if not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder; INPUT must hold ref/ (the reference data) "
+                             "and res/ (the submission)")
 
 
 def _correlate(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ import math
 import os
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Mapping
@@ -35,6 +36,17 @@ class Config:
     hm_params: Mapping[str, float]
     limits: Limits = field(default_factory=Limits)
 
+    @property
+    def hidden_settings(self) -> dict[str, Any]:
+        """The hidden metric's settings in force: its method and that method's parameters."""
+        return {"method": self.hm_method, **self.hm_params}
+
+    @property
+    def hidden_is_private(self) -> bool:
+        """True when the hidden metric's settings differ from the built-in default's (SPEC section 7):
+        then no output may show them."""
+        return self.hidden_settings != _default_hidden_settings()
+
 
 def config_for(reference_dir: str | Path | None, explicit: str | Path | None = None) -> tuple[Config, str]:
     """The configuration a run uses (SPEC section 7) and a phrase saying which one.
@@ -49,6 +61,11 @@ def config_for(reference_dir: str | Path | None, explicit: str | Path | None = N
         if os.path.lexists(private):  # present: it must be read, or the run stops (never the default instead)
             return load_config(private), f"{private} (next to the reference data)"
     return load_config(), "the built-in default configuration"
+
+
+@lru_cache(maxsize=1)
+def _default_hidden_settings() -> dict[str, Any]:
+    return load_config().hidden_settings
 
 
 def default_toml() -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 from .aggregate import TurnScore
 from .alignment import chunk_runs
 from .meteor import Link, MeteorRu, MeteorScore
+from .stages import stages_line
 from .text import tokenise
 
 #: How many turns a submission's report explains.
@@ -118,6 +119,6 @@ def explain(candidate: str, references: Sequence[str], metric: MeteorRu) -> str:
         lines.append("no reference variant has a token")
     else:
         lines.append(f"best reference: {best_index}  METEOR = {best_score!r}")
-    lines.append(f"settings: alpha={params.alpha} beta={params.beta} gamma={params.gamma} "
-                 f"stages={'+'.join(params.stages)}")
+    lines.append(f"settings: alpha={params.alpha} beta={params.beta} gamma={params.gamma}")
+    lines.append(f"stages: {stages_line(params.stages)}")
     return "\n".join(lines)

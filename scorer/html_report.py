@@ -20,6 +20,7 @@ import tempfile
 from typing import TYPE_CHECKING, Any
 
 from .contract import SHORT_TYPES
+from .stages import stages_line
 
 if TYPE_CHECKING:
     from .api import Meta
@@ -78,6 +79,10 @@ def _svg(fig: Any) -> str:
 def _page(title: str, body: str) -> str:
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{_STYLE}</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
+
+
+def _stages(stages: tuple[str, ...]) -> str:
+    return f"<p>Matching stages: {html.escape(stages_line(stages))}</p>"
 
 
 def _signature(signature: str) -> str:
@@ -139,11 +144,11 @@ def _tokens(tokens: tuple[str, ...], stages: list[str | None], partners: list[st
     return " ".join(spans) or "<i>no tokens</i>"
 
 
-def _explained_turn(turn: ExplainedTurn) -> str:
+def _explained_turn(turn: ExplainedTurn, stages: tuple[str, ...]) -> str:
     """One lowest-scoring turn: raw texts, then tokens coloured by the stage that linked them."""
     answer_partner = [None if link is None else turn.reference_tokens[link.ref] for link in turn.answer_links()]
     reference_partner = [None if link is None else turn.answer_tokens[link.cand] for link in turn.reference_links()]
-    counts = ", ".join(f"{sum(1 for x in turn.links if x.stage == st)} {st}" for st in ("exact", "lemma", "synonym"))
+    counts = ", ".join(f"{sum(1 for x in turn.links if x.stage == st)} {st}" for st in stages)
     return (f"<div class=\"turn\"><h3>{html.escape(turn.dialog_id)} &middot; turn {turn.turn} &middot; "
             f"{html.escape(turn.type)} &middot; METEOR {turn.meteor:.4f}</h3>"
             f"<table class=\"tokens\"><tr><th>answer</th><td><div class=\"raw\">{_raw(turn.answer)}"
@@ -171,23 +176,27 @@ def _lowest(result: ScoreResult) -> str:
     if not result.lowest:
         return ""
     legend = " ".join(f"<span class=\"tok {stage or 'none'}\">{_STAGE_TITLES[stage]}</span>"
-                      for stage in ("exact", "lemma", "synonym", None))
+                      for stage in (*result.stages, None))
     return (f"<h2 id=\"lowest\">Lowest-scoring turns</h2><p>The {len(result.lowest)} turns of lowest METEOR, each against "
             "its best reference variant. Words are shown as the scorer compares them (normalised tokens); "
             "hover a word to see what it was linked to.</p>"
-            f"<p class=\"legend\">{legend}</p>" + "".join(_explained_turn(t) for t in result.lowest))
+            f"<p class=\"legend\">{legend}</p>" + "".join(_explained_turn(t, result.stages) for t in result.lowest))
 
 
-def score_report(result: ScoreResult) -> str:
-    """The page for one scored submission (a :class:`scorer.result.ScoreResult`)."""
+def score_report(result: ScoreResult, turn_hidden_metric: bool = True) -> str:
+    """The page for one scored submission (a :class:`scorer.result.ScoreResult`); without
+    ``turn_hidden_metric`` it shows no turn's hidden-metric value (per-type and overall means stay)."""
     s = result.summary
+    hidden = (_histogram([t.hidden_metric for t in result.turns], 'Hidden metric per turn')
+              if turn_hidden_metric else "")
     body = (f"<p><b>Integral: {s.integral:.6f}</b> &middot; METEOR {s.meteor:.4f} &middot; hidden metric "
             f"{s.hidden_metric:.4f} &middot; {s.dialogs} dialogues, {s.turns} turns</p>"
+            f"{_stages(result.stages)}"
             f"<h2>By dialogue type</h2>{_type_table(s)}"
             f"<figure>{_type_dots(s.by_type)}</figure>"
             f"<h2>Distribution over turns</h2>"
             f"<figure>{_histogram([t.meteor for t in result.turns], 'METEOR per turn')}"
-            f"{_histogram([t.hidden_metric for t in result.turns], 'Hidden metric per turn')}</figure>"
+            f"{hidden}</figure>"
             f"{_lowest(result)}{_signature(result.signature)}")
     return _page(f"Submission score: {result.name}" if result.name else "Submission score", body)
 
@@ -271,6 +280,7 @@ def leaderboard_report(board: Leaderboard) -> str:
             f"{f', {failed} failed (error)' if failed else ''}. Intervals: {board.resamples} "
             f"bootstrap resamples of dialogues, stratified by type, seed {board.seed}; p: paired bootstrap "
             "against the submission ranked just above.</p>"
+            f"{_stages(board.stages)}"
             "<div class=\"scroll\"><table><tr><th>rank</th><th class=\"name\">submission</th><th>integral</th><th>95% interval</th>"
             f"<th>METEOR</th><th>hidden metric</th>{heads}<th>p vs above</th></tr>"
             f"{''.join(_board_row(e, types) for e in board.entries)}</table></div>"

@@ -21,6 +21,7 @@ from .aggregate import dialog_scores
 from .contract import DIALOGUE_TYPES
 from .errors import Issue
 from .result import ScoreResult
+from .stages import STAGE_NAMES
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 12345
@@ -117,6 +118,7 @@ class Leaderboard:
     resamples: int
     seed: int
     skipped: tuple[str, ...]
+    stages: tuple[str, ...] = STAGE_NAMES  # the matching stages that ran, in order
 
     @property
     def ranked(self) -> tuple[Standing, ...]:
@@ -158,7 +160,7 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
 
 
 def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int, seed: int,
-         signature: str, skipped: Sequence[str]) -> Leaderboard:
+         signature: str, skipped: Sequence[str], stages: tuple[str, ...] = STAGE_NAMES) -> Leaderboard:
     """Order, rank and compare ``entries`` (scored or invalid) as the module docstring says."""
     from .significance import interval, make_strata, paired_p_value, resampled_integrals  # numpy: only here
 
@@ -182,4 +184,4 @@ def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int,
             p = paired_p_value(samples[k], samples[k - 1], integral, valid[k - 1].scored().summary.integral)
             standings.append(Standing(entry, place, low, high, p, above.name))
     standings += [Standing(e) for e in invalid]
-    return Leaderboard(tuple(standings), signature, resamples, seed, tuple(skipped))
+    return Leaderboard(tuple(standings), signature, resamples, seed, tuple(skipped), stages)

@@ -21,6 +21,7 @@ from .leaderboard import COLUMNS, Leaderboard
 from .output_dir import publish
 from .progress import WRITING, Progress
 from .result import ScoreResult
+from .stages import stages_line
 
 if TYPE_CHECKING:
     from .api import Meta
@@ -70,9 +71,12 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
     return payload
 
 
-def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) -> list[tuple]:
-    """The rows of ``details.csv`` for turns ``start:stop`` (``chunks`` is "" when no alignment was built)."""
-    return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric, t.ppl, *_alignment_columns(t))
+def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None,
+                turn_hidden_metric: bool = True) -> list[tuple]:
+    """The rows of ``details.csv`` for turns ``start:stop`` (``chunks`` is "" when no alignment was built;
+    ``hidden_metric`` is "" unless ``turn_hidden_metric``)."""
+    return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric if turn_hidden_metric else "",
+             t.ppl, *_alignment_columns(t))
             for t in result.turns[start:stop]]
 
 
@@ -88,8 +92,9 @@ def _alignment_columns(turn: TurnScore) -> tuple:
 ROWS_PER_REPORT = 20_000
 
 
-def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
-    """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed.
+def details_csv(result: ScoreResult, progress: Progress | None = None, turn_hidden_metric: bool = True) -> bytes:
+    """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed,
+    ``hidden_metric`` empty unless ``turn_hidden_metric``.
 
     ``progress("writing details.csv", done, total)`` hears the rows written."""
     buffer = io.StringIO()
@@ -100,7 +105,7 @@ def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
     for start in range(0, total, ROWS_PER_REPORT):
         if progress:
             progress(step, start, total)
-        writer.writerows(detail_rows(result, start, start + ROWS_PER_REPORT))
+        writer.writerows(detail_rows(result, start, start + ROWS_PER_REPORT, turn_hidden_metric))
     if progress:
         progress(step, total, total)
     return buffer.getvalue().encode("utf-8")
@@ -114,16 +119,20 @@ def scores_txt(result: ScoreResult) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def score_files(result: ScoreResult, report: bool = False, progress: Progress | None = None) -> dict[str, bytes]:
-    """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written."""
-    files = {DETAILS_CSV: details_csv(result, progress), SCORES_TXT: scores_txt(result),
+def score_files(result: ScoreResult, report: bool = False, progress: Progress | None = None,
+                turn_hidden_metric: bool = True) -> dict[str, bytes]:
+    """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written.
+
+    Without ``turn_hidden_metric`` no output holds a turn's hidden-metric value (for pages shown to
+    participants when the hidden metric's settings are private, SPEC section 7)."""
+    files = {DETAILS_CSV: details_csv(result, progress, turn_hidden_metric), SCORES_TXT: scores_txt(result),
              SCORES_JSON: json_bytes(scores_payload(result))}
     if report:
         from .html_report import score_report
 
         if progress:
             progress(f"{WRITING} {REPORT_HTML}", 0, 1)
-        files[REPORT_HTML] = score_report(result).encode("utf-8")
+        files[REPORT_HTML] = score_report(result, turn_hidden_metric).encode("utf-8")
         if progress:
             progress(f"{WRITING} {REPORT_HTML}", 1, 1)
     return files
@@ -134,9 +143,10 @@ def failure_files(error: Exception, status: str) -> dict[str, bytes]:
     return {SCORES_JSON: json_bytes(failure_payload(error, status))}
 
 
-def write_outputs(result: ScoreResult, output: Path, report: bool = False, progress: Progress | None = None) -> None:
+def write_outputs(result: ScoreResult, output: Path, report: bool = False, progress: Progress | None = None,
+                  turn_hidden_metric: bool = True) -> None:
     """Publish :func:`score_files` in ``output``, removing any other file a ``score`` run writes."""
-    publish(Path(output), score_files(result, report, progress), SCORE_OUTPUTS, SCORES_JSON)
+    publish(Path(output), score_files(result, report, progress, turn_hidden_metric), SCORE_OUTPUTS, SCORES_JSON)
 
 
 def write_failure(error: Exception, status: str, output: Path, extra: dict[str, bytes] | None = None) -> None:
@@ -155,6 +165,7 @@ def summary_table(result: ScoreResult) -> str:
     lines.append(f"{'weighted':<18}{'':>8}{s.dialogs:>9}{s.turns:>7}{s.meteor:>9.4f}{s.hidden_metric:>9.4f}"
                  f"{s.integral:>9.4f}")
     lines.append(f"integral: {s.integral:.6f}")
+    lines.append(f"stages: {stages_line(result.stages)}")
     lines.append(f"signature: {result.signature}")
     return "\n".join(lines)
 
@@ -264,6 +275,7 @@ def leaderboard_table(board: Leaderboard) -> str:
                      f"{_cell(row['meteor'], 8)}{_cell(row['hidden_metric'], 8)}{_cell(row['p_value'], 12)}")
     if board.skipped:
         lines.append(f"skipped (not a folder or .zip): {', '.join(board.skipped)}")
+    lines.append(f"stages: {stages_line(board.stages)}")
     lines.append(f"signature: {board.signature}")
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from .contract import DIALOGUE_TYPES
 from .errors import Issue
 from .explain import ExplainedTurn
 from .meteor import MeteorScore
+from .stages import STAGE_NAMES
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class ScoreResult:
     warnings: list[Issue]
     lowest: tuple[ExplainedTurn, ...] = ()  # the turns of lowest METEOR, aligned (the report's last section)
     name: str = ""  # the submission's name (its file or folder), when it has one
+    stages: tuple[str, ...] = STAGE_NAMES  # the matching stages that ran, in order
 
     @property
     def details(self) -> list[MeteorScore | None]:

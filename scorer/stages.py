@@ -33,6 +33,12 @@ SYNONYM = register(Stage("synonym", True, True))    # RuWordNet synset sets inte
 STAGE_NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
+def stages_line(stages: tuple[str, ...]) -> str:
+    """What every surface says of the stages that ran: ``exact, lemma (synonym: off)``."""
+    off = [s for s in STAGE_NAMES if s not in stages]
+    return ", ".join(stages) + (f" ({', '.join(off)}: off)" if off else "")
+
+
 def needs_thesaurus(stages: tuple[str, ...]) -> bool:
     return any(REGISTRY[s].needs_thesaurus for s in stages)
 

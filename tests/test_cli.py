@@ -1,6 +1,8 @@
 """Command line (SPEC section 6): exit codes, output files and their exact shape."""
+import csv
 import io
 import json
+import math
 import os
 import random
 import shutil
@@ -208,7 +210,7 @@ def test_signature_pins_the_settings(tmp_path):
     assert fields["hm"] == "inverse" and fields["rwn"].startswith("rwn-xml-")
     assert fields["morph"].startswith("pymorphy3-") and "dicts-ru-" in fields["morph"]
     assert fields["w"] == "T2T=0.1,I2T=0.2,A2T=0.3,IA2T=0.4" and fields["version"]
-    assert "gamma:0.5" in b and "hm:log(p_max=100.0)" in b
+    assert "gamma:0.5" in b and f"hm:{private_digest('log', 100.0)}" in b
     assert load(tmp_path / "b")["integral"] != load(tmp_path / "a")["integral"]
 
 
@@ -254,7 +256,8 @@ def test_explain_prints_matches_chunks_and_formula(capsys):
         "  no tokens: this variant is skipped",
         "",
         "best reference: 0  METEOR = 0.5",
-        "settings: alpha=0.9 beta=3.0 gamma=0.5 stages=exact+lemma+synonym",
+        "settings: alpha=0.9 beta=3.0 gamma=0.5",
+        "stages: exact, lemma, synonym",
     ]
 
 
@@ -329,8 +332,56 @@ def test_codalab_takes_the_private_config_from_ref(tmp_path):
     (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 100.0\n', encoding="utf-8")
     assert run("codalab", root, tmp_path / "output", "--quiet") == 0
     s = load(tmp_path / "output")
-    assert "|hm:log(p_max=100.0)|" in s["signature"]
+    assert f"|hm:{private_digest('log', 100.0)}|" in s["signature"]
     assert s["integral"] != 0.3769621616774081
+
+
+def private_digest(method, p_max=None):
+    """SPEC section 7: the first 12 hex digits of the SHA-256 of the settings' canonical JSON."""
+    import hashlib
+
+    settings = {"method": method} if p_max is None else {"method": method, "p_max": p_max}
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+    return "private-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
+    root = _codalab_input(tmp_path)
+    (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
+    assert run("codalab", root, tmp_path / "a") == 0
+    shown = capsys.readouterr()
+    assert run("codalab", root, tmp_path / "b", "--quiet") == 0
+    texts = [shown.out, shown.err] + [(tmp_path / "a" / f).read_text(encoding="utf-8")
+                                      for f in ("scores.json", "scores.txt", "report.html", "details.csv")]
+    for text in texts:
+        assert "137.5" not in text and "p_max" not in text and "hm:log" not in text
+    digest = private_digest("log", 137.5)
+    assert len(digest) == len("private-") + 12 and int(digest[8:], 16) >= 0
+    assert load(tmp_path / "a")["signature"] == load(tmp_path / "b")["signature"]
+    assert f"|hm:{digest}|" in load(tmp_path / "a")["signature"] and f"hm:{digest}" in shown.out
+    # details.csv keeps its header; its hidden_metric column is empty; the page has no per-turn histogram of it
+    rows = list(csv.DictReader(io.StringIO(texts[5])))
+    assert len(rows) == 66 and {r["hidden_metric"] for r in rows} == {""} and rows[0]["ppl"] == "6.09"
+    assert "Hidden metric per turn" not in texts[4] and "hidden metric 0." in texts[4]
+    # per-type and overall means stay
+    assert 0 < load(tmp_path / "a")["by_type"]["Text2Text"]["hidden_metric"] < 1
+    # other settings give another digest; the built-in default keeps its readable field
+    (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 138.0\n', encoding="utf-8")
+    assert run("codalab", root, tmp_path / "c", "--quiet") == 0
+    assert f"|hm:{private_digest('log', 138.0)}|" in load(tmp_path / "c")["signature"]
+    assert private_digest("log", 138.0) != digest
+    (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "inverse"\n', encoding="utf-8")
+    assert run("codalab", root, tmp_path / "d", "--quiet") == 0
+    assert "|hm:inverse|" in load(tmp_path / "d")["signature"]
+    assert (tmp_path / "d" / "details.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[5] != ""
+
+
+def test_score_for_the_organizer_keeps_per_turn_values_with_private_settings(tmp_path):
+    (tmp_path / "c.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
+    score(EXAMPLES / "realistic", tmp_path / "a", "--config", tmp_path / "c.toml")
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "a" / "details.csv").read_text(encoding="utf-8"))))
+    assert float(rows[0]["hidden_metric"]) == 1 - math.log(6.09) / math.log(137.5)
+    assert f"|hm:{private_digest('log', 137.5)}|" in load(tmp_path / "a")["signature"]
 
 
 def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
@@ -339,8 +390,14 @@ def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
     assert load(tmp_path / "output")["status"] == "invalid"
     assert not (tmp_path / "output" / "scores.txt").exists()
     shutil.rmtree(root / "res")
+    capsys.readouterr()
     assert run("codalab", root, tmp_path / "output2") == 2
-    assert "must hold ref/ and res/" in capsys.readouterr().err
+    message = f"{root / 'res'} is not a folder; INPUT must hold ref/ (the reference data) and res/ (the submission)"
+    assert capsys.readouterr().err.splitlines()[-1] == f"error: {message}"
+    # the backend reads the verdict from scores.json, not from stderr
+    verdict = load(tmp_path / "output2")
+    assert verdict["status"] == "error" and verdict["errors"][0]["message"] == message
+    assert verdict["errors"][0]["code"] == "usage"
 
 
 def test_codalab_metadata_commands_run_outside_a_container(tmp_path):

@@ -13,7 +13,7 @@ from scorer.explain import lowest_turns
 from scorer.html_report import leaderboard_report, score_report
 from scorer.leaderboard import COLUMNS, FIRST_ERRORS
 from scorer.meteor import MeteorParams, MeteorRu
-from scorer.report import leaderboard_csv, leaderboard_payload, leaderboard_table
+from scorer.report import leaderboard_csv, leaderboard_payload, leaderboard_table, summary_table
 
 from conftest import EXAMPLES, PUBLIC
 
@@ -124,6 +124,26 @@ def test_submission_page_explains_the_lowest_turns():
     assert '<span class="tok none" title="not matched">12</span>' in page
     assert "1 link(s): 0 exact, 0 lemma, 1 synonym &middot; P = 1/2, R = 1/6" in page
     assert json.loads(json.dumps(result.summary.integral)) == 0.3769621616774081
+
+
+def test_every_surface_names_the_stages_that_ran(board):
+    full = api.score_submission(PUBLIC, EXAMPLES / "realistic")
+    off = api.score_submission(PUBLIC, EXAMPLES / "realistic", synonyms=False)
+    assert (full.stages, off.stages) == (("exact", "lemma", "synonym"), ("exact", "lemma"))
+    assert "stages: exact, lemma, synonym" in summary_table(full).splitlines()
+    assert "stages: exact, lemma (synonym: off)" in summary_table(off).splitlines()
+    page = score_report(off)
+    assert "<p>Matching stages: exact, lemma (synonym: off)</p>" in page
+    assert ('<p class="legend"><span class="tok exact">exact match</span> <span class="tok lemma">same lemma</span> '
+            '<span class="tok none">not matched</span></p>') in page
+    assert "RuWordNet synonym" not in page and " synonym &middot;" not in page
+    assert "0 link(s): 0 exact, 0 lemma &middot;" in page
+    assert "<p>Matching stages: exact, lemma, synonym</p>" in score_report(full)
+    assert "stages: exact, lemma, synonym" in leaderboard_table(board).splitlines()
+    assert "<p>Matching stages: exact, lemma, synonym</p>" in leaderboard_report(board)
+    no_synonyms = dataclasses.replace(board, stages=("exact", "lemma"))
+    assert "stages: exact, lemma (synonym: off)" in leaderboard_table(no_synonyms).splitlines()
+    assert "<p>Matching stages: exact, lemma (synonym: off)</p>" in leaderboard_report(no_synonyms)
 
 
 def test_submission_name_from_its_path(tmp_path):
