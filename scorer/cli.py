@@ -48,15 +48,26 @@ def _jobs(text: str) -> int:
     return value
 
 
-EXIT_CODES = """exit codes:
-  0  scored / valid
-  1  the submission is invalid (every error listed, with file, line, dialog_id and turn)
-  2  usage, configuration, thesaurus or reference-data error
-  3  unexpected internal error
+_INVALID = "  1  the submission is invalid (every error listed, with file, line, dialog_id and turn)"
+_ENDINGS = """  3  unexpected internal error
   130, 143  interrupted by SIGINT, SIGTERM (earlier outputs are left as they were)"""
+#: Each subcommand's exit codes: only those it can return.
+EXIT_CODES = {
+    "validate": ["  0  the submission is valid", _INVALID, "  2  usage, configuration or reference-data error"],
+    "score": ["  0  scored", _INVALID, "  2  usage, configuration, thesaurus or reference-data error "
+              "(scores.json says so, status error)"],
+    "codalab": ["  0  scored", _INVALID, "  2  usage, configuration, thesaurus or reference-data error "
+                "(scores.json says so, status error)"],
+    "leaderboard": ["  0  ranked (invalid and failed entries are listed in the table, not an exit code)",
+                    "  2  usage, configuration, thesaurus or reference-data error"],
+    "correlate": ["  0  correlated (invalid entries are listed and left out)",
+                  "  2  usage, configuration, thesaurus, reference-data or human-ratings error"],
+    "explain": ["  0  explained", "  2  usage, configuration or thesaurus error"],
+}
+NO_THESAURUS = "without RuWordNet at hand: add --no-synonyms; the signature then says rwn:none"
 
 CONFIG_RULE = ("configuration: --config FILE, else config.toml in the reference directory, else the built-in "
-               "default; the run says which on stderr.")
+               "default; the run says which on stderr (not with --quiet).")
 
 EXAMPLES = {
     "validate": "python -m scorer validate --data reference_data/public --submission my_submission.zip",
@@ -87,10 +98,13 @@ DESCRIPTIONS = {
 
 
 def _epilog(name: str) -> str:
-    parts = [f"example:\n  {EXAMPLES[name]}"]
+    example = f"example:\n  {EXAMPLES[name]}"
+    if name != "validate":
+        example += f"\n  ({NO_THESAURUS})"
+    parts = [example]
     if name != "explain":
         parts.append(CONFIG_RULE)
-    parts.append(EXIT_CODES)
+    parts.append("\n".join(["exit codes:", *EXIT_CODES[name], _ENDINGS]))
     return "\n\n".join(parts)
 
 
@@ -192,7 +206,8 @@ def _explain(args: argparse.Namespace) -> int:
 def _config(args: argparse.Namespace, reference_dir: str | None) -> Config:
     """SPEC section 7's rule, said on stderr."""
     config, which = config_for(reference_dir, args.config)
-    print(f"config: {which}", file=sys.stderr)
+    if not getattr(args, "quiet", False):
+        print(f"config: {which}", file=sys.stderr)
     return config
 
 

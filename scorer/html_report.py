@@ -29,9 +29,11 @@ if TYPE_CHECKING:
     from .aggregate import Summary
     from .result import ScoreResult
 
-_STYLE = """body{font-family:sans-serif;margin:2em;max-width:72em;color:#222}
-.scroll{overflow-x:auto}table{border-collapse:collapse;margin:1em 0}
-td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right;white-space:nowrap}td.wrap{white-space:normal}
+_STYLE = """body{font-family:sans-serif;margin:2em;color:#222}p,h2,.turn,.tokens{max-width:72em}
+.scroll{overflow-x:auto}table{border-collapse:collapse;margin:1em 0}table.board{width:100%}
+td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right;white-space:nowrap}
+td.wrap,td.name{white-space:normal;overflow-wrap:anywhere;text-align:left}td.name{min-width:8em;max-width:24em}
+table.board th{white-space:normal}
 td:first-child,th:first-child,td.name,th.name{text-align:left}tr.total td{font-weight:bold;border-top:2px solid #888}
 .sig{font-family:monospace;font-size:.85em}.sig span{white-space:nowrap}.invalid{color:#a00}.invalid ul{margin:.2em 0;padding-left:1.2em}
 figure{margin:1em 0}figure svg{max-width:100%;height:auto}
@@ -96,11 +98,12 @@ def _type_dots(by_type: dict) -> str:
     plt = _pyplot()
     names = list(by_type)[::-1]
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) + 1.0))
-    for attr, label, marker, colour in (("meteor", "METEOR", "o", "#4477aa"),
-                                        ("hidden_metric", "hidden metric", "^", "#ee7733"),
-                                        ("score", "score S_j", "s", "#222222")):
-        ax.plot([getattr(by_type[n], attr) for n in names], range(len(names)), linestyle="none", marker=marker,
-                color=colour, label=label, markersize=7, alpha=0.9)
+    # each figure a little above or below its row, so that equal values (an empty submission's zeros) stay visible
+    for attr, label, marker, colour, shift in (("meteor", "METEOR", "o", "#4477aa", 0.18),
+                                               ("hidden_metric", "hidden metric", "^", "#ee7733", 0.0),
+                                               ("score", "score S_j", "s", "#222222", -0.18)):
+        ax.plot([getattr(by_type[n], attr) for n in names], [k + shift for k in range(len(names))],
+                linestyle="none", marker=marker, color=colour, label=label, markersize=7, alpha=0.9, clip_on=False)
     ax.set_yticks(range(len(names)), names)
     ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(0, 1)
@@ -218,10 +221,11 @@ def _ranked_intervals(ranked: tuple[Standing, ...]) -> str:
 
 
 def _zoomed(values: list[float]) -> tuple[float, float]:
-    """An x range around ``values`` that keeps a difference of 0.01 visible."""
+    """An x range around ``values`` that keeps a difference of 0.01 visible, with a margin on both sides
+    (also at 0 and 1, so that no dot sits on the frame)."""
     low, high = min(values), max(values)
     pad = max(0.005, 0.12 * (high - low))
-    return max(0.0, low - pad), min(1.0, high + pad)
+    return low - pad, high + pad
 
 
 def _type_dot_panels(ranked: tuple[Standing, ...], types: tuple[str, ...]) -> str:
@@ -236,6 +240,7 @@ def _type_dot_panels(ranked: tuple[Standing, ...], types: tuple[str, ...]) -> st
         ax.hlines(ys, *span, color="#eee", linewidth=1)
         ax.plot(values, ys, "o", color="#4477aa", markersize=6)
         ax.set_xlim(*span)
+        ax.set_ylim(-0.7, len(ranked) - 0.3)  # half a row of margin above and below
         ax.set_title(f"{name}\n(weight {ranked[0].scored().summary.by_type[name].weight:g})", fontsize=9)
         ax.set_xlabel("score S_j", fontsize=8)
         ax.tick_params(axis="x", labelsize=7, labelrotation=45)
@@ -258,7 +263,7 @@ def _board_row(standing: Standing, types: tuple[str, ...]) -> str:
         errors = "".join(f"<li>{html.escape(str(issue))}</li>" for issue in row["errors"])
         more = f"<li>... and {standing.errors_not_shown} more</li>" if standing.errors_not_shown else ""
         return (f"<tr class=\"invalid\"><td></td><td class=\"name\">{name}</td>"
-                f"<td colspan=\"{5 + len(types)}\" class=\"name wrap\">{standing.status}:<ul>{errors}{more}</ul></td></tr>")
+                f"<td colspan=\"{5 + len(types)}\" class=\"wrap\">{standing.status}:<ul>{errors}{more}</ul></td></tr>")
     link = f"<a href=\"submissions/{html.escape(row['submission'])}/report.html\">{name}</a>"
     cells = "".join(f"<td>{_number(row[t])}</td>" for t in types)
     return (f"<tr><td>{row['rank']}</td><td class=\"name\">{link}</td><td>{row['integral']:.6f}</td>"
@@ -281,7 +286,7 @@ def leaderboard_report(board: Leaderboard) -> str:
             f"bootstrap resamples of dialogues, stratified by type, seed {board.seed}; p: paired bootstrap "
             "against the submission ranked just above.</p>"
             f"{_stages(board.stages)}"
-            "<div class=\"scroll\"><table><tr><th>rank</th><th class=\"name\">submission</th><th>integral</th><th>95% interval</th>"
+            "<div class=\"scroll\"><table class=\"board\"><tr><th>rank</th><th class=\"name\">submission</th><th>integral</th><th>95% interval</th>"
             f"<th>METEOR</th><th>hidden metric</th>{heads}<th>p vs above</th></tr>"
             f"{''.join(_board_row(e, types) for e in board.entries)}</table></div>"
             f"<p><small>Per-type columns: the score S_j; {legend}.</small></p>{skipped}{charts}"
@@ -309,14 +314,21 @@ def correlation_report(meta: Meta) -> str:
     by_key = {(r.level, r.figure): r for r in meta.rows}
     for data in meta.levels:
         figures = list(data.figures)
-        fig, axes = plt.subplots(1, len(figures), figsize=(3.2 * len(figures), 3.0), squeeze=False)
-        for ax, name in zip(axes[0], figures):
-            ax.scatter(data.human, data.figures[name], s=12, alpha=0.6, color="#3465a4")
+        columns = min(3, len(figures))  # at most three panels a row, so that the page does not shrink the text
+        rows_of_panels = -(-len(figures) // columns)
+        fig, axes = plt.subplots(rows_of_panels, columns, figsize=(3.6 * columns, 3.3 * rows_of_panels),
+                                 squeeze=False)
+        panels = [ax for row in axes for ax in row]
+        for ax, name in zip(panels, figures):
+            ax.scatter(data.human, data.figures[name], s=18, alpha=0.7, color="#3465a4", clip_on=False)
+            ax.margins(0.1)  # no point on a corner of the frame
             r = by_key[(data.level, name)]
-            ax.set_title(f"{name}\nr={fmt(r.pearson)}  \u03c4={fmt(r.kendall)}", fontsize=9)
-            ax.set_xlabel("human score", fontsize=8)
-            ax.set_ylabel(name, fontsize=8)
-            ax.tick_params(labelsize=7)
+            ax.set_title(f"{name}\nr={fmt(r.pearson)}  \u03c4={fmt(r.kendall)}", fontsize=11)
+            ax.set_xlabel("human score", fontsize=10)
+            ax.set_ylabel(name, fontsize=10)
+            ax.tick_params(labelsize=9)
+        for ax in panels[len(figures):]:
+            ax.set_visible(False)
         fig.tight_layout()
         body.append(f"<h2>{data.level} level ({len(data.human)} items)</h2><figure>{_svg(fig)}</figure>")
     if meta.warnings:

@@ -467,3 +467,23 @@ def test_the_realistic_example_with_the_real_ruwordnet(tmp_path, real_rwn_path):
     assert scores["signature"].count("|rwn:rwn-") == 1 and 0.37 < scores["integral"] < 0.39
     if real_rwn_path.name == "rwn-2021":  # the verbs and adjectives of RuWordNet 2.0
         assert scores["integral"] == 0.37666568731843375
+
+
+def test_each_help_lists_only_its_own_exit_codes(capsys):
+    codes = {}
+    for command in ("validate", "score", "codalab", "leaderboard", "correlate", "explain"):
+        with pytest.raises(SystemExit):
+            cli.build_parser().parse_args([command, "--help"])
+        text = capsys.readouterr().out
+        table = text[text.index("exit codes:"):].splitlines()[1:]
+        codes[command] = [line.split()[0] for line in table]
+        assert ("--no-synonyms" in text.split("example:")[1]) == (command != "validate")
+    assert codes["validate"] == codes["score"] == codes["codalab"] == ["0", "1", "2", "3", "130,"]
+    assert codes["leaderboard"] == codes["correlate"] == codes["explain"] == ["0", "2", "3", "130,"]
+
+
+def test_quiet_prints_nothing_on_success(tmp_path, capsys):
+    assert score(EXAMPLES / "realistic", tmp_path / "o", "--quiet") == 0
+    assert capsys.readouterr() == ("", "")
+    assert score(EXAMPLES / "realistic", tmp_path / "p") == 0
+    assert capsys.readouterr().err == "config: the built-in default configuration\n"
