@@ -21,8 +21,8 @@ from .explain import explain
 from .jsonio import shorten
 from .nonstarters import long_mark_run, mark_run_message
 from .meteor import MeteorRu
-from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Issue, IssuesError, ScorerError, SubmissionInvalid,
-                     ThesaurusError, UsageError)
+from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Issue, IssuesError, PerplexitiesNotFound, ScorerError,
+                     SubmissionInvalid, ThesaurusError, UsageError)
 from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressDisplay
 from .output_dir import in_main_thread, locked, prepare
@@ -396,6 +396,10 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
     except ThesaurusError as exc:
         _json_verdict(args, exc)
         print(f"error: {exc} (on the command line: --thesaurus PATH, or --no-synonyms)", file=sys.stderr)
+        return exc.exit_code
+    except PerplexitiesNotFound as exc:
+        _json_verdict(args, exc)
+        print(f"error: {exc} (on the command line: --ppl FILE)", file=sys.stderr)
         return exc.exit_code
     except ScorerError as exc:
         _json_verdict(args, exc)

@@ -62,6 +62,10 @@ class UsageError(ScorerError):
     kind = "usage"
 
 
+class PerplexitiesNotFound(UsageError):
+    """A submission given as a bare file has no perplexities file beside it, and none was named."""
+
+
 class ConfigError(ScorerError):
     """A configuration file or value breaks SPEC section 7."""
 

@@ -25,7 +25,8 @@ from pathlib import Path, PurePosixPath
 
 from .config import Limits
 from .contract import PPL, SUBMISSION
-from .errors import Issue, SubmissionInvalid, UsageError
+from .errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageError
+from .jsonio import shorten
 from .validation import Source
 
 MAX_ZIP_ENTRIES = 1000
@@ -92,7 +93,8 @@ def read_submission(path: str | os.PathLike, ppl: str | os.PathLike | None, limi
         return _from_zip(path, limits)
     ppl_path = Path(ppl) if ppl is not None else path.parent / PPL
     if ppl is None and not os.path.lexists(ppl_path):
-        raise UsageError(f"perplexities not found at {ppl_path}; name the file explicitly")
+        raise PerplexitiesNotFound(f"perplexities not found at {ppl_path}: the submission is a bare file, and "
+                                   f"no {PPL} lies beside it; give the perplexities file too")
     names = (path.name, ppl_path.name)
     return SubmissionFiles(_regular(path, names[0], limits), _regular(ppl_path, names[1], limits), names)
 
@@ -120,16 +122,30 @@ def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
             zips = sorted(name for name, mode in entries.items() if stat.S_ISREG(mode) and name.lower().endswith(".zip"))
             hint = (f"; found {nested[0]}: put the two files at the top or in one folder" if nested else
                     f"; it holds {zips[0][:60]}: upload the two files themselves (or one zip of them), "
-                    "not a zip inside the upload" if zips else "")
+                    "not a zip inside the upload" if zips else _holds(entries))
             raise SubmissionInvalid([Issue(root.name, f"the submission directory has no {SUBMISSION} "
                                                       f"and no {PPL}{hint}", "missing_file")])
     issues = []
     for name in (SUBMISSION, PPL):
         if name not in entries:
-            issues.append(Issue(name, f"the submission directory has no {name}", "missing_file"))
+            issues.append(Issue(name, f"the submission directory has no {name}{_holds(entries)}", "missing_file"))
     if issues:
         raise SubmissionInvalid(issues)
     return SubmissionFiles(_regular(folder / SUBMISSION, SUBMISSION, limits), _regular(folder / PPL, PPL, limits))
+
+
+#: How many names of a folder a message lists.
+LISTED_NAMES = 8
+
+
+def _holds(entries: dict[str, int]) -> str:
+    """"; it holds a, b (the files must be named submission.jsonl and ppl_output.json)" for a message."""
+    names = sorted(name for name in entries if not name.startswith("."))
+    if not names:
+        return "; the folder is empty"
+    listed = ", ".join(shorten(name, 60) for name in names[:LISTED_NAMES])
+    more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
+    return f"; it holds {listed}{more} (the files must be named {SUBMISSION} and {PPL})"
 
 
 def _listing(folder: Path) -> dict[str, int]:

@@ -170,8 +170,25 @@ def summary_table(result: ScoreResult) -> str:
     return "\n".join(lines)
 
 
+#: How many errors of one kind the terminal lists before "... and N more like this".
+SHOWN_PER_KIND = 3
+
+
 def issue_lines(issues: Iterable[Issue], more: int = 0, notes: Iterable[str] = ()) -> str:
-    text = "\n".join(f"  - {issue}" for issue in issues)
+    """The errors for the terminal: the first :data:`SHOWN_PER_KIND` of each kind (code), each further one
+    counted under its kind; ``more`` errors found beyond the listed ones; then ``notes``."""
+    shown: list[str] = []
+    hidden: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for issue in issues:
+        seen[issue.code] = seen.get(issue.code, 0) + 1
+        if seen[issue.code] <= SHOWN_PER_KIND:
+            shown.append(f"  - {issue}")
+        else:
+            hidden[issue.code] = hidden.get(issue.code, 0) + 1
+    text = "\n".join(shown)
+    for code, count in hidden.items():
+        text += f"\n  ... and {count} more like this ({code})"
     if more:
         text += f"\n  ... and {more} more error(s)"
     for note in notes:

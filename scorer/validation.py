@@ -246,7 +246,6 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
                 log.add(Issue(file, "the file holds a JSON array; it must be JSON Lines: one JSON object per "
                                     "line, e.g. {\"dialog_id\": \"d-0001\", ...}", "json_array", line=number))
                 return
-            first_line = False
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -256,7 +255,11 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
                     log.add(Issue(file, f"the file is not valid UTF-8 (bad byte at column {exc.start + 1})"
                                         f"{_looks_like(raw)}; save it as UTF-8", "not_utf8", line=number,
                                   column=exc.start + 1))
+                if first_line and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+                    return  # UTF-16 throughout: its other "lines" would only repeat the message as JSON errors
+                first_line = False
                 continue
+            first_line = False
             try:
                 yield number, parse_json(text, limits.max_json_depth)
             except JsonError as exc:

@@ -487,3 +487,50 @@ def test_quiet_prints_nothing_on_success(tmp_path, capsys):
     assert capsys.readouterr() == ("", "")
     assert score(EXAMPLES / "realistic", tmp_path / "p") == 0
     assert capsys.readouterr().err == "config: the built-in default configuration\n"
+
+
+def _copy_realistic(folder, submission_name="submission.jsonl", ppl_name="ppl_output.json"):
+    folder.mkdir()
+    shutil.copy(EXAMPLES / "realistic" / "submission.jsonl", folder / submission_name)
+    shutil.copy(EXAMPLES / "realistic" / "ppl_output.json", folder / ppl_name)
+    return folder
+
+
+def test_a_utf16_file_gets_one_message(tmp_path, capsys):
+    folder = _copy_realistic(tmp_path / "sub")
+    text = (folder / "submission.jsonl").read_text(encoding="utf-8")
+    (folder / "submission.jsonl").write_bytes(text.encode("utf-16"))
+    assert run("validate", "--data", PUBLIC, "--submission", folder) == 1
+    assert capsys.readouterr().err.splitlines()[1:] == [
+        "error: the submission is invalid (1 error(s)); it was not scored:",
+        "  - submission.jsonl, line 1, column 1: the file is not valid UTF-8 (bad byte at column 1); "
+        "it looks like UTF-16 text; save it as UTF-8"]
+
+
+def test_errors_of_one_kind_collapse_on_the_terminal_but_not_in_scores_json(tmp_path, capsys):
+    folder = _copy_realistic(tmp_path / "sub")
+    ppl = json.loads((folder / "ppl_output.json").read_text(encoding="utf-8"))
+    (folder / "ppl_output.json").write_text(json.dumps({k: v[0] for k, v in ppl.items()}), encoding="utf-8")
+    assert score(folder, tmp_path / "o") == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[1] == "error: the submission is invalid (40 error(s)); it was not scored:"
+    assert len(err) == 6 and err[2].startswith("  - ppl_output.json, line 1, column 12, dialog_id 'd-0001': the ")
+    assert err[5] == "  ... and 37 more like this (schema_type)"
+    verdict = load(tmp_path / "o")
+    assert len(verdict["errors"]) + verdict.get("more_errors", 0) == 40
+
+
+def test_misnamed_files_are_named_in_the_message(tmp_path, capsys):
+    folder = _copy_realistic(tmp_path / "sub", "predictions.jsonl", "ppl.json")
+    assert run("validate", "--data", PUBLIC, "--submission", folder) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "  - sub: the submission directory has no submission.jsonl and no ppl_output.json; it holds ppl.json, "
+        "predictions.jsonl (the files must be named submission.jsonl and ppl_output.json)")
+
+
+def test_a_bare_file_without_perplexities_names_the_option(tmp_path, capsys):
+    shutil.copy(EXAMPLES / "realistic" / "submission.jsonl", tmp_path / "submission.jsonl")
+    assert run("validate", "--data", PUBLIC, "--submission", tmp_path / "submission.jsonl") == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: perplexities not found at {tmp_path / 'ppl_output.json'}: the submission is a bare file, and no "
+        "ppl_output.json lies beside it; give the perplexities file too (on the command line: --ppl FILE)")
