@@ -18,7 +18,7 @@ from .config import Config, Limits, load_config
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
 from .hidden_metric import hidden_metric
 from .intake import read_submission
-from .explain import lowest_turns
+from .explain import LOWEST_TURNS, lowest_turns
 from .matcher import Matcher
 from .meteor import MeteorRu, params_without_synonyms
 from .progress import AGGREGATING, SCORING, Progress
@@ -168,24 +168,33 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
         report(0)
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
     scored = score_turns(answers, variants, metric, jobs, report)
+    # aggregating: every turn's record, then the summary, then the lowest turns explained (one unit each)
+    total = len(keys) + 1 + min(LOWEST_TURNS, len(keys))
     if progress:
-        progress(AGGREGATING, 0, 1)
+        progress(AGGREGATING, 0, total)
     turns: list[TurnScore] = []
-    for (dialogue, turn), (best, s) in zip(keys, scored):
+    for k, ((dialogue, turn), (best, s)) in enumerate(zip(keys, scored)):
+        if progress and k % REPORT_TURNS == 0 and k:
+            progress(AGGREGATING, k, total)
         p = submission.ppl[dialogue.dialog_id][turn]
         turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best,
                                hidden_metric(p, config.hm_method, **config.hm_params), p,
                                submission.answers[dialogue.dialog_id][turn], s))
     summary = aggregate(turns, config.weights)
-    lowest = lowest_turns(turns, reference.variants(), metric)
+    if progress:
+        progress(AGGREGATING, len(keys) + 1, total)
+    explained = (lambda done: progress(AGGREGATING, len(keys) + 1 + done, total)) if progress else None
+    lowest = lowest_turns(turns, reference.variants(), metric, progress=explained)
     if matcher is None:
         metric.matcher.save()
     warnings = submission.warnings + unanalysed_warnings(keys, answers, variants, metric.matcher.unanalysed)
     if progress:
-        progress(AGGREGATING, 1, 1)
+        progress(AGGREGATING, total, total)
     return ScoreResult(summary, turns, signature(config, metric), warnings, lowest, name, config.meteor.stages)
 
 
+#: How often (in turns) aggregating reports its progress.
+REPORT_TURNS = 4096
 #: At most this many words that could not be analysed are listed; the rest are counted in one more warning.
 MAX_UNANALYSED_LISTED = 20
 
@@ -262,7 +271,7 @@ def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Co
             entries.append(_board_entry(reference, name, path, config, rwn, jobs, step, matcher))
         matcher.save()
     return rank(entries, config.weights, resamples, seed,
-                signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped, config.meteor.stages)
+                signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped, config.meteor.stages, progress)
 
 
 def _board_entry(reference: ReferenceData, name: str, path: Path, config: Config, rwn: Thesaurus | None,

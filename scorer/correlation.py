@@ -227,6 +227,30 @@ def coefficients(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, 
                 float(stats.kendalltau(x, y)[0]))
 
 
+def resampled_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`coefficients` of every row pair of ``x`` and ``y`` (resamples x items) at once, to the last bit
+    the same values: scipy's Pearson and Kendall over the rows' axis, and Spearman as scipy computes it
+    (NaN for a constant or NaN-holding row, else the correlation matrix of the rows' ranks)."""
+    import numpy as np
+    from scipy import stats
+
+    rows, n = x.shape
+    if n < 2:
+        nan = np.full(rows, math.nan)
+        return nan, nan.copy(), nan.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pearson = np.asarray(stats.pearsonr(x, y, axis=1)[0], dtype=np.float64)
+        kendall = np.asarray(stats.kendalltau(x, y, axis=1)[0], dtype=np.float64)
+        undefined = ((x == x[:, :1]).all(axis=1) | (y == y[:, :1]).all(axis=1)
+                     | np.isnan(x).any(axis=1) | np.isnan(y).any(axis=1))
+        x_ranks, y_ranks = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
+        spearman = np.array([math.nan if undefined[r] else
+                             float(np.corrcoef(np.column_stack((x_ranks[r], y_ranks[r])), rowvar=False)[1, 0])
+                             for r in range(rows)])
+    return pearson, spearman, kendall
+
+
 def pairwise_accuracy(figure: Sequence[float], human: Sequence[float]) -> float | None:
     """Share of pairs with unequal human scores that ``figure`` orders the same way (ties in it count wrong)."""
     agree = pairs = 0
@@ -254,13 +278,13 @@ Series = dict[str, list[float]]  # figure name -> values, aligned with the items
 
 @dataclass(frozen=True)
 class LevelData:
-    """Rated items of one level: human scores and every figure, aligned; ``resample`` gives, for
-    bootstrap draw r, (figures, human) recomputed."""
+    """Rated items of one level: human scores and every figure, aligned; ``resamples()`` gives every
+    bootstrap draw recomputed: (figure -> array, human array), each of shape (resamples, items)."""
 
     level: str
     human: list[float]
     figures: Series
-    resamples: Callable[[], list[tuple[Series, list[float]]]]
+    resamples: Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]
 
 
 def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> list[Correlation]:
@@ -269,13 +293,13 @@ def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> 
     rows: list[Correlation] = []
     total = sum(len(data.figures) for data in levels)
     for data in levels:
-        draws = data.resamples()
+        drawn_figures, drawn_human = data.resamples()
         for figure, values in data.figures.items():
             if progress:
                 progress(BOOTSTRAP_STEP, len(rows), total)
             point = coefficients(values, data.human)
-            per_draw = [coefficients(f[figure], h) for f, h in draws]
-            bounds = [interval([d[k] for d in per_draw], point[k]) for k in range(3)]
+            per_draw = resampled_coefficients(drawn_figures[figure], drawn_human)
+            bounds = [interval(per_draw[k].tolist(), point[k]) for k in range(3)]
             accuracy = pairwise_accuracy(values, data.human) if data.level == "system" else None
             rows.append(Correlation(data.level, figure, len(values), point[0], *bounds[0], point[1], *bounds[1],
                                     point[2], *bounds[2], accuracy))
@@ -345,12 +369,11 @@ def build_levels(board: Leaderboard, references: Mapping[str, list[list[str]]], 
             sentence[key] = {b: values[b][0] for b in baselines}
         return sentence.get(key, {})
 
-    def draws(figures: Series, human_values: list[float]) -> Callable[[], list[tuple[Series, list[float]]]]:
-        def make() -> list[tuple[Series, list[float]]]:
+    def draws(figures: Series, human_values: list[float]) -> Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]:
+        def make() -> tuple[dict[str, np.ndarray], np.ndarray]:
             idx = item_resamples(len(human_values), resamples, seed)
-            arrays = {f: np.asarray(v) for f, v in figures.items()}
-            h = np.asarray(human_values)
-            return [({f: a[row].tolist() for f, a in arrays.items()}, h[row].tolist()) for row in idx]
+            return ({f: np.asarray(v, dtype=np.float64)[idx] for f, v in figures.items()},
+                    np.asarray(human_values, dtype=np.float64)[idx])
         return make
 
     levels: list[LevelData] = []
@@ -448,9 +471,9 @@ def build_levels(board: Leaderboard, references: Mapping[str, list[list[str]]], 
             progress(SYSTEMS_STEP, len(names), len(names))
 
         def system_draws(drawn: dict[str, list[np.ndarray]] = drawn,
-                         h_drawn: list[np.ndarray] = h_drawn) -> list[tuple[Series, list[float]]]:
-            return [({f: [float(a[r]) for a in arrays] for f, arrays in drawn.items()},
-                     [float(a[r]) for a in h_drawn]) for r in range(resamples)]
+                         h_drawn: list[np.ndarray] = h_drawn) -> tuple[dict[str, np.ndarray], np.ndarray]:
+            return ({f: np.column_stack(arrays).astype(np.float64) for f, arrays in drawn.items()},
+                    np.column_stack(h_drawn).astype(np.float64))
 
         levels.append(LevelData("system", hv, figures, system_draws))
     kept = []

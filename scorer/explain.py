@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .aggregate import TurnScore
 from .alignment import chunk_runs
@@ -59,10 +59,11 @@ class ExplainedTurn:
 
 
 def lowest_turns(turns: Sequence[TurnScore], references: Mapping[str, Sequence[Sequence[str]]], metric: MeteorRu,
-                 count: int = LOWEST_TURNS) -> tuple[ExplainedTurn, ...]:
+                 count: int = LOWEST_TURNS, progress: Callable[[int], None] | None = None) -> tuple[ExplainedTurn, ...]:
     """The ``count`` turns of lowest METEOR (file order among equals), each aligned against its best variant.
 
-    ``references[dialog_id][turn]`` holds the turn's reference variants as raw text.
+    ``references[dialog_id][turn]`` holds the turn's reference variants as raw text; ``progress(done)``
+    hears each turn explained.
     """
     chosen = heapq.nsmallest(count, range(len(turns)), key=lambda k: (turns[k].meteor, k))
     explained = []
@@ -73,6 +74,8 @@ def lowest_turns(turns: Sequence[TurnScore], references: Mapping[str, Sequence[S
         links = metric.score_tokens(cand, ref, with_alignment=True).alignment if cand and ref else ()
         explained.append(ExplainedTurn(t.dialog_id, t.type, t.turn, t.meteor, t.answer, t.best_reference,
                                        reference, tuple(cand), tuple(ref), links))
+        if progress:
+            progress(len(explained))
     return tuple(explained)
 
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .contract import SHORT_TYPES
 from .stages import stages_line
@@ -186,21 +186,33 @@ def _lowest(result: ScoreResult) -> str:
             f"<p class=\"legend\">{legend}</p>" + "".join(_explained_turn(t, result.stages) for t in result.lowest))
 
 
-def score_report(result: ScoreResult, turn_hidden_metric: bool = True) -> str:
+def score_report(result: ScoreResult, turn_hidden_metric: bool = True,
+                 progress: Callable[[int, int], None] | None = None) -> str:
     """The page for one scored submission (a :class:`scorer.result.ScoreResult`); without
-    ``turn_hidden_metric`` it shows no turn's hidden-metric value (per-type and overall means stay)."""
+    ``turn_hidden_metric`` it shows no turn's hidden-metric value (per-type and overall means stay).
+    ``progress(done, total)`` hears its parts drawn (the charts, then the lowest turns)."""
     s = result.summary
-    hidden = (_histogram([t.hidden_metric for t in result.turns], 'Hidden metric per turn')
-              if turn_hidden_metric else "")
+    parts: list[Callable[[], str]] = [lambda: _type_dots(s.by_type),
+                                      lambda: _histogram([t.meteor for t in result.turns], "METEOR per turn")]
+    if turn_hidden_metric:
+        parts.append(lambda: _histogram([t.hidden_metric for t in result.turns], "Hidden metric per turn"))
+    parts.append(lambda: _lowest(result))
+    drawn = []
+    for k, part in enumerate(parts):
+        if progress:
+            progress(k, len(parts))
+        drawn.append(part())
+    if progress:
+        progress(len(parts), len(parts))
+    dots, histograms, lowest = drawn[0], "".join(drawn[1:-1]), drawn[-1]
     body = (f"<p><b>Integral: {s.integral:.6f}</b> &middot; METEOR {s.meteor:.4f} &middot; hidden metric "
             f"{s.hidden_metric:.4f} &middot; {s.dialogs} dialogues, {s.turns} turns</p>"
             f"{_stages(result.stages)}"
             f"<h2>By dialogue type</h2>{_type_table(s)}"
-            f"<figure>{_type_dots(s.by_type)}</figure>"
+            f"<figure>{dots}</figure>"
             f"<h2>Distribution over turns</h2>"
-            f"<figure>{_histogram([t.meteor for t in result.turns], 'METEOR per turn')}"
-            f"{hidden}</figure>"
-            f"{_lowest(result)}{_signature(result.signature)}")
+            f"<figure>{histograms}</figure>"
+            f"{lowest}{_signature(result.signature)}")
     return _page(f"Submission score: {result.name}" if result.name else "Submission score", body)
 
 

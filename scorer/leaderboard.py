@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 from .aggregate import dialog_scores
 from .contract import DIALOGUE_TYPES
 from .errors import Issue
+from .progress import Progress
 from .result import ScoreResult
 from .stages import STAGE_NAMES
 
@@ -159,9 +160,15 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     return found, skipped
 
 
+#: The step a leaderboard's bootstrap reports under, counting the ranked entries resampled.
+BOOTSTRAP_STEP = "bootstrap intervals"
+
+
 def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int, seed: int,
-         signature: str, skipped: Sequence[str], stages: tuple[str, ...] = STAGE_NAMES) -> Leaderboard:
-    """Order, rank and compare ``entries`` (scored or invalid) as the module docstring says."""
+         signature: str, skipped: Sequence[str], stages: tuple[str, ...] = STAGE_NAMES,
+         progress: Progress | None = None) -> Leaderboard:
+    """Order, rank and compare ``entries`` (scored or invalid) as the module docstring says;
+    ``progress`` hears the entries resampled."""
     from .significance import interval, make_strata, paired_p_value, resampled_integrals  # numpy: only here
 
     valid = sorted((e for e in entries if e.result is not None),
@@ -172,7 +179,13 @@ def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int,
         first = valid[0].scored().summary.by_type
         per_type = {t: first[t].dialogs for t in DIALOGUE_TYPES if t in first}
         strata = make_strata(per_type, weights, resamples, seed)
-        samples = [resampled_integrals(strata, dialog_scores(e.scored().turns)) for e in valid]
+        samples = []
+        for k, e in enumerate(valid):
+            if progress:
+                progress(BOOTSTRAP_STEP, k, len(valid))
+            samples.append(resampled_integrals(strata, dialog_scores(e.scored().turns)))
+        if progress:
+            progress(BOOTSTRAP_STEP, len(valid), len(valid))
         for k, entry in enumerate(valid):
             integral = entry.scored().summary.integral
             low, high = interval(samples[k])

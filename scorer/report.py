@@ -130,11 +130,8 @@ def score_files(result: ScoreResult, report: bool = False, progress: Progress | 
     if report:
         from .html_report import score_report
 
-        if progress:
-            progress(f"{WRITING} {REPORT_HTML}", 0, 1)
-        files[REPORT_HTML] = score_report(result, turn_hidden_metric).encode("utf-8")
-        if progress:
-            progress(f"{WRITING} {REPORT_HTML}", 1, 1)
+        step = (lambda done, total: progress(f"{WRITING} {REPORT_HTML}", done, total)) if progress else None
+        files[REPORT_HTML] = score_report(result, turn_hidden_metric, step).encode("utf-8")
     return files
 
 

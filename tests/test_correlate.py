@@ -33,6 +33,27 @@ def test_coefficients_agree_with_scipy_on_random_data():
         assert ours == (stats.pearsonr(x, y)[0], stats.spearmanr(x, y)[0], stats.kendalltau(x, y)[0])
 
 
+@pytest.mark.parametrize("n", [2, 3, 9, 40])
+def test_resampled_coefficients_are_the_row_by_row_values_to_the_last_bit(n):
+    import numpy as np
+
+    from scorer.correlation import resampled_coefficients
+
+    rng = np.random.default_rng(n)
+    x = np.round(rng.random(n) * 4) / 4  # many ties
+    y = x + np.round(rng.normal(0, 0.3, n), 1)
+    idx = rng.integers(0, n, size=(300, n))
+    xs, ys = x[idx], y[idx]
+    xs[0] = 0.5  # a constant row: every coefficient undefined
+    ys[1, 0] = math.nan  # a row holding NaN
+    together = resampled_coefficients(xs, ys)
+    for r in range(300):
+        one = coefficients(xs[r].tolist(), ys[r].tolist())
+        for k in range(3):
+            assert together[k][r] == one[k] or (math.isnan(together[k][r]) and math.isnan(one[k])), (r, k)
+    assert all(math.isnan(c[0]) for c in together)
+
+
 def test_pairwise_accuracy_by_hand_on_four_systems():
     human = [4.0, 3.0, 2.0, 2.0]   # pairs with unequal human scores: 5 of 6 (the last two tie)
     figure = [0.9, 0.5, 0.6, 0.1]  # (0,1) ok (0,2) ok (0,3) ok (1,2) wrong (1,3) ok -> 4 / 5

@@ -122,3 +122,30 @@ def test_an_unranked_entry_has_no_result_or_interval():
         standing.interval()
     with pytest.raises(ValueError, match="references were not read"):
         ReferenceData([], None).variants()
+
+
+def test_the_bootstrap_reports_its_progress():
+    from scorer.leaderboard import BOOTSTRAP_STEP, rank
+
+    heard = []
+    board = api_board(lambda step, done, total: heard.append((step, done, total)))
+    boot = [(done, total) for step, done, total in heard if step == BOOTSTRAP_STEP]
+    assert boot == [(0, 2), (1, 2), (2, 2)] and len(board.ranked) == 2
+    assert rank([], {}, 40, 1, "sig", []).entries == ()
+
+
+def api_board(progress):
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from scorer import api
+    from conftest import EXAMPLES, PUBLIC
+
+    subs = Path(tempfile.mkdtemp())
+    shutil.copytree(EXAMPLES / "realistic", subs / "a")
+    shutil.copytree(EXAMPLES / "echo_first_variant", subs / "b")
+    try:
+        return api.score_leaderboard(PUBLIC, subs, resamples=40, progress=progress, synonyms=False)
+    finally:
+        shutil.rmtree(subs)

@@ -166,7 +166,11 @@ def test_the_library_reports_every_phase_in_order(tmp_path):
     sizes = {"reading dialogues.jsonl": (PUBLIC / "dialogues.jsonl").stat().st_size,
              "reading answers.jsonl": (PUBLIC / "answers.jsonl").stat().st_size,
              "checking ppl_output.json": (EXAMPLES / "realistic" / "ppl_output.json").stat().st_size,
-             "scoring": 66, "writing details.csv": 66}
+             "scoring": 66, "writing details.csv": 66,
+             "aggregating": 66 + 1 + 10,  # every turn, the summary, the ten lowest turns explained
+             "writing report.html": 4}  # the type chart, two histograms, the lowest turns
+    assert [done for s, done, _ in heard if s == "aggregating"] == [0, 67] + list(range(68, 78)) + [77]
+    assert [done for s, done, _ in heard if s == "writing report.html"] == [0, 1, 2, 3, 4]
     for step in steps:
         seen = [(done, total) for s, done, total in heard if s == step]
         assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:])), step  # never goes back
