@@ -312,7 +312,9 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
     levels, notes = build_levels(board, reference.variants(), ratings, tuple(baselines), resamples, seed,
                                  config.weights, progress)
     notes = [f"ratings of invalid submission {name!r} are left out" for name in invalid] + notes
-    return Meta(correlate(levels, progress), levels, ratings.level, board.signature, resamples, seed, tuple(baselines), notes)
+    left_out = tuple((e.name, e.status) for e in board.entries if e.result is None)
+    return Meta(correlate(levels, progress), levels, ratings.level, board.signature, resamples, seed, tuple(baselines),
+                notes, left_out, board.skipped)
 
 
 @dataclass(frozen=True)
@@ -327,3 +329,13 @@ class Meta:
     seed: int
     baselines: tuple[str, ...]
     warnings: list[str]
+    left_out: tuple[tuple[str, str], ...] = ()  # (entry, status) of the entries not scored: invalid or error
+    skipped: tuple[str, ...] = ()  # names in the submissions folder that are not entries
+
+    def left_out_lines(self) -> list[str]:
+        """One line per entry left out and one for the names skipped, for every surface."""
+        lines = [f"left out: {name} ({status}; see `scorer validate` or the leaderboard for its errors)"
+                 for name, status in self.left_out]
+        if self.skipped:
+            lines.append(f"skipped (not a folder or .zip): {', '.join(self.skipped)}")
+        return lines

@@ -106,7 +106,7 @@ def _type_dots(by_type: dict) -> str:
                 linestyle="none", marker=marker, color=colour, label=label, markersize=7, alpha=0.9, clip_on=False)
     ax.set_yticks(range(len(names)), names)
     ax.set_ylim(-0.6, len(names) - 0.4)
-    ax.set_xlim(0, 1)
+    ax.set_xlim(-0.03, 1.03)  # a dot at 0 or 1 stays off the frame
     ax.grid(axis="x", color="#ddd")
     ax.set_xlabel("value (mean over the type's dialogues)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.22), ncols=3,
@@ -343,7 +343,8 @@ def correlation_report(meta: Meta) -> str:
             ax.set_visible(False)
         fig.tight_layout()
         body.append(f"<h2>{data.level} level ({len(data.human)} items)</h2><figure>{_svg(fig)}</figure>")
-    if meta.warnings:
-        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in meta.warnings) + "</ul>")
+    notes = meta.warnings + meta.left_out_lines()
+    if notes:
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in notes) + "</ul>")
     body.append(_signature(meta.signature))
     return _page("Agreement of the competition's figures with human ratings", "\n".join(body))

@@ -140,7 +140,7 @@ class Leaderboard:
 
         from .report import leaderboard_csv
 
-        return pd.read_csv(io.BytesIO(leaderboard_csv(self)), keep_default_na=False,
+        return pd.read_csv(io.BytesIO(leaderboard_csv(self)), keep_default_na=False, dtype={"rank": "Int64"},
                            na_values={c: [""] for c in ("rank", "integral", "ci_low", "ci_high", "meteor",
                                                         "hidden_metric", "p_value", *DIALOGUE_TYPES)})
 

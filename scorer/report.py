@@ -315,7 +315,9 @@ def write_correlation(meta: Meta, output: Path) -> None:
                "signature": meta.signature, "ratings_level": meta.ratings_level,
                "settings": {"resamples": meta.resamples, "seed": meta.seed, "baselines": list(meta.baselines),
                             "interval": "95% percentile bootstrap", "coefficients": "scipy.stats"},
-               "warnings": meta.warnings}
+               "warnings": meta.warnings,
+               "left_out": [{"submission": name, "status": status} for name, status in meta.left_out],
+               "skipped": list(meta.skipped)}
     publish(Path(output), {CORRELATION_CSV: buffer.getvalue().encode("utf-8"), CORRELATION_JSON: json_bytes(payload),
                            REPORT_HTML: correlation_report(meta).encode("utf-8")},
             [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG], CORRELATION_JSON)
@@ -331,4 +333,5 @@ def correlation_table(meta: Meta) -> str:
     for r in meta.rows:
         lines.append(f"{r.level:<7}{r.figure:<15}{r.n:>6}  {f(r.pearson):>8} [{f(r.pearson_low)},{f(r.pearson_high)}] "
                      f"{f(r.kendall):>8} [{f(r.kendall_low)},{f(r.kendall_high)}] {f(r.pairwise_accuracy):>8}")
+    lines.extend(meta.left_out_lines())
     return "\n".join(lines)

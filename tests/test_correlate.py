@@ -155,3 +155,18 @@ def test_a_level_with_fewer_than_three_items_is_left_out(tmp_path, capsys):
     code, out = run_correlate(tmp_path, path)
     assert code == 0 and "system level left out: 2 rated item(s)" in capsys.readouterr().err
     assert (out / "correlation.csv").read_text(encoding="utf-8").splitlines() == [",".join(COLUMNS)]
+
+
+def test_entries_left_out_and_names_skipped_are_listed_everywhere(tmp_path, capsys):
+    out = tmp_path / "meta"
+    assert cli.main(["correlate", "--data", str(PUBLIC), "--submissions", str(EXAMPLES), "--human",
+                     str(PUBLIC / "human_turns.csv"), "--output", str(out), "--no-synonyms", "--resamples", "40"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2:] == ["left out: invalid (invalid; see `scorer validate` or the leaderboard for its errors)",
+                          "skipped (not a folder or .zip): README.md"]
+    payload = json.loads((out / "correlation.json").read_text(encoding="utf-8"))
+    assert payload["left_out"] == [{"submission": "invalid", "status": "invalid"}]
+    assert payload["skipped"] == ["README.md"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<li>left out: invalid (invalid; see `scorer validate` or the leaderboard for its errors)</li>" in page
+    assert "<li>skipped (not a folder or .zip): README.md</li>" in page

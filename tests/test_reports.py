@@ -192,3 +192,12 @@ def test_an_empty_answer_is_shown_as_such():
     page = score_report(api.score_submission(PUBLIC, EXAMPLES / "empty_answers"))
     assert page.count('<div class="turn">') == 10 and page.count("<i>(empty)</i>") == 10
     assert "0 link(s): 0 exact, 0 lemma, 0 synonym &middot; no answer tokens, R = 0/1" in page
+
+
+def test_the_leaderboard_frame_has_integer_ranks(board):
+    import pandas as pd
+
+    frame = board.to_frame()
+    assert str(frame["rank"].dtype) == "Int64"
+    assert frame["rank"].tolist()[:2] == [1, 2] and frame["rank"].iloc[2] is pd.NA
+    assert frame["submission"].tolist() == ["echo", "realistic", "many-errors"]
