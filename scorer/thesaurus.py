@@ -27,7 +27,7 @@ import sqlite3
 import xml.etree.ElementTree as ET
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from .cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
 from .errors import ThesaurusError
@@ -197,19 +197,29 @@ def _read_stamps() -> dict[str, str]:
     return {k: v for k, v in known.items() if type(v) is str and IDENTITY.fullmatch(v)}
 
 
-def _read_xml(files: list[Path]) -> list[tuple[str, str]]:
-    pairs = []
+def _read_xml(files: list[Path]) -> Iterator[tuple[str, str]]:
+    """(sense text, synset id) of every ``<sense>`` inside a ``<synset>``, streamed: each synset is
+    dropped once read, so a full-size file is never held as a tree."""
     for path in files:
         try:
-            root = ET.parse(path).getroot()
+            synset_ids: list[str | None] = []
+            parents: list[ET.Element] = []
+            for event, element in ET.iterparse(path, events=("start", "end")):
+                if event == "start":
+                    parents.append(element)
+                    if element.tag == "synset":
+                        synset_ids.append(element.get("id"))
+                    continue
+                parents.pop()
+                if element.tag == "sense":
+                    if synset_ids and synset_ids[-1] and element.text:
+                        yield element.text, synset_ids[-1]
+                elif element.tag == "synset":
+                    synset_ids.pop()
+                    if parents:
+                        parents[-1].clear()  # the synsets read so far, with their senses
         except (ET.ParseError, OSError) as exc:
             raise ThesaurusError(f"cannot read RuWordNet file {path}: {exc}") from None
-        for synset in root.iter("synset"):
-            synset_id = synset.get("id")
-            for sense in synset.iter("sense"):
-                if synset_id and sense.text:
-                    pairs.append((sense.text, synset_id))
-    return pairs
 
 
 def _read_sqlite(path: Path) -> list[tuple[str, str]]:
@@ -226,7 +236,7 @@ def _read_sqlite(path: Path) -> list[tuple[str, str]]:
     return [(text, sid) for text, sid in rows if text]
 
 
-def _build_index(pairs: list[tuple[str, str]]) -> dict[str, frozenset[str]]:
+def _build_index(pairs: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:
     sets: dict[str, set[str]] = {}
     for text, synset_id in pairs:
         words = normalise(text).split()

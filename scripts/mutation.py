@@ -8,6 +8,7 @@ A mutant the tests fail on is *killed*; one they pass on *survived*.
     python scripts/mutation.py                  # every site of links.py, counting.py, alignment.py
     python scripts/mutation.py --list           # the sites only
     python scripts/mutation.py --only alignment.py:212:3   # one site (module:line:index)
+    python scripts/mutation.py --deep run.log   # the survivors listed in a run's log, against many more cases
 
 The survivors are printed with their site and change; docs/testing.md records
 the score and why each survivor is equivalent (no input can tell it apart).
@@ -176,14 +177,31 @@ def _tests_fail(workdir: Path) -> bool:
     return done.returncode != 0
 
 
-def run(mutant: Mutant, number: int, workdir: Path) -> tuple[Mutant, bool, float]:
+def _deep_check_fails(workdir: Path) -> bool:
+    """scripts/mutation_deep.py in ``workdir``: True when it finds a difference from the brute force."""
+    env = dict(os.environ, SCORER_PURE_PYTHON="1", PYTHONPATH=str(workdir), PYTHONDONTWRITEBYTECODE="1")
+    try:
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / "mutation_deep.py"), str(DEEP_CASES)],
+                              cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT * 4)
+    except subprocess.TimeoutExpired:
+        return True
+    if done.returncode:
+        print(f"    {done.stdout.strip()[:300]}", flush=True)
+    return done.returncode != 0
+
+
+#: How many random cases the deep check compares.
+DEEP_CASES = 6000
+
+
+def run(mutant: Mutant, number: int, workdir: Path, deep: bool = False) -> tuple[Mutant, bool, float]:
     """(mutant, killed, seconds)."""
     target = workdir / "scorer" / mutant.module
     original = (ROOT / "scorer" / mutant.module).read_text(encoding="utf-8")
     target.write_text(mutated_source(mutant, number), encoding="utf-8")
     started = time.monotonic()
     try:
-        killed = _tests_fail(workdir)
+        killed = _deep_check_fails(workdir) if deep else _tests_fail(workdir)
     finally:
         target.write_text(original, encoding="utf-8")
     return mutant, killed, time.monotonic() - started
@@ -193,9 +211,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", action="store_true", help="list the sites and stop")
     parser.add_argument("--only", action="append", default=[], help="module:line:index of a site to run")
+    parser.add_argument("--deep", metavar="LOG", help="run the deep check on the survivors a run's log lists")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     everything = [(m, n) for module in MODULES for n, m in enumerate(mutants(module))]
+    if args.deep:
+        args.only += [line.split()[1] for line in Path(args.deep).read_text(encoding="utf-8").splitlines()
+                      if line.startswith("survived: ")]
     if args.only:
         everything = [(m, n) for m, n in everything if m.site in args.only]
     if args.list:
@@ -217,7 +239,7 @@ def main() -> int:
     def one(item: tuple[Mutant, int]) -> tuple[Mutant, bool, float]:
         workdir = free.pop()
         try:
-            return run(*item, workdir)
+            return run(*item, workdir, deep=bool(args.deep))
         finally:
             free.append(workdir)
 

@@ -130,3 +130,21 @@ def test_warm_start_reads_no_source_bytes(tmp_path, monkeypatch):
 
     monkeypatch.setattr("scorer.thesaurus.hashlib.sha256", no_hashing)
     assert load_thesaurus(folder) == first
+
+
+def test_the_xml_is_streamed_with_the_pairs_a_full_parse_gives(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from scorer.thesaurus import _read_xml
+
+    from conftest import MINI_RWN
+
+    files = sorted(MINI_RWN.glob("synsets.*.xml"))
+    parsed = [(sense.text, synset.get("id")) for path in files for synset in ET.parse(path).getroot().iter("synset")
+              for sense in synset.iter("sense") if synset.get("id") and sense.text]
+    assert list(_read_xml(files)) == parsed and len(parsed) > 50
+    odd = tmp_path / "synsets.N.xml"
+    odd.write_text('<synsets><sense>ВНЕ</sense><synset id="1-N"><sense>КОТ</sense><sense/></synset>'
+                   '<synset><sense>БЕЗ</sense></synset><synset id="2-N"><sense>ПЕС</sense></synset></synsets>',
+                   encoding="utf-8")
+    assert list(_read_xml([odd])) == [("КОТ", "1-N"), ("ПЕС", "2-N")]

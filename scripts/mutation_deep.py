@@ -1,0 +1,51 @@
+"""A deeper look at one mutant that the test suite let through: many more random cases against the brute force.
+
+Run by ``scripts/mutation.py --deep`` inside the mutant's copy of the project. Draws texts of up to
+9 tokens from words with shared lemmas and synsets (those of tests/test_alignment.py), under every
+stage order, and compares the pure engine's alignment (links, chunks, exactness) and its rule-1
+counts with ``tests/bruteforce.py``. Exits 1 and prints the first difference, else 0.
+"""
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+HERE = Path.cwd()
+sys.path[:0] = [str(HERE), str(HERE / "tests")]
+
+from bruteforce import chunk_count, exhaustive_align  # noqa: E402
+from test_alignment import STAGE_ORDERS, WORDS  # noqa: E402
+
+from scorer.alignment import align  # noqa: E402
+from scorer.counting import stage_counts  # noqa: E402
+from scorer.links import counts_of, type_graph  # noqa: E402
+from scorer.matcher import Matcher  # noqa: E402
+from scorer.thesaurus import load_thesaurus  # noqa: E402
+
+CASES = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+
+
+def main() -> int:
+    matcher = Matcher(load_thesaurus(HERE / "tests" / "data" / "rwn-mini"), persistent=False)
+    rng = random.Random(20261123)
+    for case in range(CASES):
+        pool = rng.sample(WORDS, rng.randint(1, 6))
+        cand = [rng.choice(pool) for _ in range(rng.randint(1, 9))]
+        ref = [rng.choice(pool) for _ in range(rng.randint(1, 9))]
+        stages = rng.choice(STAGE_ORDERS)
+        keys, any_keys = matcher.key_functions(stages), matcher.any_keys(stages)
+        expected = exhaustive_align(cand, ref, matcher, stages)
+        found = align(cand, ref, keys, any_keys)
+        counts = [sum(1 for _, _, s in expected if s == k) for k in range(len(stages))]
+        got_counts = stage_counts(type_graph(counts_of(cand), counts_of(ref), keys, any_keys), len(stages))
+        if (list(found.links) != expected or found.chunks != chunk_count(expected) or not found.exact
+                or got_counts != counts):
+            print(f"case {case}: {cand} / {ref} under {stages}: engine {list(found.links)} {got_counts}, "
+                  f"brute force {expected} {counts}")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
