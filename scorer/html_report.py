@@ -321,8 +321,9 @@ def correlation_report(meta: Meta) -> str:
         f"<td>{fmt(r.pairwise_accuracy)}</td></tr>" for r in meta.rows)
     body = [f"<p>Human ratings given at <b>{meta.ratings_level}</b> level; {meta.resamples} bootstrap resamples, "
             f"seed {meta.seed}; intervals are 95%.</p>",
-            "<table><tr><th>level</th><th>figure</th><th>n</th><th>Pearson r</th><th>Spearman &rho;</th>"
-            f"<th>Kendall &tau;-b</th><th>pairwise accuracy</th></tr>{rows}</table>"]
+            "<div class=\"scroll\"><table class=\"board\"><tr><th>level</th><th class=\"name\">figure</th><th>n</th>"
+            "<th>Pearson r</th><th>Spearman &rho;</th>"
+            f"<th>Kendall &tau;-b</th><th>pairwise accuracy</th></tr>{rows}</table></div>"]
     by_key = {(r.level, r.figure): r for r in meta.rows}
     for data in meta.levels:
         figures = list(data.figures)
