@@ -5,17 +5,18 @@ Two kinds of extension modules, both checked against the pure engine in CI:
 * ``scorer/_compiled/{links,counting,alignment}``: the pure engine's own
   modules, copied here at build time and compiled unchanged (annotations are
   not used as C types, so the compiled code keeps Python's semantics);
-* ``scorer/_rule1``: a small Cython core of rule 1's counts on token ids.
+* ``scorer/_compiled/_rule1``: a small Cython core of rule 1's counts on token
+  ids, compiled from ``scorer/_rule1.pyx``.
 
-``scorer/_compiled/sources.json`` records the SHA-256 of every compiled
-source, so a checkout edited after its build runs the pure engine instead of
-a stale compiled one (``scorer --version`` says so). Without a compiler the
-build goes on and the package runs its pure-Python engine, which defines the
-metric (see scorer/accelerator.py).
+Each copy ends with one added line, ``__source_sha256__ = "<SHA-256 of the
+source>"``, so the stamp is compiled into the module itself: a compile that
+fails leaves the old module with its old stamp, and at import the stamp is
+compared with the source beside it (a checkout edited after its build runs the
+pure engine; ``scorer --version`` says why). Without a compiler the build goes
+on and the package runs its pure-Python engine, which defines the metric (see
+scorer/accelerator.py).
 """
 import hashlib
-import json
-import shutil
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -23,7 +24,7 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "scorer"
-SAME_SOURCE = ("links", "counting", "alignment")  # must match scorer/accelerator.py
+SAME_SOURCE = ("links", "counting", "alignment")  # as scorer/accelerator.py names them
 
 
 class OptionalBuildExt(build_ext):
@@ -42,23 +43,24 @@ class OptionalBuildExt(build_ext):
             print(f"warning: {ext.name} was not built ({exc}); the pure-Python engine will be used")
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _stamped_copy(source: Path, target: Path) -> None:
+    """``source`` with one line added: its SHA-256, which the compiled module then carries."""
+    data = source.read_bytes()
+    stamp = f'\n__source_sha256__ = "{hashlib.sha256(data).hexdigest()}"\n'.encode("ascii")
+    if not target.exists() or target.read_bytes() != data + stamp:  # an unchanged copy keeps its build
+        target.write_bytes(data + stamp)
 
 
 def _copy_sources() -> list[Extension]:
-    """The same-source modules copied into scorer/_compiled, and the record of what was compiled."""
+    """The engine's sources copied, stamped, into scorer/_compiled; one extension each."""
     folder = PACKAGE / "_compiled"
     folder.mkdir(exist_ok=True)
-    sources = {}
     extensions = []
     for name in SAME_SOURCE:
-        shutil.copyfile(PACKAGE / f"{name}.py", folder / f"{name}.py")
-        sources[f"{name}.py"] = _digest(PACKAGE / f"{name}.py")
+        _stamped_copy(PACKAGE / f"{name}.py", folder / f"{name}.py")
         extensions.append(Extension(f"scorer._compiled.{name}", [f"scorer/_compiled/{name}.py"]))
-    sources["_rule1.pyx"] = _digest(PACKAGE / "_rule1.pyx")
-    (folder / "sources.json").write_text(json.dumps(sources, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return extensions + [Extension("scorer._rule1", ["scorer/_rule1.pyx"])]
+    _stamped_copy(PACKAGE / "_rule1.pyx", folder / "_rule1.pyx")
+    return extensions + [Extension("scorer._compiled._rule1", ["scorer/_compiled/_rule1.pyx"])]
 
 
 def extensions():

@@ -6,13 +6,14 @@ install time, two compiled pieces sit beside it (``setup.py`` builds them):
 
 * the same three modules compiled unchanged with Cython
   (``scorer._compiled.*``), used for every pair;
-* ``scorer._rule1``, a small core of rule 1's counts on token ids for the
-  default mode, which settles nearly every pair itself and declines (None)
-  where the pure engine's flow is needed.
+* ``scorer._compiled._rule1``, a small core of rule 1's counts on token ids
+  (from ``scorer/_rule1.pyx``) for the default mode, which settles nearly
+  every pair itself and declines (None) where the pure engine's flow is needed.
 
 They are used when all were built from the sources installed beside them
-(``scorer/_compiled/sources.json`` holds their SHA-256: an edited checkout
-runs the pure engine until rebuilt) and the environment variable
+(each compiled module carries ``__source_sha256__``, stamped into it by the
+build: an edited checkout, or one whose rebuild failed, runs the pure engine
+until rebuilt) and the environment variable
 ``SCORER_PURE_PYTHON`` is unset or ``0``. Both paths give the same numbers;
 CI checks it. ``scorer --version`` says which one is active and why.
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import json
 import os
 from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 PURE_ENV = "SCORER_PURE_PYTHON"
 SAME_SOURCE = ("links", "counting", "alignment")
+#: Every compiled module and the source it is built from (the one list of them).
+COMPILED = {**{name: f"{name}.py" for name in SAME_SOURCE}, "_rule1": "_rule1.pyx"}
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -49,22 +51,23 @@ def _extension(name: str) -> ModuleType | None:
 @lru_cache(maxsize=1)
 def _built() -> tuple[dict[str, ModuleType], str]:
     """The compiled modules by name when all are built and fresh, else ``({}, why not)``."""
-    found = {name: _extension(f"_compiled.{name}") for name in SAME_SOURCE}
-    found["_rule1"] = _extension("_rule1")
+    found = {name: _extension(f"_compiled.{name}") for name in COMPILED}
     modules = {name: module for name, module in found.items() if module is not None}
     if len(modules) < len(found):
-        return {}, "compiled engine not built"
-    try:
-        recorded = json.loads((_PACKAGE / "_compiled" / "sources.json").read_text(encoding="utf-8"))
-        sources = {f"{name}.py": _PACKAGE / f"{name}.py" for name in SAME_SOURCE}
-        sources["_rule1.pyx"] = _PACKAGE / "_rule1.pyx"
-        fresh = all(recorded.get(file) == hashlib.sha256(path.read_bytes()).hexdigest()
-                    for file, path in sources.items())
-    except (OSError, ValueError, AttributeError):
-        fresh = False
-    if not fresh:
-        return {}, "compiled engine out of date"
+        missing = ", ".join(name for name in COMPILED if name not in modules)
+        return {}, f"compiled engine not built: {missing}"
+    stale = [name for name, module in modules.items() if getattr(module, "__source_sha256__", None) != _digest(name)]
+    if stale:
+        return {}, f"compiled engine out of date: {', '.join(stale)} built from another source"
     return modules, ""
+
+
+def _digest(name: str) -> str | None:
+    """The SHA-256 of the source the compiled module ``name`` must have been built from."""
+    try:
+        return hashlib.sha256((_PACKAGE / COMPILED[name]).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def compiled() -> bool:

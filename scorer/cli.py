@@ -110,7 +110,8 @@ def _epilog(name: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scorer", description="Score multimodal dialogue submissions "
-                                     "(Russian METEOR + hidden metric, type-weighted integral).")
+                                     "(Russian METEOR + hidden metric, type-weighted integral).",
+                                     formatter_class=argparse.RawTextHelpFormatter)  # --version on one line
     parser.add_argument("--version", action="version", version=f"scorer {__version__} ({engine_description()})")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
