@@ -180,3 +180,32 @@ def test_exact_after_synonym_keeps_its_links_for_a_word_without_synsets(matcher)
     assert meteor_tokens(["окне"] * 8, ["окне"] * 5, matcher, MeteorParams(stages=stages)).matches == 5
     graph = type_graph(counts_of(["стали"] * 8), counts_of(["стали"] * 5), keys, matcher.any_keys(stages))
     assert stage_counts(graph, 2) == [5, 0]  # стали has synsets (стать, сталь): the synonym stage comes first
+
+
+# Cases a deeper random search found where engine mutants differ from the brute force while the tests above
+# passed (scripts/mutation.py --deep); each is checked against the brute force and its counts by hand.
+DEEP_CASES = [
+    # the flow's weight base must exceed every count: 3 lemma links (кот, мчаться, лететь), no synonym
+    (["кот", "кот", "мчаться", "дом", "недозрелый", "кот", "лететь", "дом"],
+     ["кот", "лететь", "лететь", "пила", "мчаться", "пила"], ("lemma", "synonym"), [3, 0]),
+    # a partly exact type (стали) and its lower-bound table: 1 exact, 1 lemma, rule 2-5 choose the positions
+    (["стали", "коты", "коты", "стали"], ["стал", "стали", "стал"], ("exact", "lemma"), [1, 1]),
+    (["пила", "зеленый", "пила"], ["пить", "пить", "зеленый", "зеленый", "пить", "дом", "мчаться", "пить"],
+     ("exact", "synonym", "lemma"), [1, 2, 0]),
+    (["стал", "выпивать", "выпивать", "стал", "стал", "выпивать", "выпивать", "выпивать", "стали"],
+     ["стали", "лечу", "лечу", "стали", "коты", "стали", "лечу"], ("exact", "synonym", "lemma"), None),
+    (["лечить"] * 6 + ["лечу"], ["лечить", "лечить", "лечу", "лечить", "лечу", "лечу"],
+     ("exact", "lemma", "synonym"), [4, 2, 0]),
+]
+
+
+@pytest.mark.parametrize("cand,ref,stages,counts", DEEP_CASES)
+def test_cases_found_by_the_deeper_search(matcher, cand, ref, stages, counts):
+    expected = exhaustive_align(cand, ref, matcher, stages)
+    found = engine(cand, ref, matcher, stages)
+    assert found.exact and list(found.links) == expected and found.chunks == brute_chunks(expected)
+    keys = matcher.key_functions(stages)
+    got = stage_counts(type_graph(counts_of(cand), counts_of(ref), keys, matcher.any_keys(stages)), len(stages))
+    assert got == [sum(1 for _, _, s in expected if s == k) for k in range(len(stages))]
+    if counts is not None:
+        assert got == counts
