@@ -61,13 +61,6 @@ class Alignment:
     chunks: int
     exact: bool                     # False when the search budget ran out
 
-    @property
-    def stage_counts(self) -> dict[int, int]:
-        counts: dict[int, int] = {}
-        for _, _, s in self.links:
-            counts[s] = counts.get(s, 0) + 1
-        return counts
-
 
 def chunk_count(links: Sequence[LinkTriple]) -> int:
     """Maximal runs of links adjacent in both texts; ``links`` sorted by candidate position."""

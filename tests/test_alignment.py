@@ -120,6 +120,12 @@ def test_crossings_and_chunks_helpers():
     assert chunk_count([]) == 0
     assert chunk_count([(0, 0, 0), (1, 1, 0), (2, 5, 1)]) == 2
     assert chunk_runs([(0, 0, 0), (1, 1, 0), (2, 5, 1)]) == [[(0, 0, 0), (1, 1, 0)], [(2, 5, 1)]]
+    # a run needs both positions to advance by one: the candidate's alone or the reference's alone breaks it
+    assert chunk_runs([(0, 1, 0), (1, 2, 2), (2, 4, 0), (4, 5, 1), (5, 6, 0), (6, 0, 0)]) == [
+        [(0, 1, 0), (1, 2, 2)], [(2, 4, 0)], [(4, 5, 1), (5, 6, 0)], [(6, 0, 0)]]
+    assert chunk_runs([(3, 3, 0)]) == [[(3, 3, 0)]] and chunk_runs([]) == []
+    for links in ([(0, 1, 0), (1, 2, 2), (2, 4, 0), (4, 5, 1), (5, 6, 0), (6, 0, 0)], [(1, 0, 0), (2, 1, 0)]):
+        assert len(chunk_runs(links)) == chunk_count(links) == brute_chunks(links)
 
 
 def test_penalty_by_hand(matcher):
@@ -147,7 +153,7 @@ def test_budget_fallback_keeps_rule_1_and_is_deterministic(matcher):
     assert cut == align(cand, ref, keys, any_keys, budget=50)
     assert len(cut.links) == sum(min(cand.count(w), ref.count(w)) for w in set(cand))
     assert len({j for _, j, _ in cut.links}) == len(cut.links)
-    assert all(cand[i] == ref[j] for i, j, _ in cut.links)
+    assert all(cand[i] == ref[j] and s == 0 for i, j, s in cut.links)  # equal words: the exact stage (0)
     none_found = align(cand, ref, keys, any_keys, budget=0)
     assert not none_found.exact and len(none_found.links) == len(cut.links)
     s = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, budget=50))
@@ -209,3 +215,15 @@ def test_cases_found_by_the_deeper_search(matcher, cand, ref, stages, counts):
     assert got == [sum(1 for _, _, s in expected if s == k) for k in range(len(stages))]
     if counts is not None:
         assert got == counts
+
+
+def test_the_budget_counts_search_nodes_one_by_one(matcher):
+    """A search that needs exactly 984 nodes: with 983 it stops inside the exact search (after the greedy
+    descent found its first alignment), keeps the best found and says the result is not proven."""
+    cand = ["нет", "кот", "нет", "нет", "кот", "кот", "да", "да", "кот", "нет"]
+    ref = ["кот", "кот", "да", "да", "нет", "нет", "да", "да", "кот"]
+    stages = STAGE_ORDERS[0]
+    keys, any_keys = matcher.key_functions(stages), matcher.any_keys(stages)
+    proven, cut = align(cand, ref, keys, any_keys, budget=984), align(cand, ref, keys, any_keys, budget=983)
+    assert proven.exact and not cut.exact
+    assert proven.links == cut.links == tuple(exhaustive_align(cand, ref, matcher, stages))
