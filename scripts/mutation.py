@@ -181,7 +181,8 @@ def _deep_check_fails(workdir: Path) -> bool:
     """scripts/mutation_deep.py in ``workdir``: True when it finds a difference from the brute force."""
     env = dict(os.environ, SCORER_PURE_PYTHON="1", PYTHONPATH=str(workdir), PYTHONDONTWRITEBYTECODE="1")
     try:
-        done = subprocess.run([sys.executable, str(ROOT / "scripts" / "mutation_deep.py"), str(DEEP_CASES)],
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / "mutation_deep.py"), str(DEEP_CASES),
+                               DEEP_MODE],
                               cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT * 4)
     except subprocess.TimeoutExpired:
         return True
@@ -190,8 +191,9 @@ def _deep_check_fails(workdir: Path) -> bool:
     return done.returncode != 0
 
 
-#: How many random cases the deep check compares.
+#: How many random cases the deep check compares, and how they are drawn ("dense": two or three words).
 DEEP_CASES = 6000
+DEEP_MODE = os.environ.get("MUTATION_DEEP_MODE", "")
 
 
 def run(mutant: Mutant, number: int, workdir: Path, deep: bool = False) -> tuple[Mutant, bool, float]:

@@ -24,13 +24,15 @@ from scorer.matcher import Matcher  # noqa: E402
 from scorer.thesaurus import load_thesaurus  # noqa: E402
 
 CASES = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
+#: "dense": pools of two or three words, so that repeated and partly exact types abound.
+DENSE = len(sys.argv) > 2 and sys.argv[2] == "dense"
 
 
 def main() -> int:
     matcher = Matcher(load_thesaurus(HERE / "tests" / "data" / "rwn-mini"), persistent=False)
     rng = random.Random(20261123)
     for case in range(CASES):
-        pool = rng.sample(WORDS, rng.randint(1, 6))
+        pool = rng.sample(WORDS, rng.randint(2, 3) if DENSE else rng.randint(1, 6))
         cand = [rng.choice(pool) for _ in range(rng.randint(1, 9))]
         ref = [rng.choice(pool) for _ in range(rng.randint(1, 9))]
         stages = rng.choice(STAGE_ORDERS)

@@ -28,8 +28,7 @@ def integral(folder):
 def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
     ref = reference_with_private_config(tmp_path)
     res = tmp_path / "input" / "res"
-    assert cli.main(["score", "--data", str(ref), "--submission", str(res), "--output", str(tmp_path / "a"),
-                     "--quiet"]) == 0
+    assert cli.main(["score", "--data", str(ref), "--submission", str(res), "--output", str(tmp_path / "a")]) == 0
     assert "config: " + str(ref / "config.toml") in capsys.readouterr().err
     assert cli.main(["codalab", str(tmp_path / "input"), str(tmp_path / "b"), "--quiet"]) == 0
     env = dict(os.environ, SCORER_INPUT=str(tmp_path / "input"), SCORER_OUTPUT=str(tmp_path / "c"),
