@@ -1,4 +1,4 @@
-"""Per-turn scores to the integral score (SPEC section 1).
+"""Per-turn scores to the integral score (contract section 1).
 
     S_i   = (mean METEOR over turns of dialogue i + mean HM over turns of i) / 2
     S_j   = mean of S_i over the dialogues of type j

@@ -1,4 +1,4 @@
-"""Rules 2-5 of SPEC section 4: which alignment of rule 1 is scored.
+"""Rules 2-5 of contract section 4: which alignment of rule 1 is scored.
 
 Among the alignments with the per-stage link counts of rule 1
 (:mod:`scorer.counting`), the one with the fewest crossings, then the fewest

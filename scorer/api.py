@@ -296,7 +296,7 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
                           seed: int = DEFAULT_SEED, baselines: Sequence[str] = (),
                           progress: Progress | None = None) -> "Meta":
     """Score every submission once (as :func:`score_leaderboard`), then correlate the figures with the
-    human ratings at every level SPEC section 8 gives (:mod:`scorer.correlation`)."""
+    human ratings at every level contract section 8 gives (:mod:`scorer.correlation`)."""
     from .correlation import BASELINES, build_levels, correlate, read_human
 
     unknown = [b for b in baselines if b not in BASELINES]

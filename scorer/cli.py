@@ -1,4 +1,4 @@
-"""Command line (SPEC section 6): a thin shell over :mod:`scorer.api`.
+"""Command line (contract section 6): a thin shell over :mod:`scorer.api`.
 
 Exit codes: 0 scored / valid, 1 submission invalid, 2 usage, configuration,
 thesaurus or reference-data error, 3 unexpected internal error (one line on
@@ -205,7 +205,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace, reference_dir: str | None) -> Config:
-    """SPEC section 7's rule, said on stderr."""
+    """contract section 7's rule, said on stderr."""
     config, which = config_for(reference_dir, args.config)
     if not getattr(args, "quiet", False):
         print(f"config: {which}", file=sys.stderr)
@@ -259,7 +259,7 @@ def _score(args: argparse.Namespace) -> int:
             display.close()
             _try_write_failure(exc, output)
             raise
-        # codalab's outputs are shown to participants: no turn's value of a private hidden metric (SPEC section 7)
+        # codalab's outputs are shown to participants: no turn's value of a private hidden metric (contract section 7)
         private = args.command == "codalab" and config.hidden_is_private
         write_outputs(result, output, report=args.report, progress=display, turn_hidden_metric=not private)
     _print_warnings(result.warnings)

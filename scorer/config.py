@@ -1,4 +1,4 @@
-"""Scorer configuration: the packaged defaults overridden by a TOML file (SPEC section 7)."""
+"""Scorer configuration: the packaged defaults overridden by a TOML file (contract section 7)."""
 from __future__ import annotations
 
 import math
@@ -43,13 +43,13 @@ class Config:
 
     @property
     def hidden_is_private(self) -> bool:
-        """True when the hidden metric's settings differ from the built-in default's (SPEC section 7):
+        """True when the hidden metric's settings differ from the built-in default's (contract section 7):
         then no output may show them."""
         return self.hidden_settings != _default_hidden_settings()
 
 
 def config_for(reference_dir: str | Path | None, explicit: str | Path | None = None) -> tuple[Config, str]:
-    """The configuration a run uses (SPEC section 7) and a phrase saying which one.
+    """The configuration a run uses (contract section 7) and a phrase saying which one.
 
     ``explicit`` if given; else ``config.toml`` in the reference directory if
     there is one; else the built-in default.

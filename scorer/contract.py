@@ -1,4 +1,4 @@
-"""The contract's names (SPEC sections 1-2): dialogue types, their short codes, file names.
+"""The contract's names (contract sections 1-2): dialogue types, their short codes, file names.
 
 A leaf module: it imports nothing of the scorer, so readers, validation and
 reports can name these without pulling in the metric.

@@ -1,4 +1,4 @@
-"""Meta-evaluation (SPEC section 8): how well the competition's figures agree with human ratings.
+"""Meta-evaluation (contract section 8): how well the competition's figures agree with human ratings.
 
 Ratings come at one of three levels, told by the CSV header
 (``submission,score`` / ``submission,dialog_id,score`` /
@@ -56,7 +56,7 @@ SYSTEMS_STEP, BOOTSTRAP_STEP = "system-level figures", "bootstrap intervals"
 
 
 class HumanRatingsError(IssuesError):
-    """The human ratings CSV breaks SPEC section 8 (exit 2)."""
+    """The human ratings CSV breaks contract section 8 (exit 2)."""
 
     exit_code = EXIT_USAGE
     kind = "human_ratings"
@@ -346,7 +346,7 @@ def _corpus_stats(metric: Any, hyps: Sequence[str]) -> list[list[int]]:
 def build_levels(board: Leaderboard, references: Mapping[str, list[list[str]]], human: HumanRatings, baselines: Sequence[str],
                  resamples: int, seed: int, weights: Mapping[str, float],
                  progress: Progress | None = None) -> tuple[list[LevelData], list[str]]:
-    """The levels SPEC section 8 asks for, from the leaderboard's scored entries; and the warnings.
+    """The levels contract section 8 asks for, from the leaderboard's scored entries; and the warnings.
 
     ``progress`` hears the systems whose system-level figures are computed."""
     import numpy as np

@@ -1,4 +1,4 @@
-"""Rule 1 of SPEC section 4 by counting: how many links of each stage the alignment has.
+"""Rule 1 of contract section 4 by counting: how many links of each stage the alignment has.
 
 Rule 1 asks for the most exact links, then the most lemma links, then the
 most synonym links: a lexicographic maximum of the vector of per-stage

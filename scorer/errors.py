@@ -1,4 +1,4 @@
-"""Error types and their exit codes (SPEC section 6).
+"""Error types and their exit codes (contract section 6).
 
 Exit codes: 0 scored / valid, 1 submission invalid, 2 usage, configuration,
 thesaurus or reference-data error, 3 unexpected internal error.
@@ -67,7 +67,7 @@ class PerplexitiesNotFound(UsageError):
 
 
 class ConfigError(ScorerError):
-    """A configuration file or value breaks SPEC section 7."""
+    """A configuration file or value breaks contract section 7."""
 
     exit_code = EXIT_USAGE
     kind = "config"
@@ -157,7 +157,7 @@ class IssuesError(ScorerError):
 
 
 class ReferenceDataError(IssuesError):
-    """The organizer's reference directory breaks SPEC section 2."""
+    """The organizer's reference directory breaks contract section 2."""
 
     exit_code = EXIT_USAGE
     kind = "reference_data"
@@ -168,7 +168,7 @@ class ReferenceDataError(IssuesError):
 
 
 class SubmissionInvalid(IssuesError):
-    """The participant's submission breaks SPEC sections 2-3."""
+    """The participant's submission breaks contract sections 2-3."""
 
     exit_code = EXIT_INVALID
     kind = "invalid"

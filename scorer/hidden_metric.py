@@ -1,4 +1,4 @@
-"""Hidden metric: perplexity p >= 1 mapped to [0, 1], 1 best (SPEC section 5).
+"""Hidden metric: perplexity p >= 1 mapped to [0, 1], 1 best (contract section 5).
 
 Methods are looked up by name in :data:`METHODS`; a new one plugs in with
 :func:`register`, declaring its parameters and their defaults.

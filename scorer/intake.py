@@ -1,4 +1,4 @@
-"""Finding and reading the submission's two files (SPEC sections 2-3).
+"""Finding and reading the submission's two files (contract sections 2-3).
 
 A submission is ``submission.jsonl`` plus ``ppl_output.json`` given as two
 files, as a directory holding them, or as a ``.zip`` holding them at its root

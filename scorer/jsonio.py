@@ -1,4 +1,4 @@
-"""Strict JSON parsing and streamed JSONL lines (SPEC section 2).
+"""Strict JSON parsing and streamed JSONL lines (contract section 2).
 
 Accepted: UTF-8 with or without a BOM, CRLF line ends, blank JSONL lines.
 Rejected: invalid UTF-8, ``NaN``, ``Infinity``, numbers not representable as

@@ -1,4 +1,4 @@
-"""The link graph of two texts on token types (SPEC section 4).
+"""The link graph of two texts on token types (contract section 4).
 
 Two tokens of one type are interchangeable to every stage, so the graph is
 built on types with their counts. A *link* joins a candidate type and a

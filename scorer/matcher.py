@@ -1,7 +1,7 @@
 """What each stage knows of a token, memoised: its lemma set and its synset set.
 
 Two tokens are related at a stage when their keys at that stage intersect
-(SPEC section 4): the exact stage's key is the token itself, the lemma
+(contract section 4): the exact stage's key is the token itself, the lemma
 stage's the ``normal_form`` of every pymorphy3 parse, the synonym stage's
 the RuWordNet synsets having a single-word sense equal to one of its lemmas.
 Keys are memoised per run and, unless asked otherwise, kept across runs in

@@ -1,4 +1,4 @@
-"""Russian METEOR (SPEC section 4).
+"""Russian METEOR (contract section 4).
 
 With ``m`` links, ``t`` candidate and ``r`` reference tokens::
 
@@ -210,7 +210,7 @@ def meteor_ru(candidate: str, references: str | Sequence[str], *,
     """METEOR of ``candidate`` against the best of ``references`` (a string or a list).
 
     ``thesaurus`` is a loaded :class:`~scorer.thesaurus.Thesaurus` or a path to
-    RuWordNet; by default it is found as SPEC section 4 says
+    RuWordNet; by default it is found as contract section 4 says
     (``RUWORDNET_PATH`` or the ruwordnet package's download location). What
     was loaded is kept for later calls. ``synonyms=False`` drops the synonym
     stage instead.

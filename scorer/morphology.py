@@ -1,4 +1,4 @@
-"""Lemma sets from pymorphy3 (the ``lemma`` stage of SPEC section 4), under a guard.
+"""Lemma sets from pymorphy3 (the ``lemma`` stage of contract section 4), under a guard.
 
 The analyser runs without pymorphy3's probability estimator: it only
 reorders and rescores parses, and the stage uses the set of every parse's
@@ -6,7 +6,7 @@ normal form, so leaving it out changes no lemma set and saves a third of
 the time. With pymorphy3's ``fast`` extra (the C DAWG) a parse is about
 eight times faster still; the results are the same.
 
-No token can make the analysis raise (SPEC section 6, "no input ends in
+No token can make the analysis raise (contract section 6, "no input ends in
 exit 3"). pymorphy3 recurses once per known prefix of an unknown word, and
 its time grows with the square of the word's length beyond a few hundred
 characters; it raises ``ValueError`` on letters without a Unicode name. So

@@ -1,4 +1,4 @@
-"""Runs of combining marks: the bound that keeps normalisation linear (SPEC section 3, bounded work).
+"""Runs of combining marks: the bound that keeps normalisation linear (contract section 3, bounded work).
 
 NFKC puts every run of combining marks (non-starters, canonical combining
 class above 0) into canonical order with an insertion sort, so its time
@@ -8,7 +8,7 @@ Text Format bounds a run at 30 marks, and so does the scorer: a text whose
 run of combining marks is longer than :data:`MAX_COMBINING_RUN` is refused
 where it enters (an invalid answer, an invalid reference, a usage error for
 ``explain``), before it is ever normalised. Texts within the bound are
-normalised exactly as SPEC section 4 says, unchanged.
+normalised exactly as contract section 4 says, unchanged.
 
 A character counts as a mark here when its combining class is above 0 or its
 compatibility decomposition begins with such a character (U+0344, U+0F73):

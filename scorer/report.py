@@ -1,4 +1,4 @@
-"""Outputs of ``score`` (SPEC section 6): scores.json, details.csv, scores.txt.
+"""Outputs of ``score`` (contract section 6): scores.json, details.csv, scores.txt.
 
 Every file is written to a temporary name in the output directory and renamed
 into place, so a reader sees the old file or the new one, never half of one.
@@ -124,7 +124,7 @@ def score_files(result: ScoreResult, report: bool = False, progress: Progress | 
     """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written.
 
     Without ``turn_hidden_metric`` no output holds a turn's hidden-metric value (for pages shown to
-    participants when the hidden metric's settings are private, SPEC section 7)."""
+    participants when the hidden metric's settings are private, contract section 7)."""
     files = {DETAILS_CSV: details_csv(result, progress, turn_hidden_metric), SCORES_TXT: scores_txt(result),
              SCORES_JSON: json_bytes(scores_payload(result))}
     if report:

@@ -23,7 +23,7 @@ def _num(value: float) -> str:
 
 def hidden_metric_field(config: Config) -> str:
     """``inverse`` (or ``method(key=value,...)``) for the built-in default's settings; for private ones
-    ``private-`` and 12 hex digits of the SHA-256 of their canonical JSON (SPEC section 7)."""
+    ``private-`` and 12 hex digits of the SHA-256 of their canonical JSON (contract section 7)."""
     if config.hidden_is_private:
         canonical = json.dumps(config.hidden_settings, sort_keys=True, separators=(",", ":"), allow_nan=False)
         return "private-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]

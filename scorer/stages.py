@@ -1,4 +1,4 @@
-"""The matching stages of SPEC section 4, by name.
+"""The matching stages of contract section 4, by name.
 
 A stage relates a candidate token and a reference token. ``exact``: the
 tokens are equal. ``lemma``: their pymorphy3 lemma sets intersect.

@@ -1,4 +1,4 @@
-"""Text normalisation and tokenisation (SPEC section 4).
+"""Text normalisation and tokenisation (contract section 4).
 
 normalise: Unicode NFKC, ``str.lower()``, ``ё`` -> ``е``.
 tokenise:  ``re.findall(r"\\w+", normalise(text))``.

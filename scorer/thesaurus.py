@@ -1,4 +1,4 @@
-"""RuWordNet synsets by lemma (the ``synset`` stage of SPEC section 4).
+"""RuWordNet synsets by lemma (the ``synset`` stage of contract section 4).
 
 Two sources are read:
 

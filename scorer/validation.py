@@ -1,4 +1,4 @@
-"""Reading and validating the four input files (SPEC sections 2-3), with bounded work.
+"""Reading and validating the four input files (contract sections 2-3), with bounded work.
 
 Every reader returns a value (what it kept) and puts what is wrong into an
 :class:`~scorer.errors.IssueLog`, which keeps the first 100 issues and only

@@ -1,11 +1,11 @@
-"""SPEC section 4 read literally, for tests: every link set, then rules 1-5 in order."""
+"""contract section 4 read literally, for tests: every link set, then rules 1-5 in order."""
 from __future__ import annotations
 
 from scorer.matcher import related
 
 
 def crossings(links) -> int:
-    """Pairs of links (i, j), (k, l) with (i - k)(j - l) < 0, counted pair by pair (SPEC section 4, rule 2)."""
+    """Pairs of links (i, j), (k, l) with (i - k)(j - l) < 0, counted pair by pair (contract section 4, rule 2)."""
     return sum(1 for a, (i, j, _) in enumerate(links) for (k, l, _) in links[a + 1:] if (i - k) * (j - l) < 0)
 
 
@@ -44,7 +44,7 @@ def rule_key(links, n_stages):
 
 
 def brute_align(cand, ref, matcher, stages):
-    """The (i, j, stage index) links of the alignment SPEC section 4 scores."""
+    """The (i, j, stage index) links of the alignment contract section 4 scores."""
     keys = matcher.key_functions(tuple(stages))
     return min(all_alignments(cand, ref, keys), key=lambda links: rule_key(links, len(stages)))
 

@@ -1,4 +1,4 @@
-"""The engine against SPEC section 4 read literally (every link set, rules 1-5), on Russian words of up to 9 tokens."""
+"""The engine against contract section 4 read literally (every link set, rules 1-5), on Russian words of up to 9 tokens."""
 import itertools
 import random
 

@@ -1,4 +1,4 @@
-"""Command line (SPEC section 6): exit codes, output files and their exact shape."""
+"""Command line (contract section 6): exit codes, output files and their exact shape."""
 import csv
 import io
 import json
@@ -337,7 +337,7 @@ def test_codalab_takes_the_private_config_from_ref(tmp_path):
 
 
 def private_digest(method, p_max=None):
-    """SPEC section 7: the first 12 hex digits of the SHA-256 of the settings' canonical JSON."""
+    """contract section 7: the first 12 hex digits of the SHA-256 of the settings' canonical JSON."""
     import hashlib
 
     settings = {"method": method} if p_max is None else {"method": method, "p_max": p_max}

@@ -1,4 +1,4 @@
-"""SPEC section 7: defaults, overrides, and every configuration error naming its key."""
+"""contract section 7: defaults, overrides, and every configuration error naming its key."""
 import pytest
 
 from scorer.config import load_config

@@ -1,4 +1,4 @@
-"""Meta-evaluation (SPEC section 8): coefficients by hand and against scipy, ratings CSV rules, bootstrap, outputs."""
+"""Meta-evaluation (contract section 8): coefficients by hand and against scipy, ratings CSV rules, bootstrap, outputs."""
 import csv
 import json
 import math

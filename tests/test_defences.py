@@ -1,4 +1,4 @@
-"""Each defence of SPEC section 3 against hostile uploads and a faulty environment, one test a class."""
+"""Each defence of contract section 3 against hostile uploads and a faulty environment, one test a class."""
 import json
 import os
 import resource

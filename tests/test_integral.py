@@ -1,4 +1,4 @@
-"""The integral score of SPEC section 1, on splits computed by hand."""
+"""The integral score of contract section 1, on splits computed by hand."""
 import math
 import random
 

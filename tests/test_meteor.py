@@ -1,4 +1,4 @@
-"""Hand-computed METEOR values for small Russian cases, one per rule of SPEC section 4."""
+"""Hand-computed METEOR values for small Russian cases, one per rule of contract section 4."""
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -1,4 +1,4 @@
-"""Every rule of SPEC sections 2-3 for the four input files."""
+"""Every rule of contract sections 2-3 for the four input files."""
 import json
 
 import pytest
