@@ -1,6 +1,6 @@
 """Alignment mutants against the unmutated engine, in one process, on longer texts (up to 12 tokens).
 
-    SCORER_PURE_PYTHON=1 python scripts/mutation_compare.py alignment.py:364:2,alignment.py:366:0 20000 [seed]
+    SCORER_PURE_PYTHON=1 python scripts/mutation_compare.py alignment.py:364:2,alignment.py:366:0 20000 [seed [words]]
 
 Each listed mutant of alignment.py is loaded beside the real module; random pairs of texts of 2 to 12 tokens
 from a few words are aligned by both, and a mutant is reported (KILL and the case) at its first difference.
@@ -32,10 +32,11 @@ for n, mu in enumerate(ms):
         exec(compile(mutation.mutated_source(mu, n), "mut", "exec"), mod.__dict__)
         mods[mu.site] = mod
 rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+POOL = int(sys.argv[4]) if len(sys.argv) > 4 else 4  # at most this many words a pair
 alive = set(mods)
 t0 = time.time()
 for case in range(N):
-    pool = rng.sample(WORDS, rng.randint(1, 4))
+    pool = rng.sample(WORDS, rng.randint(1, POOL))
     c = [rng.choice(pool) for _ in range(rng.randint(2, 12))]; r = [rng.choice(pool) for _ in range(rng.randint(2, 12))]
     st = rng.choice(STAGE_ORDERS); k, a = m.key_functions(st), m.any_keys(st)
     want = real.align(c, r, k, a)
