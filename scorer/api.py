@@ -162,7 +162,8 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     """
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
-    variants = [reference.variants()[d.dialog_id][turn] for d, turn in keys]
+    references = reference.variants()
+    variants = [references[d.dialog_id][turn] for d, turn in keys]
     report = (lambda done: progress(SCORING, done, len(keys))) if progress else None
     if report:
         report(0)
@@ -184,7 +185,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     if progress:
         progress(AGGREGATING, len(keys) + 1, total)
     explained = (lambda done: progress(AGGREGATING, len(keys) + 1 + done, total)) if progress else None
-    lowest = lowest_turns(turns, reference.variants(), metric, progress=explained)
+    lowest = lowest_turns(turns, references, metric, progress=explained)
     if matcher is None:
         metric.matcher.save()
     warnings = submission.warnings + unanalysed_warnings(keys, answers, variants, metric.matcher.unanalysed)

@@ -51,13 +51,13 @@ def _jobs(text: str) -> int:
 _INVALID = "  1  the submission is invalid (every error listed, with file, line, dialog_id and turn)"
 _ENDINGS = """  3  unexpected internal error
   130, 143  interrupted by SIGINT, SIGTERM (earlier outputs are left as they were)"""
+_SCORED = ["  0  scored", _INVALID, "  2  usage, configuration, thesaurus or reference-data error "
+           "(scores.json says so, status error)"]
 #: Each subcommand's exit codes: only those it can return.
 EXIT_CODES = {
     "validate": ["  0  the submission is valid", _INVALID, "  2  usage, configuration or reference-data error"],
-    "score": ["  0  scored", _INVALID, "  2  usage, configuration, thesaurus or reference-data error "
-              "(scores.json says so, status error)"],
-    "codalab": ["  0  scored", _INVALID, "  2  usage, configuration, thesaurus or reference-data error "
-                "(scores.json says so, status error)"],
+    "score": _SCORED,
+    "codalab": _SCORED,
     "leaderboard": ["  0  ranked (invalid and failed entries are listed in the table, not an exit code)",
                     "  2  usage, configuration, thesaurus or reference-data error"],
     "correlate": ["  0  correlated (invalid entries are listed and left out)",
@@ -386,6 +386,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+#: The options that mend an error the library raises (the library names no flags; the command line does).
+_OPTION_HINTS: dict[type[ScorerError], str] = {ThesaurusError: "--thesaurus PATH, or --no-synonyms",
+                                               PerplexitiesNotFound: "--ppl FILE"}
+
+
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         return handler(args)
@@ -394,17 +399,10 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         print(f"error: {exc.headline}:", file=sys.stderr)
         print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes()), file=sys.stderr)
         return exc.exit_code
-    except ThesaurusError as exc:
-        _json_verdict(args, exc)
-        print(f"error: {exc} (on the command line: --thesaurus PATH, or --no-synonyms)", file=sys.stderr)
-        return exc.exit_code
-    except PerplexitiesNotFound as exc:
-        _json_verdict(args, exc)
-        print(f"error: {exc} (on the command line: --ppl FILE)", file=sys.stderr)
-        return exc.exit_code
     except ScorerError as exc:
         _json_verdict(args, exc)
-        print(f"error: {exc}", file=sys.stderr)
+        hint = next((f" (on the command line: {h})" for kind, h in _OPTION_HINTS.items() if isinstance(exc, kind)), "")
+        print(f"error: {exc}{hint}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # a fault of the environment: a path too long, unreadable, on a full disk ...
         error = UsageError(f"{shorten(str(exc.filename or ''), 200) or 'a file'}: {exc.strerror or exc}")

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 from .contract import DIALOGUE_TYPES
 from .errors import EXIT_USAGE, Issue, IssueLog, IssuesError
 from .jsonio import shorten
-from .progress import Progress
+from .progress import BOOTSTRAP, Progress
 
 LEVELS = ("turn", "dialog", "system")
 FIGURES = {"turn": ("meteor", "hidden_metric", "turn_score"),
@@ -52,7 +52,7 @@ COLUMNS = ["level", "figure", "n", "pearson", "pearson_low", "pearson_high", "sp
 SHAPES = {("submission", "score"): "system", ("submission", "dialog_id", "score"): "dialog",
           ("submission", "dialog_id", "turn", "score"): "turn"}
 MIN_ITEMS = 3
-SYSTEMS_STEP, BOOTSTRAP_STEP = "system-level figures", "bootstrap intervals"
+SYSTEMS_STEP = "system-level figures"
 
 
 class HumanRatingsError(IssuesError):
@@ -296,7 +296,7 @@ def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> 
         drawn_figures, drawn_human = data.resamples()
         for figure, values in data.figures.items():
             if progress:
-                progress(BOOTSTRAP_STEP, len(rows), total)
+                progress(BOOTSTRAP, len(rows), total)
             point = coefficients(values, data.human)
             per_draw = resampled_coefficients(drawn_figures[figure], drawn_human)
             bounds = [interval(per_draw[k].tolist(), point[k]) for k in range(3)]
@@ -304,7 +304,7 @@ def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> 
             rows.append(Correlation(data.level, figure, len(values), point[0], *bounds[0], point[1], *bounds[1],
                                     point[2], *bounds[2], accuracy))
     if progress:
-        progress(BOOTSTRAP_STEP, total, total)
+        progress(BOOTSTRAP, total, total)
     return rows
 
 

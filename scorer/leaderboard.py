@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from .aggregate import dialog_scores
 from .contract import DIALOGUE_TYPES
 from .errors import Issue
-from .progress import Progress
+from .progress import BOOTSTRAP, Progress
 from .result import ScoreResult
 from .stages import STAGE_NAMES
 
@@ -160,10 +160,6 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     return found, skipped
 
 
-#: The step a leaderboard's bootstrap reports under, counting the ranked entries resampled.
-BOOTSTRAP_STEP = "bootstrap intervals"
-
-
 def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int, seed: int,
          signature: str, skipped: Sequence[str], stages: tuple[str, ...] = STAGE_NAMES,
          progress: Progress | None = None) -> Leaderboard:
@@ -182,10 +178,10 @@ def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int,
         samples = []
         for k, e in enumerate(valid):
             if progress:
-                progress(BOOTSTRAP_STEP, k, len(valid))
+                progress(BOOTSTRAP, k, len(valid))
             samples.append(resampled_integrals(strata, dialog_scores(e.scored().turns)))
         if progress:
-            progress(BOOTSTRAP_STEP, len(valid), len(valid))
+            progress(BOOTSTRAP, len(valid), len(valid))
         for k, entry in enumerate(valid):
             integral = entry.scored().summary.integral
             low, high = interval(samples[k])

@@ -22,6 +22,8 @@ from typing import Callable, TextIO
 #: ``progress(step, done, total)``.
 Progress = Callable[[str, int, int], None]
 READING, CHECKING, SCORING, AGGREGATING, WRITING = "reading", "checking", "scoring", "aggregating", "writing"
+#: The step of a bootstrap (a leaderboard's intervals, correlate's coefficients), counting what is resampled.
+BOOTSTRAP = "bootstrap intervals"
 
 DELAY_SECONDS = 2.0
 REDRAW_SECONDS = 0.1

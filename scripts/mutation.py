@@ -56,29 +56,27 @@ class _Sites(ast.NodeTransformer):
     """Walks a module; finds the sites, or applies the change at site number ``target``."""
 
     def __init__(self, target: int | None = None):
-        self.count = 0
         self.target = target
         self.found: list[tuple[int, str]] = []
 
     def _site(self, node: ast.AST, change: str) -> bool:
         """Record a site; True when it is the one to mutate."""
         self.found.append((getattr(node, "lineno", 0), change))
-        self.count += 1
-        return self.count - 1 == self.target
+        return len(self.found) - 1 == self.target
+
+    def _swap_operator(self, node: ast.BinOp | ast.AugAssign, suffix: str) -> ast.AST:
+        """An arithmetic operator and its partner (``a + b``, or ``a += b`` with ``suffix`` "=")."""
+        self.generic_visit(node)
+        new = _BINARY.get(type(node.op))
+        if new and self._site(node, f"{type(node.op).__name__}{suffix} -> {new.__name__}{suffix}"):
+            node.op = new()
+        return node
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        self.generic_visit(node)
-        new = _BINARY.get(type(node.op))
-        if new and self._site(node, f"{type(node.op).__name__} -> {new.__name__}"):
-            node.op = new()
-        return node
+        return self._swap_operator(node, "")
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
-        self.generic_visit(node)
-        new = _BINARY.get(type(node.op))
-        if new and self._site(node, f"{type(node.op).__name__}= -> {new.__name__}="):
-            node.op = new()
-        return node
+        return self._swap_operator(node, "=")
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
@@ -127,7 +125,7 @@ class _Sites(ast.NodeTransformer):
         return node  # annotations of parameters
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        node.returns = node.returns  # the return annotation is left alone
+        # the return annotation (node.returns) is left alone
         node.args = self.visit(node.args)
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
         node.body = [self.visit(s) for s in node.body]

@@ -125,11 +125,12 @@ def test_an_unranked_entry_has_no_result_or_interval():
 
 
 def test_the_bootstrap_reports_its_progress():
-    from scorer.leaderboard import BOOTSTRAP_STEP, rank
+    from scorer.leaderboard import rank
+    from scorer.progress import BOOTSTRAP
 
     heard = []
     board = api_board(lambda step, done, total: heard.append((step, done, total)))
-    boot = [(done, total) for step, done, total in heard if step == BOOTSTRAP_STEP]
+    boot = [(done, total) for step, done, total in heard if step == BOOTSTRAP]
     assert boot == [(0, 2), (1, 2), (2, 2)] and len(board.ranked) == 2
     assert rank([], {}, 40, 1, "sig", []).entries == ()
 
