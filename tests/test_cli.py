@@ -15,6 +15,7 @@ import pytest
 
 from scorer import cli
 from scorer.report import DETAIL_COLUMNS
+from scorer.thesaurus import HOW_TO_GET
 
 from conftest import EXAMPLES, PUBLIC, ROOT, make_split, make_submission, write_jsonl
 
@@ -534,3 +535,12 @@ def test_a_bare_file_without_perplexities_names_the_option(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: perplexities not found at {tmp_path / 'ppl_output.json'}: the submission is a bare file, and no "
         "ppl_output.json lies beside it; give the perplexities file too (on the command line: --ppl FILE)")
+
+
+def test_a_missing_thesaurus_names_the_options_that_mend_it(tmp_path, capsys):
+    missing = tmp_path / "no-rwn"
+    assert score(EXAMPLES / "realistic", tmp_path / "o", "--thesaurus", missing) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"error: RuWordNet was not found at {missing} (from the given location). " + HOW_TO_GET
+        + " (on the command line: --thesaurus PATH, or --no-synonyms)")
+    assert load(tmp_path / "o")["errors"][0]["message"].endswith(HOW_TO_GET)  # the library names no flags
