@@ -11,7 +11,7 @@ if [ "$#" -gt 0 ]; then
 fi
 cd "$ROOT"
 synonyms=()
-if [ -z "${RUWORDNET_PATH:-}" ] && ! "$SCORER_PY" -c "import sys; from scorer.thesaurus import default_location as d; p = d(); sys.exit(0 if p and p.exists() else 1)"; then
+if [ -z "${RUWORDNET_PATH:-}" ] && ! "$SCORER_PY" -c "import sys; from scorer.metric.thesaurus import default_location as d; p = d(); sys.exit(0 if p and p.exists() else 1)"; then
     echo "RuWordNet not found: trying \`ruwordnet download\` ..." >&2
     if ! "$VENV/bin/ruwordnet" download >/dev/null 2>&1; then
         echo "warning: RuWordNet could not be downloaded; scoring the example WITHOUT synonyms (--no-synonyms)." >&2

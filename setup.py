@@ -14,7 +14,7 @@ fails leaves the old module with its old stamp, and at import the stamp is
 compared with the source beside it (a checkout edited after its build runs the
 pure engine; ``scorer --version`` says why). Without a compiler the build goes
 on and the package runs its pure-Python engine, which defines the metric (see
-scorer/accelerator.py).
+scorer/metric/engine/accelerator.py).
 """
 import hashlib
 from pathlib import Path
@@ -24,7 +24,8 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "scorer"
-SAME_SOURCE = ("links", "counting", "alignment")  # as scorer/accelerator.py names them
+ENGINE = PACKAGE / "metric" / "engine"  # the sources compiled
+SAME_SOURCE = ("links", "counting", "alignment")  # as scorer/metric/engine/accelerator.py names them
 
 
 class OptionalBuildExt(build_ext):
@@ -57,9 +58,9 @@ def _copy_sources() -> list[Extension]:
     folder.mkdir(exist_ok=True)
     extensions = []
     for name in SAME_SOURCE:
-        _stamped_copy(PACKAGE / f"{name}.py", folder / f"{name}.py")
+        _stamped_copy(ENGINE / f"{name}.py", folder / f"{name}.py")
         extensions.append(Extension(f"scorer._compiled.{name}", [f"scorer/_compiled/{name}.py"]))
-    _stamped_copy(PACKAGE / "_rule1.pyx", folder / "_rule1.pyx")
+    _stamped_copy(ENGINE / "_rule1.pyx", folder / "_rule1.pyx")
     return extensions + [Extension("scorer._compiled._rule1", ["scorer/_compiled/_rule1.pyx"])]
 
 

@@ -16,12 +16,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from scorer.alignment import align
-from scorer.counting import stage_counts
-from scorer.links import components, counts_of, type_graph
-from scorer.matcher import Matcher
-from scorer.text import tokenise
-from scorer.thesaurus import load_thesaurus
+from scorer.metric.engine.alignment import align
+from scorer.metric.engine.counting import stage_counts
+from scorer.metric.engine.links import components, counts_of, type_graph
+from scorer.metric.matcher import Matcher
+from scorer.metric.text import tokenise
+from scorer.metric.thesaurus import load_thesaurus
 
 SYSTEMS = ["Facebook-AI", "Manifold", "NVIDIA-NeMo", "NiuTrans", "Online-A", "Online-B", "Online-G",
            "Online-W", "Online-Y"]

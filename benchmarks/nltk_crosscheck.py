@@ -18,9 +18,9 @@ from pathlib import Path
 
 from nltk.translate.meteor_score import _count_chunks, _enum_align_words, _generate_enums, single_meteor_score
 
-from scorer.matcher import Matcher
-from scorer.meteor import MeteorParams, meteor_tokens
-from scorer.text import tokenise
+from scorer.metric.matcher import Matcher
+from scorer.metric.meteor import MeteorParams, meteor_tokens
+from scorer.metric.text import tokenise
 
 SYSTEMS = ["Facebook-AI", "Manifold", "NVIDIA-NeMo", "NiuTrans", "Online-A", "Online-B", "Online-G",
            "Online-W", "Online-Y"]

@@ -9,16 +9,16 @@ Library API (see README, "Python API")::
 """
 from .api import (Meta, ReferenceData, ScoreResult, correlate_submissions, load_reference, score_leaderboard,
                   score_submission, score_validated, validate_submission)
-from .config import Config, config_for, load_config
+from scorer.inputs.config import Config, config_for, load_config
 from .errors import (ConfigError, Issue, ReferenceDataError, ScorerError, SubmissionInvalid,
                      ThesaurusError, UsageError)
-from .explain import ExplainedTurn
-from .hidden_metric import hidden_metric
-from .leaderboard import Entry, Leaderboard, Standing
-from .meteor import MeteorParams, MeteorRu, MeteorScore, meteor_ru
-from .report import write_correlation, write_failure, write_leaderboard, write_outputs
-from .text import normalise, tokenise
-from .thesaurus import Thesaurus, load_thesaurus
+from scorer.scoring.explain import ExplainedTurn
+from scorer.metric.hidden_metric import hidden_metric
+from scorer.scoring.leaderboard import Entry, Leaderboard, Standing
+from scorer.metric.meteor import MeteorParams, MeteorRu, MeteorScore, meteor_ru
+from scorer.outputs.report import write_correlation, write_failure, write_leaderboard, write_outputs
+from scorer.metric.text import normalise, tokenise
+from scorer.metric.thesaurus import Thesaurus, load_thesaurus
 from .version import __version__
 
 __all__ = [

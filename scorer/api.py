@@ -13,25 +13,28 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from .aggregate import TurnScore, aggregate
-from .config import Config, Limits, load_config
+from scorer.scoring.aggregate import TurnScore, aggregate
+from scorer.inputs.config import Config, Limits, load_config
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
-from .hidden_metric import hidden_metric
-from .intake import read_submission
-from .explain import LOWEST_TURNS, lowest_turns
-from .matcher import Matcher
-from .meteor import MeteorRu, params_without_synonyms
+from scorer.metric.hidden_metric import hidden_metric
+from scorer.inputs.intake import read_submission
+from scorer.scoring.explain import LOWEST_TURNS, lowest_turns
+from scorer.metric.matcher import Matcher
+from scorer.metric.meteor import MeteorRu, params_without_synonyms
 from .progress import AGGREGATING, SCORING, Progress
-from .result import ScoreResult
-from .signature import signature
-from .stages import needs_thesaurus
-from .thesaurus import Thesaurus, load_thesaurus
-from .turns import score_turns
-from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED, Entry, Leaderboard, find_submissions, rank
-from .contract import ANSWERS, DIALOGUES, SUBMISSION
-from .jsonio import shorten
-from .text import tokenise
-from .validation import Dialogue, Submission, check_submission, read_dialogues, read_references
+from scorer.scoring.result import ScoreResult
+from scorer.scoring.signature import signature
+from scorer.metric.stages import needs_thesaurus
+from scorer.metric.thesaurus import Thesaurus, load_thesaurus
+from scorer.scoring.turns import score_turns
+from scorer.scoring.leaderboard import Entry, Leaderboard, find_submissions, rank
+from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.inputs.contract import ANSWERS, DIALOGUES, SUBMISSION
+from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
+from scorer.scoring.correlation_result import Meta
+from scorer.inputs.jsonio import shorten
+from scorer.metric.text import tokenise
+from scorer.inputs.validation import Dialogue, Submission, check_submission, read_dialogues, read_references
 
 PathLike = str | os.PathLike
 
@@ -295,11 +298,9 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
                           config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
                           synonyms: bool = True, jobs: int = 1, resamples: int = DEFAULT_RESAMPLES,
                           seed: int = DEFAULT_SEED, baselines: Sequence[str] = (),
-                          progress: Progress | None = None) -> "Meta":
+                          progress: Progress | None = None) -> Meta:
     """Score every submission once (as :func:`score_leaderboard`), then correlate the figures with the
-    human ratings at every level contract section 8 gives (:mod:`scorer.correlation`)."""
-    from .correlation import BASELINES, build_levels, correlate, read_human
-
+    human ratings at every level contract section 8 gives (:mod:`scorer.scoring.correlation`)."""
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
         raise UsageError(f"unknown baseline {unknown[0]!r} (known: {', '.join(BASELINES)})")
@@ -316,27 +317,3 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
     left_out = tuple((e.name, e.status) for e in board.entries if e.result is None)
     return Meta(correlate(levels, progress), levels, ratings.level, board.signature, resamples, seed, tuple(baselines),
                 notes, left_out, board.skipped)
-
-
-@dataclass(frozen=True)
-class Meta:
-    """What ``correlate`` found: one row per level and figure, the data behind them, the settings."""
-
-    rows: list
-    levels: list
-    ratings_level: str
-    signature: str
-    resamples: int
-    seed: int
-    baselines: tuple[str, ...]
-    warnings: list[str]
-    left_out: tuple[tuple[str, str], ...] = ()  # (entry, status) of the entries not scored: invalid or error
-    skipped: tuple[str, ...] = ()  # names in the submissions folder that are not entries
-
-    def left_out_lines(self) -> list[str]:
-        """One line per entry left out and one for the names skipped, for every surface."""
-        lines = [f"left out: {name} ({status}; see `scorer validate` or the leaderboard for its errors)"
-                 for name, status in self.left_out]
-        if self.skipped:
-            lines.append(f"skipped (not a folder or .zip): {', '.join(self.skipped)}")
-        return lines

@@ -16,19 +16,19 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import api
-from .config import Config, config_for, load_config
-from .explain import explain
-from .jsonio import shorten
-from .nonstarters import long_mark_run, mark_run_message
-from .meteor import MeteorRu
+from scorer.inputs.config import Config, config_for, load_config
+from scorer.scoring.explain import explain
+from scorer.inputs.jsonio import shorten
+from scorer.metric.nonstarters import long_mark_run, mark_run_message
+from scorer.metric.meteor import MeteorRu
 from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Issue, IssuesError, PerplexitiesNotFound, ScorerError,
                      SubmissionInvalid, ThesaurusError, UsageError)
-from .leaderboard import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressDisplay
-from .output_dir import in_main_thread, locked, prepare
-from .report import (ERROR_LOG, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
+from scorer.outputs.output_dir import in_main_thread, locked, prepare
+from scorer.outputs.report import (ERROR_LOG, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
                      write_correlation, write_leaderboard, write_outputs, correlation_table)
-from .turns import default_jobs
+from scorer.scoring.turns import default_jobs
 from .version import __version__, engine_description
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("links.py", "counting.py", "alignment.py")
+MODULES = ("links.py", "counting.py", "alignment.py")  # in scorer/metric/engine
+ENGINE = Path("scorer", "metric", "engine")
 #: Seconds after which a run counts as hanging (the unmutated tests take about 12 s).
 TIMEOUT = 90
 TESTS = ("tests/test_meteor.py", "tests/test_counting.py", "tests/test_alignment.py", "tests/test_integral.py")
@@ -133,7 +134,7 @@ class _Sites(ast.NodeTransformer):
 
 
 def _tree(module: str) -> ast.Module:
-    return ast.parse((ROOT / "scorer" / module).read_text(encoding="utf-8"))
+    return ast.parse((ROOT / ENGINE / module).read_text(encoding="utf-8"))
 
 
 def mutants(module: str) -> list[Mutant]:
@@ -196,8 +197,8 @@ DEEP_MODE = os.environ.get("MUTATION_DEEP_MODE", "")
 
 def run(mutant: Mutant, number: int, workdir: Path, deep: bool = False) -> tuple[Mutant, bool, float]:
     """(mutant, killed, seconds)."""
-    target = workdir / "scorer" / mutant.module
-    original = (ROOT / "scorer" / mutant.module).read_text(encoding="utf-8")
+    target = workdir / ENGINE / mutant.module
+    original = (ROOT / ENGINE / mutant.module).read_text(encoding="utf-8")
     target.write_text(mutated_source(mutant, number), encoding="utf-8")
     started = time.monotonic()
     try:

@@ -16,9 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "tests"), str(ROOT)]
 import mutation
-import scorer.alignment as real
-from scorer.matcher import Matcher
-from scorer.thesaurus import load_thesaurus
+import scorer.metric.engine.alignment as real
+from scorer.metric.matcher import Matcher
+from scorer.metric.thesaurus import load_thesaurus
 from test_alignment import WORDS, STAGE_ORDERS
 sites = sys.argv[1].split(",")
 N = int(sys.argv[2])
@@ -27,8 +27,8 @@ ms = mutation.mutants("alignment.py")
 mods = {}
 for n, mu in enumerate(ms):
     if mu.site in sites:
-        name = "scorer._mut_" + str(n)
-        mod = types.ModuleType(name); mod.__package__ = "scorer"; sys.modules[name] = mod
+        name = "scorer.metric.engine._mut_" + str(n)
+        mod = types.ModuleType(name); mod.__package__ = "scorer.metric.engine"; sys.modules[name] = mod
         exec(compile(mutation.mutated_source(mu, n), "mut", "exec"), mod.__dict__)
         mods[mu.site] = mod
 rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)

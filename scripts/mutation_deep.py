@@ -17,11 +17,11 @@ sys.path[:0] = [str(HERE), str(HERE / "tests")]
 from bruteforce import chunk_count, exhaustive_align  # noqa: E402
 from test_alignment import STAGE_ORDERS, WORDS  # noqa: E402
 
-from scorer.alignment import align  # noqa: E402
-from scorer.counting import stage_counts  # noqa: E402
-from scorer.links import counts_of, type_graph  # noqa: E402
-from scorer.matcher import Matcher  # noqa: E402
-from scorer.thesaurus import load_thesaurus  # noqa: E402
+from scorer.metric.engine.alignment import align  # noqa: E402
+from scorer.metric.engine.counting import stage_counts  # noqa: E402
+from scorer.metric.engine.links import counts_of, type_graph  # noqa: E402
+from scorer.metric.matcher import Matcher  # noqa: E402
+from scorer.metric.thesaurus import load_thesaurus  # noqa: E402
 
 CASES = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
 #: "dense": pools of two or three words, so that repeated and partly exact types abound.

@@ -1,7 +1,7 @@
 """contract section 4 read literally, for tests: every link set, then rules 1-5 in order."""
 from __future__ import annotations
 
-from scorer.matcher import related
+from scorer.metric.matcher import related
 
 
 def crossings(links) -> int:

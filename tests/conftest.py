@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer.matcher import Matcher
-from scorer.thesaurus import Thesaurus, default_location, load_thesaurus
+from scorer.metric.matcher import Matcher
+from scorer.metric.thesaurus import Thesaurus, default_location, load_thesaurus
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC = ROOT / "reference_data" / "public"

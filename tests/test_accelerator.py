@@ -4,15 +4,17 @@ import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer import accelerator
-from scorer.matcher import Matcher
-from scorer.meteor import MeteorParams, meteor_tokens
-from scorer.text import tokenise
+import scorer
+from scorer.metric.engine import accelerator
+from scorer.metric.matcher import Matcher
+from scorer.metric.meteor import MeteorParams, meteor_tokens
+from scorer.metric.text import tokenise
 
 from conftest import PUBLIC
 from test_alignment import WORDS
@@ -88,7 +90,7 @@ def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatc
     assert accelerator.description() == ("engine: pure Python (SCORER_PURE_PYTHON set)" if accelerator.compiled()
                                          else "engine: pure Python (compiled engine not built: links, counting, "
                                               "alignment, _rule1)")
-    assert Matcher(rwn, persistent=False).engine.alignment.__name__ == "scorer.alignment"
+    assert Matcher(rwn, persistent=False).engine.alignment.__name__ == "scorer.metric.engine.alignment"
     monkeypatch.delenv(accelerator.PURE_ENV)
     assert Matcher(rwn, persistent=False).fast_counts(("lemma", "exact", "synonym")) is None
 
@@ -119,7 +121,7 @@ def test_the_compiled_modules_are_the_pure_ones_compiled(rwn, monkeypatch):
     monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
     engine = Matcher(rwn, persistent=False).engine
     assert engine.alignment.__name__ == "scorer._compiled.alignment" and engine.alignment.__file__.endswith(".so")
-    from scorer import alignment
+    from scorer.metric.engine import alignment
 
     assert engine.alignment.NODE_BUDGET == alignment.NODE_BUDGET
     params = MeteorParams(stages=STAGES, gamma=0.5)
@@ -143,7 +145,8 @@ def test_a_compiled_engine_built_from_another_source_is_never_called_current(tmp
     import shutil
 
     copy = tmp_path / "scorer"
-    shutil.copytree(accelerator._PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(scorer.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    engine = copy / "metric" / "engine"
     env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
     env.pop("SCORER_PURE_PYTHON", None)
 
@@ -153,10 +156,10 @@ def test_a_compiled_engine_built_from_another_source_is_never_called_current(tmp
         return done.stdout.strip().split(" (", 1)[1]
 
     assert version() == "engine: compiled (Cython))"
-    with open(copy / "counting.py", "a", encoding="utf-8") as fh:
+    with open(engine / "counting.py", "a", encoding="utf-8") as fh:
         fh.write("# edited after the build\n")
     assert version() == "engine: pure Python (compiled engine out of date: counting built from another source))"
-    with open(copy / "_rule1.pyx", "a", encoding="utf-8") as fh:
+    with open(engine / "_rule1.pyx", "a", encoding="utf-8") as fh:
         fh.write("# edited after the build\n")
     assert version().endswith("out of date: counting, _rule1 built from another source))")
     for built in (copy / "_compiled").glob("links.*.so"):

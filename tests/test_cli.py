@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from scorer import cli
-from scorer.report import DETAIL_COLUMNS
-from scorer.thesaurus import HOW_TO_GET
+from scorer.scoring.result import DETAIL_COLUMNS
+from scorer.metric.thesaurus import HOW_TO_GET
 
 from conftest import EXAMPLES, PUBLIC, ROOT, make_split, make_submission, write_jsonl
 
@@ -168,7 +168,7 @@ def test_bad_config_exits_2(tmp_path, capsys):
 
 def test_missing_thesaurus_exits_2_and_says_what_to_do(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("RUWORDNET_PATH")
-    monkeypatch.setattr("scorer.thesaurus.default_location", lambda: tmp_path / "none.db")
+    monkeypatch.setattr("scorer.metric.thesaurus.default_location", lambda: tmp_path / "none.db")
     assert score(EXAMPLES / "realistic", tmp_path / "out") == 2
     err = capsys.readouterr().err
     assert "ruwordnet download" in err and "--no-synonyms" in err

@@ -1,7 +1,7 @@
 """contract section 7: defaults, overrides, and every configuration error naming its key."""
 import pytest
 
-from scorer.config import load_config
+from scorer.inputs.config import load_config
 from scorer.errors import ConfigError
 
 

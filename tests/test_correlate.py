@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 from scorer import cli
-from scorer.correlation import COLUMNS, coefficients, interval, pairwise_accuracy, read_human
+from scorer.scoring.correlation import coefficients, interval, pairwise_accuracy, read_human
+from scorer.scoring.correlation_result import COLUMNS
 
 from conftest import EXAMPLES, PUBLIC
 
@@ -37,7 +38,7 @@ def test_coefficients_agree_with_scipy_on_random_data():
 def test_resampled_coefficients_are_the_row_by_row_values_to_the_last_bit(n):
     import numpy as np
 
-    from scorer.correlation import resampled_coefficients
+    from scorer.scoring.correlation import resampled_coefficients
 
     rng = np.random.default_rng(n)
     x = np.round(rng.random(n) * 4) / 4  # many ties
@@ -91,7 +92,7 @@ def test_repeated_raters_are_averaged_and_zip_suffixes_may_be_left_out(tmp_path)
     (["team-a", "d-1", "3"], "bad_row"),
 ])
 def test_every_ratings_error_names_its_line(tmp_path, row, code):
-    from scorer.correlation import HumanRatingsError
+    from scorer.scoring.correlation import HumanRatingsError
 
     path = write(tmp_path / "h.csv", [["submission", "dialog_id", "turn", "score"], ["team-a", "d-1", "1", "2"], row])
     with pytest.raises(HumanRatingsError) as info:

@@ -5,10 +5,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.counting import stage_counts
-from scorer.links import counts_of, type_graph
-from scorer.meteor import MeteorParams, meteor_tokens
-from scorer.text import tokenise
+from scorer.metric.engine.counting import stage_counts
+from scorer.metric.engine.links import counts_of, type_graph
+from scorer.metric.meteor import MeteorParams, meteor_tokens
+from scorer.metric.text import tokenise
 
 from bruteforce import all_alignments
 from conftest import PUBLIC
@@ -95,3 +95,14 @@ def test_counts_equal_the_brute_force_on_the_bundled_references(matcher):
                                                                         for s in range(3)]
                 checked += 1
     assert checked > 20
+
+
+def test_a_flow_whose_weights_must_stay_whole_numbers(matcher):
+    """Two stages, a component of four types: scaled one power of the base down, the last stage's weight
+    becomes a fraction, rounding makes a cycle look negative and the flow never ends."""
+    cand = ["пила", "сталью", "пила", "пила", "пила", "пила", "пила", "сталью", "выпивать", "сталью", "сталью", "пила"]
+    ref = ["выпивать", "выпивать", "пила"]
+    keys = matcher.key_functions(("lemma", "synonym"))
+    best = max(all_alignments(cand, ref, keys), key=lambda links: [sum(1 for x in links if x[2] == s) for s in range(2)])
+    assert counted(cand, ref, matcher, ("lemma", "synonym")) == [sum(1 for x in best if x[2] == s) for s in range(2)] \
+        == [2, 1]

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from scorer import cli
-from scorer.config import Limits
+from scorer.inputs.config import Limits
 from scorer.errors import SubmissionInvalid
-from scorer.intake import read_submission
-from scorer.output_dir import locked, prepare
+from scorer.inputs.intake import read_submission
+from scorer.outputs.output_dir import locked, prepare
 
 from conftest import EXAMPLES, PUBLIC, ROOT
 

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from scorer.hidden_metric import METHODS, HiddenMetric, hidden_metric, register
+from scorer.metric.hidden_metric import METHODS, HiddenMetric, hidden_metric, register
 
 
 def test_inverse_is_reciprocal():

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorer import cli
-from scorer.config import Limits
+from scorer.inputs.config import Limits
 from scorer.errors import SubmissionInvalid
-from scorer.intake import read_submission
-from scorer.validation import check_submission, read_dialogues
+from scorer.inputs.intake import read_submission
+from scorer.inputs.validation import check_submission, read_dialogues
 
 from conftest import EXAMPLES, PUBLIC
 

@@ -3,9 +3,9 @@ import zipfile
 
 import pytest
 
-from scorer.config import Limits
+from scorer.inputs.config import Limits
 from scorer.errors import SubmissionInvalid, UsageError
-from scorer.intake import read_submission
+from scorer.inputs.intake import read_submission
 
 SUB, PPL = b'{"dialog_id": "d", "answers": ["x"]}\n', b'{"d": [2]}'
 

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from scorer import load_config, score_submission
-from scorer.aggregate import TurnScore, aggregate
+from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.errors import ConfigError
 
 from conftest import make_split, make_submission

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from scorer import cli
-from scorer.report import LEADERBOARD_COLUMNS
-from scorer.significance import interval, make_strata, paired_p_value, resampled_integrals
+from scorer.outputs.report import LEADERBOARD_COLUMNS
+from scorer.scoring.significance import interval, make_strata, paired_p_value, resampled_integrals
 
 from conftest import EXAMPLES, PUBLIC
 
@@ -111,7 +111,7 @@ def test_an_unranked_entry_has_no_result_or_interval():
 
     from scorer.api import ReferenceData
     from scorer.errors import Issue
-    from scorer.leaderboard import Entry, Standing
+    from scorer.scoring.leaderboard import Entry, Standing
 
     entry = Entry("team-x", Path("team-x"), errors=(Issue("team-x", "broken", "unreadable"),))
     standing = Standing(entry)
@@ -125,7 +125,7 @@ def test_an_unranked_entry_has_no_result_or_interval():
 
 
 def test_the_bootstrap_reports_its_progress():
-    from scorer.leaderboard import rank
+    from scorer.scoring.leaderboard import rank
     from scorer.progress import BOOTSTRAP
 
     heard = []

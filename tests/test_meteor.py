@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.meteor import MeteorParams, MeteorRu, best_variant, meteor_ru, meteor_tokens
-from scorer.text import tokenise
+from scorer.metric.meteor import MeteorParams, MeteorRu, best_variant, meteor_ru, meteor_tokens
+from scorer.metric.text import tokenise
 
 EXACT = MeteorParams(stages=("exact",))
 NO_SYN = MeteorParams(stages=("exact", "lemma"))
@@ -134,7 +134,7 @@ def test_score_tokens_takes_any_sequence(matcher):
 
 
 def test_the_penalty_needs_the_chunk_count():
-    from scorer.meteor import score_from_counts
+    from scorer.metric.meteor import score_from_counts
 
     assert score_from_counts(1, 1, 2, 2, PENALTY).penalty == pytest.approx(0.5 * 1.0 ** 3)
     assert score_from_counts(1, None, 2, 2, MeteorParams()).penalty == 0.0

@@ -8,12 +8,13 @@ import shutil
 import pytest
 
 from scorer import api
-from scorer.aggregate import TurnScore
-from scorer.explain import lowest_turns
-from scorer.html_report import leaderboard_report, score_report
-from scorer.leaderboard import COLUMNS, FIRST_ERRORS
-from scorer.meteor import MeteorParams, MeteorRu
-from scorer.report import leaderboard_csv, leaderboard_payload, leaderboard_table, summary_table
+from scorer.scoring.aggregate import TurnScore
+from scorer.inputs.contract import DIALOGUE_TYPES
+from scorer.scoring.explain import lowest_turns
+from scorer.outputs.html_report import leaderboard_report, score_report
+from scorer.scoring.leaderboard import COLUMNS, FIRST_ERRORS
+from scorer.metric.meteor import MeteorParams, MeteorRu
+from scorer.outputs.report import leaderboard_csv, leaderboard_payload, leaderboard_table, summary_table
 
 from conftest import EXAMPLES, PUBLIC
 
@@ -153,7 +154,7 @@ def test_submission_name_from_its_path(tmp_path):
 
 
 def test_the_library_reports_every_phase_in_order(tmp_path):
-    from scorer.report import write_outputs
+    from scorer.outputs.report import write_outputs
 
     heard = []
     record = lambda step, done, total: heard.append((step, done, total))  # noqa: E731
@@ -201,3 +202,17 @@ def test_the_leaderboard_frame_has_integer_ranks(board):
     assert str(frame["rank"].dtype) == "Int64"
     assert frame["rank"].tolist()[:2] == [1, 2] and frame["rank"].iloc[2] is pd.NA
     assert frame["submission"].tolist() == ["echo", "realistic", "many-errors"]
+
+
+def test_the_leaderboard_frame_reads_as_its_csv(board):
+    """Built from the rows, the frame equals leaderboard.csv read back with its own conventions."""
+    import io
+
+    import pandas as pd
+
+    from scorer.outputs.report import leaderboard_csv
+
+    numbers = ["rank", "integral", "ci_low", "ci_high", "meteor", "hidden_metric", "p_value", *DIALOGUE_TYPES]
+    parsed = pd.read_csv(io.BytesIO(leaderboard_csv(board)), keep_default_na=False, dtype={"rank": "Int64"},
+                         na_values={c: [""] for c in numbers})
+    pd.testing.assert_frame_equal(board.to_frame(), parsed)

@@ -1,4 +1,4 @@
-from scorer.text import normalise, tokenise
+from scorer.metric.text import normalise, tokenise
 
 
 def test_normalise_nfkc_lower_yo():

@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 
 from scorer.errors import ThesaurusError
-from scorer.thesaurus import load_thesaurus
+from scorer.metric.thesaurus import load_thesaurus
 
 XML = """<synsets>
   <synset id="1-A" ruthes_name="ЗЕЛЕНЫЙ" part_of_speech="Adj">
@@ -80,7 +80,7 @@ def test_location_order(tmp_path, monkeypatch):
 
 def test_missing_thesaurus_says_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.delenv("RUWORDNET_PATH", raising=False)
-    monkeypatch.setattr("scorer.thesaurus.default_location", lambda: tmp_path / "nowhere.db")
+    monkeypatch.setattr("scorer.metric.thesaurus.default_location", lambda: tmp_path / "nowhere.db")
     for where in (None, tmp_path / "nope"):
         with pytest.raises(ThesaurusError) as info:
             load_thesaurus(where)
@@ -128,14 +128,14 @@ def test_warm_start_reads_no_source_bytes(tmp_path, monkeypatch):
     def no_hashing(*args):
         raise AssertionError("the source was hashed again")
 
-    monkeypatch.setattr("scorer.thesaurus.hashlib.sha256", no_hashing)
+    monkeypatch.setattr("scorer.metric.thesaurus.hashlib.sha256", no_hashing)
     assert load_thesaurus(folder) == first
 
 
 def test_the_xml_is_streamed_with_the_pairs_a_full_parse_gives(tmp_path):
     import xml.etree.ElementTree as ET
 
-    from scorer.thesaurus import _read_xml
+    from scorer.metric.thesaurus import _read_xml
 
     from conftest import MINI_RWN
 

@@ -3,9 +3,9 @@ import marshal
 
 import pytest
 
-from scorer import morphology, token_cache
-from scorer.matcher import Matcher
-from scorer.meteor import MeteorParams, meteor_tokens
+from scorer.metric import morphology, token_cache
+from scorer.metric.matcher import Matcher
+from scorer.metric.meteor import MeteorParams, meteor_tokens
 
 
 def fresh(rwn) -> Matcher:

@@ -17,12 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorer import cli, morphology
-from scorer.aggregate import TurnScore, aggregate
-from scorer.cache import cache_dir
-from scorer.correlation import HumanRatingsError, finite_mean, read_human
-from scorer.matcher import Matcher
-from scorer.token_cache import cache_path
+from scorer import cli
+
+from scorer.metric import morphology
+from scorer.scoring.aggregate import TurnScore, aggregate
+from scorer.metric.cache import cache_dir
+from scorer.scoring.correlation import HumanRatingsError, finite_mean, read_human
+from scorer.metric.matcher import Matcher
+from scorer.metric.token_cache import cache_path
 
 from conftest import EXAMPLES, PUBLIC, ROOT, make_split, make_submission
 
@@ -147,7 +149,7 @@ def _warm(tmp_path: Path) -> tuple[Path, dict]:
 
 def _token_cache() -> Path:
     """The token cache of runs without the synonym stage (the one these tests make)."""
-    from scorer.morphology import morphology_id
+    from scorer.metric.morphology import morphology_id
 
     return cache_path(morphology_id(), None)
 
@@ -186,13 +188,13 @@ def test_a_cache_file_others_may_write_is_not_read(tmp_path, monkeypatch):
     path = _token_cache()
     os.chmod(path, 0o666)
     loads = []
-    monkeypatch.setattr("scorer.cache.marshal.loads", lambda data: loads.append(data) or {})
+    monkeypatch.setattr("scorer.metric.cache.marshal.loads", lambda data: loads.append(data) or {})
     Matcher(None)
     assert loads == []  # refused before it was parsed
 
 
 def test_thesaurus_cache_identities_are_checked_and_bounded(tmp_path, monkeypatch):
-    from scorer import thesaurus
+    from scorer.metric import thesaurus
 
     rwn = tmp_path / "rwn"
     rwn.mkdir()
@@ -206,7 +208,7 @@ def test_thesaurus_cache_identities_are_checked_and_bounded(tmp_path, monkeypatc
                        (rwn / "synsets.V.xml").stat().st_mtime_ns]])
     stamps.write_text(json.dumps({key: "../../x"}))
     assert thesaurus.load_thesaurus(rwn).identity == first.identity
-    from scorer.cache import seal
+    from scorer.metric.cache import seal
     stamps.write_bytes(seal(thesaurus.STAMPS, json.dumps({key: "../../x"}).encode()))
     assert thesaurus.load_thesaurus(rwn).identity == first.identity
     assert not (tmp_path / "x").exists() and not list(tmp_path.glob("**/x.v*"))

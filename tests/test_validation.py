@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.config import Limits
+from scorer.inputs.config import Limits
 from scorer.errors import ReferenceDataError, SubmissionInvalid
-from scorer.validation import Dialogue, check_submission, read_dialogues, read_references, schema
+from scorer.inputs.validation import Dialogue, check_submission, read_dialogues, read_references, schema
 
 DIALOGUES = [Dialogue("d-1", "Text2Text", 2), Dialogue("d-2", "Image2Text", 1)]
 GOOD_SUB = [{"dialog_id": "d-1", "answers": ["Кот.", "Рыжий."]}, {"dialog_id": "d-2", "answers": [""]}]
@@ -236,7 +236,7 @@ line_values = st.recursive(
 def test_hand_written_line_checks_agree_with_the_packaged_schemas(value, name):
     from jsonschema import Draft202012Validator
 
-    from scorer.validation import dialogue_problems, reference_problems, submission_problems
+    from scorer.inputs.validation import dialogue_problems, reference_problems, submission_problems
     check_line = {"dialogues": dialogue_problems, "answers": reference_problems, "submission": submission_problems}
     by_schema = Draft202012Validator(schema(name)).is_valid(value)
     assert (check_line[name](value, Limits()) == []) == by_schema

@@ -1,0 +1,195 @@
+"""Scorer configuration: the packaged defaults overridden by a TOML file (contract section 7)."""
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Mapping
+
+from scorer.errors import ConfigError
+from scorer.metric.hidden_metric import METHODS
+from .contract import CONFIG_IN_REFERENCE, DIALOGUE_TYPES
+from scorer.metric.meteor import MeteorParams
+from scorer.metric.stages import STAGE_NAMES as STAGES
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_mib: int = 256
+    max_answer_chars: int = 20000
+    max_json_depth: int = 64
+
+    @property
+    def max_file_bytes(self) -> int:
+        return self.max_file_mib * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Config:
+    weights: Mapping[str, float]
+    meteor: MeteorParams
+    hm_method: str
+    hm_params: Mapping[str, float]
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def hidden_settings(self) -> dict[str, Any]:
+        """The hidden metric's settings in force: its method and that method's parameters."""
+        return {"method": self.hm_method, **self.hm_params}
+
+    @property
+    def hidden_is_private(self) -> bool:
+        """True when the hidden metric's settings differ from the built-in default's (contract section 7):
+        then no output may show them."""
+        return self.hidden_settings != _default_hidden_settings()
+
+
+def config_for(reference_dir: str | Path | None, explicit: str | Path | None = None) -> tuple[Config, str]:
+    """The configuration a run uses (contract section 7) and a phrase saying which one.
+
+    ``explicit`` if given; else ``config.toml`` in the reference directory if
+    there is one; else the built-in default.
+    """
+    if explicit is not None:
+        return load_config(explicit), f"config file {explicit}"
+    if reference_dir is not None:
+        private = Path(reference_dir) / CONFIG_IN_REFERENCE
+        if os.path.lexists(private):  # present: it must be read, or the run stops (never the default instead)
+            return load_config(private), f"{private} (next to the reference data)"
+    return load_config(), "the built-in default configuration"
+
+
+@lru_cache(maxsize=1)
+def _default_hidden_settings() -> dict[str, Any]:
+    return load_config().hidden_settings
+
+
+def default_toml() -> dict[str, Any]:
+    return tomllib.loads(files("scorer").joinpath("default_config.toml").read_text("utf-8"))
+
+
+def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> Config:
+    """Defaults, then ``path`` (a TOML file), then ``overrides`` (same shape as the TOML)."""
+    merged = default_toml()
+    layers: list[Mapping[str, Any]] = []
+    if path is not None:
+        layers.append(_read_toml(Path(path)))
+    if overrides:
+        layers.append(overrides)
+    for layer in layers:
+        for section, values in layer.items():
+            if section not in merged:
+                raise ConfigError(f"unknown config section [{_name(section)}] (known: {', '.join(merged)})")
+            if not isinstance(values, dict):
+                raise ConfigError(f"config key {_name(section)} must be a [section] table")
+            known = _known_keys(section, merged[section])
+            for key, value in values.items():
+                if key not in known:
+                    raise ConfigError(f"unknown config key {section}.{_name(key)} (known: {', '.join(sorted(known))})")
+                merged[section][key] = value
+    return _build(merged)
+
+
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """A configuration file: a regular file of at most 1 MiB holding valid TOML."""
+    try:
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist or is not a regular file")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is larger than 1 MiB")
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {str(exc)[:200]}") from None
+
+
+def _known_keys(section: str, defaults: dict[str, Any]) -> set[str]:
+    if section == "hidden_metric":
+        return {"method"} | {p for m in METHODS.values() for p in m.defaults}
+    return set(defaults)
+
+
+#: Upper bounds for values the contract leaves open, so no sum or product can overflow.
+MAX_WEIGHT = 1e6
+MAX_NUMBER = 1e12
+MAX_LIMITS = {"max_file_mib": 1 << 20, "max_answer_chars": 100_000_000, "max_json_depth": 1000}
+
+
+def _name(key: str) -> str:
+    """A key as messages show it: at most 60 characters."""
+    return key if len(key) <= 60 else key[:40] + f"… ({len(key):,} characters)"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:40] + f"… ({len(text)} characters)"
+
+
+def _number(section: str, key: str, value: Any, low: float | None = None, high: float | None = None) -> float:
+    name = f"{section}.{key}"
+    bad = isinstance(value, bool) or not isinstance(value, (int, float))
+    if not bad:
+        try:
+            bad = not math.isfinite(float(value))
+        except OverflowError:
+            bad = True
+    if bad:
+        raise ConfigError(f"config key {name} must be a finite number, got {_shown(value)}")
+    high = MAX_NUMBER if high is None else high
+    value = float(value)
+    if low is not None and value < low:
+        raise ConfigError(f"config key {name} must be at least {low}, got {_shown(value)}")
+    if value > high:
+        raise ConfigError(f"config key {name} must be at most {high:g}, got {_shown(value)}")
+    return value
+
+
+def _positive_int(section: str, key: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"config key {section}.{key} must be a whole number >= 1, got {_shown(value)}")
+    if value > MAX_LIMITS[key]:
+        raise ConfigError(f"config key {section}.{key} must be at most {MAX_LIMITS[key]:,}, got {_shown(value)}")
+    return value
+
+
+def _build(raw: dict[str, Any]) -> Config:
+    weights = {t: _number("weights", t, raw["weights"][t], low=0, high=MAX_WEIGHT) for t in DIALOGUE_TYPES}
+    m = raw["meteor"]
+    stages = m["stages"]
+    if not isinstance(stages, list) or not stages or not all(isinstance(s, str) for s in stages):
+        raise ConfigError(f"config key meteor.stages must be a non-empty list of stage names, got {_shown(stages)}")
+    for stage in stages:
+        if stage not in STAGES:
+            raise ConfigError(f"config key meteor.stages: unknown stage {_shown(stage)} (known: {', '.join(STAGES)})")
+    if len(set(stages)) != len(stages):
+        raise ConfigError(f"config key meteor.stages lists a stage twice: {_shown(stages)}")
+    meteor = MeteorParams(
+        alpha=_number("meteor", "alpha", m["alpha"], 0, 1),
+        beta=_number("meteor", "beta", m["beta"], 0),
+        gamma=_number("meteor", "gamma", m["gamma"], 0, 1),
+        stages=tuple(stages),
+    )
+    h = raw["hidden_metric"]
+    method = h["method"]
+    if not isinstance(method, str) or method not in METHODS:
+        raise ConfigError(f"config key hidden_metric.method: unknown method {_shown(method)} "
+                          f"(known: {', '.join(sorted(METHODS))})")
+    spec = METHODS[method]
+    params = {k: _number("hidden_metric", k, h.get(k, v)) for k, v in spec.defaults.items()}
+    problem = spec.check(params)
+    if problem:
+        raise ConfigError(f"config key {problem}")
+    lim = raw["limits"]
+    limits = Limits(**{k: _positive_int("limits", k, lim[k]) for k in ("max_file_mib", "max_answer_chars", "max_json_depth")})
+    return Config(weights, meteor, method, params, limits)

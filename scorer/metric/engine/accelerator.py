@@ -1,0 +1,131 @@
+"""The optional compiled engine, and when it is used.
+
+The pure-Python engine (:mod:`scorer.metric.engine.links`, :mod:`scorer.metric.engine.counting`,
+:mod:`scorer.metric.engine.alignment`) defines the metric. When a C compiler was there at
+install time, two compiled pieces sit beside it (``setup.py`` builds them):
+
+* the same three modules compiled unchanged with Cython
+  (``scorer._compiled.*``), used for every pair;
+* ``scorer._compiled._rule1``, a small core of rule 1's counts on token ids
+  (from ``scorer/_rule1.pyx``) for the default mode, which settles nearly
+  every pair itself and declines (None) where the pure engine's flow is needed.
+
+They are used when all were built from the sources installed beside them
+(each compiled module carries ``__source_sha256__``, stamped into it by the
+build: an edited checkout, or one whose rebuild failed, runs the pure engine
+until rebuilt) and the environment variable
+``SCORER_PURE_PYTHON`` is unset or ``0``. Both paths give the same numbers;
+CI checks it. ``scorer --version`` says which one is active and why.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from functools import lru_cache
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING, Sequence
+
+from . import alignment, counting, links
+
+if TYPE_CHECKING:
+    from scorer.metric.stages import KeyFunction
+
+
+PURE_ENV = "SCORER_PURE_PYTHON"
+SAME_SOURCE = ("links", "counting", "alignment")
+#: Every compiled module and the source it is built from (the one list of them).
+COMPILED = {**{name: f"{name}.py" for name in SAME_SOURCE}, "_rule1": "_rule1.pyx"}
+_SOURCES = Path(__file__).resolve().parent  # the engine's sources, which the compiled modules must match
+
+
+def _extension(name: str) -> ModuleType | None:
+    """The compiled module ``scorer.<name>``, or None when it is missing or not an extension module."""
+    try:
+        module = importlib.import_module(f"scorer.{name}")
+    except ImportError:
+        return None
+    file = getattr(module, "__file__", "") or ""
+    return module if any(file.endswith(suffix) for suffix in EXTENSION_SUFFIXES) else None
+
+
+@lru_cache(maxsize=1)
+def _built() -> tuple[dict[str, ModuleType], str]:
+    """The compiled modules by name when all are built and fresh, else ``({}, why not)``."""
+    found = {name: _extension(f"_compiled.{name}") for name in COMPILED}
+    modules = {name: module for name, module in found.items() if module is not None}
+    if len(modules) < len(found):
+        missing = ", ".join(name for name in COMPILED if name not in modules)
+        return {}, f"compiled engine not built: {missing}"
+    stale = [name for name, module in modules.items() if getattr(module, "__source_sha256__", None) != _digest(name)]
+    if stale:
+        return {}, f"compiled engine out of date: {', '.join(stale)} built from another source"
+    return modules, ""
+
+
+def _digest(name: str) -> str | None:
+    """The SHA-256 of the source the compiled module ``name`` must have been built from."""
+    try:
+        return hashlib.sha256((_SOURCES / COMPILED[name]).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def compiled() -> bool:
+    """Whether the compiled engine was built, and from the sources beside it."""
+    return bool(_built()[0])
+
+
+def active() -> bool:
+    """Whether the compiled engine is built, fresh and not switched off."""
+    return compiled() and os.environ.get(PURE_ENV, "").strip() in ("", "0")
+
+
+def description() -> str:
+    """``engine: compiled (Cython)``, or ``engine: pure Python`` and why (``scorer --version``)."""
+    if active():
+        return "engine: compiled (Cython)"
+    if compiled():
+        return f"engine: pure Python ({PURE_ENV} set)"
+    return f"engine: pure Python ({_built()[1]})"
+
+
+def engine() -> SimpleNamespace:
+    """The modules scoring uses: ``links``, ``counting``, ``alignment`` and ``rule1`` (None on the pure path)."""
+    if active():
+        modules = _built()[0]
+        return SimpleNamespace(links=modules["links"], counting=modules["counting"],
+                               alignment=modules["alignment"], rule1=modules["_rule1"])
+    return SimpleNamespace(links=links, counting=counting, alignment=alignment, rule1=None)
+
+
+class FastCounts:
+    """Rule 1's per-stage counts through the compiled core, for one matcher's key functions.
+
+    Tokens are interned on first sight: their keys at every stage after the
+    leading exact one become sorted lists of key ids.
+    """
+
+    def __init__(self, rule1: ModuleType, key_functions: Sequence[KeyFunction]):
+        self.later = [f for f in key_functions[1:] if f is not None]
+        self.table = rule1.KeyTable(len(self.later))
+        self.table.intern = self._intern
+        self.key_ids: dict[str, int] = {}
+
+    def _intern(self, token: str) -> int:
+        key_ids = self.key_ids
+        return self.table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in f(token)})
+                                      for f in self.later])
+
+    def counts(self, cand: Sequence[str], ref: Sequence[str]) -> list[int] | None:
+        """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""
+        return self.table.counts(cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref))
+
+
+def fast_counts(rule1: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:
+    """A :class:`FastCounts` for these stages, or None when the core does not apply (or is off)."""
+    if rule1 is None or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
+        return None
+    return FastCounts(rule1, key_functions)

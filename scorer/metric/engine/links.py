@@ -1,0 +1,122 @@
+"""The link graph of two texts on token types (contract section 4).
+
+Two tokens of one type are interchangeable to every stage, so the graph is
+built on types with their counts. A *link* joins a candidate type and a
+reference type; its stage is the first stage whose relation holds.
+
+When the first stage is ``exact`` its links are settled by counting: rule 1
+makes it link ``min(count in candidate, count in reference)`` tokens of every
+shared type, and nothing else, so the tokens left over (``cand``/``ref`` of
+:class:`TypeGraph`) are known without positions. Links of the later stages
+are listed between those leftover types only, after dropping every type that
+shares no key with the other side (``can_link``).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from itertools import compress
+from operator import not_
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from scorer.metric.stages import KeyFunction
+
+
+Counts = dict[str, int]
+Link = tuple[str, str]
+AnyKeys = Callable[[str], frozenset[str]]
+
+
+@dataclass(frozen=True)
+class TypeGraph:
+    exact: int                 # links made by a leading exact stage
+    shared: frozenset[str]     # the types it linked
+    cand: Counts               # free candidate types and how many of each are left
+    ref: Counts                # free reference types and how many of each are left
+    links: dict[Link, int]     # (candidate type, reference type) -> stage index, free types only
+
+
+def counts_of(tokens: Sequence[str]) -> Counts:
+    return Counter(tokens)
+
+
+def can_link(cand: Iterable[str], ref: Iterable[str], any_keys: AnyKeys) -> tuple[list[str], list[str]]:
+    """The types of each side that share a non-exact key with some type of the other side."""
+    cand, ref = list(cand), list(ref)
+    common = frozenset().union(*map(any_keys, cand)) & frozenset().union(*map(any_keys, ref))
+    if not common:
+        return [], []
+    shares = lambda types: list(compress(types, map(not_, map(common.isdisjoint, map(any_keys, types)))))  # noqa: E731
+    return shares(cand), shares(ref)
+
+
+def _stage_links(cs: list[str], rs: list[str], key_functions: Sequence[KeyFunction], offset: int) -> dict[Link, int]:
+    """Links between ``cs`` and ``rs``, each with the first stage whose keys meet (through a key index)."""
+    links: dict[Link, int] = {}
+    for s, keys in enumerate(key_functions, start=offset):
+        if keys is None:
+            for x in set(cs).intersection(rs):
+                links.setdefault((x, x), s)
+            continue
+        index: dict[str, list[str]] = {}
+        for b in rs:
+            for key in keys(b):
+                index.setdefault(key, []).append(b)
+        for a in cs:
+            for key in keys(a):
+                for b in index.get(key, ()):
+                    links.setdefault((a, b), s)
+    return links
+
+
+def type_graph(cand: Counts, ref: Counts, key_functions: Sequence[KeyFunction], any_keys: AnyKeys) -> TypeGraph:
+    """The links between the types of two texts (see the module docstring)."""
+    if key_functions and key_functions[0] is None:
+        shared = cand.keys() & ref.keys()
+        exact = 0
+        free_c = {a: cand[a] for a in cand.keys() - shared}
+        free_r = {b: ref[b] for b in ref.keys() - shared}
+        for x in shared:
+            n, k = cand[x], ref[x]
+            if n == k:
+                exact += n
+            elif n > k:
+                exact += k
+                free_c[x] = n - k
+            else:
+                exact += n
+                free_r[x] = k - n
+        later, offset = key_functions[1:], 1
+    else:
+        shared, exact, free_c, free_r, later, offset = set(), 0, dict(cand), dict(ref), key_functions, 0
+    links: dict[Link, int] = {}
+    if free_c and free_r and later:
+        if None in later:  # exact after another stage: every type may link
+            links = _stage_links(list(free_c), list(free_r), later, offset)
+        else:
+            cs, rs = can_link(free_c, free_r, any_keys)
+            if cs:
+                links = _stage_links(cs, rs, later, offset)
+    return TypeGraph(exact, frozenset(shared), free_c, free_r, links)
+
+
+def components(links: dict[Link, int]) -> list[list[Link]]:
+    """Connected components of the link graph, each a sorted list of links, in a fixed order."""
+    if len({a for a, _ in links}) == len(links) == len({b for _, b in links}):
+        return [[link] for link in sorted(links)]
+    root: dict[tuple[int, str], tuple[int, str]] = {}
+
+    def find(x: tuple[int, str]) -> tuple[int, str]:
+        while root.setdefault(x, x) != x:
+            x = root[x]
+        return x
+
+    for a, b in links:
+        ra, rb = find((0, a)), find((1, b))
+        if ra != rb:
+            root[max(ra, rb)] = min(ra, rb)
+    groups: dict[tuple[int, str], list[Link]] = {}
+    for a, b in sorted(links):
+        groups.setdefault(find((0, a)), []).append((a, b))
+    return list(groups.values())

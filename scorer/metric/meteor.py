@@ -1,0 +1,239 @@
+"""Russian METEOR (contract section 4).
+
+With ``m`` links, ``t`` candidate and ``r`` reference tokens::
+
+    P = m / t,  R = m / r,  Fmean = P R / (alpha P + (1 - alpha) R)
+    penalty = gamma (chunks / m) ** beta,  score = Fmean (1 - penalty)
+
+``m = 0`` or an empty side gives 0. A turn's METEOR is the maximum over its
+reference variants (the first on ties); variants without tokens are skipped.
+
+``m`` comes from rule 1 by counting (:mod:`scorer.metric.engine.counting`); the alignment
+of rules 1-5 (:mod:`scorer.metric.engine.alignment`) is built only when the penalty needs
+its chunks or when asked for (``explain``, reports).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from scorer.metric.engine.alignment import NODE_BUDGET, Alignment
+from scorer.metric.engine.links import Counts, counts_of
+from .matcher import Matcher
+from .stages import STAGE_NAMES, needs_morphology, needs_thesaurus
+from .morphology import morphology_id
+from .text import TOKENISER_ID, tokenise
+from .thesaurus import Thesaurus, load_thesaurus, resolve_location
+
+STAGES = STAGE_NAMES
+
+
+@dataclass(frozen=True)
+class MeteorParams:
+    """Every setting of the metric that changes a number."""
+
+    alpha: float = 0.9
+    beta: float = 3.0
+    gamma: float = 0.0
+    stages: tuple[str, ...] = STAGES
+    budget: int = NODE_BUDGET  # search nodes per pair for rules 2-5 (used only with gamma > 0)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link of an alignment: candidate position, reference position, stage name."""
+
+    cand: int
+    ref: int
+    stage: str
+
+
+@dataclass(frozen=True)
+class MeteorScore:
+    """METEOR of one candidate against one reference."""
+
+    score: float
+    precision: float
+    recall: float
+    fmean: float
+    penalty: float
+    matches: int
+    chunks: int | None  # None when no alignment was built (gamma = 0)
+    cand_len: int
+    ref_len: int
+    alignment: tuple[Link, ...] = field(default=(), repr=False)
+    exact_search: bool = True
+
+
+def score_from_counts(m: int, chunks: int | None, t: int, r: int, params: MeteorParams,
+                      alignment: tuple[Link, ...] = (), exact: bool = True) -> MeteorScore:
+    """The formula of the module docstring."""
+    if m == 0:
+        return MeteorScore(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0 if chunks is not None else None, t, r, alignment, exact)
+    precision, recall = m / t, m / r
+    fmean = precision * recall / (params.alpha * precision + (1 - params.alpha) * recall)
+    if not params.gamma:
+        penalty = 0.0
+    elif chunks is None:
+        raise ValueError("the fragmentation penalty needs the chunk count")
+    else:
+        penalty = params.gamma * (chunks / m) ** params.beta
+    return MeteorScore(fmean * (1 - penalty), precision, recall, fmean, penalty, m, chunks, t, r,
+                       alignment, exact)
+
+
+def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
+                  params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
+                  cand_counts: Counts | None = None) -> MeteorScore:
+    """METEOR of tokenised ``cand`` against tokenised ``ref``.
+
+    The alignment is built when ``params.gamma > 0`` or ``with_alignment``
+    (otherwise ``chunks`` is None); it is returned only with ``with_alignment``.
+    Without them, rule 1's counts come from the compiled core when it is
+    active (:mod:`scorer.metric.engine.accelerator`), else, or where it declines, from
+    :mod:`scorer.metric.engine.counting`.
+    """
+    t, r = len(cand), len(ref)
+    if not t or not r:
+        return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
+    if params.gamma == 0 and not with_alignment:
+        return score_from_counts(sum(_rule1_counts(cand, ref, matcher, params.stages, cand_counts)), None, t, r,
+                                 params)
+    keys = matcher.key_functions(params.stages)
+    found: Alignment = matcher.engine.alignment.align(cand, ref, keys, matcher.any_keys(params.stages),
+                                                      params.budget)
+    links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links) if with_alignment else ()
+    return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
+
+
+def _rule1_counts(cand: Sequence[str], ref: Sequence[str], matcher: Matcher, stages: tuple[str, ...],
+                  cand_counts: Counts | None) -> list[int]:
+    """Links of each stage under rule 1: from the compiled core when it applies, else by counting."""
+    fast = matcher.fast_counts(stages)
+    found = fast.counts(cand, ref) if fast is not None else None
+    if found is not None:
+        return found
+    keys = matcher.key_functions(stages)
+    graph = matcher.engine.links.type_graph(cand_counts or counts_of(cand), counts_of(ref), keys,
+                                            matcher.any_keys(stages))
+    return matcher.engine.counting.stage_counts(graph, len(keys))
+
+
+def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
+                 params: MeteorParams = MeteorParams(), *, with_alignment: bool = False) -> tuple[int, MeteorScore]:
+    """Index and score of the best variant (the first on ties); variants without tokens are skipped.
+
+    Raises ``ValueError`` when no variant has a token.
+    """
+    best: tuple[int, MeteorScore] | None = None
+    fast = params.gamma == 0 and not with_alignment and matcher.fast_counts(params.stages) is not None
+    counts = None if fast else counts_of(cand)
+    for index, ref in enumerate(variants):
+        if not ref:
+            continue
+        scored = meteor_tokens(cand, ref, matcher, params, with_alignment=with_alignment, cand_counts=counts)
+        if best is None or scored.score > best[1].score:
+            best = (index, scored)
+    if best is None:
+        raise ValueError("every reference variant is empty of tokens")
+    return best
+
+
+def params_without_synonyms(params: MeteorParams) -> MeteorParams:
+    return replace(params, stages=tuple(s for s in params.stages if s != "synonym"))
+
+
+class MeteorRu:
+    """The metric object: it owns its parameters and its matcher, and states its signature.
+
+    >>> metric = MeteorRu(MeteorParams(stages=("exact", "lemma")))
+    >>> round(metric.sentence_score("кот спит", ["кошка спит", "коты спят"]), 6)
+    1.0
+    """
+
+    def __init__(self, params: MeteorParams = MeteorParams(), thesaurus: Thesaurus | None = None,
+                 matcher: Matcher | None = None):
+        if needs_thesaurus(params.stages) and thesaurus is None and (matcher is None or matcher.thesaurus is None):
+            raise ValueError("the synonym stage needs a thesaurus: pass thesaurus=, or leave 'synonym' "
+                             "out of the stages")
+        self.params = params
+        self.matcher = matcher or Matcher(thesaurus)
+
+    @property
+    def thesaurus_id(self) -> str | None:
+        return (self.matcher.thesaurus.identity if needs_thesaurus(self.params.stages) and self.matcher.thesaurus
+                else None)
+
+    def score_tokens(self, cand: Sequence[str], ref: Sequence[str], *, with_alignment: bool = False) -> MeteorScore:
+        return meteor_tokens(cand, ref, self.matcher, self.params, with_alignment=with_alignment)
+
+    def best_variant(self, cand: Sequence[str], variants: Sequence[Sequence[str]], *,
+                     with_alignment: bool = False) -> tuple[int, MeteorScore]:
+        return best_variant(cand, variants, self.matcher, self.params, with_alignment=with_alignment)
+
+    def sentence(self, candidate: str, references: Sequence[str], *,
+                 with_alignment: bool = False) -> tuple[int, MeteorScore]:
+        """Best variant of raw texts: its index and its score."""
+        return self.best_variant(tokenise(candidate), [tokenise(r) for r in references],
+                                 with_alignment=with_alignment)
+
+    def sentence_score(self, candidate: str, references: str | Sequence[str]) -> float:
+        if isinstance(references, str):
+            references = [references]
+        return self.sentence(candidate, references)[1].score
+
+    def signature_fields(self) -> list[tuple[str, str]]:
+        """``key:value`` fields pinning everything of the metric that changes a number."""
+        p = self.params
+        return [
+            ("metric", "meteor_ru"),
+            ("tok", TOKENISER_ID),
+            ("stages", "+".join(p.stages)),
+            ("align", f"rules1-5-bnb{p.budget}" if p.gamma else "rule1-count"),
+            ("alpha", repr(float(p.alpha))),
+            ("beta", repr(float(p.beta))),
+            ("gamma", repr(float(p.gamma))),
+            ("refs", "max"),
+            ("rwn", self.thesaurus_id or "none"),
+            ("morph", morphology_id() if needs_morphology(p.stages) else "none"),
+        ]
+
+
+_LOADED: dict[str, Thesaurus] = {}
+
+
+def meteor_ru(candidate: str, references: str | Sequence[str], *,
+              thesaurus: Thesaurus | str | None = None, synonyms: bool = True,
+              params: MeteorParams = MeteorParams()) -> float:
+    """METEOR of ``candidate`` against the best of ``references`` (a string or a list).
+
+    ``thesaurus`` is a loaded :class:`~scorer.metric.thesaurus.Thesaurus` or a path to
+    RuWordNet; by default it is found as contract section 4 says
+    (``RUWORDNET_PATH`` or the ruwordnet package's download location). What
+    was loaded is kept for later calls. ``synonyms=False`` drops the synonym
+    stage instead.
+    """
+    if not synonyms:
+        params = params_without_synonyms(params)
+    rwn = None
+    if needs_thesaurus(params.stages):
+        rwn = thesaurus if isinstance(thesaurus, Thesaurus) else _thesaurus_at(thesaurus)
+    return MeteorRu(params, matcher=_matcher_for(rwn)).sentence_score(candidate, references)
+
+
+def _thesaurus_at(location: str | None) -> Thesaurus:
+    key = str(resolve_location(location).resolve())
+    if key not in _LOADED:
+        _LOADED[key] = load_thesaurus(key)
+    return _LOADED[key]
+
+
+_MATCHERS: dict[int, Matcher] = {}
+
+
+def _matcher_for(thesaurus: Thesaurus | None) -> Matcher:
+    key = id(thesaurus)
+    found = _MATCHERS.get(key)
+    if found is None or found.thesaurus is not thesaurus:
+        found = _MATCHERS[key] = Matcher(thesaurus, persistent=False)
+    return found

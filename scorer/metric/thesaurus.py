@@ -1,0 +1,263 @@
+"""RuWordNet synsets by lemma (the ``synset`` stage of contract section 4).
+
+Two sources are read:
+
+* the SQLite file the ``ruwordnet`` package downloads (``ruwordnet download``):
+  table ``sense`` with columns ``lemma`` and ``synset_id``;
+* a directory of the official XML distribution: any of ``synsets.N.xml``,
+  ``synsets.V.xml``, ``synsets.A.xml``; a ``<sense>``'s text is its lemma.
+
+Only single-word senses are kept: the normalised sense text must be one
+whitespace-free word. The compiled index (lemma -> synset ids) is cached on
+disk (``marshal``, the fastest format the standard library reads) under a key
+made of the source's content hash, so a changed source is recompiled
+automatically. The hash itself is remembered per file size and modification
+time, so a warm start does not read the source at all, and the compiled index
+is read only when a token's synsets are first asked for (a warm token cache,
+:mod:`scorer.metric.token_cache`, never asks).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import re
+import sqlite3
+import xml.etree.ElementTree as ET
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from .cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
+from scorer.errors import ThesaurusError
+from .text import normalise
+
+XML_FILES = ("synsets.N.xml", "synsets.V.xml", "synsets.A.xml")
+CACHE_FORMAT = 3
+ENV_PATH = "RUWORDNET_PATH"
+STAMPS = "source-hashes.json"
+
+HOW_TO_GET = (
+    "Get RuWordNet with `ruwordnet download` (the ruwordnet package's SQLite file), "
+    "or give the location of that file or of a directory of the XML distribution "
+    "(synsets.N.xml, synsets.V.xml, synsets.A.xml), or set RUWORDNET_PATH to it; "
+    "or score without the synonym stage."
+)
+
+
+Index = dict[str, frozenset[str]]
+
+
+class Thesaurus:
+    """Lemma -> synset ids, with an identity string for the signature.
+
+    Give the ``index`` itself, or a ``loader`` that returns it on first use.
+    """
+
+    def __init__(self, identity: str, index: Index | None = None, loader: Callable[[], Index] | None = None):
+        if loader is None:
+            if index is None:
+                raise ValueError("give a Thesaurus its index or a loader for it")
+            given: Index = index
+            loader = lambda: given  # noqa: E731
+        self.identity = identity
+        self._index = index
+        self._loader: Callable[[], Index] = loader
+
+    def __repr__(self) -> str:
+        return f"Thesaurus({self.identity!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Thesaurus) and (self.identity, self.index) == (other.identity, other.index)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable (loaded on first use), like a dict
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            self._index = self._loader()
+        return self._index
+
+    def synsets(self, lemma: str) -> frozenset[str]:
+        return self.index.get(lemma, frozenset())
+
+
+def default_location() -> Path | None:
+    """Where ``ruwordnet download`` puts its SQLite file, if the package is installed."""
+    spec = find_spec("ruwordnet")
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent / "static" / "ruwordnet.db"
+
+
+def resolve_location(explicit: str | os.PathLike | None) -> Path:
+    """``--thesaurus``, else ``$RUWORDNET_PATH``, else the package's download location."""
+    if explicit:
+        where, origin = Path(explicit), "the given location"
+    elif os.environ.get(ENV_PATH):
+        where, origin = Path(os.environ[ENV_PATH]), ENV_PATH
+    else:
+        origin = "the ruwordnet package's download location"
+        found = default_location()
+        if found is None or not os.path.exists(found):
+            raise ThesaurusError(f"RuWordNet was not found ({origin}: {found}). {HOW_TO_GET}")
+        where = found
+    if not os.path.exists(where):
+        raise ThesaurusError(f"RuWordNet was not found at {where} (from {origin}). {HOW_TO_GET}")
+    return where
+
+
+def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
+    """Load RuWordNet from ``location`` (resolved as :func:`resolve_location`)."""
+    source = resolve_location(location)
+    try:
+        kind, files = _source_files(source)
+        identity = _identity(kind, files)
+    except OSError as exc:
+        raise ThesaurusError(f"cannot read RuWordNet at {source}: {exc.strerror or exc}. {HOW_TO_GET}") from None
+
+    def build() -> Index:
+        pairs = _read_sqlite(files[0]) if kind == "sqlite" else _read_xml(files)
+        index = _build_index(pairs)
+        if not index:
+            raise ThesaurusError(f"RuWordNet at {source} holds no single-word senses. {HOW_TO_GET}")
+        _write_cache(identity, index)
+        return index
+
+    if _exists(_cache_path(identity)):
+        return Thesaurus(identity, loader=lambda: _read_cache(identity) or build())
+    return Thesaurus(identity, build())
+
+
+def _exists(path: Path) -> bool:
+    """Whether a cache file is there (any fault, a name too long included, counts as not there)."""
+    try:
+        os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _source_files(source: Path) -> tuple[str, list[Path]]:
+    if source.is_dir():
+        files = [source / name for name in XML_FILES if (source / name).is_file()]
+        if files:
+            return "xml", files
+        db = source / "ruwordnet.db"
+        if db.is_file():
+            return "sqlite", [db]
+        raise ThesaurusError(f"{source} holds neither synsets.[NVA].xml nor ruwordnet.db. {HOW_TO_GET}")
+    with open(source, "rb") as fh:
+        if fh.read(16) != b"SQLite format 3\x00":
+            raise ThesaurusError(f"{source} is not an SQLite database. {HOW_TO_GET}")
+    return "sqlite", [source]
+
+
+#: What an identity looks like; anything else read from the cache is refused (it also names cache files).
+IDENTITY = re.compile(r"rwn-(?:xml-[NVA]{1,3}|sqlite)-[0-9a-f]{12}")
+MAX_STAMPS_BYTES = 1 << 20
+MAX_INDEX_BYTES = 512 << 20
+
+
+def _identity(kind: str, files: list[Path]) -> str:
+    stamp = json.dumps([[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in files])
+    known = _read_stamps()
+    if stamp in known:
+        return known[stamp]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0")
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    if kind == "xml":
+        parts = "".join(p.name.split(".")[1] for p in files)
+        identity = f"rwn-xml-{parts}-{digest.hexdigest()[:12]}"
+    else:
+        identity = f"rwn-sqlite-{digest.hexdigest()[:12]}"
+    known[stamp] = identity
+    payload = json.dumps(known, ensure_ascii=False).encode("utf-8")
+    if len(payload) <= MAX_STAMPS_BYTES:
+        write_best_effort(cache_dir() / STAMPS, seal(STAMPS, payload))
+    return identity
+
+
+def _read_stamps() -> dict[str, str]:
+    """The remembered identities by (path, size, mtime); empty unless the sealed file holds exactly that."""
+    payload = read_sealed(cache_dir() / STAMPS, STAMPS, MAX_STAMPS_BYTES)
+    if payload is None:
+        return {}
+    try:
+        known = json.loads(payload.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return {}
+    if type(known) is not dict:
+        return {}
+    return {k: v for k, v in known.items() if type(v) is str and IDENTITY.fullmatch(v)}
+
+
+def _read_xml(files: list[Path]) -> Iterator[tuple[str, str]]:
+    """(sense text, synset id) of every ``<sense>`` inside a ``<synset>``, streamed: each synset is
+    dropped once read, so a full-size file is never held as a tree."""
+    for path in files:
+        try:
+            synset_ids: list[str | None] = []
+            parents: list[ET.Element] = []
+            for event, element in ET.iterparse(path, events=("start", "end")):
+                if event == "start":
+                    parents.append(element)
+                    if element.tag == "synset":
+                        synset_ids.append(element.get("id"))
+                    continue
+                parents.pop()
+                if element.tag == "sense":
+                    if synset_ids and synset_ids[-1] and element.text:
+                        yield element.text, synset_ids[-1]
+                elif element.tag == "synset":
+                    synset_ids.pop()
+                    if parents:
+                        parents[-1].clear()  # the synsets read so far, with their senses
+        except (ET.ParseError, OSError) as exc:
+            raise ThesaurusError(f"cannot read RuWordNet file {path}: {exc}") from None
+
+
+def _read_sqlite(path: Path) -> list[tuple[str, str]]:
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = con.execute(
+                "SELECT COALESCE(lemma, name), synset_id FROM sense WHERE synset_id IS NOT NULL"
+            ).fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise ThesaurusError(f"cannot read RuWordNet database {path}: {exc}") from None
+    return [(text, sid) for text, sid in rows if text]
+
+
+def _build_index(pairs: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:
+    sets: dict[str, set[str]] = {}
+    for text, synset_id in pairs:
+        words = normalise(text).split()
+        if len(words) == 1:
+            sets.setdefault(words[0], set()).add(synset_id)
+    return {lemma: frozenset(ids) for lemma, ids in sets.items()}
+
+
+def _cache_path(identity: str) -> Path:
+    return cache_dir() / f"{identity}.v{CACHE_FORMAT}.{marshal_tag()}.marshal"
+
+
+def _read_cache(identity: str) -> Index | None:
+    """The compiled index of ``identity``, or None when the cache file is missing, foreign or ill-shaped."""
+    index = loads_marshal(read_sealed(_cache_path(identity), identity, MAX_INDEX_BYTES))
+    if type(index) is not dict or not index:
+        return None
+    if not all(type(k) is str and type(v) is frozenset and all(type(x) is str for x in v) for k, v in index.items()):
+        return None
+    return index
+
+
+def _write_cache(identity: str, index: Index) -> None:
+    write_best_effort(_cache_path(identity), seal(identity, marshal.dumps(index)))

@@ -1,0 +1,170 @@
+"""The output directory: checked before any work, locked while a run writes, filled in one step.
+
+* :func:`prepare` makes the directory (parents too) and checks it can be
+  written; a path that is a file, or cannot be made or written, is a usage
+  error naming it (exit 2), found before anything is scored.
+* :func:`locked` holds an exclusive ``flock`` on the directory itself, so two
+  runs given the same directory never mix their files: the second waits.
+* :func:`publish` writes every file to a temporary name, then, with SIGINT
+  and SIGTERM held back, removes the commit marker (``scores.json``,
+  ``leaderboard.json`` or ``correlation.json``), renames the other files into
+  place, removes every other output a run can write, and renames the marker
+  into place last. Whenever the marker is there, it agrees with every file
+  beside it, even after a SIGKILL; temporaries of killed runs are removed
+  by the next run, under the lock.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import threading
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping
+
+from scorer.errors import UsageError
+
+_HELD_BACK = {signal.SIGINT, signal.SIGTERM}
+_PROBE = ".write-check."
+
+
+def prepare(output: str | os.PathLike) -> Path:
+    """``output`` as a writable directory (created if missing); raises UsageError naming it."""
+    path = Path(output)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"output {path} is a file, not a directory; give a directory for the outputs")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"output directory {path} cannot be created: {exc.strerror}") from None
+    try:  # a real write: permissions, read-only mounts and full disks all show here
+        fd, probe = tempfile.mkstemp(dir=path, prefix=_PROBE)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"output directory {path} cannot be written ({exc.strerror}); make it writable "
+                         "or give another") from None
+    return path
+
+
+@contextmanager
+def locked(path: Path, notice: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on the directory ``path``; ``notice()`` is called when another run holds it."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if notice:
+                notice()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _temporary(path: Path, data: bytes) -> str:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # readable like any other output, not mkstemp's 0600
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(path: str | Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str], marker: str) -> None:
+    """Put ``files`` (name -> bytes) into ``output`` and remove the other names of ``outputs`` there.
+
+    ``marker`` (one of ``files``) is the commit marker: it is removed before any
+    other output is replaced or removed, and written last, so a run killed at
+    any instant, SIGKILL included, leaves either no marker or one that agrees
+    with every file beside it. Temporary files that killed runs left behind are
+    removed first (the caller holds the directory's lock).
+    """
+    if marker not in files:
+        raise ValueError(f"the commit marker {marker} must be among the files written")
+    remove_leftovers(output, list(files) + list(outputs))
+    temporaries: dict[str, str] = {}
+    try:
+        for name, data in files.items():
+            target = output / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporaries[name] = _temporary(target, data)
+        held = (signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_BACK)
+                if in_main_thread() and hasattr(signal, "pthread_sigmask") else None)
+        try:
+            _unlink(output / marker)
+            _sync_directory(output)
+            for name, tmp in temporaries.items():
+                if name != marker:
+                    os.replace(tmp, output / name)
+            for name in outputs:
+                if name not in files:
+                    _remove(output / name)
+            for folder in {(output / name).parent for name in files}:
+                _sync_directory(folder)
+            os.replace(temporaries[marker], output / marker)
+            temporaries.clear()
+            _sync_directory(output)
+        finally:
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    finally:
+        for tmp in temporaries.values():
+            _unlink(tmp)
+
+
+def _remove(target: Path) -> None:
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target, ignore_errors=True)
+    else:
+        _unlink(target)
+
+
+def _sync_directory(folder: Path) -> None:
+    """Make the renames and removals in ``folder`` durable before the next step (best effort)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_leftovers(output: Path, names: Iterable[str]) -> None:
+    """Remove the temporary files (``.<name>.*.tmp``) and write probes that killed runs left in ``output``
+    and in the folders of ``names``."""
+    folders = {output} | {(output / name).parent for name in names}
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(_PROBE) or (entry.name.startswith(".") and entry.name.endswith(".tmp")):
+                if entry.is_file(follow_symlinks=False):
+                    _unlink(entry.path)
+
+
+def in_main_thread() -> bool:
+    """Signal handlers and masks belong to the main thread only."""
+    return threading.current_thread() is threading.main_thread()

@@ -1,0 +1,304 @@
+"""Outputs of ``score`` (contract section 6): scores.json, details.csv, scores.txt.
+
+Every file is written to a temporary name in the output directory and renamed
+into place, so a reader sees the old file or the new one, never half of one.
+For an invalid submission only ``scores.json`` is written and earlier score
+files are removed, so no stale score survives next to an invalid verdict.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import textwrap
+from pathlib import Path
+from typing import Any, Iterable
+
+from scorer.inputs.contract import DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
+from scorer.errors import Issue, IssueLog, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
+from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS, Meta
+from .html_report import correlation_report, leaderboard_report, score_report
+from scorer.scoring.leaderboard import COLUMNS, Leaderboard
+from .output_dir import publish
+from scorer.progress import WRITING, Progress
+from scorer.scoring.result import DETAIL_COLUMNS, ScoreResult, detail_rows
+from scorer.metric.stages import stages_line
+
+ERROR_LOG = "scorer-error.log"
+#: Every file a ``score`` run can write; each run rewrites or removes all of them.
+SCORE_OUTPUTS = (SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML, ERROR_LOG)
+
+def json_bytes(payload: Any) -> bytes:
+    return (json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+
+
+def scores_payload(result: ScoreResult) -> dict[str, Any]:
+    s = result.summary
+    return {
+        "status": "ok",
+        "integral": s.integral,
+        "meteor": s.meteor,
+        "hidden_metric": s.hidden_metric,
+        "by_type": {name: {"weight": t.weight, "dialogs": t.dialogs, "turns": t.turns, "meteor": t.meteor,
+                           "hidden_metric": t.hidden_metric, "score": t.score}
+                    for name, t in s.by_type.items()},
+        "counts": {"dialogs": s.dialogs, "turns": s.turns},
+        "signature": result.signature,
+        "warnings": [w.to_dict() for w in result.warnings[:MAX_LISTED_ERRORS]],
+    }
+
+
+def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, Any]:
+    """``status`` is ``"invalid"`` (exit 1) or ``"error"`` (exit 2 or 3)."""
+    if isinstance(error, IssuesError):
+        errors = [i.to_dict() for i in error.listed()]
+        more = error.not_listed
+    else:
+        errors = [Issue(file="", message=str(error), code=getattr(error, "kind", "error")).to_dict()]
+        more = 0
+    payload: dict[str, Any] = {"status": status, "errors": errors}
+    if more:
+        payload["more_errors"] = more
+    if isinstance(error, IssuesError) and error.unchecked:
+        payload["unchecked"] = [{"file": file, "from_line": line, "lines": lines}
+                                for file, line, lines in error.unchecked]
+    return payload
+
+
+ROWS_PER_REPORT = 20_000
+
+
+def details_csv(result: ScoreResult, progress: Progress | None = None, turn_hidden_metric: bool = True) -> bytes:
+    """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed,
+    ``hidden_metric`` empty unless ``turn_hidden_metric``.
+
+    ``progress("writing details.csv", done, total)`` hears the rows written."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(DETAIL_COLUMNS)
+    total = len(result.turns)
+    step = f"{WRITING} {DETAILS_CSV}"
+    for start in range(0, total, ROWS_PER_REPORT):
+        if progress:
+            progress(step, start, total)
+        writer.writerows(detail_rows(result, start, start + ROWS_PER_REPORT, turn_hidden_metric))
+    if progress:
+        progress(step, total, total)
+    return buffer.getvalue().encode("utf-8")
+
+
+def scores_txt(result: ScoreResult) -> bytes:
+    s = result.summary
+    lines = [f"integral: {s.integral!r}", f"meteor: {s.meteor!r}", f"hidden_metric: {s.hidden_metric!r}"]
+    for name, t in s.by_type.items():
+        lines += [f"{name}: {t.score!r}", f"{name}_meteor: {t.meteor!r}", f"{name}_hidden_metric: {t.hidden_metric!r}"]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def score_files(result: ScoreResult, report: bool = False, progress: Progress | None = None,
+                turn_hidden_metric: bool = True) -> dict[str, bytes]:
+    """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written.
+
+    Without ``turn_hidden_metric`` no output holds a turn's hidden-metric value (for pages shown to
+    participants when the hidden metric's settings are private, contract section 7)."""
+    files = {DETAILS_CSV: details_csv(result, progress, turn_hidden_metric), SCORES_TXT: scores_txt(result),
+             SCORES_JSON: json_bytes(scores_payload(result))}
+    if report:
+        step = (lambda done, total: progress(f"{WRITING} {REPORT_HTML}", done, total)) if progress else None
+        files[REPORT_HTML] = score_report(result, turn_hidden_metric, step).encode("utf-8")
+    return files
+
+
+def failure_files(error: Exception, status: str) -> dict[str, bytes]:
+    """The outputs of a run that scored nothing: ``scores.json`` with the verdict."""
+    return {SCORES_JSON: json_bytes(failure_payload(error, status))}
+
+
+def write_outputs(result: ScoreResult, output: Path, report: bool = False, progress: Progress | None = None,
+                  turn_hidden_metric: bool = True) -> None:
+    """Publish :func:`score_files` in ``output``, removing any other file a ``score`` run writes."""
+    publish(Path(output), score_files(result, report, progress, turn_hidden_metric), SCORE_OUTPUTS, SCORES_JSON)
+
+
+def write_failure(error: Exception, status: str, output: Path, extra: dict[str, bytes] | None = None) -> None:
+    publish(Path(output), {**failure_files(error, status), **(extra or {})}, SCORE_OUTPUTS, SCORES_JSON)
+
+
+def summary_table(result: ScoreResult) -> str:
+    """The per-type table printed on the terminal after ``score``."""
+    s = result.summary
+    header = f"{'type':<18}{'weight':>8}{'dialogs':>9}{'turns':>7}{'METEOR':>9}{'HM':>9}{'score':>9}"
+    lines = [header, "-" * len(header)]
+    for name, t in s.by_type.items():
+        lines.append(f"{name:<18}{t.weight:>8.2f}{t.dialogs:>9}{t.turns:>7}{t.meteor:>9.4f}"
+                     f"{t.hidden_metric:>9.4f}{t.score:>9.4f}")
+    lines.append("-" * len(header))
+    lines.append(f"{'weighted':<18}{'':>8}{s.dialogs:>9}{s.turns:>7}{s.meteor:>9.4f}{s.hidden_metric:>9.4f}"
+                 f"{s.integral:>9.4f}")
+    lines.append(f"integral: {s.integral:.6f}")
+    lines.append(f"stages: {stages_line(result.stages)}")
+    lines.append(f"signature: {result.signature}")
+    return "\n".join(lines)
+
+
+#: How many errors of one kind the terminal lists before "... and N more like this".
+SHOWN_PER_KIND = 3
+
+
+def issue_lines(issues: Iterable[Issue], more: int = 0, notes: Iterable[str] = ()) -> str:
+    """The errors for the terminal: the first :data:`SHOWN_PER_KIND` of each kind (code), each further one
+    counted under its kind; ``more`` errors found beyond the listed ones; then ``notes``."""
+    shown: list[str] = []
+    hidden: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for issue in issues:
+        seen[issue.code] = seen.get(issue.code, 0) + 1
+        if seen[issue.code] <= SHOWN_PER_KIND:
+            shown.append(f"  - {issue}")
+        else:
+            hidden[issue.code] = hidden.get(issue.code, 0) + 1
+    text = "\n".join(shown)
+    for code, count in hidden.items():
+        text += f"\n  ... and {count} more like this ({code})"
+    if more:
+        text += f"\n  ... and {more} more error(s)"
+    for note in notes:
+        text += f"\n  {note}"
+    return text
+
+
+# --- leaderboard ----------------------------------------------------------------------------
+
+LEADERBOARD_CSV, LEADERBOARD_JSON, SUBMISSIONS_DIR = "leaderboard.csv", "leaderboard.json", "submissions"
+LEADERBOARD_COLUMNS = list(COLUMNS)
+
+
+def leaderboard_rows(board: Leaderboard) -> list[dict[str, Any]]:
+    """One dict per entry with the keys of :data:`LEADERBOARD_COLUMNS` (None where not applicable),
+    errors as dicts, and ``more_errors`` when some were not listed."""
+    rows = []
+    for standing, row in zip(board.entries, board.rows()):
+        row["errors"] = [issue.to_dict() for issue in row["errors"]]
+        if standing.errors_not_shown:
+            row["more_errors"] = standing.errors_not_shown
+        rows.append(row)
+    return rows
+
+
+def leaderboard_csv(board: Leaderboard) -> bytes:
+    """The rows of :func:`leaderboard_rows`; the errors joined by `` | ``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(LEADERBOARD_COLUMNS)
+    for row in board.rows():
+        row["errors"] = " | ".join(str(issue) for issue in row["errors"])
+        writer.writerow(["" if row[c] is None else row[c] for c in LEADERBOARD_COLUMNS])
+    return buffer.getvalue().encode("utf-8")
+
+
+def leaderboard_payload(board: Leaderboard) -> dict[str, Any]:
+    return {"status": "ok", "signature": board.signature,
+            "bootstrap": {"resamples": board.resamples, "seed": board.seed, "confidence": 0.95,
+                          "unit": "dialogue", "strata": "type", "test": "paired bootstrap vs the rank above"},
+            "submissions": leaderboard_rows(board), "skipped": list(board.skipped)}
+
+
+def write_leaderboard(board: Leaderboard, output: Path, report: bool = True, progress: Progress | None = None) -> None:
+    """leaderboard.csv, leaderboard.json, report.html, and each submission's own outputs (with its own
+    report.html when ``report``) under ``submissions/<name>/``; folders of entries no longer present are
+    removed. ``progress("writing submissions", done, total)`` hears the entries written."""
+    output = Path(output)
+    files: dict[str, bytes] = {}
+    for k, entry in enumerate(board.entries):
+        if progress:
+            progress(f"{WRITING} {SUBMISSIONS_DIR}", k, len(board.entries))
+        folder = f"{SUBMISSIONS_DIR}/{entry.name}/"
+        produced = (score_files(entry.result, report) if entry.result is not None
+                    else failure_files(SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)),
+                                       entry.status))
+        files.update((folder + name, data) for name, data in produced.items())
+    if progress:
+        progress(f"{WRITING} {SUBMISSIONS_DIR}", len(board.entries), len(board.entries))
+    if report:
+        files[REPORT_HTML] = leaderboard_report(board).encode("utf-8")
+    files[LEADERBOARD_CSV] = leaderboard_csv(board)
+    files[LEADERBOARD_JSON] = json_bytes(leaderboard_payload(board))
+    outputs = [LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML, ERROR_LOG]
+    current = {entry.name for entry in board.entries}
+    old = output / SUBMISSIONS_DIR
+    if old.is_dir():
+        for previous in old.iterdir():
+            outputs += [f"{SUBMISSIONS_DIR}/{previous.name}/{name}" for name in SCORE_OUTPUTS]
+            if previous.name not in current:
+                outputs.append(f"{SUBMISSIONS_DIR}/{previous.name}")
+    publish(output, files, outputs, LEADERBOARD_JSON)
+
+
+def _cell(value: float | None, width: int, digits: int = 4) -> str:
+    return f"{'':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
+def leaderboard_table(board: Leaderboard) -> str:
+    """The ranked table printed on the terminal after ``leaderboard`` (the rows of :func:`leaderboard_rows`)."""
+    header = (f"{'rank':>4}  {'submission':<24}{'integral':>10}  {'95% interval':<18}{'METEOR':>8}{'HM':>8}"
+              f"{'p vs above':>12}")
+    lines = [header, "-" * len(header)]
+    for standing in board.entries:
+        row = standing.values()
+        name = row["submission"] if len(row["submission"]) <= 24 else row["submission"][:23] + "~"
+        if standing.result is None:
+            total = len(standing.entry.errors) + standing.entry.more_errors
+            lines.append(f"{'':>4}  {name:<24}  {standing.status} ({total} error(s)):")
+            for issue in row["errors"]:
+                lines.extend("          " + part for part in textwrap.wrap(str(issue), 90))
+            if standing.errors_not_shown:
+                lines.append(f"          ... and {standing.errors_not_shown} more")
+            continue
+        interval = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+        lines.append(f"{row['rank']:>4}  {name:<24}{row['integral']:>10.6f}  {interval:<18}"
+                     f"{_cell(row['meteor'], 8)}{_cell(row['hidden_metric'], 8)}{_cell(row['p_value'], 12)}")
+    if board.skipped:
+        lines.append(f"skipped (not a folder or .zip): {', '.join(board.skipped)}")
+    lines.append(f"stages: {stages_line(board.stages)}")
+    lines.append(f"signature: {board.signature}")
+    return "\n".join(lines)
+
+
+CORRELATION_CSV, CORRELATION_JSON = "correlation.csv", "correlation.json"
+
+
+def _plain(value: object) -> object:
+    return None if isinstance(value, float) and value != value else value
+
+
+def write_correlation(meta: Meta, output: Path) -> None:
+    """correlation.csv, correlation.json and report.html of ``correlate``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CORRELATION_COLUMNS)
+    for row in meta.rows:
+        writer.writerow(["" if v is None or (isinstance(v, float) and v != v) else v for v in row.row()])
+    payload = {"rows": [{c: _plain(v) for c, v in zip(CORRELATION_COLUMNS, row.row())} for row in meta.rows],
+               "signature": meta.signature, "ratings_level": meta.ratings_level,
+               "settings": {"resamples": meta.resamples, "seed": meta.seed, "baselines": list(meta.baselines),
+                            "interval": "95% percentile bootstrap", "coefficients": "scipy.stats"},
+               "warnings": meta.warnings,
+               "left_out": [{"submission": name, "status": status} for name, status in meta.left_out],
+               "skipped": list(meta.skipped)}
+    publish(Path(output), {CORRELATION_CSV: buffer.getvalue().encode("utf-8"), CORRELATION_JSON: json_bytes(payload),
+                           REPORT_HTML: correlation_report(meta).encode("utf-8")},
+            [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG], CORRELATION_JSON)
+
+
+def correlation_table(meta: Meta) -> str:
+    """The terminal table of ``correlate``."""
+    def f(v: float | None) -> str:
+        return "   -  " if v is None or v != v else f"{v:6.3f}"
+
+    lines = [f"{'level':<7}{'figure':<15}{'n':>6}  {'pearson':>8} {'[95%]':<17}{'kendall':>8} {'[95%]':<17}{'pairwise':>8}",
+             "-" * 86]
+    for r in meta.rows:
+        lines.append(f"{r.level:<7}{r.figure:<15}{r.n:>6}  {f(r.pearson):>8} [{f(r.pearson_low)},{f(r.pearson_high)}] "
+                     f"{f(r.kendall):>8} [{f(r.kendall_low)},{f(r.kendall_high)}] {f(r.pairwise_accuracy):>8}")
+    lines.extend(meta.left_out_lines())
+    return "\n".join(lines)

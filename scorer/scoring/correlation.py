@@ -1,0 +1,463 @@
+"""Meta-evaluation (contract section 8): how well the competition's figures agree with human ratings.
+
+Ratings come at one of three levels, told by the CSV header
+(``submission,score`` / ``submission,dialog_id,score`` /
+``submission,dialog_id,turn,score``); repeated keys are averaged and only
+rated items take part. Turn ratings are lifted to dialogues (mean over the
+dialogue's rated turns), and both to systems (mean over the submission's
+rated items).
+
+Per level and figure: n, Pearson r, Spearman rho and Kendall tau-b as
+``scipy.stats`` computes them, each with a 95% bootstrap interval; at system
+level also the pairwise accuracy. Bootstrap: at turn and dialogue level the
+items are resampled with replacement (``default_rng(seed).integers(0, n,
+(resamples, n))``, the same indices for every figure of the level); at system
+level the dialogues are resampled, stratified by type, with the indices of
+:mod:`scorer.scoring.significance` (those ``leaderboard`` uses), every figure and the
+human system score (unless the CSV is at system level) recomputed on each
+resample. The interval is the order statistics ``R // 40`` and
+``R - R // 40 - 1`` of the resampled coefficients that are defined, widened
+to hold the point estimate when the resampled values all lie to one side of
+it (as happens for coefficients near +-1 on few items).
+"""
+from __future__ import annotations
+
+import csv
+import os
+import io
+import math
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+
+from scorer.inputs.contract import DIALOGUE_TYPES
+from .correlation_result import Correlation
+from scorer.errors import EXIT_USAGE, Issue, IssueLog, IssuesError
+from scorer.inputs.jsonio import shorten
+from .leaderboard import Leaderboard
+from scorer.progress import BOOTSTRAP, Progress
+from .significance import make_strata, resampled_integrals
+
+LEVELS = ("turn", "dialog", "system")
+FIGURES = {"turn": ("meteor", "hidden_metric", "turn_score"),
+           "dialog": ("meteor", "hidden_metric", "dialog_score"),
+           "system": ("meteor", "hidden_metric", "integral")}
+BASELINES = ("chrf", "bleu")
+SHAPES = {("submission", "score"): "system", ("submission", "dialog_id", "score"): "dialog",
+          ("submission", "dialog_id", "turn", "score"): "turn"}
+MIN_ITEMS = 3
+SYSTEMS_STEP = "system-level figures"
+
+
+class HumanRatingsError(IssuesError):
+    """The human ratings CSV breaks contract section 8 (exit 2)."""
+
+    exit_code = EXIT_USAGE
+    kind = "human_ratings"
+
+    def __init__(self, issues: IssueLog):
+        super().__init__(issues, f"the human ratings are invalid ({issues.total} error(s))")
+
+
+@dataclass(frozen=True)
+class HumanRatings:
+    level: str                                   # "system", "dialog" or "turn"
+    scores: dict[tuple, float]                   # (submission,) / (submission, dialog_id) / (..., turn) -> mean
+
+
+#: The largest ratings file read (it is the organizer's, but still bounded).
+MAX_HUMAN_BYTES = 256 << 20
+_TURN = re.compile(r"[0-9]{1,9}")
+
+
+def read_human(path: str | os.PathLike, submissions: Mapping[str, Mapping[str, int]]) -> HumanRatings:
+    """Read and average the ratings; ``submissions``: entry name -> dialog_id -> turns.
+
+    Every fault of the file (unreadable, not UTF-8, a broken CSV row, a value
+    that is not what its column needs) is a :class:`HumanRatingsError` naming
+    its line. An entry's own name wins over a ``.zip`` name without its suffix
+    (a folder ``team`` beside ``team.zip``). Means are taken so that finite
+    ratings give a finite mean.
+    """
+    path = Path(path)
+    log = IssueLog()
+    name = path.name
+    text = _human_text(path, name, log)
+    by_name = {n[:-4]: n for n in submissions if n.lower().endswith(".zip")} | {n: n for n in submissions}
+    values: dict[tuple, list[float]] = {}
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = tuple(h.strip() for h in next(reader, []))
+    except csv.Error as exc:
+        log.add(Issue(name, f"the header is not a readable CSV row ({exc})", "bad_row", line=1))
+        raise HumanRatingsError(log) from None
+    level = SHAPES.get(header)
+    if level is None:
+        log.add(Issue(name, "the header must be one of: submission,score / submission,dialog_id,score / "
+                            f"submission,dialog_id,turn,score (found {shorten(','.join(header))})", "bad_header",
+                      line=1))
+        raise HumanRatingsError(log)
+    while True:
+        number = reader.line_num + 1
+        try:
+            row = next(reader, None)
+        except csv.Error as exc:
+            log.add(Issue(name, f"not a readable CSV row ({exc}); check for a stray double quote", "bad_row",
+                          line=number))
+            break
+        if row is None:
+            break
+        if not row or not any(cell.strip() for cell in row):
+            continue
+        key = _key(row, header, number, name, by_name, submissions, log)
+        if key is not None:
+            values.setdefault(key, []).append(float(row[-1]))
+    if log:
+        raise HumanRatingsError(log)
+    if not values:
+        log.add(Issue(name, "the file holds no ratings", "empty_file"))
+        raise HumanRatingsError(log)
+    return HumanRatings(level, {key: finite_mean(found) for key, found in values.items()})
+
+
+def finite_mean(values: Sequence[float]) -> float:
+    """The mean of finite ``values``, finite too: ``sum / n`` (in order) where that sum is finite, else each
+    value divided by ``n`` before an exact sum (ratings near the largest double)."""
+    n = len(values)
+    total = sum(values)
+    return total / n if math.isfinite(total) else math.fsum(v / n for v in values)
+
+
+def _human_text(path: Path, name: str, log: IssueLog) -> str:
+    """The ratings file as text (UTF-8, a BOM allowed); a HumanRatingsError naming the fault otherwise."""
+    try:
+        if not path.is_file():
+            raise IsADirectoryError(0, "not a regular file")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_HUMAN_BYTES + 1)
+    except OSError as exc:
+        log.add(Issue(name, f"cannot read {shorten(str(path))}: {exc.strerror}", "unreadable"))
+        raise HumanRatingsError(log) from None
+    if len(data) > MAX_HUMAN_BYTES:
+        log.add(Issue(name, f"the file is larger than {MAX_HUMAN_BYTES >> 20} MiB", "file_too_large"))
+        raise HumanRatingsError(log)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        log.add(Issue(name, f"the file is not valid UTF-8 (bad byte at line {line}, column {column}); save it as "
+                            "UTF-8", "not_utf8", line=line, column=column))
+        raise HumanRatingsError(log) from None
+
+
+def _key(row: list[str], header: Sequence[str], number: int, name: str, by_name: Mapping[str, str],
+         submissions: Mapping[str, Mapping[str, int]], log: IssueLog) -> tuple | None:
+    def bad(message: str, code: str) -> tuple | None:
+        """Log the row's fault; the row has no key."""
+        log.add(Issue(name, message, code, line=number))
+        return None
+
+    if len(row) != len(header):
+        return bad(f"{len(row)} fields; the header has {len(header)}", "bad_row")
+    text = row[-1].strip()
+    try:
+        score = float(text)
+    except ValueError:
+        return bad(f"score {shorten(text)!r} is not a number", "bad_score")
+    if not math.isfinite(score):
+        return bad(f"score {shorten(text)!r} is not a finite number", "bad_score")
+    submission = by_name.get(row[0].strip())
+    if submission is None:
+        return bad(f"unknown submission {shorten(row[0].strip())!r} (not an entry of the submissions folder)",
+                   "unknown_submission")
+    if len(header) == 2:
+        return (submission,)
+    dialog_id = row[1].strip()
+    turns = submissions[submission].get(dialog_id)
+    if turns is None:
+        return bad(f"unknown dialog_id {shorten(dialog_id)!r}", "unknown_id")
+    if len(header) == 3:
+        return (submission, dialog_id)
+    turn_text = row[2].strip()
+    if not _TURN.fullmatch(turn_text) or int(turn_text) >= turns:
+        return bad(f"turn {shorten(turn_text, 20)!r} is not a turn of {shorten(dialog_id)!r} (0 to {turns - 1})",
+                   "unknown_turn")
+    return (submission, dialog_id, int(turn_text))
+
+
+# --- coefficients --------------------------------------------------------------------------------
+
+
+def coefficients(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, float]:
+    """Pearson r, Spearman rho, Kendall tau-b as scipy.stats computes them (NaN when undefined)."""
+    from scipy import stats
+
+    if len(x) < 2:
+        return math.nan, math.nan, math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return (float(stats.pearsonr(x, y)[0]), float(stats.spearmanr(x, y)[0]),
+                float(stats.kendalltau(x, y)[0]))
+
+
+def resampled_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`coefficients` of every row pair of ``x`` and ``y`` (resamples x items) at once, to the last bit
+    the same values: scipy's Pearson and Kendall over the rows' axis, and Spearman as scipy computes it
+    (NaN for a constant or NaN-holding row, else the correlation matrix of the rows' ranks)."""
+    import numpy as np
+    from scipy import stats
+
+    rows, n = x.shape
+    if n < 2:
+        nan = np.full(rows, math.nan)
+        return nan, nan.copy(), nan.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pearson = np.asarray(stats.pearsonr(x, y, axis=1)[0], dtype=np.float64)
+        kendall = np.asarray(stats.kendalltau(x, y, axis=1)[0], dtype=np.float64)
+        undefined = ((x == x[:, :1]).all(axis=1) | (y == y[:, :1]).all(axis=1)
+                     | np.isnan(x).any(axis=1) | np.isnan(y).any(axis=1))
+        x_ranks, y_ranks = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
+        spearman = np.array([math.nan if undefined[r] else
+                             float(np.corrcoef(np.column_stack((x_ranks[r], y_ranks[r])), rowvar=False)[1, 0])
+                             for r in range(rows)])
+    return pearson, spearman, kendall
+
+
+def pairwise_accuracy(figure: Sequence[float], human: Sequence[float]) -> float | None:
+    """Share of pairs with unequal human scores that ``figure`` orders the same way (ties in it count wrong)."""
+    agree = pairs = 0
+    for a in range(len(human)):
+        for b in range(a + 1, len(human)):
+            if human[a] != human[b]:
+                pairs += 1
+                agree += (figure[a] - figure[b]) * (human[a] - human[b]) > 0
+    return agree / pairs if pairs else None
+
+
+def interval(samples: Sequence[float], estimate: float) -> tuple[float, float]:
+    """The 95% percentile interval of the defined resampled values, widened to hold ``estimate``."""
+    values = sorted(v for v in samples if not math.isnan(v))
+    if not values or math.isnan(estimate):
+        return math.nan, math.nan
+    cut = len(values) // 40
+    return min(values[cut], estimate), max(values[len(values) - cut - 1], estimate)
+
+
+# --- levels --------------------------------------------------------------------------------------
+
+Series = dict[str, list[float]]  # figure name -> values, aligned with the items
+
+
+@dataclass(frozen=True)
+class LevelData:
+    """Rated items of one level: human scores and every figure, aligned; ``resamples()`` gives every
+    bootstrap draw recomputed: (figure -> array, human array), each of shape (resamples, items)."""
+
+    level: str
+    human: list[float]
+    figures: Series
+    resamples: Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]
+
+
+def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> list[Correlation]:
+    """Coefficients, intervals and (at system level) pairwise accuracy for every level and figure;
+    ``progress`` hears the (level, figure) pairs done."""
+    rows: list[Correlation] = []
+    total = sum(len(data.figures) for data in levels)
+    for data in levels:
+        drawn_figures, drawn_human = data.resamples()
+        for figure, values in data.figures.items():
+            if progress:
+                progress(BOOTSTRAP, len(rows), total)
+            point = coefficients(values, data.human)
+            per_draw = resampled_coefficients(drawn_figures[figure], drawn_human)
+            bounds = [interval(per_draw[k].tolist(), point[k]) for k in range(3)]
+            accuracy = pairwise_accuracy(values, data.human) if data.level == "system" else None
+            rows.append(Correlation(data.level, figure, len(values), point[0], *bounds[0], point[1], *bounds[1],
+                                    point[2], *bounds[2], accuracy))
+    if progress:
+        progress(BOOTSTRAP, total, total)
+    return rows
+
+
+def item_resamples(n: int, resamples: int, seed: int) -> "np.ndarray":  # noqa: F821
+    import numpy as np
+
+    return np.random.default_rng(seed).integers(0, n, size=(resamples, n), dtype=np.int64)
+
+
+def types_in_order(types: Sequence[str]) -> list[str]:
+    return [t for t in DIALOGUE_TYPES if t in set(types)]
+
+
+# --- building the levels from a scored leaderboard -----------------------------------------------
+
+
+def _sentence_baselines(names: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict[str, list[float]]:
+    import sacrebleu
+
+    functions: dict[str, Callable[..., Any]] = {"chrf": sacrebleu.sentence_chrf, "bleu": sacrebleu.sentence_bleu}
+    return {name: [functions[name](h, list(r)).score for h, r in zip(hyps, refs)] for name in names}
+
+
+def _corpus_metric(name: str, refs: Sequence[Sequence[str]]) -> Any:
+    """sacreBLEU's corpus metric ``name`` with ``refs`` (one list of variants per turn) cached once,
+    as sacreBLEU does for comparing many systems on one test set."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    width = max(len(r) for r in refs)
+    streams = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
+    return {"chrf": CHRF, "bleu": BLEU}[name](references=streams)
+
+
+def _corpus_stats(metric: Any, hyps: Sequence[str]) -> list[list[int]]:
+    """Per-turn sufficient statistics of ``hyps`` against the metric's cached references."""
+    return [list(s) for s in metric._extract_corpus_statistics(list(hyps), None)]
+
+
+def build_levels(board: Leaderboard, references: Mapping[str, list[list[str]]], human: HumanRatings, baselines: Sequence[str],
+                 resamples: int, seed: int, weights: Mapping[str, float],
+                 progress: Progress | None = None) -> tuple[list[LevelData], list[str]]:
+    """The levels contract section 8 asks for, from the leaderboard's scored entries; and the warnings.
+
+    ``progress`` hears the systems whose system-level figures are computed."""
+    import numpy as np
+
+    entries = {e.name: e for e in board.entries if e.result is not None}
+    turns_of = {name: {(t.dialog_id, t.turn): t for t in e.scored().turns} for name, e in entries.items()}
+    dialogs_of: dict[str, dict[str, list]] = {}
+    for name, e in entries.items():
+        for t in e.scored().turns:
+            dialogs_of.setdefault(name, {}).setdefault(t.dialog_id, []).append(t)
+    sentence: dict[tuple, dict[str, float]] = {}
+
+    def baseline_of(name: str, dialog_id: str, turn: int) -> dict[str, float]:
+        key = (name, dialog_id, turn)
+        if key not in sentence and baselines:
+            t = turns_of[name][(dialog_id, turn)]
+            values = _sentence_baselines(baselines, [t.answer], [references[dialog_id][turn]])
+            sentence[key] = {b: values[b][0] for b in baselines}
+        return sentence.get(key, {})
+
+    def draws(figures: Series, human_values: list[float]) -> Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]:
+        def make() -> tuple[dict[str, np.ndarray], np.ndarray]:
+            idx = item_resamples(len(human_values), resamples, seed)
+            return ({f: np.asarray(v, dtype=np.float64)[idx] for f, v in figures.items()},
+                    np.asarray(human_values, dtype=np.float64)[idx])
+        return make
+
+    levels: list[LevelData] = []
+    warnings_: list[str] = []
+    # turn level
+    if human.level == "turn":
+        keys = sorted(k for k in human.scores if k[0] in entries)
+        figures: Series = {f: [] for f in FIGURES["turn"] + tuple(baselines)}
+        for name, dialog_id, turn in keys:
+            t = turns_of[name][(dialog_id, turn)]
+            figures["meteor"].append(t.meteor)
+            figures["hidden_metric"].append(t.hidden_metric)
+            figures["turn_score"].append((t.meteor + t.hidden_metric) / 2)
+            for b, v in baseline_of(name, dialog_id, turn).items():
+                figures[b].append(v)
+        hv = [human.scores[k] for k in keys]
+        levels.append(LevelData("turn", hv, figures, draws(figures, hv)))
+    # dialogue level
+    if human.level in ("turn", "dialog"):
+        lifted: dict[tuple, list[float]] = {}
+        for key, value in human.scores.items():
+            if key[0] in entries:
+                lifted.setdefault(key[:2], []).append(value)
+        keys = sorted(lifted)
+        figures = {f: [] for f in FIGURES["dialog"] + tuple(baselines)}
+        for name, dialog_id in keys:
+            ts = dialogs_of[name][dialog_id]
+            m = math.fsum(t.meteor for t in ts) / len(ts)
+            h = math.fsum(t.hidden_metric for t in ts) / len(ts)
+            figures["meteor"].append(m)
+            figures["hidden_metric"].append(h)
+            figures["dialog_score"].append((m + h) / 2)
+            for b in baselines:
+                figures[b].append(math.fsum(baseline_of(name, dialog_id, t.turn)[b] for t in ts) / len(ts))
+        hv = [finite_mean(lifted[k]) for k in keys]
+        levels.append(LevelData("dialog", hv, figures, draws(figures, hv)))
+    # system level
+    names = sorted(n for n in entries if any(k[0] == n for k in human.scores))
+    first = entries[names[0]].result if names else None
+    if first is not None:
+        types = types_in_order([t.type for t in first.turns])
+        order = {t: [d for d in dict.fromkeys(x.dialog_id for x in first.turns if x.type == t)] for t in types}
+        strata = make_strata({t: len(order[t]) for t in types}, weights, resamples, seed)
+        figures = {f: [] for f in FIGURES["system"] + tuple(baselines)}
+        drawn: dict[str, list[np.ndarray]] = {f: [] for f in figures}
+        human_fixed = human.level == "system"
+        hv, h_drawn = [], []
+        turn_order = [(x.dialog_id, x.turn) for t in types for d in order[t] for x in dialogs_of[names[0]][d]]
+        metrics = {b: _corpus_metric(b, [references[d][k] for d, k in turn_order]) for b in baselines}
+        for done, name in enumerate(names):
+            if progress:
+                progress(SYSTEMS_STEP, done, len(names))
+            summary = entries[name].scored().summary
+            figures["meteor"].append(summary.meteor)
+            figures["hidden_metric"].append(summary.hidden_metric)
+            figures["integral"].append(summary.integral)
+            per_dialog = {t: [dialogs_of[name][d] for d in order[t]] for t in types}
+            for f, mean_of in (("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
+                             ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
+                             ("integral", lambda ts: (math.fsum(x.meteor for x in ts) + math.fsum(
+                                 x.hidden_metric for x in ts)) / len(ts) / 2)):
+                drawn[f].append(resampled_integrals(strata, {t: [mean_of(ts) for ts in per_dialog[t]] for t in types}))
+            for b in baselines:
+                metric = metrics[b]
+                all_turns = [x for t in types for ts in per_dialog[t] for x in ts]
+                if [(x.dialog_id, x.turn) for x in all_turns] != turn_order:
+                    raise AssertionError("every submission lists the test set's turns in one order")
+                stats = _corpus_stats(metric, [x.answer for x in all_turns])
+                figures[b].append(float(metric._compute_score_from_stats(
+                    [sum(col) for col in zip(*stats)]).score))
+                by_turn = {(x.dialog_id, x.turn): s for x, s in zip(all_turns, stats)}
+                dstats = {t: np.asarray([[sum(col) for col in zip(*(by_turn[(x.dialog_id, x.turn)] for x in ts))]
+                                         for ts in per_dialog[t]]) for t in types}
+                total = sum(dstats[t][strata.indices[t]].sum(axis=1) for t in types)
+                drawn[b].append(np.asarray([metric._compute_score_from_stats(list(map(int, row))).score
+                                            for row in total]))
+            if human_fixed:
+                hv.append(human.scores[(name,)])
+                h_drawn.append(np.full(resamples, hv[-1]))
+            else:
+                rated = {k: v for k, v in human.scores.items() if k[0] == name}
+                hv.append(finite_mean(list(rated.values())))
+                # sums of ratings scaled by a power of two (exact), so that ratings near the largest double
+                # cannot overflow; the means are scaled back
+                shift = -math.frexp(max(abs(v) for v in rated.values()))[1]
+                sums = {t: np.asarray([sum(math.ldexp(v, shift) for k, v in rated.items() if k[1] == d)
+                                       for d in order[t]]) for t in types}
+                counts = {t: np.asarray([sum(1 for k in rated if k[1] == d) for d in order[t]]) for t in types}
+                num = sum(sums[t][strata.indices[t]].sum(axis=1) for t in types)
+                den = sum(counts[t][strata.indices[t]].sum(axis=1) for t in types)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    h_drawn.append(np.ldexp(num / den, -shift))
+
+        if progress:
+            progress(SYSTEMS_STEP, len(names), len(names))
+
+        def system_draws(drawn: dict[str, list[np.ndarray]] = drawn,
+                         h_drawn: list[np.ndarray] = h_drawn) -> tuple[dict[str, np.ndarray], np.ndarray]:
+            return ({f: np.column_stack(arrays).astype(np.float64) for f, arrays in drawn.items()},
+                    np.column_stack(h_drawn).astype(np.float64))
+
+        levels.append(LevelData("system", hv, figures, system_draws))
+    kept = []
+    for data in levels:
+        if len(data.human) < MIN_ITEMS:
+            warnings_.append(f"{data.level} level left out: {len(data.human)} rated item(s), at least {MIN_ITEMS} "
+                             "are needed")
+        else:
+            kept.append(data)
+    return kept, warnings_

@@ -1,0 +1,72 @@
+"""What scoring a submission gives: its summary, its turns, its signature, its warnings."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .aggregate import Summary, TurnScore
+from scorer.inputs.contract import DIALOGUE_TYPES
+from scorer.errors import Issue
+from .explain import ExplainedTurn
+from scorer.metric.meteor import MeteorScore
+from scorer.metric.stages import STAGE_NAMES
+
+
+#: The columns of ``details.csv`` and of :meth:`ScoreResult.to_frame`, in order.
+DETAIL_COLUMNS = ["dialog_id", "type", "turn", "meteor", "best_reference", "hidden_metric", "ppl",
+                  "matches", "chunks", "precision", "recall", "fmean", "penalty",
+                  "cand_tokens", "ref_tokens", "exact_search"]
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    summary: Summary
+    turns: list[TurnScore]   # each carries its answer and its MeteorScore (``details``)
+    signature: str
+    warnings: list[Issue]
+    lowest: tuple[ExplainedTurn, ...] = ()  # the turns of lowest METEOR, aligned (the report's last section)
+    name: str = ""  # the submission's name (its file or folder), when it has one
+    stages: tuple[str, ...] = STAGE_NAMES  # the matching stages that ran, in order
+
+    @property
+    def details(self) -> list[MeteorScore | None]:
+        return [t.details for t in self.turns]
+
+    def to_frame(self) -> Any:
+        """One row per turn: the ``details.csv`` columns, with proper dtypes (pandas, imported here)."""
+        import pandas as pd
+
+        frame = pd.DataFrame(detail_rows(self), columns=DETAIL_COLUMNS)
+        frame["chunks"] = frame["chunks"].replace("", None).astype("Int64")
+        return frame.astype({"dialog_id": "string", "type": pd.CategoricalDtype(DIALOGUE_TYPES), "turn": "int64", "best_reference": "int64",
+                             "matches": "int64", "cand_tokens": "int64", "ref_tokens": "int64",
+                             "exact_search": "bool"})
+
+    def dialogs_frame(self) -> Any:
+        """One row per dialogue: type, turns, mean METEOR, mean hidden metric and S_i."""
+        import pandas as pd
+
+        frame = self.to_frame()
+        grouped = frame.groupby("dialog_id", sort=False, observed=True)
+        out = grouped.agg(type=("type", "first"), turns=("turn", "size"), meteor=("meteor", "mean"),
+                          hidden_metric=("hidden_metric", "mean")).reset_index()
+        out["score"] = (out["meteor"] + out["hidden_metric"]) / 2
+        return out.astype({"dialog_id": "string"}) if isinstance(out, pd.DataFrame) else out
+
+
+def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None,
+                turn_hidden_metric: bool = True) -> list[tuple]:
+    """The rows of ``details.csv`` for turns ``start:stop`` (``chunks`` is "" when no alignment was built;
+    ``hidden_metric`` is "" unless ``turn_hidden_metric``)."""
+    return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric if turn_hidden_metric else "",
+             t.ppl, *_alignment_columns(t))
+            for t in result.turns[start:stop]]
+
+
+def _alignment_columns(turn: TurnScore) -> tuple:
+    """``matches`` to ``exact_search`` of one turn; empty for a turn scored without its details."""
+    d = turn.details
+    if d is None:
+        return ("",) * 9
+    return (d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
+            d.cand_len, d.ref_len, d.exact_search)
