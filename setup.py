@@ -41,7 +41,18 @@ class OptionalBuildExt(build_ext):
         try:
             super().build_extension(ext)
         except Exception as exc:
+            self.__dict__.setdefault("failed", set()).add(ext.name)
             print(f"warning: {ext.name} was not built ({exc}); the pure-Python engine will be used")
+
+    def copy_extensions_to_source(self):
+        """In-place builds (editable installs) copy only the modules that were built: one that failed keeps
+        whatever was there before, which then no longer matches its source and is not used."""
+        every, failed = self.extensions, self.__dict__.get("failed", set())
+        self.extensions = [ext for ext in every if ext.name not in failed]
+        try:
+            super().copy_extensions_to_source()
+        finally:
+            self.extensions = every
 
 
 def _stamped_copy(source: Path, target: Path) -> None:

@@ -2,6 +2,7 @@
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 import scorer
 from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
-from scorer.metric.meteor import MeteorParams, meteor_tokens
+from scorer.metric.meteor import MeteorParams, MeteorRu, meteor_tokens
 from scorer.metric.text import tokenise
 
 from conftest import PUBLIC
@@ -86,13 +87,15 @@ def test_same_counts_on_the_bundled_references(matcher):
 
 def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatch):
     monkeypatch.setenv(accelerator.PURE_ENV, "1")
-    assert Matcher(rwn, persistent=False).fast_counts(STAGES) is None
+    matcher = Matcher(rwn, persistent=False)
+    assert accelerator.engine().fast_counts(matcher.key_functions(STAGES)) is None
+    assert MeteorRu(matcher=matcher).engine.name == "pure Python"
     assert accelerator.description() == ("engine: pure Python (SCORER_PURE_PYTHON set)" if accelerator.compiled()
                                          else "engine: pure Python (compiled engine not built: links, counting, "
                                               "alignment, _rule1)")
-    assert Matcher(rwn, persistent=False).engine.alignment.__name__ == "scorer.metric.engine.alignment"
+    assert accelerator.engine().alignment.__name__ == "scorer.metric.engine.alignment"
     monkeypatch.delenv(accelerator.PURE_ENV)
-    assert Matcher(rwn, persistent=False).fast_counts(("lemma", "exact", "synonym")) is None
+    assert accelerator.engine().fast_counts(matcher.key_functions(("lemma", "exact", "synonym"))) is None
 
 
 def test_version_names_the_active_path(monkeypatch):
@@ -119,23 +122,25 @@ def test_a_whole_submission_scores_the_same_on_both_paths(rwn, monkeypatch):
 @needs_core
 def test_the_compiled_modules_are_the_pure_ones_compiled(rwn, monkeypatch):
     monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
-    engine = Matcher(rwn, persistent=False).engine
+    engine = accelerator.engine()
     assert engine.alignment.__name__ == "scorer._compiled.alignment" and engine.alignment.__file__.endswith(".so")
-    from scorer.metric.engine import alignment
+    from scorer.metric.engine import alignment, counting, links
 
     assert engine.alignment.NODE_BUDGET == alignment.NODE_BUDGET
     params = MeteorParams(stages=STAGES, gamma=0.5)
-    pure = Matcher(rwn, persistent=False)
-    pure.engine = accelerator.SimpleNamespace(links=pure.engine.links, counting=pure.engine.counting,
-                                              alignment=alignment, rule1=None)
-    fast = Matcher(rwn, persistent=False)
+    pure = accelerator.ModuleEngine("pure Python", links, counting, alignment)
+    matcher = Matcher(rwn, persistent=False)
+    keys, any_keys = matcher.key_functions(STAGES), matcher.any_keys(STAGES)
     rng = random.Random(11)
     variants = bundled_variants()
     for cand in variants:
         ref = rng.choice(variants)
-        a = meteor_tokens(cand, ref, pure, params, with_alignment=True)
-        b = meteor_tokens(cand, ref, fast, params, with_alignment=True)
+        a = meteor_tokens(cand, ref, matcher, params, with_alignment=True, engine=pure)
+        b = meteor_tokens(cand, ref, matcher, params, with_alignment=True, engine=engine)
         assert (a.score, a.chunks, a.alignment) == (b.score, b.chunks, b.alignment)
+        if cand and ref:  # both engines return the same types
+            assert type(pure.align(cand, ref, keys, any_keys)) is type(engine.align(cand, ref, keys, any_keys)) \
+                is alignment.Alignment
 
 
 @needs_core
@@ -175,3 +180,53 @@ def test_the_core_declines_pairs_beyond_its_bound(matcher):
     counter = core(matcher, STAGES)
     assert counter.counts(cand, ref) is None
     assert counter.counts(cand[:200], ref[:200]) == [0, 0, 0]  # 40,000 pairs: settled here, nothing links
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_a_build_whose_compiler_fails_on_one_module_runs_the_pure_engine_and_says_why(tmp_path):
+    """The project's files copied and built in place; then counting.py edited and rebuilt with a compiler that
+    fails on counting only: the build goes on, the old compiled counting stays, and --version says why the
+    pure engine runs. Then a fresh copy whose first build fails on counting: "not built"."""
+    pytest.importorskip("Cython")
+    root = Path(scorer.__file__).resolve().parent.parent
+    failing = tmp_path / "cc-failing-on-counting"
+    real_cc = shutil.which("cc") or shutil.which("gcc")
+    failing.write_text(f'#!/bin/sh\ncase "$*" in *counting.c*) echo "no: counting" >&2; exit 1;; esac\n'
+                       f'exec {real_cc} "$@"\n')
+    failing.chmod(0o755)
+
+    def copy_project(into: Path) -> Path:
+        shutil.copytree(root / "scorer", into / "scorer",
+                        ignore=shutil.ignore_patterns("__pycache__", "_compiled", "*.so", "*.c"))
+        (into / "scorer" / "_compiled").mkdir()
+        (into / "scorer" / "_compiled" / "__init__.py").write_bytes((root / "scorer" / "_compiled" / "__init__.py")
+                                                                    .read_bytes())
+        for name in ("setup.py", "pyproject.toml", "README.md"):
+            shutil.copy(root / name, into / name)
+        return into
+
+    def build(where: Path, cc: str | None = None) -> subprocess.CompletedProcess:
+        env = dict(os.environ, **({"CC": cc, "LDSHARED": f"{real_cc} -shared"} if cc else {}))
+        return subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=where, env=env,
+                              capture_output=True, text=True)
+
+    def version(where: Path) -> str:
+        env = dict(os.environ, PYTHONPATH=str(where), PYTHONDONTWRITEBYTECODE="1")
+        env.pop("SCORER_PURE_PYTHON", None)
+        done = subprocess.run([sys.executable, "-m", "scorer", "--version"], cwd=where, env=env,
+                              capture_output=True, text=True, check=True)
+        return done.stdout.strip().split(" (", 1)[1]
+
+    built = copy_project(tmp_path / "a")
+    assert build(built).returncode == 0
+    assert version(built) == "engine: compiled (Cython))"
+    with open(built / "scorer" / "metric" / "engine" / "counting.py", "a", encoding="utf-8") as fh:
+        fh.write("# edited after the build\n")
+    rebuilt = build(built, str(failing))
+    assert rebuilt.returncode == 0 and "scorer._compiled.counting was not built" in rebuilt.stdout + rebuilt.stderr
+    assert version(built) == "engine: pure Python (compiled engine out of date: counting built from another source))"
+
+    fresh = copy_project(tmp_path / "b")
+    assert build(fresh, str(failing)).returncode == 0
+    assert version(fresh) == "engine: pure Python (compiled engine not built: counting))"

@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from . import morphology, token_cache
-from scorer.metric.engine.accelerator import FastCounts, engine, fast_counts
-from .stages import REGISTRY, KeyFunction
+from .stages import KeyFunction, stage_plan
 from .thesaurus import Thesaurus
 
 _EMPTY: frozenset[str] = frozenset()
@@ -51,8 +50,6 @@ class Matcher:
         self.synsets = _Memo(self._synsets_of, synsets if thesaurus is not None else None)
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
         self._any_keys: dict[tuple[str, ...], _Memo] = {}
-        self._fast: dict[tuple[str, ...], FastCounts | None] = {}
-        self.engine = engine()  # the modules that score: compiled when active (scorer.metric.engine.accelerator)
 
     def _lemmas_of(self, token: str) -> frozenset[str]:
         found, why = morphology.analyse(token)
@@ -68,9 +65,7 @@ class Matcher:
 
     def key_function(self, stage: str) -> KeyFunction:
         """Keys of a token at ``stage``; None for the exact stage."""
-        if stage not in REGISTRY:
-            raise ValueError(f"unknown METEOR stage {stage!r}")
-        return {"exact": None, "lemma": self.lemmas.__getitem__, "synonym": self.synsets.__getitem__}[stage]
+        return stage_plan((stage,))[0].keys_from(self)
 
     def key_functions(self, stages: tuple[str, ...]) -> tuple[KeyFunction, ...]:
         """:meth:`key_function` of each of ``stages``, in order."""
@@ -88,12 +83,6 @@ class Matcher:
             memo = self._any_keys[stages] = _Memo(
                 lambda t: frozenset().union(*(f(t) for f in functions)) if functions else _EMPTY)
         return memo.__getitem__
-
-    def fast_counts(self, stages: tuple[str, ...]) -> FastCounts | None:
-        """The compiled core's counter for ``stages`` (:mod:`scorer.metric.engine.accelerator`), or None for the pure engine."""
-        if stages not in self._fast:
-            self._fast[stages] = fast_counts(self.engine.rule1, self.key_functions(stages))
-        return self._fast[stages]
 
     def keys(self, stage: str, token: str) -> frozenset[str]:
         function = self.key_function(stage)

@@ -17,11 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from scorer.metric.engine.alignment import NODE_BUDGET, Alignment
+from scorer.metric.engine.accelerator import Engine, active, engine as choose_engine, shared_engine
+from scorer.metric.engine.alignment import NODE_BUDGET
 from scorer.metric.engine.links import Counts, counts_of
+
 from .matcher import Matcher
-from .stages import STAGE_NAMES, needs_morphology, needs_thesaurus
 from .morphology import morphology_id
+from .stages import STAGE_NAMES, needs_morphology, needs_thesaurus, stage_plan, without_thesaurus
 from .text import TOKENISER_ID, tokenise
 from .thesaurus import Thesaurus, load_thesaurus, resolve_location
 
@@ -84,54 +86,46 @@ def score_from_counts(m: int, chunks: int | None, t: int, r: int, params: Meteor
 
 def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
                   params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
-                  cand_counts: Counts | None = None) -> MeteorScore:
+                  cand_counts: Counts | None = None, engine: Engine | None = None) -> MeteorScore:
     """METEOR of tokenised ``cand`` against tokenised ``ref``.
 
     The alignment is built when ``params.gamma > 0`` or ``with_alignment``
     (otherwise ``chunks`` is None); it is returned only with ``with_alignment``.
-    Without them, rule 1's counts come from the compiled core when it is
-    active (:mod:`scorer.metric.engine.accelerator`), else, or where it declines, from
-    :mod:`scorer.metric.engine.counting`.
+    Without them only rule 1's counts are computed. ``engine``: the one chosen
+    by the metric object; by default the shared one of
+    :mod:`scorer.metric.engine.accelerator`.
     """
+    engine = engine or shared_engine(active())
     t, r = len(cand), len(ref)
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
     if params.gamma == 0 and not with_alignment:
-        return score_from_counts(sum(_rule1_counts(cand, ref, matcher, params.stages, cand_counts)), None, t, r,
-                                 params)
-    keys = matcher.key_functions(params.stages)
-    found: Alignment = matcher.engine.alignment.align(cand, ref, keys, matcher.any_keys(params.stages),
-                                                      params.budget)
+        counts = engine.rule1_counts(cand, ref, matcher.key_functions(params.stages), matcher.any_keys(params.stages),
+                                     cand_counts)
+        return score_from_counts(sum(counts), None, t, r, params)
+    found = engine.align(cand, ref, matcher.key_functions(params.stages), matcher.any_keys(params.stages),
+                         params.budget)
     links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links) if with_alignment else ()
     return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
 
 
-def _rule1_counts(cand: Sequence[str], ref: Sequence[str], matcher: Matcher, stages: tuple[str, ...],
-                  cand_counts: Counts | None) -> list[int]:
-    """Links of each stage under rule 1: from the compiled core when it applies, else by counting."""
-    fast = matcher.fast_counts(stages)
-    found = fast.counts(cand, ref) if fast is not None else None
-    if found is not None:
-        return found
-    keys = matcher.key_functions(stages)
-    graph = matcher.engine.links.type_graph(cand_counts or counts_of(cand), counts_of(ref), keys,
-                                            matcher.any_keys(stages))
-    return matcher.engine.counting.stage_counts(graph, len(keys))
-
-
 def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
-                 params: MeteorParams = MeteorParams(), *, with_alignment: bool = False) -> tuple[int, MeteorScore]:
+                 params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
+                 engine: Engine | None = None) -> tuple[int, MeteorScore]:
     """Index and score of the best variant (the first on ties); variants without tokens are skipped.
 
     Raises ``ValueError`` when no variant has a token.
     """
+    engine = engine or shared_engine(active())
     best: tuple[int, MeteorScore] | None = None
-    fast = params.gamma == 0 and not with_alignment and matcher.fast_counts(params.stages) is not None
+    fast = (params.gamma == 0 and not with_alignment
+            and not engine.uses_cand_counts(matcher.key_functions(params.stages)))
     counts = None if fast else counts_of(cand)
     for index, ref in enumerate(variants):
         if not ref:
             continue
-        scored = meteor_tokens(cand, ref, matcher, params, with_alignment=with_alignment, cand_counts=counts)
+        scored = meteor_tokens(cand, ref, matcher, params, with_alignment=with_alignment, cand_counts=counts,
+                               engine=engine)
         if best is None or scored.score > best[1].score:
             best = (index, scored)
     if best is None:
@@ -140,7 +134,7 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
 
 
 def params_without_synonyms(params: MeteorParams) -> MeteorParams:
-    return replace(params, stages=tuple(s for s in params.stages if s != "synonym"))
+    return replace(params, stages=without_thesaurus(params.stages))
 
 
 class MeteorRu:
@@ -152,24 +146,27 @@ class MeteorRu:
     """
 
     def __init__(self, params: MeteorParams = MeteorParams(), thesaurus: Thesaurus | None = None,
-                 matcher: Matcher | None = None):
-        if needs_thesaurus(params.stages) and thesaurus is None and (matcher is None or matcher.thesaurus is None):
+                 matcher: Matcher | None = None, engine: Engine | None = None):
+        self.plan = stage_plan(params.stages)  # the stages, as objects, in order (ValueError for an unknown one)
+        if any(s.needs_thesaurus for s in self.plan) and thesaurus is None and (matcher is None or matcher.thesaurus is None):
             raise ValueError("the synonym stage needs a thesaurus: pass thesaurus=, or leave 'synonym' "
                              "out of the stages")
         self.params = params
         self.matcher = matcher or Matcher(thesaurus)
+        self.engine: Engine = engine or choose_engine()  # chosen once (scorer.metric.engine.accelerator)
 
     @property
     def thesaurus_id(self) -> str | None:
-        return (self.matcher.thesaurus.identity if needs_thesaurus(self.params.stages) and self.matcher.thesaurus
+        return (self.matcher.thesaurus.identity if any(s.needs_thesaurus for s in self.plan) and self.matcher.thesaurus
                 else None)
 
     def score_tokens(self, cand: Sequence[str], ref: Sequence[str], *, with_alignment: bool = False) -> MeteorScore:
-        return meteor_tokens(cand, ref, self.matcher, self.params, with_alignment=with_alignment)
+        return meteor_tokens(cand, ref, self.matcher, self.params, with_alignment=with_alignment, engine=self.engine)
 
     def best_variant(self, cand: Sequence[str], variants: Sequence[Sequence[str]], *,
                      with_alignment: bool = False) -> tuple[int, MeteorScore]:
-        return best_variant(cand, variants, self.matcher, self.params, with_alignment=with_alignment)
+        return best_variant(cand, variants, self.matcher, self.params, with_alignment=with_alignment,
+                            engine=self.engine)
 
     def sentence(self, candidate: str, references: Sequence[str], *,
                  with_alignment: bool = False) -> tuple[int, MeteorScore]:

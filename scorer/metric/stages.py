@@ -1,40 +1,61 @@
-"""The matching stages of contract section 4, by name.
+"""The matching stages of contract section 4, each one object.
 
-A stage relates a candidate token and a reference token. ``exact``: the
-tokens are equal. ``lemma``: their pymorphy3 lemma sets intersect.
-``synonym``: their RuWordNet synset sets intersect. Each stage says what it
-needs, so a run loads only that (no thesaurus without ``synonym``).
+A stage relates a candidate token and a reference token when their keys at
+that stage intersect. ``exact``: the key is the token itself. ``lemma``: its
+pymorphy3 lemma set. ``synonym``: its RuWordNet synset set. Each
+:class:`Stage` owns how its key function is made from a run's token memo,
+its title for pages, the name of its keys in explanations, and what it needs
+(morphology, thesaurus), so a run loads only that and nothing else compares
+stage names.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping, Protocol
 
-#: A token's keys at one stage; None stands for the exact stage (the token itself).
-KeyFunction = Callable[[str], frozenset[str]] | None
+from scorer.metric.engine.links import KeyFunction
+
+
+class TokenKeys(Protocol):
+    """A run's memo of token keys (:class:`scorer.metric.matcher.Matcher`)."""
+
+    @property
+    def lemmas(self) -> Mapping[str, frozenset[str]]: ...
+
+    @property
+    def synsets(self) -> Mapping[str, frozenset[str]]: ...
 
 
 @dataclass(frozen=True)
 class Stage:
     name: str
+    title: str                  # what a link of this stage means, for pages
+    key_name: str | None        # what its keys are called in explanations; None: the token itself
     needs_morphology: bool
     needs_thesaurus: bool
+    keys_from: Callable[[TokenKeys], KeyFunction]  # the stage's key function over a run's memo
+
+    @property
+    def is_exact(self) -> bool:
+        return self.key_name is None
 
 
-REGISTRY: dict[str, Stage] = {}
+EXACT = Stage("exact", "exact match", None, False, False, lambda memo: None)
+LEMMA = Stage("lemma", "same lemma", "lemma", True, False, lambda memo: memo.lemmas.__getitem__)
+SYNONYM = Stage("synonym", "RuWordNet synonym", "synset", True, True, lambda memo: memo.synsets.__getitem__)
 
-
-def register(stage: Stage) -> Stage:
-    REGISTRY[stage.name] = stage
-    return stage
-
-
-EXACT = register(Stage("exact", False, False))      # equal tokens
-LEMMA = register(Stage("lemma", True, False))       # pymorphy3 lemma sets intersect
-SYNONYM = register(Stage("synonym", True, True))    # RuWordNet synset sets intersect
-
+#: Every stage by name, in the default order.
+REGISTRY: dict[str, Stage] = {stage.name: stage for stage in (EXACT, LEMMA, SYNONYM)}
 #: Every known stage name, in the default order.
 STAGE_NAMES: tuple[str, ...] = tuple(REGISTRY)
+
+
+def stage_plan(names: tuple[str, ...]) -> tuple[Stage, ...]:
+    """The stages named, in order; ValueError for a name that is not a stage."""
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown METEOR stage {unknown[0]!r}")
+    return tuple(REGISTRY[n] for n in names)
 
 
 def stages_line(stages: tuple[str, ...]) -> str:
@@ -44,8 +65,13 @@ def stages_line(stages: tuple[str, ...]) -> str:
 
 
 def needs_thesaurus(stages: tuple[str, ...]) -> bool:
-    return any(REGISTRY[s].needs_thesaurus for s in stages)
+    return any(stage.needs_thesaurus for stage in stage_plan(stages))
 
 
 def needs_morphology(stages: tuple[str, ...]) -> bool:
-    return any(REGISTRY[s].needs_morphology for s in stages)
+    return any(stage.needs_morphology for stage in stage_plan(stages))
+
+
+def without_thesaurus(stages: tuple[str, ...]) -> tuple[str, ...]:
+    """``stages`` less those that need the thesaurus."""
+    return tuple(stage.name for stage in stage_plan(stages) if not stage.needs_thesaurus)

@@ -20,7 +20,7 @@ import tempfile
 from typing import TYPE_CHECKING, Any, Callable
 
 from scorer.inputs.contract import SHORT_TYPES
-from scorer.metric.stages import stages_line
+from scorer.metric.stages import REGISTRY, stages_line
 
 if TYPE_CHECKING:
     from scorer.scoring.correlation_result import Meta
@@ -44,8 +44,7 @@ figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 .exact{background:#c8e6c9;border-bottom:2px solid #2e7d32}.lemma{background:#bbdefb;border-bottom:2px dashed #1565c0}
 .synonym{background:#ffe0b2;border-bottom:2px dotted #e65100}.none{color:#777}
 .legend .tok{margin-right:.6em}"""
-_STAGE_TITLES = {"exact": "exact match", "lemma": "same lemma", "synonym": "RuWordNet synonym",
-                 None: "not matched"}
+_STAGE_TITLES: dict[str | None, str] = {name: stage.title for name, stage in REGISTRY.items()} | {None: "not matched"}
 
 
 def _pyplot() -> Any:

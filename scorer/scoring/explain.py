@@ -13,7 +13,7 @@ from typing import Callable, Mapping, Sequence
 from .aggregate import TurnScore
 from scorer.metric.engine.alignment import chunk_runs
 from scorer.metric.meteor import Link, MeteorRu, MeteorScore
-from scorer.metric.stages import stages_line
+from scorer.metric.stages import REGISTRY, stages_line
 from scorer.metric.text import tokenise
 
 #: How many turns a submission's report explains.
@@ -79,12 +79,13 @@ def lowest_turns(turns: Sequence[TurnScore], references: Mapping[str, Sequence[S
     return tuple(explained)
 
 
-def _shared(metric: MeteorRu, stage: str, a: str, b: str) -> str:
-    if stage == "exact":
+def _shared(metric: MeteorRu, stage_name: str, a: str, b: str) -> str:
+    """The keys ``a`` and ``b`` share at the stage, as explanations show them ("" for the exact stage)."""
+    stage = REGISTRY[stage_name]
+    if stage.is_exact:
         return ""
-    common = sorted(metric.matcher.keys(stage, a) & metric.matcher.keys(stage, b))
-    label = "lemma" if stage == "lemma" else "synset"
-    return f"  ({label} {', '.join(common[:3])}{', ...' if len(common) > 3 else ''})"
+    common = sorted(metric.matcher.keys(stage_name, a) & metric.matcher.keys(stage_name, b))
+    return f"  ({stage.key_name} {', '.join(common[:3])}{', ...' if len(common) > 3 else ''})"
 
 
 def _chunks(s: MeteorScore, cand: Sequence[str]) -> list[list[str]]:

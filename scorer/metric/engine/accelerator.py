@@ -25,14 +25,12 @@ import os
 from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
-from typing import TYPE_CHECKING, Sequence
+from types import ModuleType
+from typing import Callable, Protocol, Sequence
 
 from . import alignment, counting, links
-
-if TYPE_CHECKING:
-    from scorer.metric.stages import KeyFunction
-
+from .alignment import Alignment
+from .links import Counts, KeyFunction, counts_of
 
 PURE_ENV = "SCORER_PURE_PYTHON"
 SAME_SOURCE = ("links", "counting", "alignment")
@@ -92,15 +90,6 @@ def description() -> str:
     return f"engine: pure Python ({_built()[1]})"
 
 
-def engine() -> SimpleNamespace:
-    """The modules scoring uses: ``links``, ``counting``, ``alignment`` and ``rule1`` (None on the pure path)."""
-    if active():
-        modules = _built()[0]
-        return SimpleNamespace(links=modules["links"], counting=modules["counting"],
-                               alignment=modules["alignment"], rule1=modules["_rule1"])
-    return SimpleNamespace(links=links, counting=counting, alignment=alignment, rule1=None)
-
-
 class FastCounts:
     """Rule 1's per-stage counts through the compiled core, for one matcher's key functions.
 
@@ -129,3 +118,73 @@ def fast_counts(rule1: ModuleType | None, key_functions: Sequence[KeyFunction]) 
     if rule1 is None or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
         return None
     return FastCounts(rule1, key_functions)
+
+
+class Engine(Protocol):
+    """What METEOR asks of an engine (contract section 4). Every engine returns the same types."""
+
+    name: str
+
+    def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
+                     any_keys: Callable[[str], frozenset[str]], cand_counts: Counts | None = None) -> list[int]:
+        """Links of each stage under rule 1, for two non-empty token sequences; ``cand_counts``, when given,
+        are ``counts_of(cand)``."""
+        ...
+
+    def uses_cand_counts(self, key_functions: tuple[KeyFunction, ...]) -> bool:
+        """Whether :meth:`rule1_counts` has use for ``cand_counts`` (worth computing once per candidate)."""
+        ...
+
+    def align(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
+              any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET) -> Alignment:
+        """The alignment of rules 1-5."""
+        ...
+
+
+class ModuleEngine:
+    """The engine made of ``links``, ``counting`` and ``alignment``: the pure modules, or the same modules
+    compiled with the rule-1 core (``rule1``) in front of them."""
+
+    def __init__(self, name: str, links: ModuleType, counting: ModuleType, alignment: ModuleType,
+                 rule1: ModuleType | None = None):
+        self.name, self.links, self.counting, self.alignment, self.rule1 = name, links, counting, alignment, rule1
+        self._fast: dict[tuple[KeyFunction, ...], FastCounts | None] = {}
+
+    def fast_counts(self, key_functions: tuple[KeyFunction, ...]) -> FastCounts | None:
+        """The compiled core's counter for these key functions, or None where it does not apply."""
+        if key_functions not in self._fast:
+            self._fast[key_functions] = fast_counts(self.rule1, key_functions)
+        return self._fast[key_functions]
+
+    def uses_cand_counts(self, key_functions: tuple[KeyFunction, ...]) -> bool:
+        return self.fast_counts(key_functions) is None
+
+    def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
+                     any_keys: Callable[[str], frozenset[str]], cand_counts: Counts | None = None) -> list[int]:
+        fast = self.fast_counts(key_functions)
+        found = fast.counts(cand, ref) if fast is not None else None
+        if found is not None:
+            return found
+        graph = self.links.type_graph(cand_counts or counts_of(cand), counts_of(ref), key_functions, any_keys)
+        return self.counting.stage_counts(graph, len(key_functions))
+
+    def align(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
+              any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET) -> Alignment:
+        found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
+        return found if type(found) is Alignment else Alignment(found.links, found.chunks, found.exact)
+
+
+def engine() -> ModuleEngine:
+    """A new engine for one metric object: compiled when built, fresh and not switched off (:func:`active`),
+    else pure. Chosen once; it keeps the compiled core's token table for that metric's key functions."""
+    if active():
+        modules = _built()[0]
+        return ModuleEngine("compiled (Cython)", modules["links"], modules["counting"], modules["alignment"],
+                            modules["_rule1"])
+    return ModuleEngine("pure Python", links, counting, alignment)
+
+
+@lru_cache(maxsize=2)
+def shared_engine(compiled_on: bool) -> ModuleEngine:
+    """One engine per state of :func:`active`, for callers that score without a metric object."""
+    return engine()

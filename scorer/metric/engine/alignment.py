@@ -41,13 +41,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .counting import stage_counts, type_flows
-from .links import TypeGraph, components, counts_of, type_graph
-
-if TYPE_CHECKING:
-    from scorer.metric.stages import KeyFunction
+from .links import KeyFunction, TypeGraph, components, counts_of, type_graph
 
 
 #: Search nodes per pair before the deterministic fallback applies.

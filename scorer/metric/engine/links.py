@@ -17,12 +17,10 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import compress
 from operator import not_
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
-if TYPE_CHECKING:
-    from scorer.metric.stages import KeyFunction
-
-
+#: A token's keys at one stage; None stands for the exact stage (the token itself).
+KeyFunction = Optional[Callable[[str], frozenset[str]]]
 Counts = dict[str, int]
 Link = tuple[str, str]
 AnyKeys = Callable[[str], frozenset[str]]
