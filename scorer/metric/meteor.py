@@ -15,11 +15,11 @@ its chunks or when asked for (``explain``, reports).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from scorer.metric.engine.accelerator import Engine, active, engine as choose_engine, shared_engine
 from scorer.metric.engine.alignment import NODE_BUDGET
-from scorer.metric.engine.links import Counts, counts_of
+from scorer.metric.engine.links import Counts, KeyFunction, counts_of
 
 from .matcher import Matcher
 from .morphology import morphology_id
@@ -95,16 +95,20 @@ def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
     by the metric object; by default the shared one of
     :mod:`scorer.metric.engine.accelerator`.
     """
-    engine = engine or shared_engine(active())
+    return _score_pair(cand, ref, matcher.key_functions(params.stages), matcher.any_keys(params.stages), params,
+                       engine or shared_engine(active()), with_alignment, cand_counts)
+
+
+def _score_pair(cand: Sequence[str], ref: Sequence[str], keys: tuple[KeyFunction, ...],
+                any_keys: Callable[[str], frozenset[str]], params: MeteorParams, engine: Engine,
+                with_alignment: bool, cand_counts: Counts | None) -> MeteorScore:
+    """:func:`meteor_tokens` with the stages' key functions looked up (once per candidate, not per pair)."""
     t, r = len(cand), len(ref)
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
     if params.gamma == 0 and not with_alignment:
-        counts = engine.rule1_counts(cand, ref, matcher.key_functions(params.stages), matcher.any_keys(params.stages),
-                                     cand_counts)
-        return score_from_counts(sum(counts), None, t, r, params)
-    found = engine.align(cand, ref, matcher.key_functions(params.stages), matcher.any_keys(params.stages),
-                         params.budget)
+        return score_from_counts(sum(engine.rule1_counts(cand, ref, keys, any_keys, cand_counts)), None, t, r, params)
+    found = engine.align(cand, ref, keys, any_keys, params.budget)
     links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links) if with_alignment else ()
     return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
 
@@ -118,14 +122,13 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     """
     engine = engine or shared_engine(active())
     best: tuple[int, MeteorScore] | None = None
-    fast = (params.gamma == 0 and not with_alignment
-            and not engine.uses_cand_counts(matcher.key_functions(params.stages)))
+    keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
+    fast = params.gamma == 0 and not with_alignment and not engine.uses_cand_counts(keys)
     counts = None if fast else counts_of(cand)
     for index, ref in enumerate(variants):
         if not ref:
             continue
-        scored = meteor_tokens(cand, ref, matcher, params, with_alignment=with_alignment, cand_counts=counts,
-                               engine=engine)
+        scored = _score_pair(cand, ref, keys, any_keys, params, engine, with_alignment, counts)
         if best is None or scored.score > best[1].score:
             best = (index, scored)
     if best is None:

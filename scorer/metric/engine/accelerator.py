@@ -161,7 +161,7 @@ class ModuleEngine:
 
     def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
                      any_keys: Callable[[str], frozenset[str]], cand_counts: Counts | None = None) -> list[int]:
-        fast = self.fast_counts(key_functions)
+        fast = self._fast[key_functions] if key_functions in self._fast else self.fast_counts(key_functions)
         found = fast.counts(cand, ref) if fast is not None else None
         if found is not None:
             return found
