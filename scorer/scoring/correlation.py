@@ -322,142 +322,171 @@ def _corpus_stats(metric: Any, hyps: Sequence[str]) -> list[list[int]]:
     return [list(s) for s in metric._extract_corpus_statistics(list(hyps), None)]
 
 
+class _Figures:
+    """The scored leaderboard's turns and dialogues by entry, and the sentence baselines (computed once)."""
+
+    def __init__(self, board: Leaderboard, references: Mapping[str, list[list[str]]], baselines: Sequence[str]):
+        self.entries = {e.name: e for e in board.entries if e.result is not None}
+        self.turns_of = {name: {(t.dialog_id, t.turn): t for t in e.scored().turns} for name, e in self.entries.items()}
+        self.dialogs_of: dict[str, dict[str, list]] = {}
+        for name, e in self.entries.items():
+            for t in e.scored().turns:
+                self.dialogs_of.setdefault(name, {}).setdefault(t.dialog_id, []).append(t)
+        self.references, self.baselines = references, tuple(baselines)
+        self._sentence: dict[tuple, dict[str, float]] = {}
+
+    def baseline_of(self, name: str, dialog_id: str, turn: int) -> dict[str, float]:
+        """The sentence-level baselines of one turn of one entry."""
+        key = (name, dialog_id, turn)
+        if key not in self._sentence and self.baselines:
+            t = self.turns_of[name][(dialog_id, turn)]
+            values = _sentence_baselines(self.baselines, [t.answer], [self.references[dialog_id][turn]])
+            self._sentence[key] = {b: values[b][0] for b in self.baselines}
+        return self._sentence.get(key, {})
+
+
+def _item_draws(figures: Series, human_values: list[float], resamples: int,
+                seed: int) -> Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]:
+    """The bootstrap draws of a turn- or dialogue-level: the items resampled with replacement."""
+    def make() -> tuple[dict[str, np.ndarray], np.ndarray]:
+        import numpy as np
+
+        idx = item_resamples(len(human_values), resamples, seed)
+        return ({f: np.asarray(v, dtype=np.float64)[idx] for f, v in figures.items()},
+                np.asarray(human_values, dtype=np.float64)[idx])
+    return make
+
+
+def _turn_level(data: _Figures, human: HumanRatings, resamples: int, seed: int) -> LevelData:
+    keys = sorted(k for k in human.scores if k[0] in data.entries)
+    figures: Series = {f: [] for f in FIGURES["turn"] + data.baselines}
+    for name, dialog_id, turn in keys:
+        t = data.turns_of[name][(dialog_id, turn)]
+        figures["meteor"].append(t.meteor)
+        figures["hidden_metric"].append(t.hidden_metric)
+        figures["turn_score"].append((t.meteor + t.hidden_metric) / 2)
+        for b, v in data.baseline_of(name, dialog_id, turn).items():
+            figures[b].append(v)
+    hv = [human.scores[k] for k in keys]
+    return LevelData("turn", hv, figures, _item_draws(figures, hv, resamples, seed))
+
+
+def _dialog_level(data: _Figures, human: HumanRatings, resamples: int, seed: int) -> LevelData:
+    lifted: dict[tuple, list[float]] = {}
+    for key, value in human.scores.items():
+        if key[0] in data.entries:
+            lifted.setdefault(key[:2], []).append(value)
+    keys = sorted(lifted)
+    figures: Series = {f: [] for f in FIGURES["dialog"] + data.baselines}
+    for name, dialog_id in keys:
+        ts = data.dialogs_of[name][dialog_id]
+        m = math.fsum(t.meteor for t in ts) / len(ts)
+        h = math.fsum(t.hidden_metric for t in ts) / len(ts)
+        figures["meteor"].append(m)
+        figures["hidden_metric"].append(h)
+        figures["dialog_score"].append((m + h) / 2)
+        for b in data.baselines:
+            figures[b].append(math.fsum(data.baseline_of(name, dialog_id, t.turn)[b] for t in ts) / len(ts))
+    hv = [finite_mean(lifted[k]) for k in keys]
+    return LevelData("dialog", hv, figures, _item_draws(figures, hv, resamples, seed))
+
+
+def _system_level(data: _Figures, human: HumanRatings, resamples: int, seed: int, weights: Mapping[str, float],
+                  progress: Progress | None) -> LevelData | None:
+    """Every figure per rated system, and its draws: the dialogues resampled by type (as the leaderboard
+    does), each figure and the human score recomputed on every resample."""
+    import numpy as np
+
+    entries, dialogs_of, baselines, references = data.entries, data.dialogs_of, data.baselines, data.references
+    names = sorted(n for n in entries if any(k[0] == n for k in human.scores))
+    first = entries[names[0]].result if names else None
+    if first is None:
+        return None
+    types = types_in_order([t.type for t in first.turns])
+    order = {t: [d for d in dict.fromkeys(x.dialog_id for x in first.turns if x.type == t)] for t in types}
+    strata = make_strata({t: len(order[t]) for t in types}, weights, resamples, seed)
+    figures: Series = {f: [] for f in FIGURES["system"] + baselines}
+    drawn: dict[str, list[np.ndarray]] = {f: [] for f in figures}
+    human_fixed = human.level == "system"
+    hv: list[float] = []
+    h_drawn: list[np.ndarray] = []
+    turn_order = [(x.dialog_id, x.turn) for t in types for d in order[t] for x in dialogs_of[names[0]][d]]
+    metrics = {b: _corpus_metric(b, [references[d][k] for d, k in turn_order]) for b in baselines}
+    for done, name in enumerate(names):
+        if progress:
+            progress(SYSTEMS_STEP, done, len(names))
+        summary = entries[name].scored().summary
+        figures["meteor"].append(summary.meteor)
+        figures["hidden_metric"].append(summary.hidden_metric)
+        figures["integral"].append(summary.integral)
+        per_dialog = {t: [dialogs_of[name][d] for d in order[t]] for t in types}
+        for f, mean_of in (("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
+                           ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
+                           ("integral", lambda ts: (math.fsum(x.meteor for x in ts) + math.fsum(
+                               x.hidden_metric for x in ts)) / len(ts) / 2)):
+            drawn[f].append(resampled_integrals(strata, {t: [mean_of(ts) for ts in per_dialog[t]] for t in types}))
+        for b in baselines:
+            metric = metrics[b]
+            all_turns = [x for t in types for ts in per_dialog[t] for x in ts]
+            if [(x.dialog_id, x.turn) for x in all_turns] != turn_order:
+                raise ValueError(f"{name}: its turns are not in the test set's order (validated submissions are)")
+            stats = _corpus_stats(metric, [x.answer for x in all_turns])
+            figures[b].append(float(metric._compute_score_from_stats(
+                [sum(col) for col in zip(*stats)]).score))
+            by_turn = {(x.dialog_id, x.turn): s for x, s in zip(all_turns, stats)}
+            dstats = {t: np.asarray([[sum(col) for col in zip(*(by_turn[(x.dialog_id, x.turn)] for x in ts))]
+                                     for ts in per_dialog[t]]) for t in types}
+            total = sum(dstats[t][strata.indices[t]].sum(axis=1) for t in types)
+            drawn[b].append(np.asarray([metric._compute_score_from_stats(list(map(int, row))).score
+                                        for row in total]))
+        if human_fixed:
+            hv.append(human.scores[(name,)])
+            h_drawn.append(np.full(resamples, hv[-1]))
+        else:
+            rated = {k: v for k, v in human.scores.items() if k[0] == name}
+            hv.append(finite_mean(list(rated.values())))
+            # sums of ratings scaled by a power of two (exact), so that ratings near the largest double
+            # cannot overflow; the means are scaled back
+            shift = -math.frexp(max(abs(v) for v in rated.values()))[1]
+            sums = {t: np.asarray([sum(math.ldexp(v, shift) for k, v in rated.items() if k[1] == d)
+                                   for d in order[t]]) for t in types}
+            counts = {t: np.asarray([sum(1 for k in rated if k[1] == d) for d in order[t]]) for t in types}
+            num = sum(sums[t][strata.indices[t]].sum(axis=1) for t in types)
+            den = sum(counts[t][strata.indices[t]].sum(axis=1) for t in types)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                h_drawn.append(np.ldexp(num / den, -shift))
+    if progress:
+        progress(SYSTEMS_STEP, len(names), len(names))
+
+    def system_draws() -> tuple[dict[str, np.ndarray], np.ndarray]:
+        return ({f: np.column_stack(arrays).astype(np.float64) for f, arrays in drawn.items()},
+                np.column_stack(h_drawn).astype(np.float64))
+
+    return LevelData("system", hv, figures, system_draws)
+
+
 def build_levels(board: Leaderboard, references: Mapping[str, list[list[str]]], human: HumanRatings, baselines: Sequence[str],
                  resamples: int, seed: int, weights: Mapping[str, float],
                  progress: Progress | None = None) -> tuple[list[LevelData], list[str]]:
     """The levels contract section 8 asks for, from the leaderboard's scored entries; and the warnings.
 
-    ``progress`` hears the systems whose system-level figures are computed."""
-    import numpy as np
-
-    entries = {e.name: e for e in board.entries if e.result is not None}
-    turns_of = {name: {(t.dialog_id, t.turn): t for t in e.scored().turns} for name, e in entries.items()}
-    dialogs_of: dict[str, dict[str, list]] = {}
-    for name, e in entries.items():
-        for t in e.scored().turns:
-            dialogs_of.setdefault(name, {}).setdefault(t.dialog_id, []).append(t)
-    sentence: dict[tuple, dict[str, float]] = {}
-
-    def baseline_of(name: str, dialog_id: str, turn: int) -> dict[str, float]:
-        key = (name, dialog_id, turn)
-        if key not in sentence and baselines:
-            t = turns_of[name][(dialog_id, turn)]
-            values = _sentence_baselines(baselines, [t.answer], [references[dialog_id][turn]])
-            sentence[key] = {b: values[b][0] for b in baselines}
-        return sentence.get(key, {})
-
-    def draws(figures: Series, human_values: list[float]) -> Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]:
-        def make() -> tuple[dict[str, np.ndarray], np.ndarray]:
-            idx = item_resamples(len(human_values), resamples, seed)
-            return ({f: np.asarray(v, dtype=np.float64)[idx] for f, v in figures.items()},
-                    np.asarray(human_values, dtype=np.float64)[idx])
-        return make
-
+    Turn ratings give all three levels, dialogue ratings the dialogue and system levels, system ratings the
+    system level. ``progress`` hears the systems whose system-level figures are computed."""
+    data = _Figures(board, references, baselines)
     levels: list[LevelData] = []
     warnings_: list[str] = []
-    # turn level
     if human.level == "turn":
-        keys = sorted(k for k in human.scores if k[0] in entries)
-        figures: Series = {f: [] for f in FIGURES["turn"] + tuple(baselines)}
-        for name, dialog_id, turn in keys:
-            t = turns_of[name][(dialog_id, turn)]
-            figures["meteor"].append(t.meteor)
-            figures["hidden_metric"].append(t.hidden_metric)
-            figures["turn_score"].append((t.meteor + t.hidden_metric) / 2)
-            for b, v in baseline_of(name, dialog_id, turn).items():
-                figures[b].append(v)
-        hv = [human.scores[k] for k in keys]
-        levels.append(LevelData("turn", hv, figures, draws(figures, hv)))
-    # dialogue level
+        levels.append(_turn_level(data, human, resamples, seed))
     if human.level in ("turn", "dialog"):
-        lifted: dict[tuple, list[float]] = {}
-        for key, value in human.scores.items():
-            if key[0] in entries:
-                lifted.setdefault(key[:2], []).append(value)
-        keys = sorted(lifted)
-        figures = {f: [] for f in FIGURES["dialog"] + tuple(baselines)}
-        for name, dialog_id in keys:
-            ts = dialogs_of[name][dialog_id]
-            m = math.fsum(t.meteor for t in ts) / len(ts)
-            h = math.fsum(t.hidden_metric for t in ts) / len(ts)
-            figures["meteor"].append(m)
-            figures["hidden_metric"].append(h)
-            figures["dialog_score"].append((m + h) / 2)
-            for b in baselines:
-                figures[b].append(math.fsum(baseline_of(name, dialog_id, t.turn)[b] for t in ts) / len(ts))
-        hv = [finite_mean(lifted[k]) for k in keys]
-        levels.append(LevelData("dialog", hv, figures, draws(figures, hv)))
-    # system level
-    names = sorted(n for n in entries if any(k[0] == n for k in human.scores))
-    first = entries[names[0]].result if names else None
-    if first is not None:
-        types = types_in_order([t.type for t in first.turns])
-        order = {t: [d for d in dict.fromkeys(x.dialog_id for x in first.turns if x.type == t)] for t in types}
-        strata = make_strata({t: len(order[t]) for t in types}, weights, resamples, seed)
-        figures = {f: [] for f in FIGURES["system"] + tuple(baselines)}
-        drawn: dict[str, list[np.ndarray]] = {f: [] for f in figures}
-        human_fixed = human.level == "system"
-        hv, h_drawn = [], []
-        turn_order = [(x.dialog_id, x.turn) for t in types for d in order[t] for x in dialogs_of[names[0]][d]]
-        metrics = {b: _corpus_metric(b, [references[d][k] for d, k in turn_order]) for b in baselines}
-        for done, name in enumerate(names):
-            if progress:
-                progress(SYSTEMS_STEP, done, len(names))
-            summary = entries[name].scored().summary
-            figures["meteor"].append(summary.meteor)
-            figures["hidden_metric"].append(summary.hidden_metric)
-            figures["integral"].append(summary.integral)
-            per_dialog = {t: [dialogs_of[name][d] for d in order[t]] for t in types}
-            for f, mean_of in (("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
-                             ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
-                             ("integral", lambda ts: (math.fsum(x.meteor for x in ts) + math.fsum(
-                                 x.hidden_metric for x in ts)) / len(ts) / 2)):
-                drawn[f].append(resampled_integrals(strata, {t: [mean_of(ts) for ts in per_dialog[t]] for t in types}))
-            for b in baselines:
-                metric = metrics[b]
-                all_turns = [x for t in types for ts in per_dialog[t] for x in ts]
-                if [(x.dialog_id, x.turn) for x in all_turns] != turn_order:
-                    raise AssertionError("every submission lists the test set's turns in one order")
-                stats = _corpus_stats(metric, [x.answer for x in all_turns])
-                figures[b].append(float(metric._compute_score_from_stats(
-                    [sum(col) for col in zip(*stats)]).score))
-                by_turn = {(x.dialog_id, x.turn): s for x, s in zip(all_turns, stats)}
-                dstats = {t: np.asarray([[sum(col) for col in zip(*(by_turn[(x.dialog_id, x.turn)] for x in ts))]
-                                         for ts in per_dialog[t]]) for t in types}
-                total = sum(dstats[t][strata.indices[t]].sum(axis=1) for t in types)
-                drawn[b].append(np.asarray([metric._compute_score_from_stats(list(map(int, row))).score
-                                            for row in total]))
-            if human_fixed:
-                hv.append(human.scores[(name,)])
-                h_drawn.append(np.full(resamples, hv[-1]))
-            else:
-                rated = {k: v for k, v in human.scores.items() if k[0] == name}
-                hv.append(finite_mean(list(rated.values())))
-                # sums of ratings scaled by a power of two (exact), so that ratings near the largest double
-                # cannot overflow; the means are scaled back
-                shift = -math.frexp(max(abs(v) for v in rated.values()))[1]
-                sums = {t: np.asarray([sum(math.ldexp(v, shift) for k, v in rated.items() if k[1] == d)
-                                       for d in order[t]]) for t in types}
-                counts = {t: np.asarray([sum(1 for k in rated if k[1] == d) for d in order[t]]) for t in types}
-                num = sum(sums[t][strata.indices[t]].sum(axis=1) for t in types)
-                den = sum(counts[t][strata.indices[t]].sum(axis=1) for t in types)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    h_drawn.append(np.ldexp(num / den, -shift))
-
-        if progress:
-            progress(SYSTEMS_STEP, len(names), len(names))
-
-        def system_draws(drawn: dict[str, list[np.ndarray]] = drawn,
-                         h_drawn: list[np.ndarray] = h_drawn) -> tuple[dict[str, np.ndarray], np.ndarray]:
-            return ({f: np.column_stack(arrays).astype(np.float64) for f, arrays in drawn.items()},
-                    np.column_stack(h_drawn).astype(np.float64))
-
-        levels.append(LevelData("system", hv, figures, system_draws))
+        levels.append(_dialog_level(data, human, resamples, seed))
+    system = _system_level(data, human, resamples, seed, weights, progress)
+    if system is not None:
+        levels.append(system)
     kept = []
-    for data in levels:
-        if len(data.human) < MIN_ITEMS:
-            warnings_.append(f"{data.level} level left out: {len(data.human)} rated item(s), at least {MIN_ITEMS} "
+    for level in levels:
+        if len(level.human) < MIN_ITEMS:
+            warnings_.append(f"{level.level} level left out: {len(level.human)} rated item(s), at least {MIN_ITEMS} "
                              "are needed")
         else:
-            kept.append(data)
+            kept.append(level)
     return kept, warnings_
