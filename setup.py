@@ -17,6 +17,7 @@ on and the package runs its pure-Python engine, which defines the metric (see
 scorer/metric/engine/accelerator.py).
 """
 import hashlib
+import runpy
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -25,7 +26,8 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "scorer"
 ENGINE = PACKAGE / "metric" / "engine"  # the sources compiled
-SAME_SOURCE = ("links", "counting", "alignment")  # as scorer/metric/engine/accelerator.py names them
+#: The compiled modules and their sources: the package's one list, read without importing the package.
+COMPILED = runpy.run_path(str(ENGINE / "compiled_modules.py"))["COMPILED"]
 
 
 class OptionalBuildExt(build_ext):
@@ -68,11 +70,10 @@ def _copy_sources() -> list[Extension]:
     folder = PACKAGE / "_compiled"
     folder.mkdir(exist_ok=True)
     extensions = []
-    for name in SAME_SOURCE:
-        _stamped_copy(ENGINE / f"{name}.py", folder / f"{name}.py")
-        extensions.append(Extension(f"scorer._compiled.{name}", [f"scorer/_compiled/{name}.py"]))
-    _stamped_copy(ENGINE / "_rule1.pyx", folder / "_rule1.pyx")
-    return extensions + [Extension("scorer._compiled._rule1", ["scorer/_compiled/_rule1.pyx"])]
+    for name, source in COMPILED.items():
+        _stamped_copy(ENGINE / source, folder / source)
+        extensions.append(Extension(f"scorer._compiled.{name}", [f"scorer/_compiled/{source}"]))
+    return extensions
 
 
 def extensions():

@@ -30,12 +30,10 @@ from typing import Callable, Protocol, Sequence
 
 from . import alignment, counting, links
 from .alignment import Alignment
+from .compiled_modules import COMPILED
 from .links import Counts, KeyFunction, counts_of
 
 PURE_ENV = "SCORER_PURE_PYTHON"
-SAME_SOURCE = ("links", "counting", "alignment")
-#: Every compiled module and the source it is built from (the one list of them).
-COMPILED = {**{name: f"{name}.py" for name in SAME_SOURCE}, "_rule1": "_rule1.pyx"}
 _SOURCES = Path(__file__).resolve().parent  # the engine's sources, which the compiled modules must match
 
 
