@@ -171,3 +171,24 @@ def test_entries_left_out_and_names_skipped_are_listed_everywhere(tmp_path, caps
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "<li>left out: invalid (invalid; see `scorer validate` or the leaderboard for its errors)</li>" in page
     assert "<li>skipped (not a folder or .zip): README.md</li>" in page
+
+
+def test_the_coefficients_are_passed_in():
+    """correlate takes its statistics as a value: constants in, constants out (the interval widened to hold
+    them); by default the contract's three coefficients."""
+    import numpy as np
+
+    from scorer.scoring.correlation import CONTRACT_STATISTICS, LevelData, Statistics, correlate
+
+    human, figure = [1.0, 2.0, 3.0, 5.0], [0.1, 0.3, 0.2, 0.9]
+    draws = np.array([[0, 1, 2, 3], [3, 2, 1, 0], [0, 0, 1, 3]])
+    level = LevelData("turn", human, {"meteor": figure},
+                      lambda: ({"meteor": np.asarray(figure)[draws]}, np.asarray(human)[draws]))
+    constant = Statistics(lambda x, y: (0.5, 0.25, 0.125),
+                          lambda x, y: (np.full(len(x), 0.5), np.full(len(x), 0.25), np.full(len(x), 0.125)))
+    (row,) = correlate([level], statistics=constant)
+    assert (row.pearson, row.spearman, row.kendall) == (0.5, 0.25, 0.125)
+    assert (row.pearson_low, row.pearson_high, row.kendall_low, row.kendall_high) == (0.5, 0.5, 0.125, 0.125)
+    (default,) = correlate([level])
+    assert (default.pearson, default.spearman, default.kendall) == CONTRACT_STATISTICS.point(figure, human)
+    assert abs(default.spearman - 0.8) < 1e-12 and default.n == 4  # ranks 1,3,2,4: 1 - 6 * 2 / (4 * 15)

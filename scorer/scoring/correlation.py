@@ -266,9 +266,21 @@ class LevelData:
     resamples: Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]
 
 
-def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> list[Correlation]:
+@dataclass(frozen=True)
+class Statistics:
+    """The three coefficients of a level: on the items (``point``: Pearson, Spearman, Kendall) and on every
+    bootstrap draw at once (``resampled``: three arrays, one value per draw)."""
+
+    point: Callable[[Sequence[float], Sequence[float]], tuple[float, float, float]]
+    resampled: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def correlate(levels: Sequence[LevelData], progress: Progress | None = None,
+              statistics: Statistics | None = None) -> list[Correlation]:
     """Coefficients, intervals and (at system level) pairwise accuracy for every level and figure;
+    ``statistics``: the coefficients (by default :data:`CONTRACT_STATISTICS`, contract section 8);
     ``progress`` hears the (level, figure) pairs done."""
+    statistics = statistics or CONTRACT_STATISTICS
     rows: list[Correlation] = []
     total = sum(len(data.figures) for data in levels)
     for data in levels:
@@ -276,8 +288,8 @@ def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> 
         for figure, values in data.figures.items():
             if progress:
                 progress(BOOTSTRAP, len(rows), total)
-            point = coefficients(values, data.human)
-            per_draw = resampled_coefficients(drawn_figures[figure], drawn_human)
+            point = statistics.point(values, data.human)
+            per_draw = statistics.resampled(drawn_figures[figure], drawn_human)
             bounds = [interval(per_draw[k].tolist(), point[k]) for k in range(3)]
             accuracy = pairwise_accuracy(values, data.human) if data.level == "system" else None
             rows.append(Correlation(data.level, figure, len(values), point[0], *bounds[0], point[1], *bounds[1],
@@ -285,6 +297,10 @@ def correlate(levels: Sequence[LevelData], progress: Progress | None = None) -> 
     if progress:
         progress(BOOTSTRAP, total, total)
     return rows
+
+
+#: Pearson r, Spearman rho and Kendall tau-b, as scipy.stats computes them (contract section 8).
+CONTRACT_STATISTICS = Statistics(coefficients, resampled_coefficients)
 
 
 def item_resamples(n: int, resamples: int, seed: int) -> "np.ndarray":  # noqa: F821
