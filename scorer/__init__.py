@@ -14,7 +14,7 @@ from .errors import (ConfigError, Issue, ReferenceDataError, ScorerError, Submis
                      ThesaurusError, UsageError)
 from scorer.scoring.explain import ExplainedTurn
 from scorer.metric.hidden_metric import hidden_metric
-from scorer.scoring.leaderboard import Entry, Leaderboard, Standing
+from scorer.scoring.leaderboard_result import Entry, Leaderboard, Standing
 from scorer.metric.meteor import MeteorParams, MeteorRu, MeteorScore, meteor_ru
 from scorer.outputs.report import write_correlation, write_failure, write_leaderboard, write_outputs
 from scorer.metric.text import normalise, tokenise

@@ -27,7 +27,8 @@ from scorer.scoring.signature import signature
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.thesaurus import Thesaurus, load_thesaurus
 from scorer.scoring.turns import score_turns
-from scorer.scoring.leaderboard import Entry, Leaderboard, find_submissions, rank
+from scorer.scoring.leaderboard import find_submissions, rank
+from scorer.scoring.leaderboard_result import Entry, Leaderboard
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.inputs.contract import ANSWERS, DIALOGUES, SUBMISSION
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human

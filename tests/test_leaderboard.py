@@ -111,7 +111,7 @@ def test_an_unranked_entry_has_no_result_or_interval():
 
     from scorer.api import ReferenceData
     from scorer.errors import Issue
-    from scorer.scoring.leaderboard import Entry, Standing
+    from scorer.scoring.leaderboard_result import Entry, Standing
 
     entry = Entry("team-x", Path("team-x"), errors=(Issue("team-x", "broken", "unreadable"),))
     standing = Standing(entry)

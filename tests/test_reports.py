@@ -12,7 +12,7 @@ from scorer.scoring.aggregate import TurnScore
 from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.scoring.explain import lowest_turns
 from scorer.outputs.html_report import leaderboard_report, score_report
-from scorer.scoring.leaderboard import COLUMNS, FIRST_ERRORS
+from scorer.scoring.leaderboard_result import COLUMNS, FIRST_ERRORS
 from scorer.metric.meteor import MeteorParams, MeteorRu
 from scorer.outputs.report import leaderboard_csv, leaderboard_payload, leaderboard_table, summary_table
 

@@ -25,7 +25,7 @@ from scorer.metric.stages import REGISTRY, stages_line
 if TYPE_CHECKING:
     from scorer.scoring.correlation_result import Meta
     from scorer.scoring.explain import ExplainedTurn
-    from scorer.scoring.leaderboard import Leaderboard, Standing
+    from scorer.scoring.leaderboard_result import Leaderboard, Standing
     from scorer.scoring.aggregate import Summary
     from scorer.scoring.result import ScoreResult
 

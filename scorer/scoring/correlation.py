@@ -39,7 +39,7 @@ from scorer.inputs.contract import DIALOGUE_TYPES
 from .correlation_result import Correlation
 from scorer.errors import EXIT_USAGE, Issue, IssueLog, IssuesError
 from scorer.inputs.jsonio import shorten
-from .leaderboard import Leaderboard
+from .leaderboard_result import Leaderboard
 from scorer.progress import BOOTSTRAP, Progress
 from .significance import make_strata, resampled_integrals
 
