@@ -151,7 +151,7 @@ class MeteorRu:
     def __init__(self, params: MeteorParams = MeteorParams(), thesaurus: Thesaurus | None = None,
                  matcher: Matcher | None = None, engine: Engine | None = None):
         self.plan = stage_plan(params.stages)  # the stages, as objects, in order (ValueError for an unknown one)
-        if any(s.needs_thesaurus for s in self.plan) and thesaurus is None and (matcher is None or matcher.thesaurus is None):
+        if self.uses_thesaurus and thesaurus is None and (matcher is None or matcher.thesaurus is None):
             raise ValueError("the synonym stage needs a thesaurus: pass thesaurus=, or leave 'synonym' "
                              "out of the stages")
         self.params = params
@@ -159,9 +159,13 @@ class MeteorRu:
         self.engine: Engine = engine or choose_engine()  # chosen once (scorer.metric.engine.accelerator)
 
     @property
+    def uses_thesaurus(self) -> bool:
+        """Whether a stage of the plan needs the thesaurus."""
+        return any(s.needs_thesaurus for s in self.plan)
+
+    @property
     def thesaurus_id(self) -> str | None:
-        return (self.matcher.thesaurus.identity if any(s.needs_thesaurus for s in self.plan) and self.matcher.thesaurus
-                else None)
+        return self.matcher.thesaurus.identity if self.uses_thesaurus and self.matcher.thesaurus else None
 
     def score_tokens(self, cand: Sequence[str], ref: Sequence[str], *, with_alignment: bool = False) -> MeteorScore:
         return meteor_tokens(cand, ref, self.matcher, self.params, with_alignment=with_alignment, engine=self.engine)
@@ -218,7 +222,8 @@ def meteor_ru(candidate: str, references: str | Sequence[str], *,
     rwn = None
     if needs_thesaurus(params.stages):
         rwn = thesaurus if isinstance(thesaurus, Thesaurus) else _thesaurus_at(thesaurus)
-    return MeteorRu(params, matcher=_matcher_for(rwn)).sentence_score(candidate, references)
+    metric = MeteorRu(params, matcher=_matcher_for(rwn), engine=shared_engine(active()))  # reused across calls
+    return metric.sentence_score(candidate, references)
 
 
 def _thesaurus_at(location: str | None) -> Thesaurus:

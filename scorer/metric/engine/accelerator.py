@@ -7,7 +7,7 @@ install time, two compiled pieces sit beside it (``setup.py`` builds them):
 * the same three modules compiled unchanged with Cython
   (``scorer._compiled.*``), used for every pair;
 * ``scorer._compiled._rule1``, a small core of rule 1's counts on token ids
-  (from ``scorer/_rule1.pyx``) for the default mode, which settles nearly
+  (from ``scorer/metric/engine/_rule1.pyx``) for the default mode, which settles nearly
   every pair itself and declines (None) where the pure engine's flow is needed.
 
 They are used when all were built from the sources installed beside them
@@ -159,7 +159,7 @@ class ModuleEngine:
 
     def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
                      any_keys: Callable[[str], frozenset[str]], cand_counts: Counts | None = None) -> list[int]:
-        fast = self._fast[key_functions] if key_functions in self._fast else self.fast_counts(key_functions)
+        fast = self.fast_counts(key_functions)
         found = fast.counts(cand, ref) if fast is not None else None
         if found is not None:
             return found
