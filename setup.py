@@ -1,22 +1,21 @@
 """Builds the optional compiled engine when Cython and a C compiler are there.
 
-Two kinds of extension modules, both checked against the pure engine in CI:
-
-* ``scorer/_compiled/{links,counting,alignment}``: the pure engine's own
-  modules, copied here at build time and compiled unchanged (annotations are
-  not used as C types, so the compiled code keeps Python's semantics);
-* ``scorer/_compiled/_rule1``: a small Cython core of rule 1's counts on token
-  ids, compiled from ``scorer/_rule1.pyx``.
+The engine's Python modules (the list is in
+``scorer/metric/engine/compiled_modules.py``) are copied to ``scorer/_compiled/``
+at build time and compiled with Cython from that same code: annotations are not
+used as C types, so the compiled code keeps Python's semantics, except where a
+``.pxd`` beside the module declares C types (Cython's pure-Python mode:
+``id_counts``, rule 1's counts on token ids). CI checks the compiled engine
+against the pure one.
 
 Each copy ends with one added line, ``__source_sha256__ = "<SHA-256 of the
-source>"``, so the stamp is compiled into the module itself: a compile that
+source and its .pxd>"``, so the stamp is compiled into the module itself: a compile that
 fails leaves the old module with its old stamp, and at import the stamp is
 compared with the source beside it (a checkout edited after its build runs the
 pure engine; ``scorer --version`` says why). Without a compiler the build goes
 on and the package runs its pure-Python engine, which defines the metric (see
 scorer/metric/engine/accelerator.py).
 """
-import hashlib
 import runpy
 from pathlib import Path
 
@@ -27,7 +26,8 @@ HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "scorer"
 ENGINE = PACKAGE / "metric" / "engine"  # the sources compiled
 #: The compiled modules and their sources: the package's one list, read without importing the package.
-COMPILED = runpy.run_path(str(ENGINE / "compiled_modules.py"))["COMPILED"]
+_LIST = runpy.run_path(str(ENGINE / "compiled_modules.py"))
+COMPILED, source_digest = _LIST["COMPILED"], _LIST["source_digest"]
 
 
 class OptionalBuildExt(build_ext):
@@ -57,12 +57,19 @@ class OptionalBuildExt(build_ext):
             self.extensions = every
 
 
-def _stamped_copy(source: Path, target: Path) -> None:
-    """``source`` with one line added: its SHA-256, which the compiled module then carries."""
-    data = source.read_bytes()
-    stamp = f'\n__source_sha256__ = "{hashlib.sha256(data).hexdigest()}"\n'.encode("ascii")
-    if not target.exists() or target.read_bytes() != data + stamp:  # an unchanged copy keeps its build
-        target.write_bytes(data + stamp)
+def _copy(data: bytes, target: Path) -> None:
+    if not target.exists() or target.read_bytes() != data:  # an unchanged copy keeps its build
+        target.write_bytes(data)
+
+
+def _stamped_copy(source: str, folder: Path) -> None:
+    """``source`` (and its ``.pxd``) copied into ``folder``, the source with one line added: the digest
+    of both, which the compiled module then carries."""
+    stamp = f'\n__source_sha256__ = "{source_digest(ENGINE, source)}"\n'.encode("ascii")
+    _copy((ENGINE / source).read_bytes() + stamp, folder / source)
+    pxd = (ENGINE / source).with_suffix(".pxd")
+    if pxd.exists():
+        _copy(pxd.read_bytes(), folder / pxd.name)
 
 
 def _copy_sources() -> list[Extension]:
@@ -71,7 +78,7 @@ def _copy_sources() -> list[Extension]:
     folder.mkdir(exist_ok=True)
     extensions = []
     for name, source in COMPILED.items():
-        _stamped_copy(ENGINE / source, folder / source)
+        _stamped_copy(source, folder)
         extensions.append(Extension(f"scorer._compiled.{name}", [f"scorer/_compiled/{source}"]))
     return extensions
 

@@ -44,7 +44,7 @@ def bundled_variants() -> list[list[str]]:
 def core(matcher, stages):
     """The compiled core's counter for ``stages``, whether or not the environment switches it off."""
     if stages not in _COUNTERS:
-        _COUNTERS[stages] = accelerator.FastCounts(accelerator._built()[0]["_rule1"], matcher.key_functions(stages))
+        _COUNTERS[stages] = accelerator.FastCounts(accelerator._built()[0]["id_counts"], matcher.key_functions(stages))
     return _COUNTERS[stages]
 
 
@@ -92,7 +92,7 @@ def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatc
     assert MeteorRu(matcher=matcher).engine.name == "pure Python"
     assert accelerator.description() == ("engine: pure Python (SCORER_PURE_PYTHON set)" if accelerator.compiled()
                                          else "engine: pure Python (compiled engine not built: links, counting, "
-                                              "alignment, _rule1)")
+                                              "alignment, id_counts)")
     assert accelerator.engine().alignment.__name__ == "scorer.metric.engine.alignment"
     monkeypatch.delenv(accelerator.PURE_ENV)
     assert accelerator.engine().fast_counts(matcher.key_functions(("lemma", "exact", "synonym"))) is None
@@ -102,7 +102,7 @@ def test_version_names_the_active_path(monkeypatch):
     monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
     out = subprocess.run([sys.executable, "-m", "scorer", "--version"], capture_output=True, text=True).stdout
     expected = ("engine: compiled (Cython)" if accelerator.compiled()
-                else "engine: pure Python (compiled engine not built: links, counting, alignment, _rule1)")
+                else "engine: pure Python (compiled engine not built: links, counting, alignment, id_counts)")
     assert out.strip().endswith(f"({expected})")
 
 
@@ -164,9 +164,9 @@ def test_a_compiled_engine_built_from_another_source_is_never_called_current(tmp
     with open(engine / "counting.py", "a", encoding="utf-8") as fh:
         fh.write("# edited after the build\n")
     assert version() == "engine: pure Python (compiled engine out of date: counting built from another source))"
-    with open(engine / "_rule1.pyx", "a", encoding="utf-8") as fh:
+    with open(engine / "id_counts.pxd", "a", encoding="utf-8") as fh:  # its C types are part of its source
         fh.write("# edited after the build\n")
-    assert version().endswith("out of date: counting, _rule1 built from another source))")
+    assert version().endswith("out of date: counting, id_counts built from another source))")
     for built in (copy / "_compiled").glob("links.*.so"):
         built.unlink()
     assert version() == "engine: pure Python (compiled engine not built: links))"

@@ -2,13 +2,12 @@
 
 The pure-Python engine (:mod:`scorer.metric.engine.links`, :mod:`scorer.metric.engine.counting`,
 :mod:`scorer.metric.engine.alignment`) defines the metric. When a C compiler was there at
-install time, two compiled pieces sit beside it (``setup.py`` builds them):
-
-* the same three modules compiled unchanged with Cython
-  (``scorer._compiled.*``), used for every pair;
-* ``scorer._compiled._rule1``, a small core of rule 1's counts on token ids
-  (from ``scorer/metric/engine/_rule1.pyx``) for the default mode, which settles nearly
-  every pair itself and declines (None) where the pure engine's flow is needed.
+install time, the same modules sit beside it compiled with Cython
+(``scorer._compiled.*``, built by ``setup.py``), with one more:
+:mod:`scorer.metric.engine.id_counts`, rule 1's counts on interned token ids,
+compiled with the C types of ``id_counts.pxd`` (Cython's pure-Python mode), for
+the default mode: it settles nearly every pair itself and declines (None) where
+the definition's flow is needed.
 
 They are used when all were built from the sources installed beside them
 (each compiled module carries ``__source_sha256__``, stamped into it by the
@@ -19,7 +18,6 @@ CI checks it. ``scorer --version`` says which one is active and why.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from functools import lru_cache
@@ -30,7 +28,7 @@ from typing import Callable, Protocol, Sequence
 
 from . import alignment, counting, links
 from .alignment import Alignment
-from .compiled_modules import COMPILED
+from .compiled_modules import COMPILED, source_digest
 from .links import Counts, KeyFunction, counts_of
 
 PURE_ENV = "SCORER_PURE_PYTHON"
@@ -64,7 +62,7 @@ def _built() -> tuple[dict[str, ModuleType], str]:
 def _digest(name: str) -> str | None:
     """The SHA-256 of the source the compiled module ``name`` must have been built from."""
     try:
-        return hashlib.sha256((_SOURCES / COMPILED[name]).read_bytes()).hexdigest()
+        return source_digest(_SOURCES, COMPILED[name])
     except OSError:
         return None
 
@@ -89,16 +87,15 @@ def description() -> str:
 
 
 class FastCounts:
-    """Rule 1's per-stage counts through the compiled core, for one matcher's key functions.
+    """Rule 1's per-stage counts through the compiled ``id_counts``, for one matcher's key functions.
 
     Tokens are interned on first sight: their keys at every stage after the
     leading exact one become sorted lists of key ids.
     """
 
-    def __init__(self, rule1: ModuleType, key_functions: Sequence[KeyFunction]):
+    def __init__(self, id_counts: ModuleType, key_functions: Sequence[KeyFunction]):
         self.later = [f for f in key_functions[1:] if f is not None]
-        self.table = rule1.KeyTable(len(self.later))
-        self.table.intern = self._intern
+        self.table = id_counts.KeyTable(len(self.later), self._intern)
         self.key_ids: dict[str, int] = {}
 
     def _intern(self, token: str) -> int:
@@ -111,11 +108,12 @@ class FastCounts:
         return self.table.counts(cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref))
 
 
-def fast_counts(rule1: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:
-    """A :class:`FastCounts` for these stages, or None when the core does not apply (or is off)."""
-    if rule1 is None or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
+def fast_counts(id_counts: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:
+    """A :class:`FastCounts` for these stages, or None when it does not apply (stages not led by exact
+    alone) or is off (no ``id_counts``)."""
+    if id_counts is None or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
         return None
-    return FastCounts(rule1, key_functions)
+    return FastCounts(id_counts, key_functions)
 
 
 class Engine(Protocol):
@@ -141,17 +139,18 @@ class Engine(Protocol):
 
 class ModuleEngine:
     """The engine made of ``links``, ``counting`` and ``alignment``: the pure modules, or the same modules
-    compiled with the rule-1 core (``rule1``) in front of them."""
+    compiled with the compiled ``id_counts`` in front of them."""
 
     def __init__(self, name: str, links: ModuleType, counting: ModuleType, alignment: ModuleType,
-                 rule1: ModuleType | None = None):
-        self.name, self.links, self.counting, self.alignment, self.rule1 = name, links, counting, alignment, rule1
+                 id_counts: ModuleType | None = None):
+        self.name, self.links, self.counting, self.alignment = name, links, counting, alignment
+        self.id_counts = id_counts
         self._fast: dict[tuple[KeyFunction, ...], FastCounts | None] = {}
 
     def fast_counts(self, key_functions: tuple[KeyFunction, ...]) -> FastCounts | None:
-        """The compiled core's counter for these key functions, or None where it does not apply."""
+        """The compiled ``id_counts`` counter for these key functions, or None where it does not apply."""
         if key_functions not in self._fast:
-            self._fast[key_functions] = fast_counts(self.rule1, key_functions)
+            self._fast[key_functions] = fast_counts(self.id_counts, key_functions)
         return self._fast[key_functions]
 
     def uses_cand_counts(self, key_functions: tuple[KeyFunction, ...]) -> bool:
@@ -174,11 +173,11 @@ class ModuleEngine:
 
 def engine() -> ModuleEngine:
     """A new engine for one metric object: compiled when built, fresh and not switched off (:func:`active`),
-    else pure. Chosen once; it keeps the compiled core's token table for that metric's key functions."""
+    else pure. Chosen once; it keeps the compiled token table for that metric's key functions."""
     if active():
         modules = _built()[0]
         return ModuleEngine("compiled (Cython)", modules["links"], modules["counting"], modules["alignment"],
-                            modules["_rule1"])
+                            modules["id_counts"])
     return ModuleEngine("pure Python", links, counting, alignment)
 
 

@@ -1,7 +1,20 @@
-"""The one list of compiled modules: name -> the source in this folder it is compiled from.
+"""The one list of compiled modules, and the stamp that says what each was compiled from.
 
 ``setup.py`` reads this file by itself (the package cannot be imported at build time), compiles each
-source into ``scorer/_compiled/`` and stamps it with the source's SHA-256; ``accelerator`` checks the
-stamps against the sources at import.
+source into ``scorer/_compiled/`` and stamps it with :func:`source_digest`; ``accelerator`` compares the
+stamps with the sources at import.
 """
-COMPILED = {"links": "links.py", "counting": "counting.py", "alignment": "alignment.py", "_rule1": "_rule1.pyx"}
+import hashlib
+from pathlib import Path
+
+#: name -> the Python source in this folder it is compiled from (a ``.pxd`` beside it adds C types).
+COMPILED = {"links": "links.py", "counting": "counting.py", "alignment": "alignment.py", "id_counts": "id_counts.py"}
+
+
+def source_digest(folder: Path, source: str) -> str:
+    """The SHA-256 of ``source`` in ``folder`` followed by its ``.pxd``, when there is one."""
+    digest = hashlib.sha256((folder / source).read_bytes())
+    pxd = (folder / source).with_suffix(".pxd")
+    if pxd.exists():
+        digest.update(pxd.read_bytes())
+    return digest.hexdigest()

@@ -1,0 +1,38 @@
+# cython: language_level=3
+# C types for id_counts.py when it is compiled (Cython's pure-Python mode); the .py alone is the code.
+cimport cython
+
+cdef Py_ssize_t MASK_WORDS
+
+@cython.locals(end_i=Py_ssize_t, end_j=Py_ssize_t, x=int, y=int)
+cdef bint _meet(int[::1] data, Py_ssize_t i, Py_ssize_t ni, Py_ssize_t j, Py_ssize_t nj) noexcept
+
+cdef Py_ssize_t _find(int[::1] work, Py_ssize_t parent, Py_ssize_t x) noexcept
+
+cdef class KeyTable:
+    cdef public dict ids
+    cdef public object intern
+    cdef public Py_ssize_t n_stages
+    cdef public Py_ssize_t n_tokens
+    cdef public Py_ssize_t n_data
+    cdef public object start
+    cdef public object length
+    cdef public object mask
+    cdef public object data
+    cdef public object work
+
+    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, work="int[::1]", ids=dict, a=list, b=list)
+    cpdef object counts(self, list cand, list ref)
+
+    @cython.locals(fc_id=Py_ssize_t, fc_n=Py_ssize_t, fr_id=Py_ssize_t, fr_n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t,
+                   end_c=Py_ssize_t, end_r=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, exact=Py_ssize_t, x=int,
+                   na=Py_ssize_t, nb=Py_ssize_t, needed=Py_ssize_t, counts=list)
+    cdef object _counts(self, int[::1] work, Py_ssize_t nc, Py_ssize_t nr)
+
+    @cython.locals(S=Py_ssize_t, start="int[::1]", length="int[::1]", mask="unsigned long long[::1]",
+                   data="int[::1]", fc_id=Py_ssize_t, fc_n=Py_ssize_t, fr_id=Py_ssize_t, fr_n=Py_ssize_t,
+                   links=Py_ssize_t, parent=Py_ssize_t, size=Py_ssize_t, same_a=Py_ssize_t, same_b=Py_ssize_t,
+                   n_links=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, s=Py_ssize_t, ta=Py_ssize_t,
+                   tb=Py_ssize_t, root=Py_ssize_t, by_cand=bint, centre=Py_ssize_t, leaf=Py_ssize_t, n=Py_ssize_t)
+    cdef object _later_stages(self, list counts, int[::1] work, Py_ssize_t nc, Py_ssize_t nr, Py_ssize_t nfc,
+                              Py_ssize_t nfr)

@@ -1,0 +1,265 @@
+# cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""Rule 1's per-stage link counts on interned token ids: the compiled engine's helper for the default mode.
+
+:mod:`scorer.metric.engine.links` and :mod:`scorer.metric.engine.counting` define rule 1 on token
+types. This module computes the same numbers on another representation, for the shapes nearly every
+pair has: token ids sorted and merged for the leading exact stage, then the links between the
+leftover types, found through each type's sorted key ids, split into components (union-find) that
+are single links or stars. For anything else (a general component, very many type pairs) it answers
+None and the caller uses the definition.
+
+It is plain Python, run as such by the tests, which check it against the definition on every small
+graph (``tests/test_id_counts.py``); ``setup.py`` compiles this same file, typed by ``id_counts.pxd``
+beside it (Cython's pure-Python mode), and CI checks that both engines write byte-identical outputs
+on the WMT21 benchmark.
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Callable, MutableSequence
+
+Ints = MutableSequence[int]  # an array('i') (a typed memoryview of one when compiled)
+
+#: Above this many (free candidate type, free reference type) pairs the definition's key index is cheaper.
+MAX_TYPE_PAIRS = 65536
+#: Words of a token's key filter: its key ids hashed into 256 bits; two tokens whose bits miss share no key.
+MASK_WORDS = 4
+_HASH = 2654435761
+
+
+def _zeros(typecode: str, n: int) -> array:
+    return array(typecode, bytes(array(typecode).itemsize * n))
+
+
+def _grown(old: array, used: int, needed: int) -> array:
+    """A new array of at least ``needed`` items holding ``old[:used]`` (the old one may be exported)."""
+    new = _zeros(old.typecode, max(needed, 2 * len(old)))
+    new[:used] = old[:used]
+    return new
+
+
+def _meet(data: Ints, i: int, ni: int, j: int, nj: int) -> bool:
+    """Whether the sorted runs ``data[i:i+ni]`` and ``data[j:j+nj]`` share a value."""
+    end_i, end_j = i + ni, j + nj
+    while i < end_i and j < end_j:
+        x, y = data[i], data[j]
+        if x == y:
+            return True
+        if x < y:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+def _find(work: Ints, parent: int, x: int) -> int:
+    """The root of node ``x`` in the union-find stored at ``work[parent:]`` (paths halved on the way)."""
+    while work[parent + x] != x:
+        work[parent + x] = work[parent + work[parent + x]]
+        x = work[parent + x]
+    return x
+
+
+class KeyTable:
+    """The sorted key ids of every interned token at each stage after the leading exact one.
+
+    ``add(token, keys)`` interns a token from one sorted list of key ids per stage and returns its
+    id; ``counts(cand, ref)`` takes two lists of tokens and interns a token it has not seen by
+    calling ``intern(token)``, which must call :meth:`add` and return the id.
+    """
+
+    def __init__(self, n_stages: int, intern: Callable[[str], int]):
+        self.ids: dict[str, int] = {}
+        self.intern = intern
+        self.n_stages = n_stages
+        self.n_tokens = 0
+        self.n_data = 0
+        self.start = _zeros("i", 1024 * max(n_stages, 1))   # start[t * n_stages + s]: where t's keys at s begin
+        self.length = _zeros("i", 1024 * max(n_stages, 1))
+        self.mask = _zeros("Q", 1024 * MASK_WORDS)
+        self.data = _zeros("i", 16384)
+        self.work = _zeros("i", 1024)                        # scratch for one pair
+
+    def add(self, token: str, keys_by_stage: list[list[int]]) -> int:
+        """Intern a token: ``keys_by_stage[s]`` is its sorted list of key ids at stage ``s``."""
+        found = self.ids.get(token)
+        if found is not None:
+            return found
+        if len(keys_by_stage) != self.n_stages:
+            raise ValueError("one list of key ids per stage is needed")
+        t, S = self.n_tokens, self.n_stages
+        needed = self.n_data + sum(len(keys) for keys in keys_by_stage)
+        if (t + 1) * S > len(self.start):
+            self.start = _grown(self.start, t * S, (t + 1) * S)
+            self.length = _grown(self.length, t * S, (t + 1) * S)
+        if (t + 1) * MASK_WORDS > len(self.mask):
+            self.mask = _grown(self.mask, t * MASK_WORDS, (t + 1) * MASK_WORDS)
+        if needed > len(self.data):
+            self.data = _grown(self.data, self.n_data, needed)
+        bits = [0] * MASK_WORDS
+        for s in range(S):
+            keys = keys_by_stage[s]
+            self.start[t * S + s] = self.n_data
+            self.length[t * S + s] = len(keys)
+            for k in keys:
+                self.data[self.n_data] = k
+                self.n_data += 1
+                h = ((k * _HASH) & 0xFFFFFFFF) >> 24
+                bits[(h >> 6) & (MASK_WORDS - 1)] |= 1 << (h & 63)
+        for w in range(MASK_WORDS):
+            self.mask[t * MASK_WORDS + w] = bits[w]
+        self.n_tokens = t + 1
+        self.ids[token] = t
+        return t
+
+    def counts(self, cand: list[str], ref: list[str]) -> list[int] | None:
+        """Links of each stage (the exact stage first) under rule 1, or None where the definition must
+        answer. ``cand`` and ``ref`` are non-empty lists of tokens."""
+        ids, intern = self.ids, self.intern
+        a = [ids[x] if x in ids else intern(x) for x in cand]
+        b = [ids[x] if x in ids else intern(x) for x in ref]
+        a.sort()
+        b.sort()
+        nc, nr = len(a), len(b)
+        if len(self.work) < 3 * (nc + nr):
+            self.work = _zeros("i", 3 * (nc + nr))
+        work = self.work
+        for i in range(nc):
+            work[i] = a[i]
+        for j in range(nr):
+            work[nc + j] = b[j]
+        return self._counts(work, nc, nr)
+
+    def _counts(self, work: Ints, nc: int, nr: int) -> list[int] | None:
+        """Rule 1 on the sorted ids ``work[:nc]`` (candidate) and ``work[nc:nc + nr]`` (reference).
+
+        ``work`` is scratch: after the ids, the free candidate types and their counts, then the free
+        reference types and theirs, then what :meth:`_later_stages` needs.
+        """
+        fc_id = nc + nr                        # free candidate types, then their counts,
+        fc_n = fc_id + nc
+        fr_id = fc_n + nc                      # free reference types, then their counts
+        fr_n = fr_id + nr
+        i, j, end_c, end_r = 0, nc, nc, nc + nr
+        nfc = nfr = exact = 0
+        # the leading exact stage: min counts of every shared type; what is left over is free
+        while i < end_c or j < end_r:
+            if j >= end_r or (i < end_c and work[i] < work[j]):
+                x = work[i]
+                na = 0
+                while i < end_c and work[i] == x:
+                    i += 1
+                    na += 1
+                work[fc_id + nfc] = x
+                work[fc_n + nfc] = na
+                nfc += 1
+            elif i >= end_c or work[j] < work[i]:
+                x = work[j]
+                nb = 0
+                while j < end_r and work[j] == x:
+                    j += 1
+                    nb += 1
+                work[fr_id + nfr] = x
+                work[fr_n + nfr] = nb
+                nfr += 1
+            else:
+                x = work[i]
+                na = nb = 0
+                while i < end_c and work[i] == x:
+                    i += 1
+                    na += 1
+                while j < end_r and work[j] == x:
+                    j += 1
+                    nb += 1
+                exact += min(na, nb)
+                if na > nb:
+                    work[fc_id + nfc] = x
+                    work[fc_n + nfc] = na - nb
+                    nfc += 1
+                elif nb > na:
+                    work[fr_id + nfr] = x
+                    work[fr_n + nfr] = nb - na
+                    nfr += 1
+        counts = [exact] + [0] * self.n_stages
+        if nfc == 0 or nfr == 0 or self.n_stages == 0:
+            return counts
+        if nfc * nfr > MAX_TYPE_PAIRS:
+            return None
+        needed = 3 * (nc + nr) + 3 * nfc * nfr + 4 * (nfc + nfr)
+        if len(self.work) < needed:
+            self.work = _grown(self.work, 3 * (nc + nr), needed)
+        return self._later_stages(counts, self.work, nc, nr, nfc, nfr)
+
+    def _later_stages(self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int) -> list[int] | None:
+        """The stages after the exact one, between the free types that :meth:`_counts` left in ``work``."""
+        S = self.n_stages
+        start, length, mask, data = self.start, self.length, self.mask, self.data
+        fc_id = nc + nr                        # free candidate types, then their counts,
+        fc_n = fc_id + nc
+        fr_id = fc_n + nc                      # free reference types, then their counts
+        fr_n = fr_id + nr
+        links = 3 * (nc + nr)                  # (candidate index, reference index, stage) of each link
+        parent = links + 3 * nfc * nfr         # union-find over candidate nodes, then reference nodes
+        size = parent + nfc + nfr              # links in the component of each root
+        same_a = size + nfc + nfr              # the one candidate index of the root's links (-1: several)
+        same_b = same_a + nfc + nfr            # the one reference index of the root's links (-1: several)
+        n_links = 0
+        # links: each (free candidate type, free reference type) pair with the first stage whose keys meet
+        for i in range(nfc):
+            ta = work[fc_id + i]
+            for j in range(nfr):
+                tb = work[fr_id + j]
+                if not ((mask[ta * MASK_WORDS] & mask[tb * MASK_WORDS])
+                        | (mask[ta * MASK_WORDS + 1] & mask[tb * MASK_WORDS + 1])
+                        | (mask[ta * MASK_WORDS + 2] & mask[tb * MASK_WORDS + 2])
+                        | (mask[ta * MASK_WORDS + 3] & mask[tb * MASK_WORDS + 3])):
+                    continue
+                for s in range(S):
+                    if _meet(data, start[ta * S + s], length[ta * S + s], start[tb * S + s], length[tb * S + s]):
+                        work[links + 3 * n_links] = i
+                        work[links + 3 * n_links + 1] = j
+                        work[links + 3 * n_links + 2] = s
+                        n_links += 1
+                        break
+        if n_links == 0:
+            return counts
+        # components: union-find on candidate nodes 0..nfc-1 and reference nodes nfc..
+        for k in range(nfc + nfr):
+            work[parent + k] = k
+            work[size + k] = 0
+            work[same_a + k] = -2
+            work[same_b + k] = -2
+        for k in range(n_links):
+            i = _find(work, parent, work[links + 3 * k])
+            j = _find(work, parent, nfc + work[links + 3 * k + 1])
+            if i != j:
+                work[parent + max(i, j)] = min(i, j)
+        for k in range(n_links):
+            root = _find(work, parent, work[links + 3 * k])
+            i = work[links + 3 * k]
+            j = work[links + 3 * k + 1]
+            work[size + root] += 1
+            work[same_a + root] = i if work[same_a + root] == -2 or work[same_a + root] == i else -1
+            work[same_b + root] = j if work[same_b + root] == -2 or work[same_b + root] == j else -1
+        for k in range(nfc + nfr):
+            if work[size + k] > 1 and work[same_a + k] == -1 and work[same_b + k] == -1:
+                return None  # a general component: the definition's maximum-weight flow
+        for k in range(n_links):
+            if work[size + _find(work, parent, work[links + 3 * k])] == 1:
+                counts[work[links + 3 * k + 2] + 1] += min(work[fc_n + work[links + 3 * k]],
+                                                           work[fr_n + work[links + 3 * k + 1]])
+        # stars: the centre's tokens go to the leaves of the earliest stage first
+        for root in range(nfc + nfr):
+            if work[size + root] < 2:
+                continue
+            by_cand = work[same_a + root] >= 0
+            centre = work[fc_n + work[same_a + root]] if by_cand else work[fr_n + work[same_b + root]]
+            for s in range(S):
+                for k in range(n_links):
+                    if work[links + 3 * k + 2] != s or _find(work, parent, work[links + 3 * k]) != root:
+                        continue
+                    leaf = work[fr_n + work[links + 3 * k + 1]] if by_cand else work[fc_n + work[links + 3 * k]]
+                    n = min(centre, leaf)
+                    centre -= n
+                    counts[s + 1] += n
+        return counts

@@ -1,0 +1,105 @@
+"""``id_counts`` (rule 1's counts on interned token ids) against the definition (``links`` + ``counting``).
+
+The module is run here as plain Python, the code the compiled engine is compiled from. Checked on
+every graph of a small domain: two candidate-only types, two reference-only types and one type in
+both texts, every stage (none, lemma, synonym) of each of their six possible links, every count from
+1 to 2 (the shared type 0 to 2 on each side). Where ``id_counts`` declines (None), the graph must have
+a component that is neither one link nor a star.
+"""
+import itertools
+
+import pytest
+
+from scorer.metric.engine import accelerator, id_counts
+from scorer.metric.engine.counting import stage_counts
+from scorer.metric.engine.links import components, counts_of, type_graph
+
+LEMMA, SYNONYM = 1, 2
+#: The links of the domain: (candidate type, reference type). X is in both texts.
+PAIRS = [("a1", "b1"), ("a1", "b2"), ("a2", "b1"), ("a2", "b2"), ("x", "b1"), ("a1", "x")]
+
+
+def keys_for(stages: dict[tuple[str, str], int]) -> dict[str, list[set[str]]]:
+    """Token -> its keys at the lemma and the synonym stage, so that each pair links at its stage."""
+    keys: dict[str, list[set[str]]] = {t: [set(), set()] for t in ("a1", "a2", "b1", "b2", "x")}
+    for (a, b), stage in stages.items():
+        if stage:
+            for token in (a, b):
+                keys[token][stage - 1].add(f"{a}-{b}")
+    return keys
+
+
+def definition(cand, ref, keys):
+    functions = (None, lambda t: frozenset(keys[t][0]), lambda t: frozenset(keys[t][1]))
+    any_keys = lambda t: frozenset(keys[t][0] | keys[t][1])  # noqa: E731
+    graph = type_graph(counts_of(cand), counts_of(ref), functions, any_keys)
+    return stage_counts(graph, 3), graph
+
+
+#: The module as Python and, when built, compiled: every test runs on both.
+MODULES = [id_counts] + ([accelerator._built()[0]["id_counts"]] if accelerator.compiled() else [])
+
+
+@pytest.fixture(params=MODULES, ids=lambda m: "compiled" if m is not id_counts else "python")
+def module(request):
+    return request.param
+
+
+def table_for(keys, module=id_counts):
+    key_ids: dict[str, int] = {}
+
+    def intern(token: str) -> int:
+        return table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in keys[token][s]})
+                                 for s in range(2)])
+
+    table = module.KeyTable(2, intern)
+    return table
+
+
+def general(graph) -> bool:
+    """Whether some component is neither one link nor a star."""
+    return any(len(c) > 1 and len({a for a, _ in c}) > 1 and len({b for _, b in c}) > 1
+               for c in components(graph.links))
+
+
+@pytest.mark.slow
+def test_every_small_graph(module):
+    compared = declined = 0
+    for stages in itertools.product((0, LEMMA, SYNONYM), repeat=len(PAIRS)):
+        keys = keys_for(dict(zip(PAIRS, stages)))
+        table = table_for(keys, module)
+        for n_a1, n_a2, n_b1, n_b2 in itertools.product((1, 2), repeat=4):
+            for n_xc, n_xr in itertools.product((0, 1, 2), repeat=2):
+                cand = ["a1"] * n_a1 + ["a2"] * n_a2 + ["x"] * n_xc
+                ref = ["b1"] * n_b1 + ["b2"] * n_b2 + ["x"] * n_xr
+                want, graph = definition(cand, ref, keys)
+                got = table.counts(cand, ref)
+                if got is None:
+                    assert general(graph), (stages, cand, ref)
+                    declined += 1
+                else:
+                    assert got == want, (stages, cand, ref)
+                    compared += 1
+    assert (compared, declined) == (38160, 66816)  # 729 link stagings x 16 x 9 counts
+
+
+def test_hand_cases(module):
+    # a1 = a2's lemma twin of b1; a star around b1: its two tokens go to the lemma leaf first
+    keys = keys_for({("a1", "b1"): LEMMA, ("a2", "b1"): SYNONYM})
+    table = table_for(keys, module)
+    assert table.counts(["a1", "a2", "x"], ["b1", "b1", "x"]) == [1, 1, 1]
+    assert table.counts(["a1", "a2"], ["b1"]) == [0, 1, 0]
+    assert table.counts(["x", "x", "x"], ["x"]) == [1, 0, 0]
+    # a path a1 - b1 - a2 - b2 is a general component: declined
+    keys = keys_for({("a1", "b1"): LEMMA, ("a2", "b1"): LEMMA, ("a2", "b2"): SYNONYM})
+    assert table_for(keys, module).counts(["a1", "a2"], ["b1", "b2"]) is None
+
+
+def test_tables_grow_past_their_first_size(module):
+    keys = {f"t{k}": [{f"k{k}", f"k{k + 1}"}, {f"s{k}"}] for k in range(3000)}
+    table = table_for(keys, module)
+    tokens = list(keys)
+    assert table.counts(tokens[:1500], tokens[1500:1510]) is not None
+    assert table.counts(["t1", "t1"], ["t2"]) == [0, 1, 0]
+    assert table.counts(tokens[:400], tokens[400:800]) is None  # 160,000 type pairs: beyond its bound
+    assert table.n_tokens == 1510
