@@ -7,6 +7,8 @@ both texts, every stage (none, lemma, synonym) of each of their six possible lin
 a component that is neither one link nor a star.
 """
 import itertools
+import random
+from array import array
 
 import pytest
 
@@ -103,3 +105,33 @@ def test_tables_grow_past_their_first_size(module):
     assert table.counts(["t1", "t1"], ["t2"]) == [0, 1, 0]
     assert table.counts(tokens[:400], tokens[400:800]) is None  # 160,000 type pairs: beyond its bound
     assert table.n_tokens == 1510
+
+
+def test_sorting_short_and_long_runs():
+    rnd = random.Random(7)
+    for n in list(range(0, 40)) + [100, 257, 1000]:
+        values = [9, 8, 7] + [rnd.randrange(-5, 50) for _ in range(n)] + [3, 1, 2]
+        work = array("i", values)
+        id_counts._sort(work, 3, len(values) - 3)
+        assert list(work) == values[:3] + sorted(values[3:-3]) + [3, 1, 2]
+
+
+def test_long_texts_against_the_definition(module):
+    rnd = random.Random(11)
+    words = [f"t{k}" for k in range(300)]
+    keys = {w: [{f"k{rnd.randrange(400)}" for _ in range(rnd.randrange(3))},
+                {f"s{rnd.randrange(600)}" for _ in range(rnd.randrange(3))}] for w in words}
+    table = table_for(keys, module)
+    compared = 0
+    for n in (30, 60, 200):
+        for _ in range(20):
+            cand = [rnd.choice(words) for _ in range(n)]
+            ref = [rnd.choice(words) for _ in range(n + rnd.randrange(-5, 5))]
+            got = table.counts(cand, ref)
+            want, graph = definition(cand, ref, keys)
+            if got is not None:
+                assert got == want
+                compared += 1
+            else:
+                assert general(graph)
+    assert compared >= 10

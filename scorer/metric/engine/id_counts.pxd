@@ -3,9 +3,16 @@
 cimport cython
 
 cdef Py_ssize_t MASK_WORDS
+cdef unsigned int _HASH
 
 @cython.locals(end_i=Py_ssize_t, end_j=Py_ssize_t, x=int, y=int)
 cdef bint _meet(int[::1] data, Py_ssize_t i, Py_ssize_t ni, Py_ssize_t j, Py_ssize_t nj) noexcept
+
+@cython.locals(i=Py_ssize_t, j=Py_ssize_t, x=int, n=Py_ssize_t, root=Py_ssize_t, end=Py_ssize_t)
+cdef void _sort(int[::1] work, Py_ssize_t lo, Py_ssize_t hi) noexcept
+
+@cython.locals(x=int, child=Py_ssize_t)
+cdef void _sift(int[::1] work, Py_ssize_t lo, Py_ssize_t root, Py_ssize_t n) noexcept
 
 cdef Py_ssize_t _find(int[::1] work, Py_ssize_t parent, Py_ssize_t x) noexcept
 
@@ -15,13 +22,17 @@ cdef class KeyTable:
     cdef public Py_ssize_t n_stages
     cdef public Py_ssize_t n_tokens
     cdef public Py_ssize_t n_data
-    cdef public object start
-    cdef public object length
-    cdef public object mask
-    cdef public object data
-    cdef public object work
+    cdef int[::1] start
+    cdef int[::1] length
+    cdef unsigned long long[::1] mask
+    cdef int[::1] data
+    cdef int[::1] work
 
-    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, work="int[::1]", ids=dict, a=list, b=list)
+    @cython.locals(t=Py_ssize_t, S=Py_ssize_t, s=Py_ssize_t, needed=Py_ssize_t, n_data=Py_ssize_t, k=int,
+                   h="unsigned int", bit="unsigned long long", keys=list)
+    cpdef Py_ssize_t add(self, str token, list keys_by_stage) except -1
+
+    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, work="int[::1]", ids=dict)
     cpdef object counts(self, list cand, list ref)
 
     @cython.locals(fc_id=Py_ssize_t, fc_n=Py_ssize_t, fr_id=Py_ssize_t, fr_n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t,

@@ -31,10 +31,11 @@ def _zeros(typecode: str, n: int) -> array:
     return array(typecode, bytes(array(typecode).itemsize * n))
 
 
-def _grown(old: array, used: int, needed: int) -> array:
-    """A new array of at least ``needed`` items holding ``old[:used]`` (the old one may be exported)."""
-    new = _zeros(old.typecode, max(needed, 2 * len(old)))
-    new[:used] = old[:used]
+def _grown(typecode: str, old: Ints, used: int, needed: int) -> array:
+    """A new array of at least ``needed`` items holding ``old[:used]``, then zeros (``old`` may be a
+    typed memoryview when compiled)."""
+    new = array(typecode, old[:used])
+    new.frombytes(bytes(new.itemsize * (max(needed, 2 * len(old)) - used)))
     return new
 
 
@@ -50,6 +51,40 @@ def _meet(data: Ints, i: int, ni: int, j: int, nj: int) -> bool:
         else:
             j += 1
     return False
+
+
+def _sort(work: Ints, lo: int, hi: int) -> None:
+    """Sorts ``work[lo:hi]`` in place: by insertion when short, else by heapsort."""
+    if hi - lo <= 24:
+        for i in range(lo + 1, hi):
+            x = work[i]
+            j = i
+            while j > lo and work[j - 1] > x:
+                work[j] = work[j - 1]
+                j -= 1
+            work[j] = x
+        return
+    n = hi - lo
+    for root in range(n // 2 - 1, -1, -1):
+        _sift(work, lo, root, n)
+    for end in range(n - 1, 0, -1):
+        work[lo], work[lo + end] = work[lo + end], work[lo]
+        _sift(work, lo, 0, end)
+
+
+def _sift(work: Ints, lo: int, root: int, n: int) -> None:
+    """Moves ``work[lo + root]`` down the max-heap ``work[lo:lo + n]`` to its place."""
+    x = work[lo + root]
+    child = 2 * root + 1
+    while child < n:
+        if child + 1 < n and work[lo + child + 1] > work[lo + child]:
+            child += 1
+        if work[lo + child] <= x:
+            break
+        work[lo + root] = work[lo + child]
+        root = child
+        child = 2 * root + 1
+    work[lo + root] = x
 
 
 def _find(work: Ints, parent: int, x: int) -> int:
@@ -88,26 +123,29 @@ class KeyTable:
         if len(keys_by_stage) != self.n_stages:
             raise ValueError("one list of key ids per stage is needed")
         t, S = self.n_tokens, self.n_stages
-        needed = self.n_data + sum(len(keys) for keys in keys_by_stage)
+        needed = self.n_data
+        for keys in keys_by_stage:
+            needed += len(keys)
         if (t + 1) * S > len(self.start):
-            self.start = _grown(self.start, t * S, (t + 1) * S)
-            self.length = _grown(self.length, t * S, (t + 1) * S)
+            self.start = _grown("i", self.start, t * S, (t + 1) * S)
+            self.length = _grown("i", self.length, t * S, (t + 1) * S)
         if (t + 1) * MASK_WORDS > len(self.mask):
-            self.mask = _grown(self.mask, t * MASK_WORDS, (t + 1) * MASK_WORDS)
+            self.mask = _grown("Q", self.mask, t * MASK_WORDS, (t + 1) * MASK_WORDS)
         if needed > len(self.data):
-            self.data = _grown(self.data, self.n_data, needed)
-        bits = [0] * MASK_WORDS
+            self.data = _grown("i", self.data, self.n_data, needed)
+        n_data = self.n_data
         for s in range(S):
             keys = keys_by_stage[s]
-            self.start[t * S + s] = self.n_data
+            self.start[t * S + s] = n_data
             self.length[t * S + s] = len(keys)
             for k in keys:
-                self.data[self.n_data] = k
-                self.n_data += 1
-                h = ((k * _HASH) & 0xFFFFFFFF) >> 24
-                bits[(h >> 6) & (MASK_WORDS - 1)] |= 1 << (h & 63)
-        for w in range(MASK_WORDS):
-            self.mask[t * MASK_WORDS + w] = bits[w]
+                self.data[n_data] = k
+                n_data += 1
+                h = ((k * _HASH) & 0xFFFFFFFF) >> 24     # a byte of the key id's hash: one of 256 bits
+                bit = 1
+                bit <<= h & 63
+                self.mask[t * MASK_WORDS + ((h >> 6) & (MASK_WORDS - 1))] |= bit
+        self.n_data = n_data
         self.n_tokens = t + 1
         self.ids[token] = t
         return t
@@ -116,18 +154,18 @@ class KeyTable:
         """Links of each stage (the exact stage first) under rule 1, or None where the definition must
         answer. ``cand`` and ``ref`` are non-empty lists of tokens."""
         ids, intern = self.ids, self.intern
-        a = [ids[x] if x in ids else intern(x) for x in cand]
-        b = [ids[x] if x in ids else intern(x) for x in ref]
-        a.sort()
-        b.sort()
-        nc, nr = len(a), len(b)
+        nc, nr = len(cand), len(ref)
         if len(self.work) < 3 * (nc + nr):
             self.work = _zeros("i", 3 * (nc + nr))
-        work = self.work
         for i in range(nc):
-            work[i] = a[i]
+            found = ids.get(cand[i])
+            self.work[i] = intern(cand[i]) if found is None else found
         for j in range(nr):
-            work[nc + j] = b[j]
+            found = ids.get(ref[j])
+            self.work[nc + j] = intern(ref[j]) if found is None else found
+        work = self.work  # taken after interning, which may grow the other arrays but never this one
+        _sort(work, 0, nc)
+        _sort(work, nc, nc + nr)
         return self._counts(work, nc, nr)
 
     def _counts(self, work: Ints, nc: int, nr: int) -> list[int] | None:
@@ -187,7 +225,7 @@ class KeyTable:
             return None
         needed = 3 * (nc + nr) + 3 * nfc * nfr + 4 * (nfc + nfr)
         if len(self.work) < needed:
-            self.work = _grown(self.work, 3 * (nc + nr), needed)
+            self.work = _grown("i", self.work, 3 * (nc + nr), needed)
         return self._later_stages(counts, self.work, nc, nr, nfc, nfr)
 
     def _later_stages(self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int) -> list[int] | None:
