@@ -192,3 +192,28 @@ def test_the_coefficients_are_passed_in():
     (default,) = correlate([level])
     assert (default.pearson, default.spearman, default.kendall) == CONTRACT_STATISTICS.point(figure, human)
     assert abs(default.spearman - 0.8) < 1e-12 and default.n == 4  # ranks 1,3,2,4: 1 - 6 * 2 / (4 * 15)
+
+
+@pytest.mark.parametrize("name", ["chrf", "bleu"])
+def test_baseline_statistics_give_sacrebleus_public_corpus_score(name):
+    """The two calls outside sacreBLEU's public API (per-turn statistics, the score of their sums)
+    give what its public ``corpus_score`` gives, whole and on a subset with a turn drawn twice."""
+    import sacrebleu
+
+    from scorer.scoring.correlation import _corpus_metric, _corpus_stats, _score_of_stats
+
+    answers = [json.loads(line) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    refs = [turn for dialog in answers for turn in dialog["references"]]
+    hyps = [turn[-1] + " и ещё" if k % 3 else turn[0][:20] for k, turn in enumerate(refs)]
+    public = {"chrf": sacrebleu.corpus_chrf, "bleu": sacrebleu.corpus_bleu}[name]
+    width = max(map(len, refs))
+
+    def streams(rows):
+        return [[r[k] if k < len(r) else None for r in rows] for k in range(width)]
+
+    metric = _corpus_metric(name, refs)
+    stats = _corpus_stats(metric, hyps)
+    assert _score_of_stats(metric, [sum(col) for col in zip(*stats)]) == public(hyps, streams(refs)).score
+    drawn = [0, 0, 3, 5, 8]
+    totals = [sum(col) for col in zip(*(stats[k] for k in drawn))]
+    assert _score_of_stats(metric, totals) == public([hyps[k] for k in drawn], streams([refs[k] for k in drawn])).score

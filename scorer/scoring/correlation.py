@@ -333,9 +333,18 @@ def _corpus_metric(name: str, refs: Sequence[Sequence[str]]) -> Any:
     return {"chrf": CHRF, "bleu": BLEU}[name](references=streams)
 
 
+# sacreBLEU's corpus scores are functions of summed per-segment statistics. Its public API gives
+# BLEU's statistics but not chrF's, so these two functions use the methods its own paired bootstrap
+# uses; they are the only calls outside the public API, and tests/test_correlate.py checks them
+# against the public ``corpus_score`` for both baselines (sacrebleu is pinned below version 3).
 def _corpus_stats(metric: Any, hyps: Sequence[str]) -> list[list[int]]:
     """Per-turn sufficient statistics of ``hyps`` against the metric's cached references."""
     return [list(s) for s in metric._extract_corpus_statistics(list(hyps), None)]
+
+
+def _score_of_stats(metric: Any, totals: Sequence[int]) -> float:
+    """The corpus score of summed statistics (one column sum per statistic)."""
+    return float(metric._compute_score_from_stats(list(map(int, totals))).score)
 
 
 class _Figures:
@@ -447,14 +456,12 @@ def _system_level(data: _Figures, human: HumanRatings, resamples: int, seed: int
             if [(x.dialog_id, x.turn) for x in all_turns] != turn_order:
                 raise ValueError(f"{name}: its turns are not in the test set's order (validated submissions are)")
             stats = _corpus_stats(metric, [x.answer for x in all_turns])
-            figures[b].append(float(metric._compute_score_from_stats(
-                [sum(col) for col in zip(*stats)]).score))
+            figures[b].append(_score_of_stats(metric, [sum(col) for col in zip(*stats)]))
             by_turn = {(x.dialog_id, x.turn): s for x, s in zip(all_turns, stats)}
             dstats = {t: np.asarray([[sum(col) for col in zip(*(by_turn[(x.dialog_id, x.turn)] for x in ts))]
                                      for ts in per_dialog[t]]) for t in types}
             total = sum(dstats[t][strata.indices[t]].sum(axis=1) for t in types)
-            drawn[b].append(np.asarray([metric._compute_score_from_stats(list(map(int, row))).score
-                                        for row in total]))
+            drawn[b].append(np.asarray([_score_of_stats(metric, row) for row in total]))
         if human_fixed:
             hv.append(human.scores[(name,)])
             h_drawn.append(np.full(resamples, hv[-1]))
