@@ -21,7 +21,7 @@ from scorer.inputs.intake import read_submission
 from scorer.scoring.explain import LOWEST_TURNS, lowest_turns
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, params_without_synonyms
-from .progress import AGGREGATING, SCORING, Progress
+from .progress import AGGREGATING, READING, SCORING, Progress
 from scorer.scoring.result import ScoreResult
 from scorer.scoring.signature import signature
 from scorer.metric.stages import needs_thesaurus
@@ -33,6 +33,7 @@ from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.inputs.contract import ANSWERS, DIALOGUES, SUBMISSION
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
+from scorer.inputs import reference_cache
 from scorer.inputs.jsonio import shorten
 from scorer.metric.text import tokenise
 from scorer.inputs.validation import Dialogue, Submission, check_submission, read_dialogues, read_references
@@ -84,16 +85,28 @@ def _reference_file(data_dir: Path, name: str) -> Path:
 def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True,
                    progress: Progress | None = None) -> ReferenceData:
     """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``;
-    ``progress(step, done, total)`` hears the bytes read (:mod:`scorer.progress`)."""
+    ``progress(step, done, total)`` hears the bytes read (:mod:`scorer.progress`). Files validated
+    before, byte for byte, come from the reference cache (:mod:`scorer.inputs.reference_cache`)."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise UsageError(f"reference directory {data_dir}: not a directory")
     if not os.access(data_dir, os.R_OK | os.X_OK):
         raise UsageError(f"reference directory {data_dir}: cannot be read (no permission)")
-    dialogues = read_dialogues(_reference_file(data_dir, DIALOGUES), limits, progress)
+    dialogues_file = _reference_file(data_dir, DIALOGUES)
+    key = reference_cache.entry_key(dialogues_file, data_dir / ANSWERS if with_answers else None, limits)
+    cached = reference_cache.load(key, limits) if key else None
+    if cached is not None:
+        if progress:
+            for name in (DIALOGUES, ANSWERS) if with_answers else (DIALOGUES,):
+                size = (data_dir / name).stat().st_size
+                progress(f"{READING} {name}", size, size)
+        return ReferenceData(*cached)
+    dialogues = read_dialogues(dialogues_file, limits, progress)
     references = None
     if with_answers:
         references = read_references(_reference_file(data_dir, ANSWERS), dialogues, limits, progress)
+    if key:
+        reference_cache.save(key, dialogues, references)
     return ReferenceData(dialogues, references)
 
 
