@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -45,12 +45,24 @@ PathLike = str | os.PathLike
 class ReferenceData:
     dialogues: list[Dialogue]
     references: dict[str, list[list[str]]] | None  # None when only dialogues were read
+    #: The variants tokenised (``tokenise``), as ``references``; None: tokenised when first asked.
+    tokens: dict[str, list[list[list[str]]]] | None = field(default=None, compare=False)
 
     def variants(self) -> dict[str, list[list[str]]]:
         """Each dialogue's reference variants per turn; ValueError when only the dialogues were read."""
         if self.references is None:
             raise ValueError("the references were not read")
         return self.references
+
+    def variant_tokens(self) -> dict[str, list[list[list[str]]]]:
+        """Each dialogue's reference variants per turn, tokenised; ValueError when only the dialogues
+        were read."""
+        return self.tokens if self.tokens is not None else tokenise_references(self.variants())
+
+
+def tokenise_references(references: dict[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
+    """Every variant of every turn tokenised, in the shape of ``references``."""
+    return {d: [[tokenise(v) for v in variants] for variants in turns] for d, turns in references.items()}
 
 
 @contextmanager
@@ -71,8 +83,7 @@ def _reference_file(data_dir: Path, name: str) -> Path:
     """The path of a reference file, checked to be a readable regular file (it is streamed)."""
     path = data_dir / name
     try:
-        with open(path, "rb"):
-            pass
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # a FIFO in its place is refused, never waited on
     except FileNotFoundError:
         raise ReferenceDataError([Issue(name, f"{path} does not exist", "missing_file")]) from None
     except OSError as exc:
@@ -102,12 +113,13 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
                 progress(f"{READING} {name}", size, size)
         return ReferenceData(*cached)
     dialogues = read_dialogues(dialogues_file, limits, progress)
-    references = None
+    references = tokens = None
     if with_answers:
         references = read_references(_reference_file(data_dir, ANSWERS), dialogues, limits, progress)
+        tokens = tokenise_references(references)
     if key:
-        reference_cache.save(key, dialogues, references)
-    return ReferenceData(dialogues, references)
+        reference_cache.save(key, dialogues, references, tokens)
+    return ReferenceData(dialogues, references, tokens)
 
 
 def validate_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
@@ -181,11 +193,13 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
     references = reference.variants()
     variants = [references[d.dialog_id][turn] for d, turn in keys]
+    tokens = reference.variant_tokens()
+    variant_tokens = [tokens[d.dialog_id][turn] for d, turn in keys]
     report = (lambda done: progress(SCORING, done, len(keys))) if progress else None
     if report:
         report(0)
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
-    scored = score_turns(answers, variants, metric, jobs, report)
+    scored = score_turns(answers, variant_tokens, metric, jobs, report)
     # aggregating: every turn's record, then the summary, then the lowest turns explained (one unit each)
     total = len(keys) + 1 + min(LOWEST_TURNS, len(keys))
     if progress:

@@ -15,14 +15,17 @@ from conftest import make_split
 
 DIALOGUES = [("d1", "Text2Text", [["Кошка спит.", "Кот спит"], ["Да"]]), ("d2", "Audio2Text", [["Нет."]])]
 EXPECTED = ([Dialogue("d1", "Text2Text", 2), Dialogue("d2", "Audio2Text", 1)],
-            {"d1": [["Кошка спит.", "Кот спит"], ["Да"]], "d2": [["Нет."]]})
+            {"d1": [["Кошка спит.", "Кот спит"], ["Да"]], "d2": [["Нет."]]},
+            {"d1": [[["кошка", "спит"], ["кот", "спит"]], [["да"]]], "d2": [[["нет"]]]})
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("read, validated or tokenised again")
 
 
 def _no_validation(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("validated again")
-    monkeypatch.setattr(api, "read_dialogues", refuse)
-    monkeypatch.setattr(api, "read_references", refuse)
+    for name in ("read_dialogues", "read_references", "tokenise_references"):
+        monkeypatch.setattr(api, name, _refuse)
 
 
 def _key(data):
@@ -32,10 +35,10 @@ def _key(data):
 def test_a_second_load_comes_from_the_cache(tmp_path, monkeypatch):
     data = make_split(tmp_path, DIALOGUES)
     first = api.load_reference(data)
-    assert (first.dialogues, first.references) == EXPECTED
+    assert (first.dialogues, first.references, first.tokens) == EXPECTED
     _no_validation(monkeypatch)
     again = api.load_reference(data)
-    assert (again.dialogues, again.references) == EXPECTED
+    assert (again.dialogues, again.references, again.tokens) == EXPECTED
 
 
 def test_the_dialogues_alone_have_their_own_entry(tmp_path, monkeypatch):
@@ -45,7 +48,7 @@ def test_the_dialogues_alone_have_their_own_entry(tmp_path, monkeypatch):
     real = api.read_dialogues
     monkeypatch.setattr(api, "read_dialogues", lambda *a, **k: calls.append(1) or real(*a, **k))
     only = api.load_reference(data, with_answers=False)
-    assert (only.dialogues, only.references, calls) == (EXPECTED[0], None, [1])
+    assert (only.dialogues, only.references, only.tokens, calls) == (EXPECTED[0], None, None, [1])
     api.load_reference(data, with_answers=False)
     assert calls == [1]
 
@@ -71,18 +74,31 @@ def test_the_key_follows_bytes_and_limits(tmp_path):
     assert _key(data) != key
 
 
+ROWS = [("d1", "Text2Text", 2), ("d2", "Audio2Text", 1)]
+REFS = {"d1": [["Кот"], ["Да"]], "d2": [["Нет"]]}
+TOKENS = {"d1": [[["кот"]], [["да"]]], "d2": [[["нет"]]]}
+
+
 @pytest.mark.parametrize("payload", [
-    (1, [("d1", "Text2Text", 2), ("d2", "Audio2Text", 1)], {"d1": [["Кот"], ["..."]], "d2": [["Нет"]]}),  # no token
-    (1, [("d1", "Text2Text", 2), ("d1", "Audio2Text", 1)], None),                                        # duplicate
-    (1, [("d1", "Text2Text", 2)], {"d1": [["Кот"]]}),                                                     # turn count
-    (1, [("d1", "Speech", 2)], None),                                                                      # type
-    (1, [("d1", "Text2Text", 0)], None),
-    (1, [("d1", "Text2Text", 1)], {"d1": [["Кот", 5]]}),
-    (1, [("d1", "Text2Text", 1)], {"d1": [["Кот"]], "d9": [["Кот"]]}),
-    (2, [("d1", "Text2Text", 1)], None),
+    (1, ROWS, REFS, {"d1": [[["кот"]], [[]]], "d2": [[["нет"]]]}),                     # a turn without a token
+    (1, ROWS, REFS, {"d1": [[["кот"]], [[""]]], "d2": [[["нет"]]]}),                   # an empty token
+    (1, ROWS, REFS, {"d1": [[["кот"]], [["да"], ["нет"]]], "d2": [[["нет"]]]}),        # more tokenised variants
+    (1, ROWS, REFS, {"d1": [[["кот"]]], "d2": [[["нет"]]]}),                           # fewer tokenised turns
+    (1, ROWS, REFS, {"d1": [[["кот"]], [[5]]], "d2": [[["нет"]]]}),
+    (1, ROWS, REFS, None),
+    (1, ROWS, None, TOKENS),
+    (1, [("d1", "Text2Text", 2), ("d1", "Audio2Text", 1)], None, None),               # a duplicate id
+    (1, [("d1", "Text2Text", 2)], {"d1": [["Кот"]]}, {"d1": [[["кот"]]]}),            # the turn count
+    (1, [("d1", "Speech", 2)], None, None),                                            # the type
+    (1, [("d1", "Text2Text", 0)], None, None),
+    (1, [("d1", "Text2Text", 1)], {"d1": [["Кот", 5]]}, {"d1": [[["кот"], []]]}),
+    (1, [("d1", "Text2Text", 1)], {"d1": [["Кот"]], "d9": [["Кот"]]}, {"d1": [[["кот"]]], "d9": [[["кот"]]]}),
+    (2, ROWS, REFS, TOKENS),                                                           # another format
+    (1, ROWS, REFS),
     [("d1", "Text2Text", 1)],
 ])
 def test_a_sealed_entry_of_the_wrong_shape_is_ignored(tmp_path, payload):
+    assert reference_cache._well_formed(*(1, ROWS, REFS, TOKENS)[1:])  # the shape that is accepted
     data = make_split(tmp_path, DIALOGUES)
     key = _key(data)
     path = reference_cache._path(key)
@@ -90,7 +106,7 @@ def test_a_sealed_entry_of_the_wrong_shape_is_ignored(tmp_path, payload):
     path.write_bytes(seal(key, marshal.dumps(payload)))
     assert reference_cache.load(key, Limits()) is None
     loaded = api.load_reference(data)
-    assert (loaded.dialogues, loaded.references) == EXPECTED
+    assert (loaded.dialogues, loaded.references, loaded.tokens) == EXPECTED
     assert reference_cache.load(key, Limits()) == EXPECTED  # rewritten from the files
 
 

@@ -1,4 +1,4 @@
-"""METEOR of every turn: tokenise once, best variant per turn, on one or more processes.
+"""METEOR of every turn: the answer tokenised once, best variant per turn, on one or more processes.
 
 Turns are independent and each is computed the same way wherever it runs,
 so the result list is identical for any number of jobs. Several jobs use
@@ -31,9 +31,10 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def score_turns(answers: Sequence[str], variants: Sequence[Sequence[str]], metric: MeteorRu, jobs: int = 1,
+def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]], metric: MeteorRu, jobs: int = 1,
                 progress: Callable[[int], None] | None = None) -> list[tuple[int, MeteorScore]]:
-    """For each turn, the index and score of the best reference variant of ``answers[k]``.
+    """For each turn, the index and score of the best reference variant of ``answers[k]``; ``variants[k]``
+    are that turn's reference variants, tokenised.
 
     ``progress(done)`` is called with the number of turns scored so far.
     """
@@ -84,5 +85,4 @@ def _score_span(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
     answers, variants, metric = _shared()
     matcher, params = metric.matcher, metric.params
     start, stop = span
-    return [best_variant(tokenise(answers[k]), [tokenise(v) for v in variants[k]], matcher, params)
-            for k in range(start, stop)]
+    return [best_variant(tokenise(answers[k]), variants[k], matcher, params) for k in range(start, stop)]
