@@ -33,6 +33,7 @@ from .validation import Dialogue
 FORMAT = 1
 References = dict[str, list[list[str]]]
 Tokens = dict[str, list[list[list[str]]]]
+_STR = {str}
 #: What the stored tokens depend on besides the files: the tokeniser's source and Unicode's tables.
 _TOKENISER = hashlib.sha256(Path(text.__file__).read_bytes() + unicodedata.unidata_version.encode()).hexdigest()
 
@@ -108,12 +109,12 @@ def _well_formed(dialogues: Any, references: Any, tokens: Any) -> bool:
                 or type(tokens_per_turn) is not list or len(tokens_per_turn) != len(per_turn)):
             return False
         for variants, tokenised in zip(per_turn, tokens_per_turn):
-            if (type(variants) is not list or any(type(v) is not str for v in variants)
+            if (type(variants) is not list or set(map(type, variants)) != _STR
                     or type(tokenised) is not list or len(tokenised) != len(variants)):
                 return False
             some = False
             for t in tokenised:
-                if type(t) is not list or not all(type(x) is str and x for x in t):
+                if type(t) is not list or (t and (set(map(type, t)) != _STR or "" in t)):
                     return False
                 some = some or bool(t)
             if not some:

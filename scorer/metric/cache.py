@@ -65,8 +65,8 @@ def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not _trusted(after):
             return None
         chunks, size = [], 0
-        while size <= max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+        while size <= max_bytes:  # the size it had when opened in one read, normally; more if it grew
+            chunk = os.read(fd, min(max(1 << 20, after.st_size + 1 - size), max_bytes + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -80,17 +80,24 @@ def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
 
 def seal(key: str, payload: bytes) -> bytes:
     """``payload`` wrapped for :func:`unseal` with the same ``key``."""
-    return _MAGIC + sha256(key.encode("utf-8") + b"\0" + payload).digest() + payload
+    return _MAGIC + _digest(key, payload) + payload
 
 
 def unseal(key: str, data: bytes | None) -> bytes | None:
     """The payload :func:`seal` wrapped with ``key``, or None when ``data`` is anything else."""
     if data is None or not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _DIGEST:
         return None
-    digest, payload = data[len(_MAGIC):len(_MAGIC) + _DIGEST], data[len(_MAGIC) + _DIGEST:]
-    if sha256(key.encode("utf-8") + b"\0" + payload).digest() != digest:
+    digest, payload = data[len(_MAGIC):len(_MAGIC) + _DIGEST], memoryview(data)[len(_MAGIC) + _DIGEST:]
+    if _digest(key, payload) != digest:
         return None
-    return payload
+    return bytes(payload)
+
+
+def _digest(key: str, payload: bytes | memoryview) -> bytes:
+    """SHA-256 of ``key``, a NUL and ``payload`` (hashed in place, not copied)."""
+    digest = sha256(key.encode("utf-8") + b"\0")
+    digest.update(payload)
+    return digest.digest()
 
 
 def read_sealed(path: Path, key: str, max_bytes: int) -> bytes | None:
