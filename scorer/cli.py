@@ -393,7 +393,8 @@ _OPTION_HINTS: dict[type[ScorerError], str] = {ThesaurusError: "--thesaurus PATH
 
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
-        return handler(args)
+        with api.no_cycle_collection():  # one command, then exit: nothing is left for a collection to free
+            return handler(args)
     except IssuesError as exc:
         _json_verdict(args, exc)
         print(f"error: {exc.headline}:", file=sys.stderr)
