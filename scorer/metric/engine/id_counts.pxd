@@ -14,6 +14,9 @@ cdef void _sort(int[::1] work, Py_ssize_t lo, Py_ssize_t hi) noexcept
 @cython.locals(x=int, child=Py_ssize_t)
 cdef void _sift(int[::1] work, Py_ssize_t lo, Py_ssize_t root, Py_ssize_t n) noexcept
 
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t _run(int[::1] work, Py_ssize_t i, Py_ssize_t end, int x) noexcept
+
 cdef Py_ssize_t _find(int[::1] work, Py_ssize_t parent, Py_ssize_t x) noexcept
 
 cdef class KeyTable:

@@ -87,6 +87,14 @@ def _sift(work: Ints, lo: int, root: int, n: int) -> None:
     work[lo + root] = x
 
 
+def _run(work: Ints, i: int, end: int, x: int) -> int:
+    """How many of ``work[i:end]``, from ``i`` on, equal ``x`` (0 when ``work[i]`` does not)."""
+    n = i
+    while n < end and work[n] == x:
+        n += 1
+    return n - i
+
+
 def _find(work: Ints, parent: int, x: int) -> int:
     """The root of node ``x`` in the union-find stored at ``work[parent:]`` (paths halved on the way)."""
     while work[parent + x] != x:
@@ -182,42 +190,20 @@ class KeyTable:
         nfc = nfr = exact = 0
         # the leading exact stage: min counts of every shared type; what is left over is free
         while i < end_c or j < end_r:
-            if j >= end_r or (i < end_c and work[i] < work[j]):
-                x = work[i]
-                na = 0
-                while i < end_c and work[i] == x:
-                    i += 1
-                    na += 1
+            x = work[i] if j >= end_r or (i < end_c and work[i] < work[j]) else work[j]  # the smaller head
+            na = _run(work, i, end_c, x)
+            nb = _run(work, j, end_r, x)
+            i += na
+            j += nb
+            exact += min(na, nb)
+            if na > nb:
                 work[fc_id + nfc] = x
-                work[fc_n + nfc] = na
+                work[fc_n + nfc] = na - nb
                 nfc += 1
-            elif i >= end_c or work[j] < work[i]:
-                x = work[j]
-                nb = 0
-                while j < end_r and work[j] == x:
-                    j += 1
-                    nb += 1
+            elif nb > na:
                 work[fr_id + nfr] = x
-                work[fr_n + nfr] = nb
+                work[fr_n + nfr] = nb - na
                 nfr += 1
-            else:
-                x = work[i]
-                na = nb = 0
-                while i < end_c and work[i] == x:
-                    i += 1
-                    na += 1
-                while j < end_r and work[j] == x:
-                    j += 1
-                    nb += 1
-                exact += min(na, nb)
-                if na > nb:
-                    work[fc_id + nfc] = x
-                    work[fc_n + nfc] = na - nb
-                    nfc += 1
-                elif nb > na:
-                    work[fr_id + nfr] = x
-                    work[fr_n + nfr] = nb - na
-                    nfr += 1
         counts = [exact] + [0] * self.n_stages
         if nfc == 0 or nfr == 0 or self.n_stages == 0:
             return counts
