@@ -9,10 +9,10 @@ if ! "$SCORER_PY" -c "import scorer, pytest, hypothesis" >/dev/null 2>&1; then
     "${PYTHON:-python3}" -m venv "$VENV" >&2
     "$SCORER_PY" -m pip install --quiet --upgrade pip >&2
     "$SCORER_PY" -m pip install --quiet -e "$ROOT[test]" >&2
-    "$SCORER_PY" -m compileall -q "$ROOT/scorer" >/dev/null  # bytecode now, as a wheel install writes it
 elif ! "$SCORER_PY" -c "import scorer.metric.engine.accelerator as a; raise SystemExit('out of date' in a.description())" >/dev/null 2>&1; then
     echo "rebuilding the compiled engine (its sources changed) ..." >&2
     "$SCORER_PY" -m pip install --quiet -e "$ROOT[test]" >&2
-    "$SCORER_PY" -m compileall -q "$ROOT/scorer" >/dev/null
 fi
+# the package's bytecode, as a wheel install writes it (only what changed since is compiled again)
+"$SCORER_PY" -m compileall -q "$ROOT/scorer" >/dev/null
 export SCORER_PY
