@@ -230,3 +230,22 @@ def test_a_build_whose_compiler_fails_on_one_module_runs_the_pure_engine_and_say
     fresh = copy_project(tmp_path / "b")
     assert build(fresh, str(failing)).returncode == 0
     assert version(fresh) == "engine: pure Python (compiled engine not built: counting))"
+
+
+def test_scoring_turns_uses_the_metrics_own_engine(matcher):
+    """score_turns asks the metric's engine (chosen once, holding its token table), never a shared one."""
+    from scorer.scoring.turns import score_turns
+
+    asked = []
+
+    class Spy(accelerator.ModuleEngine):
+        def variant_counts(self, cand, variants, key_functions, any_keys):
+            asked.append(list(cand))
+            return super().variant_counts(cand, variants, key_functions, any_keys)
+
+    pure = accelerator.engine()
+    spy = Spy("spy", pure.links, pure.counting, pure.alignment, pure.id_counts)
+    metric = MeteorRu(MeteorParams(stages=("exact", "lemma")), matcher=matcher, engine=spy)
+    scored = score_turns(["кот спит", "собака"], [[["кошка", "спит"]], [["пес"], ["собака"]]], metric)
+    assert asked == [["кот", "спит"], ["собака"]]
+    assert [(best, round(s.score, 6)) for best, s in scored] == [(0, 0.5), (1, 1.0)]  # кот != кошка: 1 of 2 each way

@@ -135,3 +135,23 @@ def test_long_texts_against_the_definition(module):
             else:
                 assert general(graph)
     assert compared >= 10
+
+
+def test_one_candidate_against_several_references(module):
+    """counts_each looks the candidate up and sorts it once: every reference, short or long (the scratch
+    grows between them), tuple or list, gets what it gets alone; an empty text gets None."""
+    rnd = random.Random(5)
+    words = [f"t{k}" for k in range(60)]
+    keys = {w: [{f"k{rnd.randrange(50)}"}, {f"s{rnd.randrange(80)}"}] for w in words}
+    table = table_for(keys, module)
+    cand = [rnd.choice(words) for _ in range(12)]
+    refs = [[rnd.choice(words) for _ in range(n)] for n in (3, 0, 40, 1, 300, 7)]
+    got = table.counts_each(tuple(cand), [tuple(refs[0])] + refs[1:])
+    alone = table_for(keys, module)
+    assert got[1] is None
+    assert [g for k, g in enumerate(got) if k != 1] == [alone.counts(cand, r) for r in refs if r]
+    assert sum(g is not None for g in got) >= 4
+    for k, ref in enumerate(refs):
+        if ref and got[k] is not None:
+            assert got[k] == definition(cand, ref, keys)[0]
+    assert table.counts_each([], refs) == [None] * len(refs)

@@ -73,7 +73,7 @@ def score_from_counts(m: int, chunks: int | None, t: int, r: int, params: Meteor
     if m == 0:
         return MeteorScore(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0 if chunks is not None else None, t, r, alignment, exact)
     precision, recall = m / t, m / r
-    fmean = precision * recall / (params.alpha * precision + (1 - params.alpha) * recall)
+    fmean = _fmean(precision, recall, params.alpha)
     if not params.gamma:
         penalty = 0.0
     elif chunks is None:
@@ -82,6 +82,11 @@ def score_from_counts(m: int, chunks: int | None, t: int, r: int, params: Meteor
         penalty = params.gamma * (chunks / m) ** params.beta
     return MeteorScore(fmean * (1 - penalty), precision, recall, fmean, penalty, m, chunks, t, r,
                        alignment, exact)
+
+
+def _fmean(precision: float, recall: float, alpha: float) -> float:
+    """The weighted harmonic mean of the module docstring (``precision`` and ``recall`` above 0)."""
+    return precision * recall / (alpha * precision + (1 - alpha) * recall)
 
 
 def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
@@ -121,10 +126,11 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     Raises ``ValueError`` when no variant has a token.
     """
     engine = engine or shared_engine(active())
-    best: tuple[int, MeteorScore] | None = None
     keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
-    fast = params.gamma == 0 and not with_alignment and not engine.uses_cand_counts(keys)
-    counts = None if fast else counts_of(cand)
+    if params.gamma == 0 and not with_alignment and cand:
+        return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys, any_keys), params)
+    best: tuple[int, MeteorScore] | None = None
+    counts = counts_of(cand)
     for index, ref in enumerate(variants):
         if not ref:
             continue
@@ -134,6 +140,25 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     if best is None:
         raise ValueError("every reference variant is empty of tokens")
     return best
+
+
+def _best_by_counts(cand: Sequence[str], variants: Sequence[Sequence[str]], counts: list[list[int] | None],
+                    params: MeteorParams) -> tuple[int, MeteorScore]:
+    """:func:`best_variant` without the penalty, from each variant's rule-1 counts (None: no tokens).
+
+    The score is then the F-mean itself, compared variant by variant; one result object is built."""
+    t = len(cand)
+    best_index, best_m, best_fmean = -1, 0, -1.0
+    for index, stage_links in enumerate(counts):
+        if stage_links is None:
+            continue
+        m = sum(stage_links)
+        fmean = _fmean(m / t, m / len(variants[index]), params.alpha) if m else 0.0
+        if fmean > best_fmean:
+            best_index, best_m, best_fmean = index, m, fmean
+    if best_index < 0:
+        raise ValueError("every reference variant is empty of tokens")
+    return best_index, score_from_counts(best_m, None, t, len(variants[best_index]), params)
 
 
 def params_without_synonyms(params: MeteorParams) -> MeteorParams:

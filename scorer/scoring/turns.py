@@ -83,6 +83,6 @@ def _shared() -> tuple[Any, ...]:
 
 def _score_span(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
     answers, variants, metric = _shared()
-    matcher, params = metric.matcher, metric.params
+    matcher, params, engine = metric.matcher, metric.params, metric.engine
     start, stop = span
-    return [best_variant(tokenise(answers[k]), variants[k], matcher, params) for k in range(start, stop)]
+    return [best_variant(tokenise(answers[k]), variants[k], matcher, params, engine=engine) for k in range(start, stop)]

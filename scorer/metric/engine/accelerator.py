@@ -107,6 +107,10 @@ class FastCounts:
         """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""
         return self.table.counts(cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref))
 
+    def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
+        """:meth:`counts` of ``cand`` against each of ``refs``; None also for an empty text."""
+        return self.table.counts_each(cand, refs)
+
 
 def fast_counts(id_counts: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:
     """A :class:`FastCounts` for these stages, or None when it does not apply (stages not led by exact
@@ -127,8 +131,11 @@ class Engine(Protocol):
         are ``counts_of(cand)``."""
         ...
 
-    def uses_cand_counts(self, key_functions: tuple[KeyFunction, ...]) -> bool:
-        """Whether :meth:`rule1_counts` has use for ``cand_counts`` (worth computing once per candidate)."""
+    def variant_counts(self, cand: Sequence[str], variants: Sequence[Sequence[str]],
+                       key_functions: tuple[KeyFunction, ...],
+                       any_keys: Callable[[str], frozenset[str]]) -> list[list[int] | None]:
+        """:meth:`rule1_counts` of a non-empty ``cand`` against each variant; None for a variant without
+        tokens."""
         ...
 
     def align(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
@@ -153,8 +160,18 @@ class ModuleEngine:
             self._fast[key_functions] = fast_counts(self.id_counts, key_functions)
         return self._fast[key_functions]
 
-    def uses_cand_counts(self, key_functions: tuple[KeyFunction, ...]) -> bool:
-        return self.fast_counts(key_functions) is None
+    def variant_counts(self, cand: Sequence[str], variants: Sequence[Sequence[str]],
+                       key_functions: tuple[KeyFunction, ...],
+                       any_keys: Callable[[str], frozenset[str]]) -> list[list[int] | None]:
+        fast = self.fast_counts(key_functions)
+        found = fast.counts_each(cand, variants) if fast is not None else [None] * len(variants)
+        cand_counts = None
+        for k, ref in enumerate(variants):
+            if found[k] is None and ref:  # declined, or no compiled counts: the definition answers
+                cand_counts = cand_counts or counts_of(cand)
+                graph = self.links.type_graph(cand_counts, counts_of(ref), key_functions, any_keys)
+                found[k] = self.counting.stage_counts(graph, len(key_functions))
+        return found
 
     def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
                      any_keys: Callable[[str], frozenset[str]], cand_counts: Counts | None = None) -> list[int]:

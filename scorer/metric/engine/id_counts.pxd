@@ -35,8 +35,13 @@ cdef class KeyTable:
                    h="unsigned int", bit="unsigned long long", keys=list)
     cpdef Py_ssize_t add(self, str token, list keys_by_stage) except -1
 
-    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, work="int[::1]", ids=dict)
     cpdef object counts(self, list cand, list ref)
+
+    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, work="int[::1]", found=list)
+    cpdef list counts_each(self, object cand, object refs)
+
+    @cython.locals(n=Py_ssize_t, i=Py_ssize_t, ids=dict)
+    cdef void _place(self, object tokens, Py_ssize_t at) except *
 
     @cython.locals(fc_id=Py_ssize_t, fc_n=Py_ssize_t, fr_id=Py_ssize_t, fr_n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t,
                    end_c=Py_ssize_t, end_r=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, exact=Py_ssize_t, x=int,

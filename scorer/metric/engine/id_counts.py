@@ -16,7 +16,7 @@ on the WMT21 benchmark.
 from __future__ import annotations
 
 from array import array
-from typing import Callable, MutableSequence
+from typing import Callable, MutableSequence, Sequence
 
 Ints = MutableSequence[int]  # an array('i') (a typed memoryview of one when compiled)
 
@@ -161,20 +161,35 @@ class KeyTable:
     def counts(self, cand: list[str], ref: list[str]) -> list[int] | None:
         """Links of each stage (the exact stage first) under rule 1, or None where the definition must
         answer. ``cand`` and ``ref`` are non-empty lists of tokens."""
+        return self.counts_each(cand, [ref])[0]
+
+    def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
+        """:meth:`counts` of ``cand`` against each of ``refs`` (sequences of tokens), the candidate's ids
+        looked up and sorted once; None for an empty text and where the definition must answer."""
+        nc = len(cand)
+        self._place(cand, 0)
+        _sort(self.work, 0, nc)
+        found: list[list[int] | None] = []
+        for ref in refs:
+            nr = len(ref)
+            if nc == 0 or nr == 0:
+                found.append(None)
+                continue
+            self._place(ref, nc)   # after the candidate's sorted ids, which stay in place
+            work = self.work       # taken after interning, which may grow the other arrays but never this one
+            _sort(work, nc, nc + nr)
+            found.append(self._counts(work, nc, nr))
+        return found
+
+    def _place(self, tokens: Sequence[str], at: int) -> None:
+        """Writes the ids of ``tokens`` to ``work[at:]``, interning those not seen; ``work[:at]`` is kept."""
+        n = len(tokens)
+        if len(self.work) < 3 * (at + n):
+            self.work = _grown("i", self.work, at, 3 * (at + n))
         ids, intern = self.ids, self.intern
-        nc, nr = len(cand), len(ref)
-        if len(self.work) < 3 * (nc + nr):
-            self.work = _zeros("i", 3 * (nc + nr))
-        for i in range(nc):
-            found = ids.get(cand[i])
-            self.work[i] = intern(cand[i]) if found is None else found
-        for j in range(nr):
-            found = ids.get(ref[j])
-            self.work[nc + j] = intern(ref[j]) if found is None else found
-        work = self.work  # taken after interning, which may grow the other arrays but never this one
-        _sort(work, 0, nc)
-        _sort(work, nc, nc + nr)
-        return self._counts(work, nc, nr)
+        for i in range(n):
+            found = ids.get(tokens[i])
+            self.work[at + i] = intern(tokens[i]) if found is None else found
 
     def _counts(self, work: Ints, nc: int, nr: int) -> list[int] | None:
         """Rule 1 on the sorted ids ``work[:nc]`` (candidate) and ``work[nc:nc + nr]`` (reference).
