@@ -164,7 +164,8 @@ class ModuleEngine:
                        key_functions: tuple[KeyFunction, ...],
                        any_keys: Callable[[str], frozenset[str]]) -> list[list[int] | None]:
         fast = self.fast_counts(key_functions)
-        found = fast.counts_each(cand, variants) if fast is not None else [None] * len(variants)
+        found: list[list[int] | None] = (fast.counts_each(cand, variants) if fast is not None
+                                          else [None] * len(variants))
         cand_counts = None
         for k, ref in enumerate(variants):
             if found[k] is None and ref:  # declined, or no compiled counts: the definition answers
