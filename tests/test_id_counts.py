@@ -155,3 +155,55 @@ def test_one_candidate_against_several_references(module):
         if ref and got[k] is not None:
             assert got[k] == definition(cand, ref, keys)[0]
     assert table.counts_each([], refs) == [None] * len(refs)
+
+
+def all_forced(graph, cand, ref) -> bool:
+    """The alignment's point 1 on the definition's graph: every link of every optimal alignment forced."""
+    if any(cand.count(x) != ref.count(x) for x in graph.shared):
+        return False
+    return all(len(c) == 1 and c[0][0] not in graph.shared and c[0][1] not in graph.shared
+               and cand.count(c[0][0]) == ref.count(c[0][1]) for c in components(graph.links))
+
+
+@pytest.mark.slow
+def test_forced_alignments_on_every_small_graph(module):
+    """``forced`` gives the definition's (links, chunks) wherever every link is forced, and declines
+    everywhere else: every graph of the small domain, its tokens in two orders."""
+    from scorer.metric.engine.alignment import align
+
+    rnd = random.Random(3)
+    found = declined = 0
+    for stages in itertools.product((0, LEMMA, SYNONYM), repeat=len(PAIRS)):
+        keys = keys_for(dict(zip(PAIRS, stages)))
+        functions = (None, lambda t: frozenset(keys[t][0]), lambda t: frozenset(keys[t][1]))
+        any_keys = lambda t: frozenset(keys[t][0] | keys[t][1])  # noqa: E731
+        table = table_for(keys, module)
+        for n_a1, n_a2, n_b1, n_b2 in itertools.product((1, 2), repeat=4):
+            for n_xc, n_xr in itertools.product((0, 1, 2), repeat=2):
+                cand = ["a1"] * n_a1 + ["x"] * n_xc + ["a2"] * n_a2
+                ref = ["b2"] * n_b2 + ["x"] * n_xr + ["b1"] * n_b1
+                for shuffled in (False, True):
+                    if shuffled:
+                        cand, ref = rnd.sample(cand, len(cand)), rnd.sample(ref, len(ref))
+                    got = table.forced(cand, ref)
+                    graph = definition(cand, ref, keys)[1]
+                    if got is None:
+                        assert not all_forced(graph, cand, ref), (stages, cand, ref)
+                        declined += 1
+                        continue
+                    want = align(cand, ref, functions, any_keys)
+                    assert got == (len(want.links), want.chunks), (stages, cand, ref)
+                    found += 1
+    assert (found, declined) == (9888, 200064)  # 104,976 graphs x 2 orders
+
+
+def test_forced_hand_cases(module):
+    keys = keys_for({("a1", "b1"): LEMMA, ("a2", "b2"): SYNONYM})
+    table = table_for(keys, module)
+    # x x a1 | b1 x x: x-x, x-x exact in order (one chunk), a1 - b1 lemma behind them: two chunks
+    assert table.forced(["x", "x", "a1"], ["b1", "x", "x"]) == (3, 2)
+    assert table.forced(["a1", "x", "a2"], ["b1", "x", "b2"]) == (3, 1)
+    assert table.forced(["a2", "x"], ["x", "b2"]) == (2, 2)
+    assert table.forced(["x", "x"], ["x"]) is None            # x partly exact: the search decides
+    assert table.forced(["a1", "a1"], ["b1"]) is None         # a1 - b1 between unequal counts
+    assert table.forced(["a2"], ["b1"]) == (0, 0)             # nothing links

@@ -113,8 +113,11 @@ def _score_pair(cand: Sequence[str], ref: Sequence[str], keys: tuple[KeyFunction
         return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
     if params.gamma == 0 and not with_alignment:
         return score_from_counts(sum(engine.rule1_counts(cand, ref, keys, any_keys, cand_counts)), None, t, r, params)
+    if not with_alignment:
+        m, chunks, exact = engine.link_chunks(cand, ref, keys, any_keys, params.budget)
+        return score_from_counts(m, chunks, t, r, params, (), exact)
     found = engine.align(cand, ref, keys, any_keys, params.budget)
-    links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links) if with_alignment else ()
+    links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links)
     return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
 
 

@@ -107,6 +107,10 @@ class FastCounts:
         """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""
         return self.table.counts(cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref))
 
+    def forced(self, cand: Sequence[str], ref: Sequence[str]) -> tuple[int, int] | None:
+        """(links, chunks) of two non-empty token sequences whose alignment is all forced links, else None."""
+        return self.table.forced(cand, ref)
+
     def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
         """:meth:`counts` of ``cand`` against each of ``refs``; None also for an empty text."""
         return self.table.counts_each(cand, refs)
@@ -141,6 +145,12 @@ class Engine(Protocol):
     def align(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
               any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET) -> Alignment:
         """The alignment of rules 1-5."""
+        ...
+
+    def link_chunks(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
+                    any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET
+                    ) -> tuple[int, int, bool]:
+        """(links, chunks, exact) of :meth:`align`'s alignment of two non-empty token sequences."""
         ...
 
 
@@ -187,6 +197,16 @@ class ModuleEngine:
               any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET) -> Alignment:
         found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
         return found if type(found) is Alignment else Alignment(found.links, found.chunks, found.exact)
+
+    def link_chunks(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
+                    any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET
+                    ) -> tuple[int, int, bool]:
+        fast = self.fast_counts(key_functions)
+        forced = fast.forced(cand, ref) if fast is not None else None
+        if forced is not None:
+            return forced[0], forced[1], True
+        found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
+        return len(found.links), found.chunks, found.exact
 
 
 def engine() -> ModuleEngine:

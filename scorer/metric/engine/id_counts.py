@@ -22,6 +22,8 @@ Ints = MutableSequence[int]  # an array('i') (a typed memoryview of one when com
 
 #: Above this many (free candidate type, free reference type) pairs the definition's key index is cheaper.
 MAX_TYPE_PAIRS = 65536
+#: Above this much position work (``nc * (nc + nr)``) a forced alignment is left to the definition.
+MAX_POSITION_WORK = 1 << 22
 #: Words of a token's key filter: its key ids hashed into 256 bits; two tokens whose bits miss share no key.
 MASK_WORDS = 4
 _HASH = 2654435761
@@ -95,6 +97,18 @@ def _run(work: Ints, i: int, end: int, x: int) -> int:
     return n - i
 
 
+def _has(work: Ints, lo: int, hi: int, x: int) -> bool:
+    """Whether the sorted ``work[lo:hi]`` holds ``x`` (binary search)."""
+    end = hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if work[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < end and work[lo] == x
+
+
 def _find(work: Ints, parent: int, x: int) -> int:
     """The root of node ``x`` in the union-find stored at ``work[parent:]`` (paths halved on the way)."""
     while work[parent + x] != x:
@@ -122,6 +136,7 @@ class KeyTable:
         self.mask = _zeros("Q", 1024 * MASK_WORDS)
         self.data = _zeros("i", 16384)
         self.work = _zeros("i", 1024)                        # scratch for one pair
+        self.order = _zeros("i", 1024)                       # a pair's ids in text order (forced)
 
     def add(self, token: str, keys_by_stage: list[list[int]]) -> int:
         """Intern a token: ``keys_by_stage[s]`` is its sorted list of key ids at stage ``s``."""
@@ -181,6 +196,99 @@ class KeyTable:
             found.append(self._counts(work, nc, nr))
         return found
 
+    def forced(self, cand: Sequence[str], ref: Sequence[str]) -> tuple[int, int] | None:
+        """(links, chunks) of the alignment of rules 1-5 when all its links are forced, else None.
+
+        Forced as in :mod:`scorer.metric.engine.alignment` (point 1): every type in both texts occurs
+        equally often in each, and every link between the other types is a component of its own between
+        equal counts; the k-th token of a type then links the k-th token of its partner, and no search
+        is needed. ``cand`` and ``ref`` are non-empty.
+        """
+        nc, nr = len(cand), len(ref)
+        if nc * (nc + nr) > MAX_POSITION_WORK:
+            return None
+        self._place(cand, 0)
+        self._place(ref, nc)
+        if len(self.order) < nc + nr:
+            self.order = _zeros("i", 2 * (nc + nr))
+        order: Ints = self.order              # the ids in text order; work is sorted below
+        work: Ints = self.work
+        for k in range(nc + nr):
+            order[k] = work[k]
+        _sort(work, 0, nc)
+        _sort(work, nc, nc + nr)
+        _, nfc, nfr, partly = self._exact_stage(work, nc, nr)
+        if partly:
+            return None
+        n_links = 0
+        if nfc and nfr and self.n_stages:
+            if nfc * nfr > MAX_TYPE_PAIRS:
+                return None
+            work = self._scratch(nc, nr, nfc, nfr)
+            n_links = self._type_links(work, nc, nr, nfc, nfr)
+            if not self._single_links(work, nc, nr, nfc, nfr, n_links):
+                return None
+        return self._forced_chunks(order, work, nc, nr, nfc, n_links)
+
+    def _single_links(self, work: Ints, nc: int, nr: int, nfc: int, nfr: int, n_links: int) -> bool:
+        """Whether each of the ``n_links`` links is a component of its own, between equal counts."""
+        fc_n = 2 * nc + nr
+        fr_n = 3 * nc + 2 * nr
+        links = 3 * (nc + nr)
+        degree = links + 3 * nfc * nfr         # links at each candidate type, then at each reference type
+        for k in range(nfc + nfr):
+            work[degree + k] = 0
+        for k in range(n_links):
+            i = work[links + 3 * k]
+            j = work[links + 3 * k + 1]
+            if work[fc_n + i] != work[fr_n + j] or work[degree + i] or work[degree + nfc + j]:
+                return False
+            work[degree + i] = 1
+            work[degree + nfc + j] = 1
+        return True
+
+    def _forced_chunks(self, order: Ints, work: Ints, nc: int, nr: int, nfc: int,
+                       n_links: int) -> tuple[int, int] | None:
+        """(links, chunks) of the forced alignment: ``order`` holds the ids in text order, ``work`` the
+        sorted reference ids at ``nc`` and the ``n_links`` links between free types."""
+        fc_id = nc + nr
+        fr_id = 3 * nc + nr
+        links = 3 * (nc + nr)
+        n_linked = chunks = 0
+        last_j = -2                            # the reference position linked to the previous one (-2: none)
+        for i in range(nc):
+            x = order[i]
+            partner = -1
+            if _has(work, nc, nc + nr, x):
+                partner = x                    # a type of both texts, equally often in each
+            else:
+                for k in range(n_links):
+                    if work[fc_id + work[links + 3 * k]] == x:
+                        partner = work[fr_id + work[links + 3 * k + 1]]
+                        break
+            if partner < 0:
+                last_j = -2
+                continue
+            rank = 0                           # the k-th token of its type links the k-th of its partner
+            for k in range(i):
+                if order[k] == x:
+                    rank += 1
+            j = nc
+            while j < nc + nr:
+                if order[j] == partner:
+                    if rank == 0:
+                        break
+                    rank -= 1
+                j += 1
+            if j == nc + nr:
+                return None                    # never: a forced type has as many partners as tokens
+            j -= nc
+            n_linked += 1
+            if j != last_j + 1:
+                chunks += 1
+            last_j = j
+        return n_linked, chunks
+
     def _place(self, tokens: Sequence[str], at: int) -> None:
         """Writes the ids of ``tokens`` to ``work[at:]``, interning those not seen; ``work[:at]`` is kept."""
         n = len(tokens)
@@ -197,13 +305,24 @@ class KeyTable:
         ``work`` is scratch: after the ids, the free candidate types and their counts, then the free
         reference types and theirs, then what :meth:`_later_stages` needs.
         """
+        exact, nfc, nfr, _ = self._exact_stage(work, nc, nr)
+        counts = [exact] + [0] * self.n_stages
+        if nfc == 0 or nfr == 0 or self.n_stages == 0:
+            return counts
+        if nfc * nfr > MAX_TYPE_PAIRS:
+            return None
+        return self._later_stages(counts, self._scratch(nc, nr, nfc, nfr), nc, nr, nfc, nfr)
+
+    def _exact_stage(self, work: Ints, nc: int, nr: int) -> tuple[int, int, int, int]:
+        """The leading exact stage on the sorted ids: (its links, free candidate types, free reference
+        types, types in both texts with unequal counts). Min counts of every shared type are linked;
+        what is left over is free, written to ``work`` after the ids with its counts."""
         fc_id = nc + nr                        # free candidate types, then their counts,
         fc_n = fc_id + nc
         fr_id = fc_n + nc                      # free reference types, then their counts
         fr_n = fr_id + nr
         i, j, end_c, end_r = 0, nc, nc, nc + nr
-        nfc = nfr = exact = 0
-        # the leading exact stage: min counts of every shared type; what is left over is free
+        nfc = nfr = exact = partly = 0
         while i < end_c or j < end_r:
             x = work[i] if j >= end_r or (i < end_c and work[i] < work[j]) else work[j]  # the smaller head
             na = _run(work, i, end_c, x)
@@ -211,6 +330,8 @@ class KeyTable:
             i += na
             j += nb
             exact += min(na, nb)
+            if na and nb and na != nb:
+                partly += 1
             if na > nb:
                 work[fc_id + nfc] = x
                 work[fc_n + nfc] = na - nb
@@ -219,31 +340,26 @@ class KeyTable:
                 work[fr_id + nfr] = x
                 work[fr_n + nfr] = nb - na
                 nfr += 1
-        counts = [exact] + [0] * self.n_stages
-        if nfc == 0 or nfr == 0 or self.n_stages == 0:
-            return counts
-        if nfc * nfr > MAX_TYPE_PAIRS:
-            return None
+        return exact, nfc, nfr, partly
+
+    def _scratch(self, nc: int, nr: int, nfc: int, nfr: int) -> Ints:
+        """``work``, grown (its first ``3 * (nc + nr)`` items kept) to hold the links and components of
+        ``nfc`` x ``nfr`` free types."""
         needed = 3 * (nc + nr) + 3 * nfc * nfr + 4 * (nfc + nfr)
         if len(self.work) < needed:
             self.work = _grown("i", self.work, 3 * (nc + nr), needed)
-        return self._later_stages(counts, self.work, nc, nr, nfc, nfr)
+        return self.work
 
-    def _later_stages(self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int) -> list[int] | None:
-        """The stages after the exact one, between the free types that :meth:`_counts` left in ``work``."""
+    def _type_links(self, work: Ints, nc: int, nr: int, nfc: int, nfr: int) -> int:
+        """How many links join the free types: each (free candidate type, free reference type) pair with
+        the first stage whose keys meet, written to ``work`` as (candidate index, reference index, stage)
+        from ``3 * (nc + nr)`` on."""
         S = self.n_stages
         start, length, mask, data = self.start, self.length, self.mask, self.data
-        fc_id = nc + nr                        # free candidate types, then their counts,
-        fc_n = fc_id + nc
-        fr_id = fc_n + nc                      # free reference types, then their counts
-        fr_n = fr_id + nr
-        links = 3 * (nc + nr)                  # (candidate index, reference index, stage) of each link
-        parent = links + 3 * nfc * nfr         # union-find over candidate nodes, then reference nodes
-        size = parent + nfc + nfr              # links in the component of each root
-        same_a = size + nfc + nfr              # the one candidate index of the root's links (-1: several)
-        same_b = same_a + nfc + nfr            # the one reference index of the root's links (-1: several)
+        fc_id = nc + nr
+        fr_id = fc_id + 2 * nc
+        links = 3 * (nc + nr)
         n_links = 0
-        # links: each (free candidate type, free reference type) pair with the first stage whose keys meet
         for i in range(nfc):
             ta = work[fc_id + i]
             for j in range(nfr):
@@ -260,6 +376,19 @@ class KeyTable:
                         work[links + 3 * n_links + 2] = s
                         n_links += 1
                         break
+        return n_links
+
+    def _later_stages(self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int) -> list[int] | None:
+        """The stages after the exact one, between the free types that :meth:`_counts` left in ``work``."""
+        S = self.n_stages
+        fc_n = nc + nr + nc                    # the counts of the free candidate types
+        fr_n = fc_n + nc + nr                  # the counts of the free reference types
+        links = 3 * (nc + nr)                  # (candidate index, reference index, stage) of each link
+        parent = links + 3 * nfc * nfr         # union-find over candidate nodes, then reference nodes
+        size = parent + nfc + nfr              # links in the component of each root
+        same_a = size + nfc + nfr              # the one candidate index of the root's links (-1: several)
+        same_b = same_a + nfc + nfr            # the one reference index of the root's links (-1: several)
+        n_links = self._type_links(work, nc, nr, nfc, nfr)
         if n_links == 0:
             return counts
         # components: union-find on candidate nodes 0..nfc-1 and reference nodes nfc..
