@@ -3,11 +3,12 @@
 The pure-Python engine (:mod:`scorer.metric.engine.links`, :mod:`scorer.metric.engine.counting`,
 :mod:`scorer.metric.engine.alignment`) defines the metric. When a C compiler was there at
 install time, the same modules sit beside it compiled with Cython
-(``scorer._compiled.*``, built by ``setup.py``), with one more:
-:mod:`scorer.metric.engine.id_counts`, rule 1's counts on interned token ids,
-compiled with the C types of ``id_counts.pxd`` (Cython's pure-Python mode), for
-the default mode: it settles nearly every pair itself and declines (None) where
-the definition's flow is needed.
+(``scorer._compiled.*``, built by ``setup.py``), with two more, compiled with
+the C types of their ``.pxd`` (Cython's pure-Python mode):
+:mod:`scorer.metric.engine.id_counts`, rule 1's counts on interned token ids
+(the default mode), and :mod:`scorer.metric.engine.id_search`, rules 2-5 on the
+same ids (the penalty mode). They settle nearly every pair themselves and
+decline (None) where the definition's flow or fallback is needed.
 
 They are used when all were built from the sources installed beside them
 (each compiled module carries ``__source_sha256__``, stamped into it by the
@@ -93,9 +94,11 @@ class FastCounts:
     leading exact one become sorted lists of key ids.
     """
 
-    def __init__(self, id_counts: ModuleType, key_functions: Sequence[KeyFunction]):
+    def __init__(self, id_counts: ModuleType, key_functions: Sequence[KeyFunction],
+                 id_search: ModuleType | None = None):
         self.later = [f for f in key_functions[1:] if f is not None]
         self.table = id_counts.KeyTable(len(self.later), self._intern)
+        self.search = id_search.IdSearch() if id_search is not None else None
         self.key_ids: dict[str, int] = {}
 
     def _intern(self, token: str) -> int:
@@ -107,21 +110,23 @@ class FastCounts:
         """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""
         return self.table.counts(cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref))
 
-    def forced(self, cand: Sequence[str], ref: Sequence[str]) -> tuple[int, int] | None:
-        """(links, chunks) of two non-empty token sequences whose alignment is all forced links, else None."""
-        return self.table.forced(cand, ref)
+    def aligned(self, cand: Sequence[str], ref: Sequence[str], budget: int) -> tuple[int, int, bool] | None:
+        """(links, chunks, exact) of the alignment of two non-empty token sequences, found on token ids by
+        the compiled ``id_search``, or None where the pure engine must answer."""
+        return self.table.aligned(cand, ref, self.search, budget) if self.search is not None else None
 
     def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
         """:meth:`counts` of ``cand`` against each of ``refs``; None also for an empty text."""
         return self.table.counts_each(cand, refs)
 
 
-def fast_counts(id_counts: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:
+def fast_counts(id_counts: ModuleType | None, key_functions: Sequence[KeyFunction],
+                id_search: ModuleType | None = None) -> FastCounts | None:
     """A :class:`FastCounts` for these stages, or None when it does not apply (stages not led by exact
     alone) or is off (no ``id_counts``)."""
     if id_counts is None or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
         return None
-    return FastCounts(id_counts, key_functions)
+    return FastCounts(id_counts, key_functions, id_search)
 
 
 class Engine(Protocol):
@@ -159,15 +164,15 @@ class ModuleEngine:
     compiled with the compiled ``id_counts`` in front of them."""
 
     def __init__(self, name: str, links: ModuleType, counting: ModuleType, alignment: ModuleType,
-                 id_counts: ModuleType | None = None):
+                 id_counts: ModuleType | None = None, id_search: ModuleType | None = None):
         self.name, self.links, self.counting, self.alignment = name, links, counting, alignment
-        self.id_counts = id_counts
+        self.id_counts, self.id_search = id_counts, id_search
         self._fast: dict[tuple[KeyFunction, ...], FastCounts | None] = {}
 
     def fast_counts(self, key_functions: tuple[KeyFunction, ...]) -> FastCounts | None:
         """The compiled ``id_counts`` counter for these key functions, or None where it does not apply."""
         if key_functions not in self._fast:
-            self._fast[key_functions] = fast_counts(self.id_counts, key_functions)
+            self._fast[key_functions] = fast_counts(self.id_counts, key_functions, self.id_search)
         return self._fast[key_functions]
 
     def variant_counts(self, cand: Sequence[str], variants: Sequence[Sequence[str]],
@@ -202,9 +207,9 @@ class ModuleEngine:
                     any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET
                     ) -> tuple[int, int, bool]:
         fast = self.fast_counts(key_functions)
-        forced = fast.forced(cand, ref) if fast is not None else None
-        if forced is not None:
-            return forced[0], forced[1], True
+        found_on_ids = fast.aligned(cand, ref, budget) if fast is not None else None
+        if found_on_ids is not None:
+            return found_on_ids
         found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
         return len(found.links), found.chunks, found.exact
 
@@ -215,7 +220,7 @@ def engine() -> ModuleEngine:
     if active():
         modules = _built()[0]
         return ModuleEngine("compiled (Cython)", modules["links"], modules["counting"], modules["alignment"],
-                            modules["id_counts"])
+                            modules["id_counts"], modules["id_search"])
     return ModuleEngine("pure Python", links, counting, alignment)
 
 

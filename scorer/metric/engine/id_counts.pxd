@@ -3,7 +3,6 @@
 cimport cython
 
 cdef Py_ssize_t MASK_WORDS
-cdef Py_ssize_t MAX_POSITION_WORK
 cdef unsigned int _HASH
 
 @cython.locals(end_i=Py_ssize_t, end_j=Py_ssize_t, x=int, y=int)
@@ -17,9 +16,6 @@ cdef void _sift(int[::1] work, Py_ssize_t lo, Py_ssize_t root, Py_ssize_t n) noe
 
 @cython.locals(n=Py_ssize_t)
 cdef Py_ssize_t _run(int[::1] work, Py_ssize_t i, Py_ssize_t end, int x) noexcept
-
-@cython.locals(end=Py_ssize_t, mid=Py_ssize_t)
-cdef bint _has(int[::1] work, Py_ssize_t lo, Py_ssize_t hi, int x) noexcept
 
 cdef Py_ssize_t _find(int[::1] work, Py_ssize_t parent, Py_ssize_t x) noexcept
 
@@ -45,24 +41,14 @@ cdef class KeyTable:
     @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, work="int[::1]", found=list)
     cpdef list counts_each(self, object cand, object refs)
 
-    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, k=Py_ssize_t, order="int[::1]", work="int[::1]", nfc=Py_ssize_t,
-                   nfr=Py_ssize_t, partly=Py_ssize_t, n_links=Py_ssize_t)
-    cpdef object forced(self, object cand, object ref)
-
-    @cython.locals(fc_n=Py_ssize_t, fr_n=Py_ssize_t, links=Py_ssize_t, degree=Py_ssize_t, k=Py_ssize_t,
-                   i=Py_ssize_t, j=Py_ssize_t)
-    cdef bint _single_links(self, int[::1] work, Py_ssize_t nc, Py_ssize_t nr, Py_ssize_t nfc, Py_ssize_t nfr,
-                            Py_ssize_t n_links) except -1
-
-    @cython.locals(fc_id=Py_ssize_t, fr_id=Py_ssize_t, links=Py_ssize_t, n_linked=Py_ssize_t, chunks=Py_ssize_t,
-                   last_j=Py_ssize_t, i=Py_ssize_t, x=int, partner=int, k=Py_ssize_t, rank=Py_ssize_t, j=Py_ssize_t)
-    cdef object _forced_chunks(self, int[::1] order, int[::1] work, Py_ssize_t nc, Py_ssize_t nr, Py_ssize_t nfc,
-                               Py_ssize_t n_links)
+    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, k=Py_ssize_t, order="int[::1]", work="int[::1]", exact=Py_ssize_t,
+                   nfc=Py_ssize_t, nfr=Py_ssize_t, n_links=Py_ssize_t, counts=list)
+    cpdef object aligned(self, object cand, object ref, object search, Py_ssize_t budget)
 
     @cython.locals(n=Py_ssize_t, i=Py_ssize_t, ids=dict)
     cdef void _place(self, object tokens, Py_ssize_t at) except *
 
-    @cython.locals(exact=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, counts=list)
+    @cython.locals(exact=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, counts=list, n_links=Py_ssize_t)
     cdef object _counts(self, int[::1] work, Py_ssize_t nc, Py_ssize_t nr)
 
     @cython.locals(fc_id=Py_ssize_t, fc_n=Py_ssize_t, fr_id=Py_ssize_t, fr_n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t,
@@ -85,4 +71,4 @@ cdef class KeyTable:
                    n_links=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, s=Py_ssize_t,
                    root=Py_ssize_t, by_cand=bint, centre=Py_ssize_t, leaf=Py_ssize_t, n=Py_ssize_t)
     cdef object _later_stages(self, list counts, int[::1] work, Py_ssize_t nc, Py_ssize_t nr, Py_ssize_t nfc,
-                              Py_ssize_t nfr)
+                              Py_ssize_t nfr, Py_ssize_t n_links)

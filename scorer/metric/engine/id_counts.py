@@ -16,14 +16,12 @@ on the WMT21 benchmark.
 from __future__ import annotations
 
 from array import array
-from typing import Callable, MutableSequence, Sequence
+from typing import Any, Callable, MutableSequence, Sequence
 
 Ints = MutableSequence[int]  # an array('i') (a typed memoryview of one when compiled)
 
 #: Above this many (free candidate type, free reference type) pairs the definition's key index is cheaper.
 MAX_TYPE_PAIRS = 65536
-#: Above this much position work (``nc * (nc + nr)``) a forced alignment is left to the definition.
-MAX_POSITION_WORK = 1 << 22
 #: Words of a token's key filter: its key ids hashed into 256 bits; two tokens whose bits miss share no key.
 MASK_WORDS = 4
 _HASH = 2654435761
@@ -97,18 +95,6 @@ def _run(work: Ints, i: int, end: int, x: int) -> int:
     return n - i
 
 
-def _has(work: Ints, lo: int, hi: int, x: int) -> bool:
-    """Whether the sorted ``work[lo:hi]`` holds ``x`` (binary search)."""
-    end = hi
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if work[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < end and work[lo] == x
-
-
 def _find(work: Ints, parent: int, x: int) -> int:
     """The root of node ``x`` in the union-find stored at ``work[parent:]`` (paths halved on the way)."""
     while work[parent + x] != x:
@@ -136,7 +122,7 @@ class KeyTable:
         self.mask = _zeros("Q", 1024 * MASK_WORDS)
         self.data = _zeros("i", 16384)
         self.work = _zeros("i", 1024)                        # scratch for one pair
-        self.order = _zeros("i", 1024)                       # a pair's ids in text order (forced)
+        self.order = _zeros("i", 1024)                       # a pair's ids in text order (aligned)
 
     def add(self, token: str, keys_by_stage: list[list[int]]) -> int:
         """Intern a token: ``keys_by_stage[s]`` is its sorted list of key ids at stage ``s``."""
@@ -196,98 +182,32 @@ class KeyTable:
             found.append(self._counts(work, nc, nr))
         return found
 
-    def forced(self, cand: Sequence[str], ref: Sequence[str]) -> tuple[int, int] | None:
-        """(links, chunks) of the alignment of rules 1-5 when all its links are forced, else None.
-
-        Forced as in :mod:`scorer.metric.engine.alignment` (point 1): every type in both texts occurs
-        equally often in each, and every link between the other types is a component of its own between
-        equal counts; the k-th token of a type then links the k-th token of its partner, and no search
-        is needed. ``cand`` and ``ref`` are non-empty.
-        """
+    def aligned(self, cand: Sequence[str], ref: Sequence[str], search: Any, budget: int) -> tuple[int, int, bool] | None:
+        """(links, chunks, exact) of the alignment of rules 1-5, found by ``search`` (an
+        ``id_search.IdSearch``) on token ids, or None where the definition must answer. ``cand`` and ``ref``
+        are non-empty."""
         nc, nr = len(cand), len(ref)
-        if nc * (nc + nr) > MAX_POSITION_WORK:
-            return None
         self._place(cand, 0)
         self._place(ref, nc)
         if len(self.order) < nc + nr:
             self.order = _zeros("i", 2 * (nc + nr))
-        order: Ints = self.order              # the ids in text order; work is sorted below
+        order: Ints = self.order               # the ids in text order; work is sorted below
         work: Ints = self.work
         for k in range(nc + nr):
             order[k] = work[k]
         _sort(work, 0, nc)
         _sort(work, nc, nc + nr)
-        _, nfc, nfr, partly = self._exact_stage(work, nc, nr)
-        if partly:
-            return None
+        exact, nfc, nfr, _ = self._exact_stage(work, nc, nr)
+        counts = [exact] + [0] * self.n_stages
         n_links = 0
         if nfc and nfr and self.n_stages:
             if nfc * nfr > MAX_TYPE_PAIRS:
                 return None
             work = self._scratch(nc, nr, nfc, nfr)
             n_links = self._type_links(work, nc, nr, nfc, nfr)
-            if not self._single_links(work, nc, nr, nfc, nfr, n_links):
+            if n_links and self._later_stages(counts, work, nc, nr, nfc, nfr, n_links) is None:
                 return None
-        return self._forced_chunks(order, work, nc, nr, nfc, n_links)
-
-    def _single_links(self, work: Ints, nc: int, nr: int, nfc: int, nfr: int, n_links: int) -> bool:
-        """Whether each of the ``n_links`` links is a component of its own, between equal counts."""
-        fc_n = 2 * nc + nr
-        fr_n = 3 * nc + 2 * nr
-        links = 3 * (nc + nr)
-        degree = links + 3 * nfc * nfr         # links at each candidate type, then at each reference type
-        for k in range(nfc + nfr):
-            work[degree + k] = 0
-        for k in range(n_links):
-            i = work[links + 3 * k]
-            j = work[links + 3 * k + 1]
-            if work[fc_n + i] != work[fr_n + j] or work[degree + i] or work[degree + nfc + j]:
-                return False
-            work[degree + i] = 1
-            work[degree + nfc + j] = 1
-        return True
-
-    def _forced_chunks(self, order: Ints, work: Ints, nc: int, nr: int, nfc: int,
-                       n_links: int) -> tuple[int, int] | None:
-        """(links, chunks) of the forced alignment: ``order`` holds the ids in text order, ``work`` the
-        sorted reference ids at ``nc`` and the ``n_links`` links between free types."""
-        fc_id = nc + nr
-        fr_id = 3 * nc + nr
-        links = 3 * (nc + nr)
-        n_linked = chunks = 0
-        last_j = -2                            # the reference position linked to the previous one (-2: none)
-        for i in range(nc):
-            x = order[i]
-            partner = -1
-            if _has(work, nc, nc + nr, x):
-                partner = x                    # a type of both texts, equally often in each
-            else:
-                for k in range(n_links):
-                    if work[fc_id + work[links + 3 * k]] == x:
-                        partner = work[fr_id + work[links + 3 * k + 1]]
-                        break
-            if partner < 0:
-                last_j = -2
-                continue
-            rank = 0                           # the k-th token of its type links the k-th of its partner
-            for k in range(i):
-                if order[k] == x:
-                    rank += 1
-            j = nc
-            while j < nc + nr:
-                if order[j] == partner:
-                    if rank == 0:
-                        break
-                    rank -= 1
-                j += 1
-            if j == nc + nr:
-                return None                    # never: a forced type has as many partners as tokens
-            j -= nc
-            n_linked += 1
-            if j != last_j + 1:
-                chunks += 1
-            last_j = j
-        return n_linked, chunks
+        return search.align(order, work, nc, nr, nfc, nfr, n_links, counts, budget)
 
     def _place(self, tokens: Sequence[str], at: int) -> None:
         """Writes the ids of ``tokens`` to ``work[at:]``, interning those not seen; ``work[:at]`` is kept."""
@@ -311,7 +231,9 @@ class KeyTable:
             return counts
         if nfc * nfr > MAX_TYPE_PAIRS:
             return None
-        return self._later_stages(counts, self._scratch(nc, nr, nfc, nfr), nc, nr, nfc, nfr)
+        work = self._scratch(nc, nr, nfc, nfr)
+        n_links = self._type_links(work, nc, nr, nfc, nfr)
+        return self._later_stages(counts, work, nc, nr, nfc, nfr, n_links) if n_links else counts
 
     def _exact_stage(self, work: Ints, nc: int, nr: int) -> tuple[int, int, int, int]:
         """The leading exact stage on the sorted ids: (its links, free candidate types, free reference
@@ -378,8 +300,10 @@ class KeyTable:
                         break
         return n_links
 
-    def _later_stages(self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int) -> list[int] | None:
-        """The stages after the exact one, between the free types that :meth:`_counts` left in ``work``."""
+    def _later_stages(self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int,
+                      n_links: int) -> list[int] | None:
+        """The stages after the exact one, between the free types that :meth:`_counts` left in ``work``
+        with their ``n_links`` links (:meth:`_type_links`); adds to ``counts`` and returns it."""
         S = self.n_stages
         fc_n = nc + nr + nc                    # the counts of the free candidate types
         fr_n = fc_n + nc + nr                  # the counts of the free reference types
@@ -388,9 +312,6 @@ class KeyTable:
         size = parent + nfc + nfr              # links in the component of each root
         same_a = size + nfc + nfr              # the one candidate index of the root's links (-1: several)
         same_b = same_a + nfc + nfr            # the one reference index of the root's links (-1: several)
-        n_links = self._type_links(work, nc, nr, nfc, nfr)
-        if n_links == 0:
-            return counts
         # components: union-find on candidate nodes 0..nfc-1 and reference nodes nfc..
         for k in range(nfc + nfr):
             work[parent + k] = k
