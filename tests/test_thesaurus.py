@@ -135,90 +135,16 @@ def test_warm_start_reads_no_source_bytes(tmp_path, monkeypatch):
 def test_the_xml_is_streamed_with_the_pairs_a_full_parse_gives(tmp_path):
     import xml.etree.ElementTree as ET
 
-    from scorer.metric.rwn_xml import parse, read, scan
+    from scorer.metric.thesaurus import _read_xml
 
     from conftest import MINI_RWN
 
     files = sorted(MINI_RWN.glob("synsets.*.xml"))
     parsed = [(sense.text, synset.get("id")) for path in files for synset in ET.parse(path).getroot().iter("synset")
               for sense in synset.iter("sense") if synset.get("id") and sense.text]
-    assert list(read(files)) == parsed and len(parsed) > 50
-    assert [pair for path in files for pair in parse(path)] == parsed
-    assert all(scan(path.read_bytes()) is not None for path in files)  # the scan reads them itself
+    assert list(_read_xml(files)) == parsed and len(parsed) > 50
     odd = tmp_path / "synsets.N.xml"
     odd.write_text('<synsets><sense>ВНЕ</sense><synset id="1-N"><sense>КОТ</sense><sense/></synset>'
                    '<synset><sense>БЕЗ</sense></synset><synset id="2-N"><sense>ПЕС</sense></synset></synsets>',
                    encoding="utf-8")
-    assert list(read([odd])) == list(parse(odd)) == [("КОТ", "1-N"), ("ПЕС", "2-N")]
-
-
-#: Files the scan must give up on (None) or read exactly as the parser does; malformed ones raise through the parser.
-ODD_XML = {
-    "entities": '<synsets><synset id="1&amp;2"><sense>КОТ &amp; ПЕС &#1025;&#x401;&lt;</sense></synset></synsets>',
-    "declaration": '<?xml version="1.0" encoding="UTF-8"?>\n<synsets><synset id="1-N"><sense>КОТ</sense></synset>'
-                   '</synsets>\n',
-    "bom": '\ufeff<synsets><synset id="1-N"><sense>КОТ</sense></synset></synsets>',
-    "nested": '<synsets><synset id="1"><synset id="2"><sense>А</sense></synset><sense>Б</sense></synset>'
-              '<x><sense>В</sense></x><synset id=""><sense>Г</sense></synset></synsets>',
-    "self-closing": '<synsets><synset id="1"/><synset id="2"><sense id="x"/><sense> </sense></synset></synsets>',
-    "attributes": '<synsets><synset a="1" id="9" b="&quot;x=y&quot;"><sense id="s" n="2">Д</sense></synset>'
-                  '</synsets>',
-    "namespace": '<synsets xmlns="urn:x"><synset id="1"><sense>КОТ</sense></synset></synsets>',
-    "comment": '<synsets><!-- note --><synset id="1"><sense>КОТ</sense></synset></synsets>',
-    "cdata": '<synsets><synset id="1"><sense><![CDATA[КОТ]]></sense></synset></synsets>',
-    "child in sense": '<synsets><synset id="1"><sense>КОТ<b>x</b>ПЕС</sense></synset></synsets>',
-    "single quotes": "<synsets><synset id='1'><sense>КОТ</sense></synset></synsets>",
-    "carriage return": '<synsets>\r\n<synset id="1"><sense>КОТ\r\nПЕС</sense></synset></synsets>',
-    "tab in attribute": '<synsets><synset id="1\t2"><sense>КОТ</sense></synset></synsets>',
-    "char ref in id": '<synsets><synset id="1&#10;2"><sense>КОТ</sense></synset></synsets>',
-}
-MALFORMED_XML = {
-    "unclosed": '<synsets><synset id="1"><sense>КОТ</sense></synsets>',
-    "two roots": '<a/><synsets><synset id="1"><sense>КОТ</sense></synset></synsets>',
-    "text outside": 'x<synsets><synset id="1"><sense>КОТ</sense></synset></synsets>',
-    "repeated attribute": '<synsets><synset id="1" id="2"><sense>КОТ</sense></synset></synsets>',
-    "unknown entity": '<synsets><synset id="1"><sense>&nbsp;</sense></synset></synsets>',
-    "bad char ref": '<synsets><synset id="1"><sense>&#0;</sense></synset></synsets>',
-    "control char": '<synsets><synset id="1"><sense>\x01</sense></synset></synsets>',
-    "]]> in text": '<synsets><synset id="1"><sense>a]]>b</sense></synset></synsets>',
-    "mismatched": '<synsets><synset id="1"><sense>КОТ</synset></sense></synsets>',
-    "closing attribute": '<synsets><synset id="1"><sense>КОТ</sense id="2"></synset></synsets>',
-    "latin-1": None,
-}
-
-
-@pytest.mark.parametrize("name", sorted(ODD_XML))
-def test_the_xml_scan_reads_what_the_parser_reads_or_gives_up(tmp_path, name):
-    from scorer.metric.rwn_xml import parse, read, scan
-
-    path = tmp_path / "synsets.N.xml"
-    path.write_bytes(ODD_XML[name].encode("utf-8"))
-    parsed = list(parse(path))
-    scanned = scan(path.read_bytes())
-    assert scanned is None or scanned == parsed
-    assert list(read([path])) == parsed
-    gives_up = {"namespace", "comment", "cdata", "child in sense", "single quotes", "carriage return", "tab in attribute"}
-    assert (scanned is None) == (name in gives_up)
-
-
-def test_the_xml_scan_hands_malformed_files_to_the_parser_which_refuses_them(tmp_path):
-    from scorer.metric.rwn_xml import read, scan
-
-    for name, text in MALFORMED_XML.items():
-        path = tmp_path / "synsets.N.xml"
-        data = text.encode("utf-8") if text is not None else '<s><synset id="1"><sense>é</sense></synset></s>'.encode("latin-1")
-        path.write_bytes(data)
-        assert scan(data) is None, name
-        with pytest.raises(ThesaurusError, match="cannot read RuWordNet file"):
-            list(read([path]))
-
-
-def test_the_xml_scan_reads_the_real_files_as_the_parser_does(real_rwn_path):
-    from scorer.metric.rwn_xml import parse, scan
-
-    files = sorted(real_rwn_path.glob("synsets.*.xml")) if real_rwn_path.is_dir() else []
-    if not files:
-        pytest.skip("the real RuWordNet here is an SQLite file")
-    for path in files:
-        scanned = scan(path.read_bytes())
-        assert scanned is not None and scanned == list(parse(path)) and len(scanned) > 10_000
+    assert list(_read_xml([odd])) == [("КОТ", "1-N"), ("ПЕС", "2-N")]

@@ -24,11 +24,11 @@ import marshal
 import os
 import re
 import sqlite3
+import xml.etree.ElementTree as ET
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
-from . import rwn_xml
 from .cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
 from scorer.errors import ThesaurusError
 from .text import normalise
@@ -118,7 +118,7 @@ def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
         raise ThesaurusError(f"cannot read RuWordNet at {source}: {exc.strerror or exc}. {HOW_TO_GET}") from None
 
     def build() -> Index:
-        pairs = _read_sqlite(files[0]) if kind == "sqlite" else rwn_xml.read(files)
+        pairs = _read_sqlite(files[0]) if kind == "sqlite" else _read_xml(files)
         index = _build_index(pairs)
         if not index:
             raise ThesaurusError(f"RuWordNet at {source} holds no single-word senses. {HOW_TO_GET}")
@@ -195,6 +195,31 @@ def _read_stamps() -> dict[str, str]:
     if type(known) is not dict:
         return {}
     return {k: v for k, v in known.items() if type(v) is str and IDENTITY.fullmatch(v)}
+
+
+def _read_xml(files: list[Path]) -> Iterator[tuple[str, str]]:
+    """(sense text, synset id) of every ``<sense>`` inside a ``<synset>``, streamed: each synset is
+    dropped once read, so a full-size file is never held as a tree."""
+    for path in files:
+        try:
+            synset_ids: list[str | None] = []
+            parents: list[ET.Element] = []
+            for event, element in ET.iterparse(path, events=("start", "end")):
+                if event == "start":
+                    parents.append(element)
+                    if element.tag == "synset":
+                        synset_ids.append(element.get("id"))
+                    continue
+                parents.pop()
+                if element.tag == "sense":
+                    if synset_ids and synset_ids[-1] and element.text:
+                        yield element.text, synset_ids[-1]
+                elif element.tag == "synset":
+                    synset_ids.pop()
+                    if parents:
+                        parents[-1].clear()  # the synsets read so far, with their senses
+        except (ET.ParseError, OSError) as exc:
+            raise ThesaurusError(f"cannot read RuWordNet file {path}: {exc}") from None
 
 
 def _read_sqlite(path: Path) -> list[tuple[str, str]]:
