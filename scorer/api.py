@@ -11,7 +11,7 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.inputs.config import Config, Limits, load_config
@@ -34,6 +34,7 @@ from scorer.inputs.contract import ANSWERS, DIALOGUES, SUBMISSION
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
 from scorer.inputs import reference_cache
+from scorer.inputs.stored_references import StoredReferences
 from scorer.inputs.jsonio import shorten
 from scorer.metric.text import tokenise
 from scorer.inputs.validation import Dialogue, Submission, check_submission, read_dialogues, read_references
@@ -44,11 +45,13 @@ PathLike = str | os.PathLike
 @dataclass(frozen=True)
 class ReferenceData:
     dialogues: list[Dialogue]
-    references: dict[str, list[list[str]]] | None  # None when only dialogues were read
+    #: Each dialogue's reference variants per turn; None when only dialogues were read. From the reference
+    #: cache, a mapping that reads a dialogue's texts when first asked (:mod:`scorer.inputs.stored_references`).
+    references: Mapping[str, list[list[str]]] | None
     #: The variants tokenised (``tokenise``), as ``references``; None: tokenised when first asked.
     tokens: dict[str, list[list[list[str]]]] | None = field(default=None, compare=False)
 
-    def variants(self) -> dict[str, list[list[str]]]:
+    def variants(self) -> Mapping[str, list[list[str]]]:
         """Each dialogue's reference variants per turn; ValueError when only the dialogues were read."""
         if self.references is None:
             raise ValueError("the references were not read")
@@ -60,7 +63,7 @@ class ReferenceData:
         return self.tokens if self.tokens is not None else tokenise_references(self.variants())
 
 
-def tokenise_references(references: dict[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
+def tokenise_references(references: Mapping[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
     """Every variant of every turn tokenised, in the shape of ``references``."""
     return {d: [[tokenise(v) for v in variants] for variants in turns] for d, turns in references.items()}
 
@@ -111,14 +114,20 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
             for name in (DIALOGUES, ANSWERS) if with_answers else (DIALOGUES,):
                 size = (data_dir / name).stat().st_size
                 progress(f"{READING} {name}", size, size)
-        return ReferenceData(*cached)
+        dialogues, spans, tokens = cached
+        if spans is None or tokens is None:
+            return ReferenceData(dialogues, None, None)
+        reread = lambda: read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)  # noqa: E731
+        return ReferenceData(dialogues, StoredReferences(data_dir / ANSWERS, spans, tokens, limits.max_json_depth,
+                                                         reread), tokens)
     dialogues = read_dialogues(dialogues_file, limits, progress)
     references = tokens = None
-    if with_answers:
-        references = read_references(_reference_file(data_dir, ANSWERS), dialogues, limits, progress)
+    answers_file = _reference_file(data_dir, ANSWERS) if with_answers else None
+    if answers_file is not None:
+        references = read_references(answers_file, dialogues, limits, progress)
         tokens = tokenise_references(references)
     if key:
-        reference_cache.save(key, dialogues, references, tokens)
+        reference_cache.save(key, dialogues, references, tokens, answers_file, limits)
     return ReferenceData(dialogues, references, tokens)
 
 
@@ -192,7 +201,6 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
     references = reference.variants()
-    variants = [references[d.dialog_id][turn] for d, turn in keys]
     tokens = reference.variant_tokens()
     variant_tokens = [tokens[d.dialog_id][turn] for d, turn in keys]
     report = (lambda done: progress(SCORING, done, len(keys))) if progress else None
@@ -219,7 +227,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     lowest = lowest_turns(turns, references, metric, progress=explained)
     if matcher is None:
         metric.matcher.save()
-    warnings = submission.warnings + unanalysed_warnings(keys, answers, variants, metric.matcher.unanalysed)
+    warnings = submission.warnings + unanalysed_warnings(keys, answers, variant_tokens, metric.matcher.unanalysed)
     if progress:
         progress(AGGREGATING, total, total)
     return ScoreResult(summary, turns, signature(config, metric), warnings, lowest, name, config.meteor.stages)
@@ -232,16 +240,18 @@ MAX_UNANALYSED_LISTED = 20
 
 
 def unanalysed_warnings(keys: Sequence[tuple[Dialogue, int]], answers: Sequence[str],
-                        variants: Sequence[Sequence[str]], unanalysed: dict[str, str]) -> list[Issue]:
+                        variant_tokens: Sequence[Sequence[Sequence[str]]], unanalysed: dict[str, str]) -> list[Issue]:
     """A warning for each word of these turns that the morphology could not analyse (its own lemma),
-    located at its first turn: in the answers first, then in the references."""
+    located at its first turn: in the answers first, then in the references (``variant_tokens``: each
+    turn's variants, tokenised)."""
     if not unanalysed:
         return []
     found: dict[str, Issue] = {}
-    for file, texts in ((SUBMISSION, [[a] for a in answers]), (ANSWERS, variants)):
-        for (dialogue, turn), group in zip(keys, texts):
-            for text in group:
-                for token in tokenise(text):
+    answer_tokens = ([tokenise(a)] for a in answers)
+    for file, groups in ((SUBMISSION, answer_tokens), (ANSWERS, variant_tokens)):
+        for (dialogue, turn), group in zip(keys, groups):
+            for tokens in group:
+                for token in tokens:
                     if token in unanalysed and token not in found:
                         found[token] = Issue(file, f"the word {shorten(token)!r} could not be analysed "
                                                    f"({unanalysed[token]}); it counts as its own lemma",

@@ -75,30 +75,35 @@ def test_the_key_follows_bytes_and_limits(tmp_path):
 
 
 ROWS = [("d1", "Text2Text", 2), ("d2", "Audio2Text", 1)]
-REFS = {"d1": [["Кот"], ["Да"]], "d2": [["Нет"]]}
+SPAN = (0, 10, bytes(32))
+SPANS = {"d1": SPAN, "d2": SPAN}
 TOKENS = {"d1": [[["кот"]], [["да"]]], "d2": [[["нет"]]]}
 
 
 @pytest.mark.parametrize("payload", [
-    (1, ROWS, REFS, {"d1": [[["кот"]], [[]]], "d2": [[["нет"]]]}),                     # a turn without a token
-    (1, ROWS, REFS, {"d1": [[["кот"]], [[""]]], "d2": [[["нет"]]]}),                   # an empty token
-    (1, ROWS, REFS, {"d1": [[["кот"]], [["да"], ["нет"]]], "d2": [[["нет"]]]}),        # more tokenised variants
-    (1, ROWS, REFS, {"d1": [[["кот"]]], "d2": [[["нет"]]]}),                           # fewer tokenised turns
-    (1, ROWS, REFS, {"d1": [[["кот"]], [[5]]], "d2": [[["нет"]]]}),
-    (1, ROWS, REFS, None),
-    (1, ROWS, None, TOKENS),
-    (1, [("d1", "Text2Text", 2), ("d1", "Audio2Text", 1)], None, None),               # a duplicate id
-    (1, [("d1", "Text2Text", 2)], {"d1": [["Кот"]]}, {"d1": [[["кот"]]]}),            # the turn count
-    (1, [("d1", "Speech", 2)], None, None),                                            # the type
-    (1, [("d1", "Text2Text", 0)], None, None),
-    (1, [("d1", "Text2Text", 1)], {"d1": [["Кот", 5]]}, {"d1": [[["кот"], []]]}),
-    (1, [("d1", "Text2Text", 1)], {"d1": [["Кот"]], "d9": [["Кот"]]}, {"d1": [[["кот"]]], "d9": [[["кот"]]]}),
-    (2, ROWS, REFS, TOKENS),                                                           # another format
-    (1, ROWS, REFS),
+    (2, ROWS, SPANS, {"d1": [[["кот"]], [[]]], "d2": [[["нет"]]]}),                    # a turn without a token
+    (2, ROWS, SPANS, {"d1": [[["кот"]], [[""]]], "d2": [[["нет"]]]}),                  # an empty token
+    (2, ROWS, SPANS, {"d1": [[["кот"]], []], "d2": [[["нет"]]]}),                      # a turn without variants
+    (2, ROWS, SPANS, {"d1": [[["кот"]]], "d2": [[["нет"]]]}),                          # fewer tokenised turns
+    (2, ROWS, SPANS, {"d1": [[["кот"]], [[5]]], "d2": [[["нет"]]]}),
+    (2, ROWS, SPANS, None),
+    (2, ROWS, None, TOKENS),
+    (2, ROWS, {"d1": SPAN}, TOKENS),                                                    # a dialogue without its line
+    (2, ROWS, {"d1": SPAN, "d2": (5, 4, bytes(32))}, TOKENS),                           # a span ending before it starts
+    (2, ROWS, {"d1": SPAN, "d2": (-1, 4, bytes(32))}, TOKENS),
+    (2, ROWS, {"d1": SPAN, "d2": (0, 4, bytes(31))}, TOKENS),                           # not a SHA-256
+    (2, ROWS, {"d1": SPAN, "d2": [0, 4, bytes(32)]}, TOKENS),
+    (2, [("d1", "Text2Text", 2), ("d1", "Audio2Text", 1)], None, None),               # a duplicate id
+    (2, [("d1", "Text2Text", 2)], {"d1": SPAN}, {"d1": [[["кот"]]]}),                 # the turn count
+    (2, [("d1", "Speech", 2)], None, None),                                            # the type
+    (2, [("d1", "Text2Text", 0)], None, None),
+    (2, [("d1", "Text2Text", 1)], {"d1": SPAN, "d9": SPAN}, {"d1": [[["кот"]]], "d9": [[["кот"]]]}),
+    (1, ROWS, SPANS, TOKENS),                                                          # another format
+    (2, ROWS, SPANS),
     [("d1", "Text2Text", 1)],
 ])
 def test_a_sealed_entry_of_the_wrong_shape_is_ignored(tmp_path, payload):
-    assert reference_cache._well_formed(*(1, ROWS, REFS, TOKENS)[1:])  # the shape that is accepted
+    assert reference_cache._well_formed(ROWS, SPANS, TOKENS)  # the shape that is accepted
     data = make_split(tmp_path, DIALOGUES)
     key = _key(data)
     path = reference_cache._path(key)
@@ -107,19 +112,80 @@ def test_a_sealed_entry_of_the_wrong_shape_is_ignored(tmp_path, payload):
     assert reference_cache.load(key, Limits()) is None
     loaded = api.load_reference(data)
     assert (loaded.dialogues, loaded.references, loaded.tokens) == EXPECTED
-    assert reference_cache.load(key, Limits()) == EXPECTED  # rewritten from the files
+    dialogues, spans, tokens = reference_cache.load(key, Limits())  # rewritten from the files
+    assert (dialogues, tokens, list(spans)) == (EXPECTED[0], EXPECTED[2], ["d1", "d2"])
 
 
-def test_a_damaged_or_foreign_entry_is_ignored(tmp_path):
+def test_a_warm_load_reads_the_texts_of_a_dialogue_only_when_asked(tmp_path, monkeypatch):
+    data = make_split(tmp_path, DIALOGUES)
+    api.load_reference(data)
+    _no_validation(monkeypatch)
+    opened = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+    warm = api.load_reference(data)
+    assert opened == [] and warm.tokens == EXPECTED[2]
+    assert warm.references["d2"] == [["Нет."]]
+    assert opened == [str(data / "answers.jsonl")]
+    assert warm.references["d2"] == [["Нет."]] and len(opened) == 1  # read once
+    assert dict(warm.references) == EXPECTED[1] and len(warm.references) == 2
+    with pytest.raises(KeyError):
+        warm.references["d9"]
+
+
+@pytest.mark.parametrize("layout", ["crlf", "bom", "blank lines"])
+def test_line_spans_follow_line_ends_byte_order_marks_and_blank_lines(tmp_path, monkeypatch, layout):
+    data = make_split(tmp_path, DIALOGUES)
+    answers = data / "answers.jsonl"
+    text = answers.read_bytes()
+    if layout == "crlf":
+        text = text.replace(b"\n", b"\r\n")
+    elif layout == "bom":
+        text = b"\xef\xbb\xbf" + text
+    else:
+        text = b"\n \n" + text.replace(b"\n", b"\n\n\t\n")
+    answers.write_bytes(text)
+    api.load_reference(data)
+    _no_validation(monkeypatch)
+    assert dict(api.load_reference(data).references) == EXPECTED[1]
+
+
+def test_an_entry_whose_lines_do_not_match_reads_the_whole_file_again(tmp_path, monkeypatch):
+    """Spans swapped, or a digest that is not the line's: the texts come from a full, validated read."""
     data = make_split(tmp_path, DIALOGUES)
     api.load_reference(data)
     key = _key(data)
     path = reference_cache._path(key)
+    dialogues, spans, tokens = reference_cache.load(key, Limits())
+    rows = [(d.dialog_id, d.type, d.n_turns) for d in dialogues]
+    reads = []
+    real = api.read_references
+    monkeypatch.setattr(api, "read_references", lambda *a, **k: reads.append(1) or real(*a, **k))
+    for forged in ({"d1": spans["d2"], "d2": spans["d1"]},
+                   {"d1": spans["d1"][:2] + (bytes(32),), "d2": spans["d2"]},
+                   {"d1": (spans["d1"][0] + 1, spans["d1"][1], spans["d1"][2]), "d2": spans["d2"]},
+                   {"d1": (10 ** 9, 10 ** 9 + 5, spans["d1"][2]), "d2": spans["d2"]}):
+        path.write_bytes(seal(key, marshal.dumps((2, rows, forged, tokens))))
+        reads.clear()
+        loaded = api.load_reference(data)
+        assert loaded.references["d1"] == EXPECTED[1]["d1"] and reads == [1]
+        assert loaded.references["d2"] == EXPECTED[1]["d2"] and reads == [1]
+    path.unlink()  # the entry is shared by every test's copy of these files
+
+
+def test_a_damaged_or_foreign_entry_is_ignored(tmp_path):
+    data = make_split(tmp_path, DIALOGUES)
+    key = _key(data)
+    path = reference_cache._path(key)
+    path.unlink(missing_ok=True)
+    api.load_reference(data)
     good = path.read_bytes()
+    stored = reference_cache.load(key, Limits())
     for damaged in (good[:-3], good[:40] + b"x" + good[41:], seal("another key", good), b""):
         path.write_bytes(damaged)
         assert reference_cache.load(key, Limits()) is None
-        assert (api.load_reference(data).references, path.read_bytes()) == (EXPECTED[1], good)
+        assert api.load_reference(data).references == EXPECTED[1]
+        assert reference_cache.load(key, Limits()) == stored  # written again
 
 
 def test_a_fifo_for_answers_is_reported_not_waited_on(tmp_path):

@@ -2,7 +2,9 @@
 
 An organizer scores every upload, and a participant every draft, against one set of reference files;
 reading, validating and tokenising them is a third of a warm run. After a successful validation the
-dialogues (and the references with their tokens, when read) are written to the cache directory
+dialogues (and, when the references were read, their tokens and where each dialogue's line lies in
+``answers.jsonl``, with its digest: :mod:`scorer.inputs.stored_references` reads a text back when a
+report needs it) are written to the cache directory
 (:mod:`scorer.metric.cache`) in ``marshal`` form, sealed with a key made of the files' digests, the
 limits they were validated under, the tokeniser's source and Unicode version, this format and the
 interpreter's marshal tag. A file whose bytes change gets another key, so a stale
@@ -10,8 +12,9 @@ entry is never found; references that failed validation are never stored.
 
 The entry is data, never trusted: it is read under the cache's rules (a regular file of this user's,
 within a size cap, sealed with this key) and then checked for the shape that validation guarantees
-(unique dialog_ids of known types, every dialogue's turns with their variants and tokens, some
-variant of every turn with a token, all strings); anything else is ignored and the files are validated again.
+(unique dialog_ids of known types, every dialogue's turns with their variants' tokens, some variant of
+every turn with a token, all strings, a line span and digest per dialogue); anything else is ignored
+and the files are validated again.
 """
 from __future__ import annotations
 
@@ -22,17 +25,20 @@ import stat
 import sys
 import unicodedata
 from pathlib import Path
-from typing import Any
+from io import BufferedReader
+from typing import Any, Callable
 
 from scorer.metric.cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
 from scorer.metric import text
 from .config import Limits
 from .contract import DIALOGUE_TYPES
+from .stored_references import Span, line_spans
 from .validation import Dialogue
 
-FORMAT = 1
+FORMAT = 2
 References = dict[str, list[list[str]]]
 Tokens = dict[str, list[list[list[str]]]]
+Spans = dict[str, Span]
 _STR = {str}
 #: What the stored tokens depend on besides the files: the tokeniser's source and Unicode's tables.
 _TOKENISER = hashlib.sha256(Path(text.__file__).read_bytes() + unicodedata.unidata_version.encode()).hexdigest()
@@ -46,18 +52,10 @@ def entry_key(dialogues: Path, answers: Path | None, limits: Limits) -> str | No
         if path is None:
             digest.update(b"|none")
             continue
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))  # a FIFO never blocks
-        except (OSError, ValueError):
+        found = _from_regular_file(path, limits, lambda fh: hashlib.file_digest(fh, "sha256").digest())
+        if found is None:
             return None
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > limits.max_file_bytes:
-                return None
-            try:
-                digest.update(b"|" + hashlib.file_digest(fh, "sha256").digest())
-            except OSError:
-                return None
+        digest.update(b"|" + found)
     return digest.hexdigest()
 
 
@@ -65,31 +63,60 @@ def _path(key: str) -> Path:
     return cache_dir() / f"references-{key[:32]}.marshal"
 
 
-def load(key: str, limits: Limits) -> tuple[list[Dialogue], References | None, Tokens | None] | None:
-    """The dialogues, references and tokenised references stored under ``key``, or None (missing,
-    refused or malformed)."""
+def load(key: str, limits: Limits) -> tuple[list[Dialogue], Spans | None, Tokens | None] | None:
+    """The dialogues, each dialogue's line span in ``answers.jsonl`` and the tokenised references stored
+    under ``key``, or None (missing, refused or malformed)."""
     content = loads_marshal(read_sealed(_path(key), key, 6 * limits.max_file_bytes))
     if type(content) is not tuple or len(content) != 4 or content[0] != FORMAT:
         return None
-    dialogues, references, tokens = content[1], content[2], content[3]
-    if not _well_formed(dialogues, references, tokens):
+    dialogues, spans, tokens = content[1], content[2], content[3]
+    if not _well_formed(dialogues, spans, tokens):
         return None
-    return [Dialogue(d, t, n) for d, t, n in dialogues], references, tokens
+    return [Dialogue(d, t, n) for d, t, n in dialogues], spans, tokens
 
 
-def save(key: str, dialogues: list[Dialogue], references: References | None, tokens: Tokens | None) -> bool:
-    """Store validated data under ``key`` (best effort: False when it could not be written). Tokens are
-    stored once each (interned, so ``marshal`` writes the repeats as references)."""
+def save(key: str, dialogues: list[Dialogue], references: References | None, tokens: Tokens | None,
+         answers: Path | None, limits: Limits) -> bool:
+    """Store validated data under ``key`` (best effort: False when it could not be written); with the
+    references, the line of each in ``answers`` (read again for that). Tokens are stored once each
+    (interned, so ``marshal`` writes the repeats as references)."""
     rows = [(d.dialog_id, d.type, d.n_turns) for d in dialogues]
-    if tokens is not None:
+    spans = None
+    if references is not None and tokens is not None:
+        data = _bytes_of(answers, limits) if answers is not None else None
+        if data is None:
+            return False
+        spans = line_spans(data, references)
         tokens = {d: [[list(map(sys.intern, v)) for v in turn] for turn in turns] for d, turns in tokens.items()}
-    return write_best_effort(_path(key), seal(key, marshal.dumps((FORMAT, rows, references, tokens))))
+    return write_best_effort(_path(key), seal(key, marshal.dumps((FORMAT, rows, spans, tokens))))
 
 
-def _well_formed(dialogues: Any, references: Any, tokens: Any) -> bool:
-    """The shape validation guarantees: unique ids of known types and positive turn counts; references,
-    when present, for exactly those dialogues, one list of strings per turn, and their tokens in the same
-    shape, a list of non-empty strings for each variant, some variant of every turn with a token."""
+def _bytes_of(path: Path, limits: Limits) -> bytes | None:
+    """The bytes of a regular file within the size limit, or None."""
+    return _from_regular_file(path, limits, lambda fh: fh.read(limits.max_file_bytes + 1))
+
+
+def _from_regular_file(path: Path, limits: Limits, use: Callable[[BufferedReader], bytes]) -> bytes | None:
+    """``use(the open file)`` for a regular file within the size limit, or None (another kind of file, too
+    large, or unreadable). Opened without blocking: a FIFO is refused, never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limits.max_file_bytes:
+            return None
+        try:
+            return use(fh)
+        except OSError:
+            return None
+
+
+def _well_formed(dialogues: Any, spans: Any, tokens: Any) -> bool:
+    """The shape validation guarantees: unique ids of known types and positive turn counts; when the
+    references were read, for exactly those dialogues a line span (start, stop, 32-byte digest) and
+    tokens per turn, one list of non-empty strings per variant, some variant of every turn with a token."""
     if type(dialogues) is not list:
         return False
     turns: dict[str, int] = {}
@@ -98,19 +125,20 @@ def _well_formed(dialogues: Any, references: Any, tokens: Any) -> bool:
                 or type(row[2]) is not int or row[2] < 1 or row[0] in turns):
             return False
         turns[row[0]] = row[2]
-    if references is None:
+    if spans is None:
         return tokens is None
-    if (type(references) is not dict or references.keys() != turns.keys()
+    if (type(spans) is not dict or spans.keys() != turns.keys()
             or type(tokens) is not dict or tokens.keys() != turns.keys()):
         return False
-    for dialog_id, per_turn in references.items():
-        tokens_per_turn = tokens[dialog_id]
-        if (type(per_turn) is not list or len(per_turn) != turns[dialog_id]
-                or type(tokens_per_turn) is not list or len(tokens_per_turn) != len(per_turn)):
+    for span in spans.values():
+        if (type(span) is not tuple or len(span) != 3 or type(span[0]) is not int or type(span[1]) is not int
+                or not 0 <= span[0] <= span[1] or type(span[2]) is not bytes or len(span[2]) != 32):
             return False
-        for variants, tokenised in zip(per_turn, tokens_per_turn):
-            if (type(variants) is not list or set(map(type, variants)) != _STR
-                    or type(tokenised) is not list or len(tokenised) != len(variants)):
+    for dialog_id, per_turn in tokens.items():
+        if type(per_turn) is not list or len(per_turn) != turns[dialog_id]:
+            return False
+        for tokenised in per_turn:
+            if type(tokenised) is not list or not tokenised:
                 return False
             some = False
             for t in tokenised:

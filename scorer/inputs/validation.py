@@ -39,7 +39,7 @@ PART_TYPES = ("text", "image", "audio")
 MAX_ISSUES_PER_LINE = 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Dialogue:
     dialog_id: str
     type: str

@@ -50,7 +50,7 @@ class Link:
     stage: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MeteorScore:
     """METEOR of one candidate against one reference."""
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from scorer.metric.meteor import MeteorScore
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TurnScore:
     dialog_id: str
     type: str

@@ -32,7 +32,7 @@ cdef class _State:
 
 cdef class _Regions:
     cdef public Py_ssize_t rest, need, avail, group_of, group_a, ref_rank, group_q, table_at, group_r, at_c, used
-    cdef public Py_ssize_t tree, twin, first_c, first_r, chosen_j, chosen_s, best_j, best_s, frame, choices, dpos
+    cdef public Py_ssize_t tree, twin, first_c, first_r, chosen_j, chosen_s, best_j, best_s, frame, choice_at, dpos
     cdef public Py_ssize_t opt_at, opt_n, fj
 
 
@@ -60,24 +60,20 @@ cdef class IdSearch:
                    ref_rank=Py_ssize_t, group_q=Py_ssize_t, table_at=Py_ssize_t, group_c=Py_ssize_t,
                    group_r=Py_ssize_t, at_c=Py_ssize_t, used=Py_ssize_t, tree=Py_ssize_t, twin=Py_ssize_t,
                    first_c=Py_ssize_t, first_r=Py_ssize_t, chosen_j=Py_ssize_t, chosen_s=Py_ssize_t,
-                   best_j=Py_ssize_t, best_s=Py_ssize_t, frame=Py_ssize_t, choices=Py_ssize_t,
+                   best_j=Py_ssize_t, best_s=Py_ssize_t, frame=Py_ssize_t, choice_at=Py_ssize_t, choices=Py_ssize_t,
                    total_choices=Py_ssize_t, d=Py_ssize_t, s=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t,
                    acc=Py_ssize_t, crossings=Py_ssize_t, base_chunks=Py_ssize_t, displacement=Py_ssize_t,
                    q=Py_ssize_t, decided_before=bint, base=Py_ssize_t, i_done=Py_ssize_t, o=Py_ssize_t,
                    p=Py_ssize_t, above_before=Py_ssize_t, below_after=Py_ssize_t, here=Py_ssize_t,
                    n_groups=Py_ssize_t, start_bound=Py_ssize_t, table_end=Py_ssize_t, g=Py_ssize_t, x=int,
                    c=Py_ssize_t, e=Py_ssize_t, rr=Py_ssize_t, tab=Py_ssize_t, a=Py_ssize_t, cell=Py_ssize_t,
-                   skip=Py_ssize_t, link=Py_ssize_t, best=Py_ssize_t, state=_State, regions=_Regions,
+                   skip=Py_ssize_t, link=Py_ssize_t, best=Py_ssize_t, state=_State, regions=_Regions, costs=Py_ssize_t,
+                   at=Py_ssize_t,
                    greedy=Py_ssize_t, links=Py_ssize_t, k=Py_ssize_t)
     cdef object _search(self, int[::1] order, Py_ssize_t t, Py_ssize_t r, Py_ssize_t n, Py_ssize_t n_stages,
                         list target, Py_ssize_t w1, Py_ssize_t w2, Py_ssize_t fj, Py_ssize_t fs,
                         Py_ssize_t is_group, Py_ssize_t dpos, Py_ssize_t opt_at, Py_ssize_t opt_n, Py_ssize_t free,
                         Py_ssize_t budget)
-
-    @cython.locals(mem="long long[::1]", e=Py_ssize_t, k=Py_ssize_t, o=Py_ssize_t, p=Py_ssize_t)
-    cdef Py_ssize_t _exact_cost(self, int[::1] order, Py_ssize_t t, Py_ssize_t r, Py_ssize_t d0, Py_ssize_t n,
-                                Py_ssize_t dpos, Py_ssize_t opt_at, Py_ssize_t opt_n, Py_ssize_t group_of,
-                                Py_ssize_t group_a, Py_ssize_t g, Py_ssize_t a, int x, Py_ssize_t q)
 
     @cython.locals(mem="long long[::1]", n=Py_ssize_t, n_stages=Py_ssize_t, w1=Py_ssize_t, w2=Py_ssize_t,
                    cost=Py_ssize_t, bound_left=Py_ssize_t, depth=Py_ssize_t, d=Py_ssize_t, fr=Py_ssize_t,

@@ -220,11 +220,16 @@ class IdSearch:
         best_j = chosen_s + n
         best_s = best_j + n
         frame = best_s + n                     # per depth: choices offset, count, next, undo record (7)
-        choices = frame + 10 * (n + 1)        # per depth: up to its options + 1 choices of 4 values
+        choice_at = frame + 10 * (n + 1)       # per depth: where its choices begin
+        choices = choice_at + n                # per depth: up to its options + 1 choices of 4 values
         total_choices = 0
         for d in range(n):
             total_choices += mem[opt_n + d] + 1
         mem = self._room(choices + 4 * total_choices + 8)
+        at = choices
+        for d in range(n):
+            mem[choice_at + d] = at
+            at += 4 * (mem[opt_n + d] + 1)
         for s in range(n_stages):
             mem[rest + s] = target[s]
         for i in range(t):
@@ -323,9 +328,18 @@ class IdSearch:
             mem[group_c + g] = c
             mem[group_r + g] = rr
             mem[table_at + g] = table_end
-            mem = self._room(table_end + (c + 1) * (rr + 1) + 8)
+            mem = self._room(table_end + (c + 1) * (rr + 1) + c * rr + 8)
             tab = table_end
             table_end += (c + 1) * (rr + 1)
+            costs = table_end                  # costs[a * rr + q]: the static cost of the a-th position's q-th link
+            for e in range(d, n):
+                if mem[group_of + e] == g:
+                    q = 0
+                    for o in range(mem[opt_n + e]):
+                        p = mem[opt_at + e] + 3 * o
+                        if mem[p + 1] == 0:    # its exact options are its type's reference positions, in order
+                            mem[costs + mem[group_a + e] * rr + q] = mem[p + 2]
+                            q += 1
             for a in range(c, -1, -1):
                 for q in range(rr, -1, -1):
                     cell = tab + a * (rr + 1) + q
@@ -339,8 +353,7 @@ class IdSearch:
                     link = mem[tab + (a + 1) * (rr + 1) + q + 1]
                     best = NONE
                     if link != NONE:
-                        best = self._exact_cost(order, t, r, d, n, dpos, opt_at, opt_n, group_of, group_a, g, a, x, q)
-                        best += link
+                        best = mem[costs + a * rr + q] + link
                     if skip != NONE and (best == NONE or skip < best):
                         best = skip
                     mem[cell] = best
@@ -353,7 +366,7 @@ class IdSearch:
         for j in range(r):
             mem[first_r + j] = j - _rank_back(order, t, j)
         regions = _Regions(rest, need, avail, group_of, group_a, ref_rank, group_q, table_at, group_r, at_c, used, tree,
-                           twin, first_c, first_r, chosen_j, chosen_s, best_j, best_s, frame, choices, dpos, opt_at,
+                           twin, first_c, first_r, chosen_j, chosen_s, best_j, best_s, frame, choice_at, dpos, opt_at,
                            opt_n, fj)
         greedy = self._dfs(order, t, r, state, regions, True)
         if greedy < 0:
@@ -369,22 +382,6 @@ class IdSearch:
             if mem[best_j + d] != UNSET:
                 links += 1
         return links, self._chunks(t, fj, best_j, dpos, n), state.exact
-
-    def _exact_cost(self, order: Ints, t: int, r: int, d0: int, n: int, dpos: int, opt_at: int, opt_n: int,
-                    group_of: int, group_a: int, g: int, a: int, x: int, q: int) -> int:
-        """The static cost of linking the ``a``-th position of group ``g`` to the ``q``-th reference
-        position of its type ``x``."""
-        mem = self.mem
-        for e in range(d0, n):
-            if mem[group_of + e] == g and mem[group_a + e] == a:
-                k = q
-                for o in range(mem[opt_n + e]):
-                    p = mem[opt_at + e] + 3 * o
-                    if mem[p + 1] == 0:
-                        if k == 0:
-                            return mem[p + 2]
-                        k -= 1
-        return 0                               # never: a group's position has an option for each of its type's
 
     def _dfs(self, order: Ints, t: int, r: int, state: _State, g: _Regions, greedy: bool) -> int:
         """``alignment._Search._dfs``: the greedy dive (``greedy``), or the lexicographic search from the
@@ -507,9 +504,7 @@ class IdSearch:
         mem = self.mem
         n, n_stages, w1, w2 = state.n, state.n_stages, state.w1, state.w2
         fr = g.frame + 10 * d
-        at = g.choices
-        for e in range(d):
-            at += 4 * (mem[g.opt_n + e] + 1)
+        at = mem[g.choice_at + d]
         mem[fr] = at
         mem[fr + 1] = 0
         mem[fr + 2] = 0
@@ -654,11 +649,11 @@ class _Regions:
 
     def __init__(self, rest: int, need: int, avail: int, group_of: int, group_a: int, ref_rank: int, group_q: int,
                  table_at: int, group_r: int, at_c: int, used: int, tree: int, twin: int, first_c: int, first_r: int,
-                 chosen_j: int, chosen_s: int, best_j: int, best_s: int, frame: int, choices: int, dpos: int,
+                 chosen_j: int, chosen_s: int, best_j: int, best_s: int, frame: int, choice_at: int, dpos: int,
                  opt_at: int, opt_n: int, fj: int):
         self.rest, self.need, self.avail, self.group_of, self.group_a = rest, need, avail, group_of, group_a
         self.ref_rank, self.group_q, self.table_at, self.group_r = ref_rank, group_q, table_at, group_r
         self.at_c, self.used, self.tree, self.twin = at_c, used, tree, twin
         self.first_c, self.first_r, self.chosen_j, self.chosen_s = first_c, first_r, chosen_j, chosen_s
-        self.best_j, self.best_s, self.frame, self.choices = best_j, best_s, frame, choices
+        self.best_j, self.best_s, self.frame, self.choice_at = best_j, best_s, frame, choice_at
         self.dpos, self.opt_at, self.opt_n, self.fj = dpos, opt_at, opt_n, fj
