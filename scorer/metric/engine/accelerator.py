@@ -112,7 +112,8 @@ class FastCounts:
 
     def aligned(self, cand: Sequence[str], ref: Sequence[str], budget: int) -> tuple[int, int, bool] | None:
         """(links, chunks, exact) of the alignment of two non-empty token sequences, found on token ids by
-        the compiled ``id_search``, or None where the pure engine must answer."""
+        the compiled ``id_search``; ``id_search.CUT`` when its search found none within the budget; None
+        where the pure engine must answer."""
         return self.table.aligned(cand, ref, self.search, budget) if self.search is not None else None
 
     def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
@@ -208,9 +209,12 @@ class ModuleEngine:
                     ) -> tuple[int, int, bool]:
         fast = self.fast_counts(key_functions)
         found_on_ids = fast.aligned(cand, ref, budget) if fast is not None else None
-        if found_on_ids is not None:
+        if found_on_ids is None:
+            found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
+        elif found_on_ids[0] < 0:  # no alignment within the budget: the one read off rule 1's flow
+            found = self.alignment.fallback_alignment(cand, ref, key_functions, any_keys)
+        else:
             return found_on_ids
-        found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
         return len(found.links), found.chunks, found.exact
 
 

@@ -395,3 +395,16 @@ class _Search:
                 continue
             stack.append([choices(d + 1, cost), 0, None])
         return best
+
+
+def fallback_alignment(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFunction],
+                       any_keys: Callable[[str], frozenset[str]]) -> Alignment:
+    """What :func:`align` returns when its search finds no alignment within the budget (point 3): the
+    alignment read off rule 1's flow, flagged inexact."""
+    cpos: dict[str, list[int]] = {}
+    rpos: dict[str, list[int]] = {}
+    for i, token in enumerate(cand):
+        cpos.setdefault(token, []).append(i)
+    for j, token in enumerate(ref):
+        rpos.setdefault(token, []).append(j)
+    return _fallback(cand, ref, type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys), cpos, rpos)

@@ -6,9 +6,10 @@ branch and bound over the other candidate positions. This module runs the same s
 order, on another representation: token ids by position and flat arrays of 64-bit integers
 instead of dictionaries, tuples and sorted lists. It is called by ``id_counts.KeyTable.aligned``
 with what that class already knows (each position's type id, the types sorted, the links between
-the free types and rule 1's counts), for pairs whose rule-1 counts ``id_counts`` settles. It
-answers None, and the definition aligns the pair, where the search would run past its budget
-before its first alignment, or where costs might not fit 64 bits (very long texts).
+the free types and rule 1's counts), for pairs whose rule-1 counts ``id_counts`` settles. Where the
+search finds no alignment within its budget it says so (:data:`CUT`), and the definition's
+fallback answers; where costs might not fit 64 bits (very long texts) it answers None, and the
+definition aligns the pair.
 
 It is plain Python, run as such by the tests, which check it against the definition on every
 small pair of texts (``tests/test_id_search.py``); ``setup.py`` compiles this same file, typed by
@@ -26,6 +27,9 @@ UNSET = -2    # no position, no link (below every position and every position mi
 NONE = -1     # a table entry where rule 1 can no longer be met (costs are never negative)
 #: Above this many (candidate, reference) position pairs the definition aligns the pair.
 MAX_POSITION_PAIRS = 1 << 20
+#: What :meth:`IdSearch.align` returns when the search found no alignment within its budget: the answer is
+#: then ``alignment.fallback_alignment``, as in ``alignment.align``.
+CUT = (-1, -1, False)
 
 
 def _count(work: Ints, lo: int, hi: int, x: int) -> int:
@@ -79,7 +83,8 @@ class IdSearch:
 
     def align(self, order: Ints, work: Ints, nc: int, nr: int, nfc: int, nfr: int, n_links: int,
               target: list[int], budget: int) -> tuple[int, int, bool] | None:
-        """(links, chunks, exact) of the alignment of rules 1-5, or None where the definition must answer.
+        """(links, chunks, exact) of the alignment of rules 1-5; :data:`CUT` when the search found none within
+        the budget; None where the definition must answer.
 
         ``order[:nc]`` and ``order[nc:nc + nr]``: the candidate's and the reference's type ids in text
         order; ``work`` as ``id_counts`` leaves it: both sorted at the front, the free types and their
@@ -370,7 +375,7 @@ class IdSearch:
                            opt_n, fj)
         greedy = self._dfs(order, t, r, state, regions, True)
         if greedy < 0:
-            return None                        # the budget ran out before a first alignment: the definition's fallback
+            return CUT                         # no alignment before the budget ran out: the definition's fallback
         if not (state.lex_first and state.best_cost == base + start_bound):
             state.best_is_lex = False
             self._dfs(order, t, r, state, regions, False)
