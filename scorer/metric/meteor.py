@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 from scorer.metric.engine.accelerator import Engine, active, engine as choose_engine, shared_engine
 from scorer.metric.engine.alignment import NODE_BUDGET
-from scorer.metric.engine.links import Counts, KeyFunction, counts_of
+from scorer.metric.engine.links import KeyFunction
 
 from .matcher import Matcher
 from .morphology import morphology_id
@@ -91,7 +91,7 @@ def _fmean(precision: float, recall: float, alpha: float) -> float:
 
 def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
                   params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
-                  cand_counts: Counts | None = None, engine: Engine | None = None) -> MeteorScore:
+                  engine: Engine | None = None) -> MeteorScore:
     """METEOR of tokenised ``cand`` against tokenised ``ref``.
 
     The alignment is built when ``params.gamma > 0`` or ``with_alignment``
@@ -101,18 +101,18 @@ def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
     :mod:`scorer.metric.engine.accelerator`.
     """
     return _score_pair(cand, ref, matcher.key_functions(params.stages), matcher.any_keys(params.stages), params,
-                       engine or shared_engine(active()), with_alignment, cand_counts)
+                       engine or shared_engine(active()), with_alignment)
 
 
 def _score_pair(cand: Sequence[str], ref: Sequence[str], keys: tuple[KeyFunction, ...],
                 any_keys: Callable[[str], frozenset[str]], params: MeteorParams, engine: Engine,
-                with_alignment: bool, cand_counts: Counts | None) -> MeteorScore:
+                with_alignment: bool) -> MeteorScore:
     """:func:`meteor_tokens` with the stages' key functions looked up (once per candidate, not per pair)."""
     t, r = len(cand), len(ref)
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
     if params.gamma == 0 and not with_alignment:
-        return score_from_counts(sum(engine.rule1_counts(cand, ref, keys, any_keys, cand_counts)), None, t, r, params)
+        return score_from_counts(sum(engine.rule1_counts(cand, ref, keys, any_keys)), None, t, r, params)
     if not with_alignment:
         m, chunks, exact = engine.link_chunks(cand, ref, keys, any_keys, params.budget)
         return score_from_counts(m, chunks, t, r, params, (), exact)
@@ -133,11 +133,10 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     if params.gamma == 0 and not with_alignment and cand:
         return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys, any_keys), params)
     best: tuple[int, MeteorScore] | None = None
-    counts = counts_of(cand)
     for index, ref in enumerate(variants):
         if not ref:
             continue
-        scored = _score_pair(cand, ref, keys, any_keys, params, engine, with_alignment, counts)
+        scored = _score_pair(cand, ref, keys, any_keys, params, engine, with_alignment)
         if best is None or scored.score > best[1].score:
             best = (index, scored)
     if best is None:

@@ -30,7 +30,7 @@ from typing import Callable, Protocol, Sequence
 from . import alignment, counting, links
 from .alignment import Alignment
 from .compiled_modules import COMPILED, source_digest
-from .links import Counts, KeyFunction, counts_of
+from .links import KeyFunction, counts_of
 
 PURE_ENV = "SCORER_PURE_PYTHON"
 _SOURCES = Path(__file__).resolve().parent  # the engine's sources, which the compiled modules must match
@@ -136,9 +136,8 @@ class Engine(Protocol):
     name: str
 
     def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
-                     any_keys: Callable[[str], frozenset[str]], cand_counts: Counts | None = None) -> list[int]:
-        """Links of each stage under rule 1, for two non-empty token sequences; ``cand_counts``, when given,
-        are ``counts_of(cand)``."""
+                     any_keys: Callable[[str], frozenset[str]]) -> list[int]:
+        """Links of each stage under rule 1, for two non-empty token sequences."""
         ...
 
     def variant_counts(self, cand: Sequence[str], variants: Sequence[Sequence[str]],
@@ -191,13 +190,11 @@ class ModuleEngine:
         return found
 
     def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
-                     any_keys: Callable[[str], frozenset[str]], cand_counts: Counts | None = None) -> list[int]:
-        fast = self.fast_counts(key_functions)
-        found = fast.counts(cand, ref) if fast is not None else None
-        if found is not None:
-            return found
-        graph = self.links.type_graph(cand_counts or counts_of(cand), counts_of(ref), key_functions, any_keys)
-        return self.counting.stage_counts(graph, len(key_functions))
+                     any_keys: Callable[[str], frozenset[str]]) -> list[int]:
+        found = self.variant_counts(cand, [ref], key_functions, any_keys)[0]
+        if found is None:  # an empty text: outside the contract of this method
+            raise ValueError("rule 1's counts need two non-empty token sequences")
+        return found
 
     def align(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
               any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET) -> Alignment:
