@@ -41,21 +41,20 @@ cdef class KeyTable:
     @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, work="int[::1]", found=list)
     cpdef list counts_each(self, object cand, object refs)
 
-    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, k=Py_ssize_t, order="int[::1]", work="int[::1]", exact=Py_ssize_t,
-                   nfc=Py_ssize_t, nfr=Py_ssize_t, n_links=Py_ssize_t, counts=list)
+    @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, k=Py_ssize_t, order="int[::1]", work="int[::1]", nfc=Py_ssize_t,
+                   nfr=Py_ssize_t, n_links=Py_ssize_t, counts=list)
     cpdef object aligned(self, object cand, object ref, object search, Py_ssize_t budget)
 
     @cython.locals(n=Py_ssize_t, i=Py_ssize_t, ids=dict)
     cdef void _place(self, object tokens, Py_ssize_t at) except *
 
     @cython.locals(exact=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, counts=list, n_links=Py_ssize_t)
-    cdef object _counts(self, int[::1] work, Py_ssize_t nc, Py_ssize_t nr)
+    cdef tuple _rule1(self, int[::1] work, Py_ssize_t nc, Py_ssize_t nr)
 
     @cython.locals(fc_id=Py_ssize_t, fc_n=Py_ssize_t, fr_id=Py_ssize_t, fr_n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t,
                    end_c=Py_ssize_t, end_r=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, exact=Py_ssize_t, x=int,
-                   na=Py_ssize_t, nb=Py_ssize_t, partly=Py_ssize_t)
-    cdef (Py_ssize_t, Py_ssize_t, Py_ssize_t, Py_ssize_t) _exact_stage(self, int[::1] work, Py_ssize_t nc,
-                                                                       Py_ssize_t nr)
+                   na=Py_ssize_t, nb=Py_ssize_t)
+    cdef (Py_ssize_t, Py_ssize_t, Py_ssize_t) _exact_stage(self, int[::1] work, Py_ssize_t nc, Py_ssize_t nr)
 
     @cython.locals(needed=Py_ssize_t)
     cdef int[::1] _scratch(self, Py_ssize_t nc, Py_ssize_t nr, Py_ssize_t nfc, Py_ssize_t nfr)

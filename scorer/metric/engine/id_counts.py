@@ -179,7 +179,7 @@ class KeyTable:
             self._place(ref, nc)   # after the candidate's sorted ids, which stay in place
             work = self.work       # taken after interning, which may grow the other arrays but never this one
             _sort(work, nc, nc + nr)
-            found.append(self._counts(work, nc, nr))
+            found.append(self._rule1(work, nc, nr)[0])
         return found
 
     def aligned(self, cand: Sequence[str], ref: Sequence[str], search: Any, budget: int) -> tuple[int, int, bool] | None:
@@ -197,17 +197,10 @@ class KeyTable:
             order[k] = work[k]
         _sort(work, 0, nc)
         _sort(work, nc, nc + nr)
-        exact, nfc, nfr, _ = self._exact_stage(work, nc, nr)
-        counts = [exact] + [0] * self.n_stages
-        n_links = 0
-        if nfc and nfr and self.n_stages:
-            if nfc * nfr > MAX_TYPE_PAIRS:
-                return None
-            work = self._scratch(nc, nr, nfc, nfr)
-            n_links = self._type_links(work, nc, nr, nfc, nfr)
-            if n_links and self._later_stages(counts, work, nc, nr, nfc, nfr, n_links) is None:
-                return None
-        return search.align(order, work, nc, nr, nfc, nfr, n_links, counts, budget)
+        counts, nfc, nfr, n_links = self._rule1(work, nc, nr)
+        if counts is None:
+            return None
+        return search.align(order, self.work, nc, nr, nfc, nfr, n_links, counts, budget)
 
     def _place(self, tokens: Sequence[str], at: int) -> None:
         """Writes the ids of ``tokens`` to ``work[at:]``, interning those not seen; ``work[:at]`` is kept."""
@@ -219,32 +212,36 @@ class KeyTable:
             found = ids.get(tokens[i])
             self.work[at + i] = intern(tokens[i]) if found is None else found
 
-    def _counts(self, work: Ints, nc: int, nr: int) -> list[int] | None:
-        """Rule 1 on the sorted ids ``work[:nc]`` (candidate) and ``work[nc:nc + nr]`` (reference).
+    def _rule1(self, work: Ints, nc: int, nr: int) -> tuple[list[int] | None, int, int, int]:
+        """Rule 1 on the sorted ids ``work[:nc]`` (candidate) and ``work[nc:nc + nr]`` (reference): the links of
+        each stage (None where the definition must answer), and how many free candidate types, free
+        reference types and links between them it left in ``self.work`` (grown if needed).
 
         ``work`` is scratch: after the ids, the free candidate types and their counts, then the free
-        reference types and theirs, then what :meth:`_later_stages` needs.
+        reference types and theirs, then the links and what :meth:`_later_stages` needs.
         """
-        exact, nfc, nfr, _ = self._exact_stage(work, nc, nr)
+        exact, nfc, nfr = self._exact_stage(work, nc, nr)
         counts = [exact] + [0] * self.n_stages
         if nfc == 0 or nfr == 0 or self.n_stages == 0:
-            return counts
+            return counts, nfc, nfr, 0
         if nfc * nfr > MAX_TYPE_PAIRS:
-            return None
+            return None, nfc, nfr, 0
         work = self._scratch(nc, nr, nfc, nfr)
         n_links = self._type_links(work, nc, nr, nfc, nfr)
-        return self._later_stages(counts, work, nc, nr, nfc, nfr, n_links) if n_links else counts
+        if n_links:
+            return self._later_stages(counts, work, nc, nr, nfc, nfr, n_links), nfc, nfr, n_links
+        return counts, nfc, nfr, 0
 
-    def _exact_stage(self, work: Ints, nc: int, nr: int) -> tuple[int, int, int, int]:
+    def _exact_stage(self, work: Ints, nc: int, nr: int) -> tuple[int, int, int]:
         """The leading exact stage on the sorted ids: (its links, free candidate types, free reference
-        types, types in both texts with unequal counts). Min counts of every shared type are linked;
-        what is left over is free, written to ``work`` after the ids with its counts."""
+        types). Min counts of every shared type are linked; what is left over is free, written to
+        ``work`` after the ids with its counts."""
         fc_id = nc + nr                        # free candidate types, then their counts,
         fc_n = fc_id + nc
         fr_id = fc_n + nc                      # free reference types, then their counts
         fr_n = fr_id + nr
         i, j, end_c, end_r = 0, nc, nc, nc + nr
-        nfc = nfr = exact = partly = 0
+        nfc = nfr = exact = 0
         while i < end_c or j < end_r:
             x = work[i] if j >= end_r or (i < end_c and work[i] < work[j]) else work[j]  # the smaller head
             na = _run(work, i, end_c, x)
@@ -252,8 +249,6 @@ class KeyTable:
             i += na
             j += nb
             exact += min(na, nb)
-            if na and nb and na != nb:
-                partly += 1
             if na > nb:
                 work[fc_id + nfc] = x
                 work[fc_n + nfc] = na - nb
@@ -262,7 +257,7 @@ class KeyTable:
                 work[fr_id + nfr] = x
                 work[fr_n + nfr] = nb - na
                 nfr += 1
-        return exact, nfc, nfr, partly
+        return exact, nfc, nfr
 
     def _scratch(self, nc: int, nr: int, nfc: int, nfr: int) -> Ints:
         """``work``, grown (its first ``3 * (nc + nr)`` items kept) to hold the links and components of
@@ -302,7 +297,7 @@ class KeyTable:
 
     def _later_stages(self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int,
                       n_links: int) -> list[int] | None:
-        """The stages after the exact one, between the free types that :meth:`_counts` left in ``work``
+        """The stages after the exact one, between the free types that :meth:`_rule1` left in ``work``
         with their ``n_links`` links (:meth:`_type_links`); adds to ``counts`` and returns it."""
         S = self.n_stages
         fc_n = nc + nr + nc                    # the counts of the free candidate types
