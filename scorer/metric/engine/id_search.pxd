@@ -16,7 +16,7 @@ cdef Py_ssize_t _nth(int[::1] order, Py_ssize_t lo, Py_ssize_t hi, int x, Py_ssi
 cdef Py_ssize_t _rank(int[::1] order, Py_ssize_t i) noexcept
 
 @cython.locals(x=int, p=Py_ssize_t)
-cdef Py_ssize_t _rank_back(int[::1] order, Py_ssize_t lo, Py_ssize_t i) noexcept
+cdef Py_ssize_t _first(int[::1] order, Py_ssize_t lo, Py_ssize_t i) noexcept
 
 @cython.locals(k=Py_ssize_t)
 cdef void _tree_add(long long[::1] mem, Py_ssize_t tree, Py_ssize_t r, Py_ssize_t j, Py_ssize_t v) noexcept
@@ -57,7 +57,7 @@ cdef class IdSearch:
 
     @cython.locals(mem="long long[::1]", rest=Py_ssize_t, need=Py_ssize_t, avail=Py_ssize_t, mark=Py_ssize_t,
                    prefix_all=Py_ssize_t, prefix_before=Py_ssize_t, group_of=Py_ssize_t, group_a=Py_ssize_t,
-                   ref_rank=Py_ssize_t, group_q=Py_ssize_t, table_at=Py_ssize_t, group_c=Py_ssize_t,
+                   ref_rank=Py_ssize_t, group_q=Py_ssize_t, table_at=Py_ssize_t,
                    group_r=Py_ssize_t, at_c=Py_ssize_t, used=Py_ssize_t, tree=Py_ssize_t, twin=Py_ssize_t,
                    first_c=Py_ssize_t, first_r=Py_ssize_t, chosen_j=Py_ssize_t, chosen_s=Py_ssize_t,
                    best_j=Py_ssize_t, best_s=Py_ssize_t, frame=Py_ssize_t, choice_at=Py_ssize_t, choices=Py_ssize_t,
@@ -75,12 +75,12 @@ cdef class IdSearch:
                         Py_ssize_t is_group, Py_ssize_t dpos, Py_ssize_t opt_at, Py_ssize_t opt_n, Py_ssize_t free,
                         Py_ssize_t budget)
 
-    @cython.locals(mem="long long[::1]", n=Py_ssize_t, n_stages=Py_ssize_t, w1=Py_ssize_t, w2=Py_ssize_t,
+    @cython.locals(mem="long long[::1]", n=Py_ssize_t,
                    cost=Py_ssize_t, bound_left=Py_ssize_t, depth=Py_ssize_t, d=Py_ssize_t, fr=Py_ssize_t,
                    inc=Py_ssize_t, j=Py_ssize_t, s=Py_ssize_t, old=Py_ssize_t, delta=Py_ssize_t,
                    old_q=Py_ssize_t, grp=Py_ssize_t, i=Py_ssize_t, at=Py_ssize_t, count=Py_ssize_t, k=Py_ssize_t,
                    has_limit=bint, limit=Py_ssize_t, o=Py_ssize_t, key=Py_ssize_t, e=Py_ssize_t)
-    cdef Py_ssize_t _dfs(self, int[::1] order, Py_ssize_t t, Py_ssize_t r, _State state, _Regions g, bint greedy) except? -3
+    cdef Py_ssize_t _dfs(self, Py_ssize_t t, Py_ssize_t r, _State state, _Regions g, bint greedy) except? -3
 
     @cython.locals(mem="long long[::1]", x=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, d=Py_ssize_t)
     cdef void _fresh(self, Py_ssize_t t, Py_ssize_t r, _State state, _Regions g)
@@ -94,5 +94,5 @@ cdef class IdSearch:
                    j=Py_ssize_t, s=Py_ssize_t, static=Py_ssize_t, delta=Py_ssize_t, later=Py_ssize_t,
                    inc=Py_ssize_t, c=Py_ssize_t, key_v=Py_ssize_t, key_j=Py_ssize_t, v0=Py_ssize_t, v1=Py_ssize_t,
                    v2=Py_ssize_t, v3=Py_ssize_t, f=Py_ssize_t, h=Py_ssize_t)
-    cdef void _choices(self, int[::1] order, Py_ssize_t t, Py_ssize_t r, _State state, _Regions g, bint greedy,
+    cdef void _choices(self, Py_ssize_t t, Py_ssize_t r, _State state, _Regions g, bint greedy,
                        Py_ssize_t d, Py_ssize_t cost, Py_ssize_t bound_left)

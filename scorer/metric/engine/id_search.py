@@ -211,9 +211,8 @@ class IdSearch:
         group_a = group_of + n                 # per decision: its index within its group
         ref_rank = group_a + n                 # per reference position: its index within its group's
         group_q = ref_rank + r                 # per group: reference positions behind its last exact link
-        table_at = group_q + n                 # per group: where its table begins, and its sizes
-        group_c = table_at + n
-        group_r = group_c + n
+        table_at = group_q + n                 # per group: where its table begins, and its reference positions
+        group_r = table_at + n
         at_c = group_r + n                     # the reference position linked to each candidate position
         used = at_c + t                        # reference positions taken
         tree = used + r                        # a Fenwick tree over reference positions: the chosen ones
@@ -330,7 +329,6 @@ class IdSearch:
                 if order[t + j] == x:
                     mem[ref_rank + j] = rr
                     rr += 1
-            mem[group_c + g] = c
             mem[group_r + g] = rr
             mem[table_at + g] = table_end
             mem = self._room(table_end + (c + 1) * (rr + 1) + c * rr + 8)
@@ -367,18 +365,18 @@ class IdSearch:
             start_bound += mem[tab]
         state = _State(n, n_stages, w1, w2, base, start_bound, budget, n_groups)
         for i in range(t):
-            mem[first_c + i] = i - _rank_back(order, 0, i)
+            mem[first_c + i] = _first(order, 0, i)
         for j in range(r):
-            mem[first_r + j] = j - _rank_back(order, t, j)
+            mem[first_r + j] = _first(order, t, j)
         regions = _Regions(rest, need, avail, group_of, group_a, ref_rank, group_q, table_at, group_r, at_c, used, tree,
                            twin, first_c, first_r, chosen_j, chosen_s, best_j, best_s, frame, choice_at, dpos, opt_at,
                            opt_n, fj)
-        greedy = self._dfs(order, t, r, state, regions, True)
+        greedy = self._dfs(t, r, state, regions, True)
         if greedy < 0:
             return CUT                         # no alignment before the budget ran out: the definition's fallback
         if not (state.lex_first and state.best_cost == base + start_bound):
             state.best_is_lex = False
-            self._dfs(order, t, r, state, regions, False)
+            self._dfs(t, r, state, regions, False)
         links = 0
         for i in range(t):
             if mem[fj + i] != UNSET:
@@ -388,16 +386,16 @@ class IdSearch:
                 links += 1
         return links, self._chunks(t, fj, best_j, dpos, n), state.exact
 
-    def _dfs(self, order: Ints, t: int, r: int, state: _State, g: _Regions, greedy: bool) -> int:
+    def _dfs(self, t: int, r: int, state: _State, g: _Regions, greedy: bool) -> int:
         """``alignment._Search._dfs``: the greedy dive (``greedy``), or the lexicographic search from the
         best alignment so far. Returns the cost found (the dive's), or -1 when none was."""
         mem = self.mem
-        n, n_stages, w1, w2 = state.n, state.n_stages, state.w1, state.w2
+        n = state.n
         self._fresh(t, r, state, g)
         cost = state.base
         bound_left = state.start_bound
         depth = 0
-        self._choices(order, t, r, state, g, greedy, 0, cost, bound_left)
+        self._choices(t, r, state, g, greedy, 0, cost, bound_left)
         while depth >= 0:
             d = depth
             fr = g.frame + 10 * d
@@ -481,7 +479,7 @@ class IdSearch:
                         return cost
                 continue
             depth += 1
-            self._choices(order, t, r, state, g, greedy, depth, cost, bound_left)
+            self._choices(t, r, state, g, greedy, depth, cost, bound_left)
         return state.best_cost if state.has_best else -1
 
     def _fresh(self, t: int, r: int, state: _State, g: _Regions) -> None:
@@ -502,7 +500,7 @@ class IdSearch:
         for k in range(state.n_groups):
             mem[g.group_q + k] = 0
 
-    def _choices(self, order: Ints, t: int, r: int, state: _State, g: _Regions, greedy: bool, d: int, cost: int,
+    def _choices(self, t: int, r: int, state: _State, g: _Regions, greedy: bool, d: int, cost: int,
                  bound_left: int) -> None:
         """``choices`` of ``alignment._Search._dfs``: the choices at decision ``d``, written to its frame as
         (cost increment, reference position or -1, stage, change of the groups' bound)."""
@@ -608,13 +606,13 @@ class IdSearch:
         mem[fr + 1] = found
 
 
-def _rank_back(order: Ints, lo: int, i: int) -> int:
-    """How far back the first position of the type at ``order[lo + i]`` is, within ``order[lo:]``."""
+def _first(order: Ints, lo: int, i: int) -> int:
+    """The first position, within ``order[lo:]``, of the type at ``order[lo + i]``."""
     x = order[lo + i]
     for p in range(i):
         if order[lo + p] == x:
-            return i - p
-    return 0
+            return p
+    return i
 
 
 def _tree_add(mem: Ints, tree: int, r: int, j: int, v: int) -> None:
