@@ -7,7 +7,7 @@ A mutant the tests fail on is *killed*; one they pass on *survived*.
 
     python scripts/mutation.py                  # every site of links.py, counting.py, alignment.py
     python scripts/mutation.py --list           # the sites only
-    python scripts/mutation.py --only alignment.py:212:3   # one site (module:line:index)
+    python scripts/mutation.py --only alignment.py:227:2   # one site (module:line:index)
     python scripts/mutation.py --deep run.log   # the survivors listed in a run's log, against many more cases
 
 The survivors are printed with their site and change; docs/testing.md records

@@ -1,6 +1,6 @@
 """Alignment mutants against the unmutated engine, in one process, on longer texts (up to 12 tokens).
 
-    SCORER_PURE_PYTHON=1 python scripts/mutation_compare.py alignment.py:364:2,alignment.py:366:0 20000 [seed [words]]
+    SCORER_PURE_PYTHON=1 python scripts/mutation_compare.py alignment.py:357:0,alignment.py:361:0 20000 [seed [words]]
 
 Each listed mutant of alignment.py is loaded beside the real module; random pairs of texts of 2 to 12 tokens
 from a few words are aligned by both, and a mutant is reported (KILL and the case) at its first difference.

@@ -91,12 +91,7 @@ def align(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFu
     """The alignment of rules 1-5 between two token lists."""
     graph = type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys)
     target = stage_counts(graph, len(key_functions))
-    cpos: dict[str, list[int]] = {}
-    rpos: dict[str, list[int]] = {}
-    for i, token in enumerate(cand):
-        cpos.setdefault(token, []).append(i)
-    for j, token in enumerate(ref):
-        rpos.setdefault(token, []).append(j)
+    cpos, rpos = _positions(cand), _positions(ref)
     forced: dict[int, tuple[int, int]] = {}
     options: dict[int, list[tuple[int, int]]] = {}
     for x in sorted(graph.shared):
@@ -401,10 +396,13 @@ def fallback_alignment(cand: Sequence[str], ref: Sequence[str], key_functions: S
                        any_keys: Callable[[str], frozenset[str]]) -> Alignment:
     """What :func:`align` returns when its search finds no alignment within the budget (point 3): the
     alignment read off rule 1's flow, flagged inexact."""
-    cpos: dict[str, list[int]] = {}
-    rpos: dict[str, list[int]] = {}
-    for i, token in enumerate(cand):
-        cpos.setdefault(token, []).append(i)
-    for j, token in enumerate(ref):
-        rpos.setdefault(token, []).append(j)
-    return _fallback(cand, ref, type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys), cpos, rpos)
+    graph = type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys)
+    return _fallback(cand, ref, graph, _positions(cand), _positions(ref))
+
+
+def _positions(tokens: Sequence[str]) -> dict[str, list[int]]:
+    """The positions of each type in ``tokens``, in increasing order."""
+    positions: dict[str, list[int]] = {}
+    for i, token in enumerate(tokens):
+        positions.setdefault(token, []).append(i)
+    return positions
