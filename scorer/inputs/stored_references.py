@@ -70,6 +70,8 @@ class StoredReferences(Mapping[str, Variants]):
         start, stop, digest = span
         try:
             with open(self.path, "rb") as fh:
+                if stop > os.fstat(fh.fileno()).st_size:  # never allocate for a span the file cannot hold
+                    return None
                 fh.seek(start)
                 raw = fh.read(stop - start)
         except (OSError, ValueError, OverflowError):
