@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
@@ -26,6 +26,7 @@ from scorer.scoring.result import ScoreResult
 from scorer.scoring.signature import signature
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.thesaurus import Thesaurus, load_thesaurus
+from scorer.metric.thesaurus_prefetch import IndexPrefetch
 from scorer.scoring.turns import score_turns
 from scorer.scoring.leaderboard import find_submissions, rank
 from scorer.scoring.leaderboard_result import Entry, Leaderboard
@@ -34,6 +35,7 @@ from scorer.inputs.contract import ANSWERS, DIALOGUES, SUBMISSION
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
 from scorer.inputs import reference_cache
+from scorer.metric.cache import in_background
 from scorer.inputs.stored_references import StoredReferences
 from scorer.inputs.jsonio import shorten
 from scorer.metric.text import tokenise
@@ -97,10 +99,12 @@ def _reference_file(data_dir: Path, name: str) -> Path:
 
 
 def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True,
-                   progress: Progress | None = None) -> ReferenceData:
+                   progress: Progress | None = None, jobs: int = 1) -> ReferenceData:
     """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``;
     ``progress(step, done, total)`` hears the bytes read (:mod:`scorer.progress`). Files validated
-    before, byte for byte, come from the reference cache (:mod:`scorer.inputs.reference_cache`)."""
+    before, byte for byte, come from the reference cache (:mod:`scorer.inputs.reference_cache`); files
+    read now are stored there, by another process meanwhile when ``jobs`` allows more than one
+    (:func:`scorer.metric.cache.in_background`)."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise UsageError(f"reference directory {data_dir}: not a directory")
@@ -127,7 +131,11 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
         references = read_references(answers_file, dialogues, limits, progress)
         tokens = tokenise_references(references)
     if key:
-        reference_cache.save(key, dialogues, references, tokens, answers_file, limits)
+        store = lambda: reference_cache.save(key, dialogues, references, tokens, answers_file, limits)  # noqa: E731
+        if jobs > 1:
+            in_background(reference_cache.entry_path(key), store)
+        else:
+            store()
     return ReferenceData(dialogues, references, tokens)
 
 
@@ -162,6 +170,14 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> The
     return thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
 
 
+def thesaurus_prefetch(config: Config, thesaurus: Thesaurus | PathLike | None, jobs: int) -> IndexPrefetch | None:
+    """With more than one process allowed, the thesaurus :func:`thesaurus_for` will load, its index built (when not
+    cached) on another core meanwhile (:mod:`scorer.metric.thesaurus_prefetch`); None where nothing is to build."""
+    if jobs < 2 or isinstance(thesaurus, Thesaurus) or not needs_thesaurus(config.meteor.stages):
+        return None
+    return IndexPrefetch(thesaurus)
+
+
 def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
                      config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
                      synonyms: bool = True, jobs: int = 1, progress: Progress | None = None) -> ScoreResult:
@@ -172,9 +188,11 @@ def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | N
     ``progress(step, done, total)`` hears every phase (:mod:`scorer.progress`).
     """
     config = with_synonyms(config or load_config(), synonyms)
-    with no_cycle_collection():
-        reference = load_reference(data_dir, config.limits, progress=progress)
+    with no_cycle_collection(), thesaurus_prefetch(config, thesaurus, jobs) or nullcontext() as prefetch:
+        reference = load_reference(data_dir, config.limits, progress=progress, jobs=jobs)
         valid = _read_and_check(reference, submission, ppl, config.limits, progress)
+        if prefetch:
+            prefetch.wait()
         rwn = thesaurus_for(config, thesaurus)
         return score_validated(reference, valid, config, rwn, jobs, progress, name=submission_name(submission))
 
@@ -226,7 +244,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     explained = (lambda done: progress(AGGREGATING, len(keys) + 1 + done, total)) if progress else None
     lowest = lowest_turns(turns, references, metric, progress=explained)
     if matcher is None:
-        metric.matcher.save()
+        metric.matcher.save(background=jobs > 1)
     warnings = submission.warnings + unanalysed_warnings(keys, answers, variant_tokens, metric.matcher.unanalysed)
     if progress:
         progress(AGGREGATING, total, total)
@@ -275,8 +293,11 @@ def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: 
     """
     config = with_synonyms(config or load_config(), synonyms)
     _check_board(submissions_dir, resamples, seed)
-    return _score_board(load_reference(data_dir, config.limits, progress=progress), submissions_dir, config, thesaurus, jobs,
-                        resamples, seed, progress)
+    with thesaurus_prefetch(config, thesaurus, jobs) or nullcontext() as prefetch:
+        reference = load_reference(data_dir, config.limits, progress=progress, jobs=jobs)
+        if prefetch:
+            prefetch.wait()
+    return _score_board(reference, submissions_dir, config, thesaurus, jobs, resamples, seed, progress)
 
 
 #: Bounds of the bootstrap's settings: enough resamples for a 95% interval, few enough to fit in memory.

@@ -106,7 +106,7 @@ def test_a_sealed_entry_of_the_wrong_shape_is_ignored(tmp_path, payload):
     assert reference_cache._well_formed(ROWS, SPANS, TOKENS)  # the shape that is accepted
     data = make_split(tmp_path, DIALOGUES)
     key = _key(data)
-    path = reference_cache._path(key)
+    path = reference_cache.entry_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(seal(key, marshal.dumps(payload)))
     assert reference_cache.load(key, Limits()) is None
@@ -155,7 +155,7 @@ def test_an_entry_whose_lines_do_not_match_reads_the_whole_file_again(tmp_path, 
     data = make_split(tmp_path, DIALOGUES)
     api.load_reference(data)
     key = _key(data)
-    path = reference_cache._path(key)
+    path = reference_cache.entry_path(key)
     dialogues, spans, tokens = reference_cache.load(key, Limits())
     rows = [(d.dialog_id, d.type, d.n_turns) for d in dialogues]
     reads = []
@@ -177,7 +177,7 @@ def test_an_entry_whose_lines_do_not_match_reads_the_whole_file_again(tmp_path, 
 def test_a_damaged_or_foreign_entry_is_ignored(tmp_path):
     data = make_split(tmp_path, DIALOGUES)
     key = _key(data)
-    path = reference_cache._path(key)
+    path = reference_cache.entry_path(key)
     path.unlink(missing_ok=True)
     api.load_reference(data)
     good = path.read_bytes()

@@ -59,14 +59,15 @@ def entry_key(dialogues: Path, answers: Path | None, limits: Limits) -> str | No
     return digest.hexdigest()
 
 
-def _path(key: str) -> Path:
+def entry_path(key: str) -> Path:
+    """The cache file of the entry ``key``."""
     return cache_dir() / f"references-{key[:32]}.marshal"
 
 
 def load(key: str, limits: Limits) -> tuple[list[Dialogue], Spans | None, Tokens | None] | None:
     """The dialogues, each dialogue's line span in ``answers.jsonl`` and the tokenised references stored
     under ``key``, or None (missing, refused or malformed)."""
-    content = loads_marshal(read_sealed(_path(key), key, 6 * limits.max_file_bytes))
+    content = loads_marshal(read_sealed(entry_path(key), key, 6 * limits.max_file_bytes))
     if type(content) is not tuple or len(content) != 4 or content[0] != FORMAT:
         return None
     dialogues, spans, tokens = content[1], content[2], content[3]
@@ -88,7 +89,7 @@ def save(key: str, dialogues: list[Dialogue], references: References | None, tok
             return False
         spans = line_spans(data, references)
         tokens = {d: [[list(map(sys.intern, v)) for v in turn] for turn in turns] for d, turns in tokens.items()}
-    return write_best_effort(_path(key), seal(key, marshal.dumps((FORMAT, rows, spans, tokens))))
+    return write_best_effort(entry_path(key), seal(key, marshal.dumps((FORMAT, rows, spans, tokens))))
 
 
 def _bytes_of(path: Path, limits: Limits) -> bytes | None:

@@ -22,7 +22,7 @@ from functools import lru_cache
 from importlib.resources import files
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from pathlib import Path
-from typing import Any, Callable, Container, Iterable, Iterator, Sequence, cast
+from typing import Any, Callable, Container, Iterable, Iterator, cast
 
 from .config import Limits
 from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION

@@ -19,13 +19,16 @@ be written only costs the next run the rebuild.
 """
 from __future__ import annotations
 
+import atexit
 import marshal
 import os
+import signal
 import stat
 import sys
 import tempfile
 from hashlib import sha256
 from pathlib import Path
+from typing import Callable
 
 ENV_CACHE = "SCORER_CACHE_DIR"
 _MAGIC = b"dialogue-scorer cache\n"
@@ -52,7 +55,9 @@ def _trusted(info: os.stat_result) -> bool:
 
 def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
     """The bytes of the cache file ``path``, or None when it is missing, not a regular file of this user's
-    that only this user may write, larger than ``max_bytes``, or unreadable for any reason."""
+    that only this user may write, larger than ``max_bytes``, or unreadable for any reason. A write of it
+    this process started in the background is waited for first."""
+    finish_writes(path)
     try:
         before = os.lstat(path)
         if not _trusted(before) or before.st_size > max_bytes:
@@ -132,3 +137,45 @@ def write_best_effort(path: Path, data: bytes) -> bool:
             except OSError:
                 pass
         return False
+
+
+_pending: list[tuple[Path, int]] = []  # (path, process) of writes in_background started, not yet waited for
+
+
+def in_background(path: Path, write: Callable[[], object]) -> None:
+    """Run ``write`` (a best-effort write of the cache file ``path``; what it returns is dropped) in a forked
+    process where ``fork`` is available, the caller going on meanwhile; else, or when no process can be
+    had, here. :func:`finish_writes` waits for those started (it runs at exit too); the forked process
+    only writes, ignores SIGINT and leaves by ``os._exit``, whatever happens. An earlier write of the same
+    file is waited for first."""
+    finish_writes(path)
+    pid = -1
+    if hasattr(os, "fork"):
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                write()
+            finally:
+                os._exit(0)
+    if pid > 0:
+        if not _pending:
+            atexit.register(finish_writes)
+        _pending.append((path, pid))
+    else:
+        write()
+
+
+def finish_writes(path: Path | None = None) -> None:
+    """Wait for the writes :func:`in_background` started (of ``path`` only, when given): a reader of a
+    cache file calls it first, so a process always sees its own writes."""
+    for entry in [e for e in _pending if path is None or e[0] == path]:
+        _pending.remove(entry)
+        try:
+            os.waitpid(entry[1], 0)
+        except (ChildProcessError, InterruptedError):
+            pass

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from . import morphology, token_cache
+from .cache import in_background
 from .stages import KeyFunction, stage_plan
 from .thesaurus import Thesaurus
 
@@ -104,14 +105,21 @@ class Matcher:
                 if token not in memo:
                     memo[token] = memo.added[token] = keys
 
-    def save(self) -> None:
-        """Add the keys computed in this run to the token cache (best effort). Tokens that could not be
-        analysed are left out, so every run that meets them says so."""
+    def save(self, *, background: bool = False) -> None:
+        """Add the keys computed in this run to the token cache (best effort); with ``background``, from
+        another process while this one goes on (:func:`scorer.metric.cache.in_background`). Tokens that
+        could not be analysed are left out, so every run that meets them says so."""
         if self._cache_file is not None:
             lemmas, synsets, unanalysed = self.take_new()
             for token in unanalysed:
                 lemmas.pop(token, None)
-            token_cache.save(self._cache_file, lemmas, synsets)
+            if not lemmas and not synsets:
+                return
+            path = self._cache_file
+            if background:
+                in_background(path, lambda: token_cache.save(path, lemmas, synsets))
+            else:
+                token_cache.save(path, lemmas, synsets)
 
 
 def related(a: str, b: str, key_functions: Iterable[KeyFunction]) -> int | None:

@@ -1,0 +1,149 @@
+"""A run from an empty cache: keys learnt once per type on the workers, the thesaurus's index built on
+another core, cache files written by another process; the numbers never change."""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from conftest import MINI_RWN, make_split, make_submission
+from scorer import api
+from scorer.errors import ThesaurusError
+from scorer.inputs import reference_cache
+from scorer.inputs.config import load_config
+from scorer.metric import cache, thesaurus
+from scorer.metric.matcher import Matcher
+from scorer.metric.meteor import MeteorParams, MeteorRu
+from scorer.metric.text import tokenise
+from scorer.metric.thesaurus_prefetch import IndexPrefetch
+from scorer.scoring import turns
+
+ANSWERS = ["кот спит дома", "собака лает громко", "мы летим домой", "кошка лечит кота", "дом стоит"]
+REFERENCES = [[["кошка", "спит"], ["кот", "дремлет"]], [["пес", "лает"]], [["мы", "мчимся", "домой"]],
+              [["кот", "лечит", "кошку"], ["лечить"]], [["здание", "стоит"]]]
+
+
+def scored(answers, references, params, jobs):
+    metric = MeteorRu(params, matcher=Matcher(thesaurus.load_thesaurus(MINI_RWN), persistent=False))
+    found = turns.score_turns(answers, references, metric, jobs)
+    return [(best, s.score, s.matches, s.chunks) for best, s in found], metric.matcher
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.5])
+def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamma):
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    answers, references = ANSWERS * 8, REFERENCES * 8
+    params = MeteorParams(gamma=gamma, beta=3.0)
+    absorbed: list[str] = []
+    original = Matcher.absorb
+
+    def counting(self, lemmas, synsets, unanalysed):
+        absorbed.extend(lemmas)
+        return original(self, lemmas, synsets, unanalysed)
+
+    alone, _ = scored(answers, references, params, 1)
+    monkeypatch.setattr(Matcher, "absorb", counting)
+    together, matcher = scored(answers, references, params, 2)
+    assert together == alone
+    types = {t for a in ANSWERS for t in tokenise(a)} | {t for turn in REFERENCES for v in turn for t in v}
+    assert sorted(absorbed) == sorted(types)  # every type's lemmas computed once, on one worker or the other
+    assert set(matcher.lemmas) == types and set(matcher.synsets) == types
+
+
+def test_a_matcher_that_knows_types_is_not_taught_first(monkeypatch):
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    taught = []
+    monkeypatch.setattr(turns, "_keys_of", lambda types: taught.append(types))
+    metric = MeteorRu(MeteorParams(), matcher=Matcher(thesaurus.load_thesaurus(MINI_RWN), persistent=False))
+    metric.matcher.lemmas["кот"]  # one type known: the workers learn what they meet, as they score
+    found = turns.score_turns(ANSWERS * 4, REFERENCES * 4, metric, 2)
+    assert taught == [] and len(found) == 20
+
+
+def test_a_background_write_happens_in_another_process_and_is_waited_for(tmp_path):
+    path = tmp_path / "file"
+
+    def write():
+        time.sleep(0.2)
+        path.write_text(str(os.getpid()))
+
+    cache.in_background(path, write)
+    assert not path.exists()  # still being written
+    cache.finish_writes(path)
+    assert path.read_text() != str(os.getpid())
+    assert cache._pending == []
+
+
+def test_reading_a_cache_file_waits_for_this_processs_own_write(tmp_path):
+    path = tmp_path / "sealed"
+    cache.in_background(path, lambda: (time.sleep(0.2), cache.write_best_effort(path, cache.seal("k", b"data"))))
+    assert cache.read_sealed(path, "k", 1 << 20) == b"data"
+
+
+def test_without_a_process_the_write_happens_here(tmp_path, monkeypatch):
+    def no_fork():
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    path = tmp_path / "file"
+    cache.in_background(path, lambda: path.write_text(str(os.getpid())))
+    assert path.read_text() == str(os.getpid()) and cache._pending == []
+
+
+def test_a_write_that_fails_in_the_background_leaves_nothing_behind(tmp_path):
+    def failing():
+        raise RuntimeError("disk on fire")
+
+    cache.in_background(tmp_path / "x", failing)
+    cache.finish_writes()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_prefetch_builds_the_cached_index_in_another_process(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    with IndexPrefetch(MINI_RWN) as prefetch:
+        assert prefetch.process is not None and prefetch.process.pid != os.getpid()
+        prefetch.wait()
+    loaded = thesaurus.load_thesaurus(MINI_RWN)
+    assert loaded._index is None  # found in the cache: read on first use, not built here
+    assert loaded.index == thesaurus.load_thesaurus(MINI_RWN).index
+    assert loaded.synsets("лететь")
+
+
+def test_a_prefetch_that_fails_leaves_the_error_to_the_load(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    broken = tmp_path / "rwn"
+    broken.mkdir()
+    (broken / "synsets.V.xml").write_text("<synsets><synset id='1'><sense>", encoding="utf-8")
+    with IndexPrefetch(broken) as prefetch:
+        prefetch.wait()
+    with pytest.raises(ThesaurusError, match="cannot read RuWordNet file"):
+        thesaurus.load_thesaurus(broken)
+
+
+def test_a_prefetch_left_early_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(KeyError):
+        with IndexPrefetch(MINI_RWN) as prefetch:
+            process = prefetch.process
+            raise KeyError("an invalid upload")
+    assert process is not None and not process.is_alive()
+
+
+def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    ids = [f"d{k}" for k in range(len(ANSWERS))]
+    data = make_split(tmp_path, [(d, "Text2Text", [[" ".join(v) for v in turn]]) for d, turn in zip(ids, REFERENCES)])
+    submission = make_submission(tmp_path, {d: [a] for d, a in zip(ids, ANSWERS)}, {d: [3.0] for d in ids})
+    results = []
+    for jobs in (1, 2):
+        monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
+        result = api.score_submission(data, submission, config=load_config(), jobs=jobs)
+        cache.finish_writes()
+        results.append([(t.dialog_id, t.meteor, t.best_reference) for t in result.turns] + [result.summary])
+        names = sorted(p.name.split("-")[0] for p in (tmp_path / f"cache-{jobs}").iterdir())
+        assert names == ["references", "rwn", "source", "tokens"]
+        key = reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", load_config().limits)
+        assert key and reference_cache.load(key, load_config().limits) is not None
+    assert results[0] == results[1]
