@@ -39,6 +39,7 @@ from scorer.metric.cache import in_background
 from scorer.inputs.stored_references import StoredReferences
 from scorer.inputs.jsonio import shorten
 from scorer.metric.text import tokenise
+from scorer.metric.engine.accelerator import tokeniser
 from scorer.inputs.validation import Dialogue, Submission, check_submission, read_dialogues, read_references
 
 PathLike = str | os.PathLike
@@ -67,6 +68,7 @@ class ReferenceData:
 
 def tokenise_references(references: Mapping[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
     """Every variant of every turn tokenised, in the shape of ``references``."""
+    tokenise = tokeniser()
     return {d: [[tokenise(v) for v in variants] for variants in turns] for d, turns in references.items()}
 
 

@@ -20,7 +20,7 @@ import signal
 from typing import Any, Callable, Sequence
 
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variant
-from scorer.metric.text import tokenise
+from scorer.metric.engine.accelerator import tokeniser
 
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
@@ -62,6 +62,7 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     try:
         tokens = None
         if learn_first:  # nothing known yet: each type's keys computed once, spread out
+            tokenise = tokeniser()
             tokens = [tokenise(a) for a in answers]
             _state = (answers, tokens, variants, metric)
             new_types = sorted(_types(tokens, variants))
@@ -130,5 +131,6 @@ def _score_span(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
     answers, tokens, variants, metric = _shared()
     matcher, params, engine = metric.matcher, metric.params, metric.engine
     start, stop = span
+    tokenise = tokeniser()
     return [best_variant(tokenise(answers[k]) if tokens is None else tokens[k], variants[k], matcher, params,
                          engine=engine) for k in range(start, stop)]

@@ -8,7 +8,9 @@ the C types of their ``.pxd`` (Cython's pure-Python mode):
 :mod:`scorer.metric.engine.id_counts`, rule 1's counts on interned token ids
 (the default mode), and :mod:`scorer.metric.engine.id_search`, rules 2-5 on the
 same ids (the penalty mode). They settle nearly every pair themselves and
-decline (None) where the definition's flow or fallback is needed.
+decline (None) where the definition's flow or fallback is needed. A third,
+:mod:`scorer.metric.engine.word_split`, tokenises texts written in its
+alphabet (:func:`tokeniser`) and leaves the others to the definition.
 
 They are used when all were built from the sources installed beside them
 (each compiled module carries ``__source_sha256__``, stamped into it by the
@@ -31,6 +33,7 @@ from . import alignment, counting, links
 from .alignment import Alignment
 from .compiled_modules import COMPILED, source_digest
 from .links import KeyFunction, counts_of
+from ..text import tokenise
 
 PURE_ENV = "SCORER_PURE_PYTHON"
 _SOURCES = Path(__file__).resolve().parent  # the engine's sources, which the compiled modules must match
@@ -223,6 +226,20 @@ def engine() -> ModuleEngine:
         return ModuleEngine("compiled (Cython)", modules["links"], modules["counting"], modules["alignment"],
                             modules["id_counts"], modules["id_search"])
     return ModuleEngine("pure Python", links, counting, alignment)
+
+
+def tokeniser() -> Callable[[str], list[str]]:
+    """:func:`scorer.metric.text.tokenise`; when the compiled engine is active (:func:`active`), through the
+    compiled ``word_split`` first, which answers for texts in its alphabet and leaves the others to it."""
+    if not active():
+        return tokenise
+    split_words = _built()[0]["word_split"].split_words
+
+    def tokenise_split(text: str) -> list[str]:
+        found = split_words(text)
+        return tokenise(text) if found is None else found
+
+    return tokenise_split
 
 
 @lru_cache(maxsize=2)
