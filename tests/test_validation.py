@@ -240,3 +240,22 @@ def test_hand_written_line_checks_agree_with_the_packaged_schemas(value, name):
     check_line = {"dialogues": dialogue_problems, "answers": reference_problems, "submission": submission_problems}
     by_schema = Draft202012Validator(schema(name)).is_valid(value)
     assert (check_line[name](value, Limits()) == []) == by_schema
+
+
+def test_mark_runs_are_found_in_the_text_that_holds_them_and_never_across_texts():
+    """Each text is searched on its own: a run is reported where it is, and two texts never make one."""
+    run, edge = "\u0301" * 31, "\u0301" * 30
+    issues = errors([{"dialog_id": "d-1", "answers": ["Кот" + edge, edge + "x" + run]},
+                     {"dialog_id": "d-2", "answers": [edge]}])
+    assert [(i.line, i.dialog_id, i.turn, i.code) for i in issues] == [(1, "d-1", 1, "combining_run")]
+    assert "31 combining marks in a row from character 32" in issues[0].message
+    # 30 at the end of one answer and 30 at the start of the next: no run of 31 in either
+    assert check([{"dialog_id": "d-1", "answers": ["Кот" + edge, edge + "Рыжий"]},
+                  {"dialog_id": "d-2", "answers": [""]}]).answers["d-1"][1] == edge + "Рыжий"
+    dialogues = [Dialogue("a", "Text2Text", 2)]
+    with pytest.raises(ReferenceDataError) as info:
+        read_references(jsonl([{"dialog_id": "a", "references": [["Кот" + edge, edge], ["да", "нет" + run]]}]),
+                        dialogues)
+    assert [(i.turn, i.code) for i in info.value.issues] == [(1, "combining_run")]
+    assert read_references(jsonl([{"dialog_id": "a", "references": [["Кот" + edge], [edge + "да"]]}]),
+                           dialogues)["a"][1] == [edge + "да"]
