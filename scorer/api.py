@@ -39,7 +39,7 @@ from scorer.metric.cache import in_background
 from scorer.inputs.stored_references import StoredReferences
 from scorer.inputs.jsonio import shorten
 from scorer.metric.text import tokenise
-from scorer.metric.engine.accelerator import tokeniser
+from scorer.metric.tokeniser import tokeniser
 from scorer.inputs.validation import Dialogue, Submission, check_submission, read_dialogues, read_references
 
 PathLike = str | os.PathLike
@@ -227,7 +227,9 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     if report:
         report(0)
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
+    metric.load_token_table()
     scored = score_turns(answers, variant_tokens, metric, jobs, report)
+    metric.save_token_table(background=jobs > 1)
     # aggregating: every turn's record, then the summary, then the lowest turns explained (one unit each)
     total = len(keys) + 1 + min(LOWEST_TURNS, len(keys))
     if progress:

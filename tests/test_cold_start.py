@@ -13,6 +13,7 @@ from scorer.errors import ThesaurusError
 from scorer.inputs import reference_cache
 from scorer.inputs.config import load_config
 from scorer.metric import cache, thesaurus
+from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
 from scorer.metric.text import tokenise
@@ -72,7 +73,7 @@ def test_a_background_write_happens_in_another_process_and_is_waited_for(tmp_pat
     assert not path.exists()  # still being written
     cache.finish_writes(path)
     assert path.read_text() != str(os.getpid())
-    assert cache._pending == []
+    assert [p for p, _ in cache._pending if p == path] == []
 
 
 def test_reading_a_cache_file_waits_for_this_processs_own_write(tmp_path):
@@ -88,7 +89,7 @@ def test_without_a_process_the_write_happens_here(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fork", no_fork)
     path = tmp_path / "file"
     cache.in_background(path, lambda: path.write_text(str(os.getpid())))
-    assert path.read_text() == str(os.getpid()) and cache._pending == []
+    assert path.read_text() == str(os.getpid()) and [p for p, _ in cache._pending if p == path] == []
 
 
 def test_a_write_that_fails_in_the_background_leaves_nothing_behind(tmp_path):
@@ -143,7 +144,8 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
         cache.finish_writes()
         results.append([(t.dialog_id, t.meteor, t.best_reference) for t in result.turns] + [result.summary])
         names = sorted(p.name.split("-")[0] for p in (tmp_path / f"cache-{jobs}").iterdir())
-        assert names == ["references", "rwn", "source", "tokens"]
+        kept_by_the_compiled_engine = ["keys"] if accelerator.active() else []
+        assert names == kept_by_the_compiled_engine + ["references", "rwn", "source", "tokens"]
         key = reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", load_config().limits)
         assert key and reference_cache.load(key, load_config().limits) is not None
     assert results[0] == results[1]

@@ -9,9 +9,10 @@ the persistent token cache (:mod:`scorer.metric.token_cache`).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Iterable
 
-from . import morphology, token_cache
+from . import key_table_cache, morphology, token_cache
 from .cache import in_background
 from .stages import KeyFunction, stage_plan
 from .thesaurus import Thesaurus
@@ -63,6 +64,11 @@ class Matcher:
             raise ValueError("the synonym stage needs a thesaurus")
         found = [self.thesaurus.synsets(lemma) for lemma in self.lemmas[token]]
         return frozenset().union(*found) if found else _EMPTY
+
+    def table_file(self, stages: tuple[str, ...]) -> Path | None:
+        """Where the compiled engine's token table for ``stages`` is kept beside the token cache; None when
+        this matcher keeps nothing across runs."""
+        return key_table_cache.table_path(self._cache_file, stages) if self._cache_file is not None else None
 
     def key_function(self, stage: str) -> KeyFunction:
         """Keys of a token at ``stage``; None for the exact stage."""

@@ -21,6 +21,8 @@ from scorer.metric.engine.accelerator import Engine, active, engine as choose_en
 from scorer.metric.engine.alignment import NODE_BUDGET
 from scorer.metric.engine.links import KeyFunction
 
+from .cache import in_background
+from .key_table_cache import load_table, save_table
 from .matcher import Matcher
 from .morphology import morphology_id
 from .stages import STAGE_NAMES, needs_morphology, needs_thesaurus, stage_plan, without_thesaurus
@@ -212,6 +214,33 @@ class MeteorRu:
         if isinstance(references, str):
             references = [references]
         return self.sentence(candidate, references)[1].score
+
+    def load_token_table(self) -> None:
+        """Give the engine the token table kept by earlier runs with these stages, when the matcher keeps
+        its keys across runs (:mod:`scorer.metric.key_table_cache`; a speed-up, never a change of number)."""
+        path = self.matcher.table_file(self.params.stages)
+        stored = load_table(path) if path is not None else None
+        if stored is not None:
+            self.engine.restore_table(self.matcher.key_functions(self.params.stages), stored)
+
+    def save_token_table(self, *, background: bool = False) -> None:
+        """Keep the engine's token table for later runs when it grew, with the tokens whose keys were
+        computed on workers and without those the morphology could not analyse."""
+        path = self.matcher.table_file(self.params.stages)
+        if path is None:
+            return
+        keys, skip, more = self.matcher.key_functions(self.params.stages), dict(self.matcher.unanalysed), \
+            list(self.matcher.lemmas.added)
+
+        def store() -> None:
+            table = self.engine.table_to_store(keys, skip, more)
+            if table is not None:
+                save_table(path, table)
+
+        if background:
+            in_background(path, store)
+        else:
+            store()
 
     def signature_fields(self) -> list[tuple[str, str]]:
         """``key:value`` fields pinning everything of the metric that changes a number."""

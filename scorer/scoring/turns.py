@@ -20,7 +20,7 @@ import signal
 from typing import Any, Callable, Sequence
 
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variant
-from scorer.metric.engine.accelerator import tokeniser
+from scorer.metric.tokeniser import tokeniser
 
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500

@@ -10,7 +10,7 @@ the C types of their ``.pxd`` (Cython's pure-Python mode):
 same ids (the penalty mode). They settle nearly every pair themselves and
 decline (None) where the definition's flow or fallback is needed. A third,
 :mod:`scorer.metric.engine.word_split`, tokenises texts written in its
-alphabet (:func:`tokeniser`) and leaves the others to the definition.
+alphabet (:mod:`scorer.metric.tokeniser`) and leaves the others to the definition.
 
 They are used when all were built from the sources installed beside them
 (each compiled module carries ``__source_sha256__``, stamped into it by the
@@ -27,13 +27,12 @@ from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Container, Iterable, NamedTuple, Protocol, Sequence
 
 from . import alignment, counting, links
 from .alignment import Alignment
 from .compiled_modules import COMPILED, source_digest
 from .links import KeyFunction, counts_of
-from ..text import tokenise
 
 PURE_ENV = "SCORER_PURE_PYTHON"
 _SOURCES = Path(__file__).resolve().parent  # the engine's sources, which the compiled modules must match
@@ -71,6 +70,11 @@ def _digest(name: str) -> str | None:
         return None
 
 
+def compiled_module(name: str) -> ModuleType:
+    """The compiled module ``name`` of the active engine; KeyError when the compiled engine is not built."""
+    return _built()[0][name]
+
+
 def compiled() -> bool:
     """Whether the compiled engine was built, and from the sources beside it."""
     return bool(_built()[0])
@@ -90,6 +94,16 @@ def description() -> str:
     return f"engine: pure Python ({_built()[1]})"
 
 
+class StoredTable(NamedTuple):
+    """A token table as ``KeyTable.export`` gives it, with the key strings in id order: what
+    :mod:`scorer.metric.key_table_cache` keeps across runs."""
+    tokens: list[str]
+    keys: list[str]
+    start: bytes
+    length: bytes
+    data: bytes
+
+
 class FastCounts:
     """Rule 1's per-stage counts through the compiled ``id_counts``, for one matcher's key functions.
 
@@ -103,6 +117,32 @@ class FastCounts:
         self.table = id_counts.KeyTable(len(self.later), self._intern)
         self.search = id_search.IdSearch() if id_search is not None else None
         self.key_ids: dict[str, int] = {}
+        self.restored = 0  # tokens taken from a stored table
+
+    def restore(self, stored: StoredTable) -> bool:
+        """Take a stored table (:mod:`scorer.metric.key_table_cache`) into this empty one; False, nothing
+        taken, when it does not fit (its arrays, ids or tokens fail ``KeyTable.restore``'s checks)."""
+        if self.key_ids or self.table.n_tokens:
+            return False
+        if not self.table.restore(stored.tokens, stored.start, stored.length, stored.data, len(stored.keys)):
+            return False
+        self.key_ids = {key: k for k, key in enumerate(stored.keys)}
+        self.restored = len(stored.tokens)
+        return True
+
+    def stored(self, skip: Container[str], more: Iterable[str] = ()) -> StoredTable | None:
+        """This table to store, the tokens of ``more`` interned first and those in ``skip`` left out; None
+        when it holds nothing beyond what was restored."""
+        for token in more:
+            if token not in self.table.ids and token not in skip:
+                self._intern(token)
+        if self.table.n_tokens <= self.restored:
+            return None
+        tokens, start, length, data = self.table.export(skip)
+        keys = [""] * len(self.key_ids)
+        for key, k in self.key_ids.items():
+            keys[k] = key
+        return StoredTable(tokens, keys, start, length, data)
 
     def _intern(self, token: str) -> int:
         key_ids = self.key_ids
@@ -159,6 +199,17 @@ class Engine(Protocol):
                     any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET
                     ) -> tuple[int, int, bool]:
         """(links, chunks, exact) of :meth:`align`'s alignment of two non-empty token sequences."""
+        ...
+
+    def restore_table(self, key_functions: tuple[KeyFunction, ...], stored: StoredTable) -> None:
+        """Take a token table kept from earlier runs for these key functions, where the engine keeps one and
+        it fits (a speed-up only: no number depends on it)."""
+        ...
+
+    def table_to_store(self, key_functions: tuple[KeyFunction, ...], skip: Container[str],
+                       more: Iterable[str]) -> StoredTable | None:
+        """The token table for these key functions to keep, with the tokens of ``more`` and without those in
+        ``skip``; None when the engine keeps none or it holds nothing new."""
         ...
 
 
@@ -218,6 +269,17 @@ class ModuleEngine:
         return len(found.links), found.chunks, found.exact
 
 
+    def restore_table(self, key_functions: tuple[KeyFunction, ...], stored: StoredTable) -> None:
+        fast = self.fast_counts(key_functions)
+        if fast is not None:
+            fast.restore(stored)
+
+    def table_to_store(self, key_functions: tuple[KeyFunction, ...], skip: Container[str],
+                       more: Iterable[str]) -> StoredTable | None:
+        fast = self.fast_counts(key_functions)
+        return fast.stored(skip, more) if fast is not None else None
+
+
 def engine() -> ModuleEngine:
     """A new engine for one metric object: compiled when built, fresh and not switched off (:func:`active`),
     else pure. Chosen once; it keeps the compiled token table for that metric's key functions."""
@@ -226,20 +288,6 @@ def engine() -> ModuleEngine:
         return ModuleEngine("compiled (Cython)", modules["links"], modules["counting"], modules["alignment"],
                             modules["id_counts"], modules["id_search"])
     return ModuleEngine("pure Python", links, counting, alignment)
-
-
-def tokeniser() -> Callable[[str], list[str]]:
-    """:func:`scorer.metric.text.tokenise`; when the compiled engine is active (:func:`active`), through the
-    compiled ``word_split`` first, which answers for texts in its alphabet and leaves the others to it."""
-    if not active():
-        return tokenise
-    split_words = _built()[0]["word_split"].split_words
-
-    def tokenise_split(text: str) -> list[str]:
-        found = split_words(text)
-        return tokenise(text) if found is None else found
-
-    return tokenise_split
 
 
 @lru_cache(maxsize=2)

@@ -33,8 +33,18 @@ cdef class KeyTable:
     cdef int[::1] order
 
     @cython.locals(t=Py_ssize_t, S=Py_ssize_t, s=Py_ssize_t, needed=Py_ssize_t, n_data=Py_ssize_t, k=int,
-                   h="unsigned int", bit="unsigned long long", keys=list)
+                   keys=list)
     cpdef Py_ssize_t add(self, str token, list keys_by_stage) except -1
+
+    @cython.locals(S=Py_ssize_t, t=Py_ssize_t, s=Py_ssize_t, k=Py_ssize_t, tokens=list, kept=list)
+    cpdef tuple export(self, object skip)
+
+    @cython.locals(S=Py_ssize_t, n=Py_ssize_t, n_data=Py_ssize_t, i=Py_ssize_t, a=Py_ssize_t, b=Py_ssize_t,
+                   k=Py_ssize_t, t=Py_ssize_t, s=Py_ssize_t, ids=dict, kv="int[::1]", sv="int[::1]", lv="int[::1]")
+    cpdef bint restore(self, list tokens, bytes start, bytes length, bytes data, Py_ssize_t n_keys) except -1
+
+    @cython.locals(h="unsigned int", bit="unsigned long long")
+    cdef void _mark(self, Py_ssize_t t, int k) noexcept
 
     cpdef object counts(self, list cand, list ref)
 

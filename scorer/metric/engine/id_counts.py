@@ -16,7 +16,7 @@ on the WMT21 benchmark.
 from __future__ import annotations
 
 from array import array
-from typing import Any, Callable, MutableSequence, Sequence
+from typing import Any, Callable, Container, MutableSequence, Sequence
 
 Ints = MutableSequence[int]  # an array('i') (a typed memoryview of one when compiled)
 
@@ -150,14 +150,80 @@ class KeyTable:
             for k in keys:
                 self.data[n_data] = k
                 n_data += 1
-                h = ((k * _HASH) & 0xFFFFFFFF) >> 24     # a byte of the key id's hash: one of 256 bits
-                bit = 1
-                bit <<= h & 63
-                self.mask[t * MASK_WORDS + ((h >> 6) & (MASK_WORDS - 1))] |= bit
+                self._mark(t, k)
         self.n_data = n_data
         self.n_tokens = t + 1
         self.ids[token] = t
         return t
+
+    def export(self, skip: Container[str]) -> tuple[list[str], bytes, bytes, bytes]:
+        """The interned tokens, except those in ``skip``, in id order, with their keys as :meth:`restore`
+        takes them: (tokens, start, length, data), the arrays as bytes of ``array('i')``."""
+        S = self.n_stages
+        tokens = [""] * self.n_tokens
+        for token, t in self.ids.items():
+            tokens[t] = token
+        kept: list[str] = []
+        start, length, data = array("i"), array("i"), array("i")
+        for t in range(self.n_tokens):
+            if tokens[t] in skip:
+                continue
+            kept.append(tokens[t])
+            for s in range(S):
+                start.append(len(data))
+                length.append(self.length[t * S + s])
+                for k in range(self.start[t * S + s], self.start[t * S + s] + self.length[t * S + s]):
+                    data.append(self.data[k])
+        return kept, start.tobytes(), length.tobytes(), data.tobytes()
+
+    def restore(self, tokens: list[str], start: bytes, length: bytes, data: bytes, n_keys: int) -> bool:
+        """Intern ``tokens`` at once, as :meth:`export` gave them, into an empty table; False (and the table
+        left empty) unless the arrays are whole, every key run lies inside ``data``, is strictly increasing
+        and holds key ids below ``n_keys``, and the tokens are distinct strings."""
+        S = self.n_stages
+        n = len(tokens)
+        if self.n_tokens or S == 0 or len(start) != 4 * n * S or len(length) != 4 * n * S or len(data) % 4:
+            return False
+        starts, lengths, keys = array("i"), array("i"), array("i")
+        starts.frombytes(start)
+        lengths.frombytes(length)
+        keys.frombytes(data)
+        n_data = len(keys)
+        sv: Ints = starts
+        lv: Ints = lengths
+        kv: Ints = keys
+        for i in range(n * S):
+            a = sv[i]
+            b = lv[i]
+            if a < 0 or b < 0 or a > n_data - b:
+                return False
+            for k in range(a, a + b):
+                if kv[k] < 0 or kv[k] >= n_keys or (k > a and kv[k] <= kv[k - 1]):
+                    return False
+        ids: dict[str, int] = {}
+        for token in tokens:
+            if type(token) is not str or token in ids:
+                return False
+            ids[token] = len(ids)
+        self.start = starts
+        self.length = lengths
+        self.data = keys
+        self.mask = _zeros("Q", max(n, 1) * MASK_WORDS)
+        for t in range(n):
+            for s in range(S):
+                for k in range(sv[t * S + s], sv[t * S + s] + lv[t * S + s]):
+                    self._mark(t, kv[k])
+        self.ids = ids
+        self.n_tokens = n
+        self.n_data = n_data
+        return True
+
+    def _mark(self, t: int, k: int) -> None:
+        """Sets the bit of key id ``k`` in token ``t``'s key filter."""
+        h = ((k * _HASH) & 0xFFFFFFFF) >> 24     # a byte of the key id's hash: one of 256 bits
+        bit = 1
+        bit <<= h & 63
+        self.mask[t * MASK_WORDS + ((h >> 6) & (MASK_WORDS - 1))] |= bit
 
     def counts(self, cand: list[str], ref: list[str]) -> list[int] | None:
         """Links of each stage (the exact stage first) under rule 1, or None where the definition must

@@ -1,0 +1,141 @@
+"""The compiled engine's token table kept across runs: exported and restored exactly, refused when it
+does not fit, never holding a word the morphology could not analyse, never changing a number."""
+from __future__ import annotations
+
+import itertools
+import marshal
+from array import array
+
+import pytest
+
+from scorer.metric import key_table_cache
+from scorer.metric.cache import finish_writes, seal
+from scorer.metric.engine import accelerator, id_counts
+from scorer.metric.matcher import Matcher
+from scorer.metric.meteor import MeteorParams, MeteorRu
+
+MODULES = [id_counts] + ([accelerator._built()[0]["id_counts"]] if accelerator.compiled() else [])
+KEYS = {"кот": (["кот"], ["s1"]), "кошка": (["кошка"], ["s1"]), "спит": (["спать"], []),
+        "спать": (["спать"], []), "дом": (["дом"], ["s2", "s3"]), "здание": (["здание"], ["s3"])}
+
+
+@pytest.fixture(params=MODULES, ids=lambda m: "compiled" if m is not id_counts else "python")
+def module(request):
+    return request.param
+
+
+def filled(module, tokens=KEYS):
+    key_ids: dict[str, int] = {}
+
+    def intern(token: str) -> int:
+        return table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in KEYS[token][s]})
+                                 for s in range(2)])
+
+    table = module.KeyTable(2, intern)
+    for token in tokens:
+        table.counts([token], ["кот"])
+    return table, key_ids
+
+
+def every_pair():
+    texts = [list(p) for n in (1, 2) for p in itertools.permutations(KEYS, n)]
+    return [(a, b) for a in texts for b in texts]
+
+
+def test_a_restored_table_counts_as_the_one_it_was_exported_from(module):
+    table, key_ids = filled(module)
+    tokens, start, length, data = table.export(())
+    assert tokens == list(KEYS) and len(start) == len(length) == 4 * 2 * len(KEYS)
+    copy = module.KeyTable(2, lambda token: pytest.fail(f"{token!r} interned again"))
+    assert copy.restore(tokens, start, length, data, len(key_ids))
+    assert copy.ids == table.ids and copy.n_tokens == len(KEYS)
+    for cand, ref in every_pair():
+        assert copy.counts(cand, ref) == table.counts(cand, ref), (cand, ref)
+
+
+def test_an_export_leaves_out_the_tokens_asked(module):
+    table, key_ids = filled(module)
+    tokens, start, length, data = table.export({"кошка", "дом"})
+    assert tokens == ["кот", "спит", "спать", "здание"]
+    copy = module.KeyTable(2, lambda token: -1)
+    assert copy.restore(tokens, start, length, data, len(key_ids))
+    assert copy.counts(["здание"], ["кот", "здание"]) == [1, 0, 0]
+    assert array("i", length).tolist() == [1, 1, 1, 0, 1, 0, 1, 1]
+
+
+def ints(*values: int) -> bytes:
+    return array("i", values).tobytes()
+
+
+@pytest.mark.parametrize("tokens, start, length, data, n_keys", [
+    (["a"], ints(0, 1), ints(1, 1), ints(0, 1), 1),            # a key id beyond the keys
+    (["a"], ints(0, 1), ints(1, 1), ints(0, -1), 2),           # a negative key id
+    (["a"], ints(0, 1), ints(1, 2), ints(0, 1), 2),            # a run past the end of the data
+    (["a"], ints(0, -1), ints(1, 1), ints(0, 1), 2),           # a run before its start
+    (["a"], ints(0, 0), ints(2, -1), ints(1, 1), 2),           # a negative length
+    (["a"], ints(0, 0), ints(2, 0), ints(1, 0), 2),            # a run not increasing
+    (["a"], ints(0, 0), ints(2, 0), ints(1, 1), 2),            # a key twice in a run
+    (["a"], ints(0), ints(1), ints(0), 1),                     # arrays for half a token
+    (["a"], ints(0, 1) + b"\0", ints(1, 1), ints(0, 1), 2),    # not whole ints
+    (["a", "a"], ints(0, 0, 0, 0), ints(0, 0, 0, 0), b"", 0),  # a token twice
+    ([b"a"], ints(0, 0), ints(0, 0), b"", 0),                  # not a string
+])
+def test_a_table_that_does_not_fit_is_refused_and_nothing_is_taken(module, tokens, start, length, data, n_keys):
+    table = module.KeyTable(2, lambda token: -1)
+    assert not table.restore(tokens, start, length, data, n_keys)
+    assert table.n_tokens == 0 and table.ids == {}
+    assert module.KeyTable(2, lambda token: -1).restore(["a"], ints(0, 1), ints(1, 1), ints(0, 1), 2)
+
+
+def test_only_an_empty_table_takes_a_stored_one(module):
+    table, key_ids = filled(module)
+    assert not table.restore(*table.export(()), len(key_ids))
+
+
+def metric(rwn):
+    return MeteorRu(MeteorParams(), matcher=Matcher(rwn))
+
+
+@pytest.mark.skipif(not accelerator.active(), reason="the compiled engine keeps the table")
+def test_a_warm_metric_interns_no_token_it_has_met(rwn, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    cand, refs = ["кот", "лечит", "кошку", "дома"], [["кошка", "лечит"], ["мчаться", "домой"]]
+    first = metric(rwn)
+    first.load_token_table()
+    expected = first.best_variant(cand, refs)
+    first.save_token_table()
+    first.matcher.save()
+    second = metric(rwn)
+    second.load_token_table()
+    fast = second.engine.fast_counts(second.matcher.key_functions(second.params.stages))
+    assert fast.restored == len(set(cand) | {t for r in refs for t in r})
+    monkeypatch.setattr(fast, "_intern", lambda token: pytest.fail(f"{token!r} interned again"))
+    assert second.best_variant(cand, refs) == expected
+
+
+@pytest.mark.skipif(not accelerator.active(), reason="the compiled engine keeps the table")
+def test_the_table_is_written_from_another_process_with_the_workers_tokens_and_without_unanalysed_words(
+        rwn, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    m = metric(rwn)
+    m.best_variant(["кот", "спит"], [["кошка", "спит"]])
+    m.matcher.absorb({"дом": frozenset({"дом"})}, {"дом": frozenset()}, {})  # computed on a worker
+    m.matcher.unanalysed["спит"] = "made up for the test"
+    m.save_token_table(background=True)
+    path = m.matcher.table_file(m.params.stages)
+    finish_writes(path)
+    stored = key_table_cache.load_table(path)
+    assert stored is not None and sorted(stored.tokens) == ["дом", "кот", "кошка"]
+
+
+def test_a_table_file_of_the_wrong_shape_is_ignored(tmp_path):
+    path = tmp_path / "keys-0.v1.marshal"
+    good = key_table_cache.StoredTable(["a"], ["k"], ints(0), ints(1), ints(0))
+    assert key_table_cache.save_table(path, good) and key_table_cache.load_table(path) == good
+    for content in [(1, ["a"], ["k", "k"], b"", b"", b""), (1, ["a"], [1], b"", b"", b""),
+                    (1, "a", ["k"], b"", b"", b""), (1, ["a"], ["k"], b"", b"", []), (2, *good), (1, *good[:4]),
+                    [1, *good]]:
+        path.write_bytes(seal(f"keys|{path.name}", marshal.dumps(content)))
+        assert key_table_cache.load_table(path) is None, content
+    path.write_bytes(seal("keys|another-name", marshal.dumps((1, *good))))
+    assert key_table_cache.load_table(path) is None
