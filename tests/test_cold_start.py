@@ -31,9 +31,10 @@ def scored(answers, references, params, jobs):
     return [(best, s.score, s.matches, s.chunks) for best, s in found], metric.matcher
 
 
-@pytest.mark.parametrize("gamma", [0.0, 0.5])
-def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamma):
+@pytest.mark.parametrize("gamma, scored_on_workers", [(0.0, False), (0.0, True), (0.5, True)])
+def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamma, scored_on_workers):
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB_WITHOUT_PENALTY", 1 if scored_on_workers else 10**9)
     answers, references = ANSWERS * 8, REFERENCES * 8
     params = MeteorParams(gamma=gamma, beta=3.0)
     absorbed: list[str] = []
@@ -54,6 +55,7 @@ def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamm
 
 def test_a_matcher_that_knows_types_is_not_taught_first(monkeypatch):
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB_WITHOUT_PENALTY", 1)
     taught = []
     monkeypatch.setattr(turns, "_keys_of", lambda types: taught.append(types))
     metric = MeteorRu(MeteorParams(), matcher=Matcher(thesaurus.load_thesaurus(MINI_RWN), persistent=False))

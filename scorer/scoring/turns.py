@@ -8,9 +8,8 @@ is not available, or the work is small, everything runs in this process.
 When the matcher knows no token yet (an empty token cache), the workers
 first compute the keys of every type of the turns, each type once, and
 the turns are then scored knowing them all: otherwise every worker would
-analyse nearly every type itself. Without the penalty the turns are then
-scored in this process unless :data:`MIN_JOBS_FOR_COUNTS` workers are
-allowed.
+analyse nearly every type itself. Without the penalty, turns are scored
+on workers only when there are many (:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
 """
 from __future__ import annotations
 
@@ -25,11 +24,11 @@ from scorer.metric.tokeniser import tokeniser
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
 PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
-#: Once the keys of every type were computed on the workers (an empty token cache), turns without the
-#: penalty are scored on workers again only when at least this many run: the answers are tokenised by then,
-#: and two new workers would intern every type again and hand back every result (20,000 WMT21 turns:
-#: 0.44 s in this process, 0.73 s on two workers).
-MIN_JOBS_FOR_COUNTS = 3
+#: Without the penalty a turn costs about 18 microseconds in one process (rule 1's counts on ids), and
+#: workers must first be started and every result handed back: they score only when each has at least
+#: this many turns (20,000 WMT21 turns on 2 cores: 1.11 s in one process, 1.34 s with two workers;
+#: 100,000: 5.1-5.5 s and 4.5-4.8 s).
+MIN_TURNS_PER_JOB_WITHOUT_PENALTY = 20_000
 
 _state: tuple | None = None  # what forked workers inherit: the turns and the metric
 
@@ -50,10 +49,11 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     ``progress(done)`` is called with the number of turns scored so far.
     """
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
-    parallel = jobs > 1 and "fork" in multiprocessing.get_all_start_methods()
-    learn_first = parallel and not metric.matcher.lemmas
-    if learn_first and metric.params.gamma == 0 and jobs < MIN_JOBS_FOR_COUNTS:
-        parallel = False  # the keys are spread out below; the answers are tokenised already
+    forks = jobs > 1 and "fork" in multiprocessing.get_all_start_methods()
+    learners = jobs if forks and not metric.matcher.lemmas else 0
+    if not metric.params.gamma:
+        jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB_WITHOUT_PENALTY)
+    parallel = forks and jobs > 1
     pieces = jobs * PIECES_PER_JOB if parallel else PIECES_PER_JOB
     bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
@@ -61,13 +61,13 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     global _state
     try:
         tokens = None
-        if learn_first:  # nothing known yet: each type's keys computed once, spread out
+        if learners:  # nothing known yet: each type's keys computed once, spread out
             tokenise = tokeniser()
             tokens = [tokenise(a) for a in answers]
             _state = (answers, tokens, variants, metric)
             new_types = sorted(_types(tokens, variants))
-            with multiprocessing.get_context("fork").Pool(jobs, initializer=_start_worker) as pool:
-                for new_keys in pool.imap_unordered(_keys_of, [new_types[k::jobs] for k in range(jobs)]):
+            with multiprocessing.get_context("fork").Pool(learners, initializer=_start_worker) as pool:
+                for new_keys in pool.imap_unordered(_keys_of, [new_types[k::learners] for k in range(learners)]):
                     metric.matcher.absorb(*new_keys)
         _state = (answers, tokens, variants, metric)
         if parallel:
