@@ -239,9 +239,9 @@ def test_scoring_turns_uses_the_metrics_own_engine(matcher):
     asked = []
 
     class Spy(accelerator.ModuleEngine):
-        def variant_counts(self, cand, variants, key_functions, any_keys):
-            asked.append(list(cand))
-            return super().variant_counts(cand, variants, key_functions, any_keys)
+        def variant_counts_each(self, cands, variants, key_functions, any_keys):
+            asked.extend(list(c) for c in cands)
+            return super().variant_counts_each(cands, variants, key_functions, any_keys)
 
     pure = accelerator.engine()
     spy = Spy("spy", pure.links, pure.counting, pure.alignment, pure.id_counts)

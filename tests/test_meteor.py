@@ -186,3 +186,14 @@ def test_balanced_fmean_is_symmetric(matcher, a, b):
     params = MeteorParams(alpha=0.5, stages=("exact", "lemma"))
     assert meteor_tokens(a, b, matcher, params).score == pytest.approx(
         meteor_tokens(b, a, matcher, params).score, abs=1e-15)
+
+
+def test_best_variants_is_best_variant_turn_by_turn(matcher):
+    from scorer.metric.meteor import best_variants
+
+    cands = [["кот", "спит"], [], ["собака", "лает"], ["мы", "летим", "домой"]]
+    variants = [[["кошка", "спит"], ["кот", "спал"]], [["да"]], [[], ["пес", "лает"]], [["мы", "мчимся", "домой"]]]
+    for params in (MeteorParams(), MeteorParams(gamma=0.5, beta=3.0)):
+        assert best_variants(cands, variants, matcher, params) == [
+            best_variant(c, v, matcher, params) for c, v in zip(cands, variants)]
+    assert [(k, s.matches) for k, s in best_variants(cands, variants, matcher)] == [(1, 2), (0, 0), (1, 2), (0, 3)]

@@ -42,6 +42,7 @@ def test_a_second_load_comes_from_the_cache(tmp_path, monkeypatch):
 
 
 def test_the_dialogues_alone_have_their_own_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))  # no entry of another test's
     data = make_split(tmp_path, DIALOGUES)
     api.load_reference(data)
     calls = []

@@ -146,6 +146,22 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     return best
 
 
+def best_variants(cands: Sequence[Sequence[str]], variants: Sequence[Sequence[Sequence[str]]], matcher: Matcher,
+                  params: MeteorParams = MeteorParams(), *, engine: Engine | None = None) -> list[tuple[int, MeteorScore]]:
+    """:func:`best_variant` of each ``cands[k]`` against ``variants[k]``: without the penalty the engine
+    counts every turn in one call."""
+    engine = engine or shared_engine(active())
+    if params.gamma:
+        return [best_variant(c, v, matcher, params, engine=engine) for c, v in zip(cands, variants)]
+    keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
+    turns = [k for k, c in enumerate(cands) if c]
+    counted = engine.variant_counts_each([cands[k] for k in turns], [variants[k] for k in turns], keys, any_keys)
+    found = [best_variant(c, v, matcher, params, engine=engine) if not c else None for c, v in zip(cands, variants)]
+    for k, counts in zip(turns, counted):
+        found[k] = _best_by_counts(cands[k], variants[k], counts, params)
+    return found  # type: ignore[return-value]  # every turn is set above
+
+
 def _best_by_counts(cand: Sequence[str], variants: Sequence[Sequence[str]], counts: list[list[int] | None],
                     params: MeteorParams) -> tuple[int, MeteorScore]:
     """:func:`best_variant` without the penalty, from each variant's rule-1 counts (None: no tokens).

@@ -18,7 +18,7 @@ import os
 import signal
 from typing import Any, Callable, Sequence
 
-from scorer.metric.meteor import MeteorRu, MeteorScore, best_variant
+from scorer.metric.meteor import MeteorRu, MeteorScore, best_variants
 from scorer.metric.tokeniser import tokeniser
 
 #: Below this many turns the cost of starting workers outweighs the gain.
@@ -129,8 +129,7 @@ def _shared() -> tuple[Any, ...]:
 
 def _score_span(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
     answers, tokens, variants, metric = _shared()
-    matcher, params, engine = metric.matcher, metric.params, metric.engine
-    start, stop = span
     tokenise = tokeniser()
-    return [best_variant(tokenise(answers[k]) if tokens is None else tokens[k], variants[k], matcher, params,
-                         engine=engine) for k in range(start, stop)]
+    start, stop = span
+    cands = [tokenise(a) for a in answers[start:stop]] if tokens is None else tokens[start:stop]
+    return best_variants(cands, variants[start:stop], metric.matcher, metric.params, engine=metric.engine)

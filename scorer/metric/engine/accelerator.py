@@ -190,6 +190,12 @@ class Engine(Protocol):
         tokens."""
         ...
 
+    def variant_counts_each(self, cands: Sequence[Sequence[str]], variants: Sequence[Sequence[Sequence[str]]],
+                            key_functions: tuple[KeyFunction, ...], any_keys: Callable[[str], frozenset[str]]
+                            ) -> list[list[list[int] | None]]:
+        """:meth:`variant_counts` of each non-empty ``cands[k]`` against ``variants[k]``."""
+        ...
+
     def align(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
               any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET) -> Alignment:
         """The alignment of rules 1-5."""
@@ -235,6 +241,24 @@ class ModuleEngine:
         fast = self.fast_counts(key_functions)
         found: list[list[int] | None] = (fast.counts_each(cand, variants) if fast is not None
                                           else [None] * len(variants))
+        return self._declined(cand, variants, found, key_functions, any_keys)
+
+    def variant_counts_each(self, cands: Sequence[Sequence[str]], variants: Sequence[Sequence[Sequence[str]]],
+                            key_functions: tuple[KeyFunction, ...], any_keys: Callable[[str], frozenset[str]]
+                            ) -> list[list[list[int] | None]]:
+        fast = self.fast_counts(key_functions)
+        if fast is None:
+            return [self.variant_counts(c, v, key_functions, any_keys) for c, v in zip(cands, variants)]
+        counts_each, declined = fast.table.counts_each, self._declined
+        found = [counts_each(c, v) for c, v in zip(cands, variants)]
+        return [f if None not in f else declined(c, v, f, key_functions, any_keys)
+                for c, v, f in zip(cands, variants, found)]
+
+    def _declined(self, cand: Sequence[str], variants: Sequence[Sequence[str]], found: list[list[int] | None],
+                  key_functions: tuple[KeyFunction, ...], any_keys: Callable[[str], frozenset[str]]
+                  ) -> list[list[int] | None]:
+        """``found``, with the counts the compiled table declined (None for a non-empty variant) from the
+        definition."""
         cand_counts = None
         for k, ref in enumerate(variants):
             if found[k] is None and ref:  # declined, or no compiled counts: the definition answers
