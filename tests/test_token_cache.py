@@ -77,3 +77,21 @@ def test_an_unwritable_cache_directory_costs_nothing_but_the_cache(rwn, tmp_path
     matcher = fresh(rwn)
     assert meteor_tokens(["кот"], ["коты"], matcher, MeteorParams(gamma=0.5)).matches == 1
     matcher.save()  # no exception
+
+
+@pytest.mark.parametrize("table, ok", [
+    ({"кот": frozenset({"кот"}), "спит": frozenset()}, True),
+    ({}, True),
+    ({"кот": frozenset({"кот"}), 1: frozenset()}, False),
+    ({"кот": {"кот"}}, False),
+    ({"кот": frozenset({"кот", 2})}, False),
+    ({"кот": frozenset({b"kot"})}, False),
+    ([("кот", frozenset())], False),
+])
+def test_only_a_table_of_words_to_sets_of_words_is_taken(table, ok):
+    assert token_cache._well_formed(table) is ok
+
+
+def test_a_table_past_its_bound_is_not_taken(monkeypatch):
+    monkeypatch.setattr(token_cache, "MAX_TOKENS", 1)
+    assert not token_cache._well_formed({"a": frozenset(), "b": frozenset()})

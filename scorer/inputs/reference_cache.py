@@ -26,6 +26,7 @@ import sys
 import unicodedata
 from pathlib import Path
 from io import BufferedReader
+from itertools import chain
 from typing import Any, Callable
 
 from scorer.metric.cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
@@ -40,6 +41,7 @@ References = dict[str, list[list[str]]]
 Tokens = dict[str, list[list[list[str]]]]
 Spans = dict[str, Span]
 _STR = {str}
+_LIST = {list}
 #: What the stored tokens depend on besides the files: the tokeniser's source and Unicode's tables.
 _TOKENISER = hashlib.sha256(Path(text.__file__).read_bytes() + unicodedata.unidata_version.encode()).hexdigest()
 
@@ -135,17 +137,17 @@ def _well_formed(dialogues: Any, spans: Any, tokens: Any) -> bool:
         if (type(span) is not tuple or len(span) != 3 or type(span[0]) is not int or type(span[1]) is not int
                 or not 0 <= span[0] <= span[1] or type(span[2]) is not bytes or len(span[2]) != 32):
             return False
+    variants: list[Any] = []
     for dialog_id, per_turn in tokens.items():
         if type(per_turn) is not list or len(per_turn) != turns[dialog_id]:
             return False
         for tokenised in per_turn:
-            if type(tokenised) is not list or not tokenised:
+            if type(tokenised) is not list or not any(tokenised):  # some variant of the turn with a token
                 return False
-            some = False
-            for t in tokenised:
-                if type(t) is not list or (t and (set(map(type, t)) != _STR or "" in t)):
-                    return False
-                some = some or bool(t)
-            if not some:
-                return False
+            variants.extend(tokenised)
+    if not set(map(type, variants)) <= _LIST:
+        return False
+    words = list(chain.from_iterable(variants))  # every type checked at C speed, not word by word
+    if not set(map(type, words)) <= _STR or "" in words:
+        return False
     return True

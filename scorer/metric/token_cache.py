@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+from itertools import chain
 from pathlib import Path
 
 from .cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
@@ -39,10 +40,11 @@ def _seal_key(path: Path) -> str:
 
 
 def _well_formed(table: object) -> bool:
+    """A dict of at most :data:`MAX_TOKENS` strings to frozensets of strings (types checked at C speed)."""
     if type(table) is not dict or len(table) > MAX_TOKENS:
         return False
-    return all(type(k) is str and type(v) is frozenset and all(type(x) is str for x in v)
-               for k, v in table.items())
+    return (set(map(type, table)) <= {str} and set(map(type, table.values())) <= {frozenset}
+            and set(map(type, chain.from_iterable(table.values()))) <= {str})
 
 
 def load(path: Path) -> tuple[KeySets, KeySets]:
