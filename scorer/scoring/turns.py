@@ -8,8 +8,9 @@ is not available, or the work is small, everything runs in this process.
 When the matcher knows no token yet (an empty token cache), the workers
 first compute the keys of every type of the turns, each type once, and
 the turns are then scored knowing them all: otherwise every worker would
-analyse nearly every type itself. Without the penalty, turns are scored
-on workers only when there are many (:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
+analyse nearly every type itself. Without the penalty, on the compiled
+engine, turns are scored on workers only when there are many
+(:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
 """
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ from scorer.metric.tokeniser import tokeniser
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
 PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
-#: Without the penalty a turn costs about 18 microseconds in one process (rule 1's counts on ids), and
-#: workers must first be started and every result handed back: they score only when each has at least
-#: this many turns (20,000 WMT21 turns on 2 cores: 1.11 s in one process, 1.34 s with two workers;
+#: Without the penalty, on the compiled engine, a turn costs about 18 microseconds in one process (rule 1's
+#: counts on ids), and workers must first be started and every result handed back: they score only when
+#: each has at least this many turns (20,000 WMT21 turns on 2 cores: 1.11 s in one process, 1.34 s with two workers;
 #: 100,000: 5.1-5.5 s and 4.5-4.8 s).
 MIN_TURNS_PER_JOB_WITHOUT_PENALTY = 20_000
 
@@ -51,7 +52,7 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
     forks = jobs > 1 and "fork" in multiprocessing.get_all_start_methods()
     learners = jobs if forks and not metric.matcher.lemmas else 0
-    if not metric.params.gamma:
+    if not metric.params.gamma and metric.engine.counts_on_ids:
         jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB_WITHOUT_PENALTY)
     parallel = forks and jobs > 1
     pieces = jobs * PIECES_PER_JOB if parallel else PIECES_PER_JOB

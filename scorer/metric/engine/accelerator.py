@@ -177,6 +177,8 @@ class Engine(Protocol):
     """What METEOR asks of an engine (contract section 4). Every engine returns the same types."""
 
     name: str
+    #: Whether rule 1 is counted on interned token ids (a turn then costs a few microseconds).
+    counts_on_ids: bool
 
     def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
                      any_keys: Callable[[str], frozenset[str]]) -> list[int]:
@@ -227,6 +229,7 @@ class ModuleEngine:
                  id_counts: ModuleType | None = None, id_search: ModuleType | None = None):
         self.name, self.links, self.counting, self.alignment = name, links, counting, alignment
         self.id_counts, self.id_search = id_counts, id_search
+        self.counts_on_ids = id_counts is not None
         self._fast: dict[tuple[KeyFunction, ...], FastCounts | None] = {}
 
     def fast_counts(self, key_functions: tuple[KeyFunction, ...]) -> FastCounts | None:
