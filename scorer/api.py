@@ -35,7 +35,7 @@ from scorer.inputs.contract import ANSWERS, DIALOGUES, SUBMISSION
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
 from scorer.inputs import reference_cache
-from scorer.metric.cache import in_background
+from scorer.metric.cache import write_cache
 from scorer.inputs.stored_references import StoredReferences
 from scorer.inputs.jsonio import shorten
 from scorer.metric.text import tokenise
@@ -133,11 +133,9 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
         references = read_references(answers_file, dialogues, limits, progress)
         tokens = tokenise_references(references)
     if key:
-        store = lambda: reference_cache.save(key, dialogues, references, tokens, answers_file, limits)  # noqa: E731
-        if jobs > 1:
-            in_background(reference_cache.entry_path(key), store)
-        else:
-            store()
+        write_cache(reference_cache.entry_path(key),
+                    lambda: reference_cache.save(key, dialogues, references, tokens, answers_file, limits),
+                    background=jobs > 1)
     return ReferenceData(dialogues, references, tokens)
 
 

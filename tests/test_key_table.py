@@ -7,34 +7,25 @@ import marshal
 from array import array
 
 import pytest
+from test_id_counts import module, table_for  # noqa: F401 - module: the fixture, Python and compiled
 
 from scorer.metric import key_table_cache
 from scorer.metric.cache import finish_writes, seal
-from scorer.metric.engine import accelerator, id_counts
+from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
 
-MODULES = [id_counts] + ([accelerator._built()[0]["id_counts"]] if accelerator.compiled() else [])
 KEYS = {"кот": (["кот"], ["s1"]), "кошка": (["кошка"], ["s1"]), "спит": (["спать"], []),
         "спать": (["спать"], []), "дом": (["дом"], ["s2", "s3"]), "здание": (["здание"], ["s3"])}
+N_KEYS = len({key for stages in KEYS.values() for keys in stages for key in keys})  # one id space for both stages
 
 
-@pytest.fixture(params=MODULES, ids=lambda m: "compiled" if m is not id_counts else "python")
-def module(request):
-    return request.param
-
-
-def filled(module, tokens=KEYS):
-    key_ids: dict[str, int] = {}
-
-    def intern(token: str) -> int:
-        return table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in KEYS[token][s]})
-                                 for s in range(2)])
-
-    table = module.KeyTable(2, intern)
-    for token in tokens:
+def filled(module):
+    """A table of test_id_counts' kind with every token of KEYS interned, in order."""
+    table = table_for(KEYS, module)
+    for token in KEYS:
         table.counts([token], ["кот"])
-    return table, key_ids
+    return table
 
 
 def every_pair():
@@ -43,22 +34,22 @@ def every_pair():
 
 
 def test_a_restored_table_counts_as_the_one_it_was_exported_from(module):
-    table, key_ids = filled(module)
+    table = filled(module)
     tokens, start, length, data = table.export(())
     assert tokens == list(KEYS) and len(start) == len(length) == 4 * 2 * len(KEYS)
     copy = module.KeyTable(2, lambda token: pytest.fail(f"{token!r} interned again"))
-    assert copy.restore(tokens, start, length, data, len(key_ids))
+    assert copy.restore(tokens, start, length, data, N_KEYS)
     assert copy.ids == table.ids and copy.n_tokens == len(KEYS)
     for cand, ref in every_pair():
         assert copy.counts(cand, ref) == table.counts(cand, ref), (cand, ref)
 
 
 def test_an_export_leaves_out_the_tokens_asked(module):
-    table, key_ids = filled(module)
+    table = filled(module)
     tokens, start, length, data = table.export({"кошка", "дом"})
     assert tokens == ["кот", "спит", "спать", "здание"]
     copy = module.KeyTable(2, lambda token: -1)
-    assert copy.restore(tokens, start, length, data, len(key_ids))
+    assert copy.restore(tokens, start, length, data, N_KEYS)
     assert copy.counts(["здание"], ["кот", "здание"]) == [1, 0, 0]
     assert array("i", length).tolist() == [1, 1, 1, 0, 1, 0, 1, 1]
 
@@ -88,8 +79,8 @@ def test_a_table_that_does_not_fit_is_refused_and_nothing_is_taken(module, token
 
 
 def test_only_an_empty_table_takes_a_stored_one(module):
-    table, key_ids = filled(module)
-    assert not table.restore(*table.export(()), len(key_ids))
+    table = filled(module)
+    assert not table.restore(*table.export(()), N_KEYS)
 
 
 def metric(rwn):

@@ -170,6 +170,15 @@ def in_background(path: Path, write: Callable[[], object]) -> None:
         write()
 
 
+def write_cache(path: Path, write: Callable[[], object], *, background: bool) -> None:
+    """Run ``write``, the best-effort write of the cache file ``path``: here, or with ``background`` from a
+    forked process (:func:`in_background`)."""
+    if background:
+        in_background(path, write)
+    else:
+        write()
+
+
 def finish_writes(path: Path | None = None) -> None:
     """Wait for the writes :func:`in_background` started (of ``path`` only, when given): a reader of a
     cache file calls it first, so a process always sees its own writes."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from . import key_table_cache, morphology, token_cache
-from .cache import in_background
+from .cache import write_cache
 from .stages import KeyFunction, stage_plan
 from .thesaurus import Thesaurus
 
@@ -122,10 +122,7 @@ class Matcher:
             if not lemmas and not synsets:
                 return
             path = self._cache_file
-            if background:
-                in_background(path, lambda: token_cache.save(path, lemmas, synsets))
-            else:
-                token_cache.save(path, lemmas, synsets)
+            write_cache(path, lambda: token_cache.save(path, lemmas, synsets), background=background)
 
 
 def related(a: str, b: str, key_functions: Iterable[KeyFunction]) -> int | None:

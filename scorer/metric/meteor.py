@@ -21,7 +21,7 @@ from scorer.metric.engine.accelerator import Engine, active, engine as choose_en
 from scorer.metric.engine.alignment import NODE_BUDGET
 from scorer.metric.engine.links import KeyFunction
 
-from .cache import in_background
+from .cache import write_cache
 from .key_table_cache import load_table, save_table
 from .matcher import Matcher
 from .morphology import morphology_id
@@ -253,10 +253,7 @@ class MeteorRu:
             if table is not None:
                 save_table(path, table)
 
-        if background:
-            in_background(path, store)
-        else:
-            store()
+        write_cache(path, store, background=background)
 
     def signature_fields(self) -> list[tuple[str, str]]:
         """``key:value`` fields pinning everything of the metric that changes a number."""

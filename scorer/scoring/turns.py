@@ -60,17 +60,18 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
     results: list[tuple[int, MeteorScore]] = []
     global _state
+    tokens: list[list[str]] | None = None
+    new_types: list[str] = []
+    if learners:  # nothing known yet: every type's keys computed once, spread over the workers
+        tokenise = tokeniser()
+        tokens = [tokenise(a) for a in answers]
+        new_types = sorted(_types(tokens, variants))
+    _state = (answers, tokens, variants, metric)
     try:
-        tokens = None
-        if learners:  # nothing known yet: each type's keys computed once, spread out
-            tokenise = tokeniser()
-            tokens = [tokenise(a) for a in answers]
-            _state = (answers, tokens, variants, metric)
-            new_types = sorted(_types(tokens, variants))
+        if learners:
             with multiprocessing.get_context("fork").Pool(learners, initializer=_start_worker) as pool:
                 for new_keys in pool.imap_unordered(_keys_of, [new_types[k::learners] for k in range(learners)]):
                     metric.matcher.absorb(*new_keys)
-        _state = (answers, tokens, variants, metric)
         if parallel:
             with multiprocessing.get_context("fork").Pool(jobs, initializer=_start_worker) as pool:
                 for part, new_keys in pool.imap(_worker, spans):
