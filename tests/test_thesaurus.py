@@ -148,3 +148,12 @@ def test_the_xml_is_streamed_with_the_pairs_a_full_parse_gives(tmp_path):
                    '<synset><sense>БЕЗ</sense></synset><synset id="2-N"><sense>ПЕС</sense></synset></synsets>',
                    encoding="utf-8")
     assert list(_read_xml([odd])) == [("КОТ", "1-N"), ("ПЕС", "2-N")]
+
+
+def test_a_fifo_in_place_of_the_thesaurus_is_refused_not_waited_on(tmp_path):
+    import os
+
+    fifo = tmp_path / "ruwordnet.db"
+    os.mkfifo(fifo)  # reading it would block for ever
+    with pytest.raises(ThesaurusError, match="is not a regular file"):
+        load_thesaurus(fifo)

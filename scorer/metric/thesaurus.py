@@ -148,6 +148,8 @@ def _source_files(source: Path) -> tuple[str, list[Path]]:
         if db.is_file():
             return "sqlite", [db]
         raise ThesaurusError(f"{source} holds neither synsets.[NVA].xml nor ruwordnet.db. {HOW_TO_GET}")
+    if not source.is_file():  # a FIFO or a device would block the read below, or never end
+        raise ThesaurusError(f"{source} is not a regular file. {HOW_TO_GET}")
     with open(source, "rb") as fh:
         if fh.read(16) != b"SQLite format 3\x00":
             raise ThesaurusError(f"{source} is not an SQLite database. {HOW_TO_GET}")
