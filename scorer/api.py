@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Sequence
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.inputs.config import Config, Limits, load_config
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
-from scorer.metric.hidden_metric import hidden_metric
+from scorer.metric.hidden_metric import hidden_metric_of
 from scorer.inputs.intake import read_submission
 from scorer.scoring.explain import LOWEST_TURNS, lowest_turns
 from scorer.metric.matcher import Matcher
@@ -232,14 +232,13 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     total = len(keys) + 1 + min(LOWEST_TURNS, len(keys))
     if progress:
         progress(AGGREGATING, 0, total)
+    hm = hidden_metric_of(config.hm_method, config.hm_params)
+    ppl = [submission.ppl[d.dialog_id][turn] for d, turn in keys]
     turns: list[TurnScore] = []
-    for k, ((dialogue, turn), (best, s)) in enumerate(zip(keys, scored)):
+    for k, ((dialogue, turn), (best, s), p, answer) in enumerate(zip(keys, scored, ppl, answers)):
         if progress and k % REPORT_TURNS == 0 and k:
             progress(AGGREGATING, k, total)
-        p = submission.ppl[dialogue.dialog_id][turn]
-        turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best,
-                               hidden_metric(p, config.hm_method, **config.hm_params), p,
-                               submission.answers[dialogue.dialog_id][turn], s))
+        turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best, hm(p), p, answer, s))
     summary = aggregate(turns, config.weights)
     if progress:
         progress(AGGREGATING, len(keys) + 1, total)

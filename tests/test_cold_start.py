@@ -106,8 +106,9 @@ def test_a_write_that_fails_in_the_background_leaves_nothing_behind(tmp_path):
 def test_the_prefetch_builds_the_cached_index_in_another_process(tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     with IndexPrefetch(MINI_RWN) as prefetch:
-        assert prefetch.process is not None and prefetch.process.pid != os.getpid()
+        assert prefetch.pid > 0 and prefetch.pid != os.getpid()
         prefetch.wait()
+        assert prefetch.pid == 0
     loaded = thesaurus.load_thesaurus(MINI_RWN)
     assert loaded._index is None  # found in the cache: read on first use, not built here
     assert loaded.index == thesaurus.load_thesaurus(MINI_RWN).index
@@ -129,9 +130,11 @@ def test_a_prefetch_left_early_is_stopped(tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(KeyError):
         with IndexPrefetch(MINI_RWN) as prefetch:
-            process = prefetch.process
+            pid = prefetch.pid
             raise KeyError("an invalid upload")
-    assert process is not None and not process.is_alive()
+    assert pid > 0 and prefetch.pid == 0
+    with pytest.raises(ProcessLookupError):  # stopped and reaped
+        os.kill(pid, 0)
 
 
 def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_cache(tmp_path, monkeypatch):

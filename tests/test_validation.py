@@ -259,3 +259,24 @@ def test_mark_runs_are_found_in_the_text_that_holds_them_and_never_across_texts(
     assert [(i.turn, i.code) for i in info.value.issues] == [(1, "combining_run")]
     assert read_references(jsonl([{"dialog_id": "a", "references": [["Кот" + edge], [edge + "да"]]}]),
                            dialogues)["a"][1] == [edge + "да"]
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+def test_a_mark_run_is_found_whether_the_line_writes_its_marks_as_they_are_or_as_escapes(ascii_only):
+    """A line is searched as a whole first; a run written with ``\\u`` escapes (absent from the raw line) or
+    split by one (``\\u0301`` then raw marks) is still found in its string."""
+    def line_bytes(rows):
+        return "".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in rows).encode()
+
+    run = "\u0301" * 31
+    for answers, bad in ((["Кот", "x" + run], 1), (["Кот" + run, "x"], 0)):
+        issues = errors(line_bytes([{"dialog_id": "d-1", "answers": answers}, {"dialog_id": "d-2", "answers": [""]}]))
+        assert [(i.line, i.turn, i.code) for i in issues] == [(1, bad, "combining_run")]
+    # 31 marks, the first written as an escape: the raw line holds a run of only 30
+    split = json.dumps({"dialog_id": "d-2", "answers": ["х" + run]}, ensure_ascii=False).replace("\u0301", "\\u0301", 1)
+    issues = errors(line_bytes([{"dialog_id": "d-1", "answers": ["a", "b"]}]) + split.encode() + b"\n")
+    assert [(i.line, i.turn, i.code) for i in issues] == [(2, 0, "combining_run")]
+    from scorer.metric.nonstarters import may_hold_mark_run
+    assert not may_hold_mark_run(json.dumps({"a": ["x" + "\u0301" * 30, "\u0301" * 30]}, ensure_ascii=False))
+    assert may_hold_mark_run(json.dumps({"a": ["x" + run]}, ensure_ascii=False))
+    assert may_hold_mark_run(json.dumps({"a": ["x" + run]}, ensure_ascii=True))

@@ -66,3 +66,33 @@ def test_the_tokeniser_of_the_active_engine_is_the_definition_on_every_text():
     tokenise_fast = tokeniser()
     for text in ["Кот спит.", "«Привет»… №5", "e\u0301té", "İstanbul ΣΑΣ", "ПЁС и кот"]:
         assert tokenise_fast(text) == tokenise(text)
+
+
+def test_no_character_of_the_alphabet_is_a_combining_mark_or_beyond_the_bmp():
+    """What lets ``all_in_alphabet`` pass a line without searching it for a run of marks."""
+    from scorer.metric.nonstarters import _is_mark
+
+    assert not [hex(ord(ch)) for ch in ALPHABET if _is_mark(ch) or ord(ch) > 0xFFFF]
+
+
+@pytest.mark.parametrize("module", [pytest.param(word_split, id="pure")] + (
+    [pytest.param("compiled", id="compiled")] if accelerator.compiled() else []))
+def test_all_in_alphabet_on_every_code_point_in_context(module):
+    check = (accelerator._built()[0]["word_split"] if module == "compiled" else module).all_in_alphabet
+    for c in range(0x110000):
+        if 0xD800 <= c <= 0xDFFF:
+            continue
+        ch = chr(c)
+        assert check("аб" + ch + "z") is word_split.in_alphabet(c), hex(c)
+    assert check("") is True
+
+
+def test_the_screen_of_mark_runs_agrees_with_the_search():
+    from scorer.metric.nonstarters import mark_run_screen, may_hold_mark_run
+
+    screen = mark_run_screen()
+    assert (screen is may_hold_mark_run) is not accelerator.active()
+    run = "\u0301" * 31
+    for text in ['{"a": ["Кот «рыжий» — да"]}', '{"a": ["x' + run + '"]}', '{"a": ["x\\u0301' + "\u0301" * 30 + '"]}',
+                 '{"a": ["x\\\\u0301"]}', '{"a": ["\U0001F600' + "\u0301" * 30 + '"]}', '{"a": ["' + "\u0301" * 30 + '"]}']:
+        assert screen(text) == may_hold_mark_run(text), text

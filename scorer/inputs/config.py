@@ -6,7 +6,6 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.resources import files
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -68,8 +67,12 @@ def _default_hidden_settings() -> dict[str, Any]:
     return load_config().hidden_settings
 
 
+#: The package's default configuration (beside the package's modules, as installed).
+_DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "default_config.toml"
+
+
 def default_toml() -> dict[str, Any]:
-    return tomllib.loads(files("scorer").joinpath("default_config.toml").read_text("utf-8"))
+    return tomllib.loads(_DEFAULT_CONFIG.read_text("utf-8"))
 
 
 def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> Config:

@@ -19,15 +19,18 @@ from __future__ import annotations
 import os
 import stat
 import struct
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from .config import Limits
 from .contract import PPL, SUBMISSION
 from scorer.errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageError
 from .jsonio import shorten
 from .validation import Source
+
+if TYPE_CHECKING:
+    import zipfile
 
 MAX_ZIP_ENTRIES = 1000
 MAX_ZIP_RATIO = 200  # uncompressed / compressed, per entry
@@ -184,6 +187,8 @@ def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
         raise SubmissionInvalid([Issue(name, f"the zip holds {count:,} entries; at most {MAX_ZIP_ENTRIES} are "
                                              "accepted (it needs only submission.jsonl and ppl_output.json)",
                                        "zip_entries")])
+    import zipfile  # here: most submissions are folders
+
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:

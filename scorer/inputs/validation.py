@@ -19,7 +19,6 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib.resources import files
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from pathlib import Path
 from typing import Any, Callable, Container, Iterable, Iterator, cast
@@ -30,7 +29,7 @@ from scorer.errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
 from scorer.progress import CHECKING, READING, Progress
 from .jsonio import (JsonError, decode_value, guess_dialog_id, iter_lines, line_column, lines_from, parse_json,
                      shorten, skip_ws)
-from scorer.metric.nonstarters import long_mark_run, mark_run_message
+from scorer.metric.nonstarters import long_mark_run, mark_run_message, mark_run_screen
 from scorer.metric.text import has_token
 
 #: A file's content: its bytes, or the path of a regular file to stream from.
@@ -58,6 +57,8 @@ class Submission:
 @lru_cache(maxsize=None)
 def schema(name: str) -> dict[str, Any]:
     """The packaged JSON Schema ``name`` (e.g. ``"submission"``), as documentation of a line's shape."""
+    from importlib.resources import files  # here: only documentation and tests read the schemas
+
     return json.loads(files("scorer").joinpath("schemas", f"{name}.schema.json").read_text("utf-8"))
 
 
@@ -131,7 +132,7 @@ def _enum(value: Any, allowed: tuple[str, ...], name: str, shape: _Shape, turn: 
         shape.add(f"{name} must be one of {', '.join(json.dumps(a) for a in allowed)}, not {shown}", "schema_enum", turn)
 
 
-def dialogue_problems(value: Any, limits: Limits) -> list[Problem]:
+def dialogue_problems(value: Any, limits: Limits, marks_possible: bool = True) -> list[Problem]:
     shape = _Shape()
     if not shape.typed(value, dict, "a JSON object", "the line"):
         return shape.problems
@@ -172,26 +173,29 @@ def _list_line(value: Any, key: str, each: Callable[[_Shape, int, Any], None]) -
     return shape.problems
 
 
-def reference_problems(value: Any, limits: Limits) -> list[Problem]:
+def reference_problems(value: Any, limits: Limits, marks_possible: bool = True) -> list[Problem]:
+    """The shape problems of an ``answers.jsonl`` line; ``marks_possible`` False (the line's text shows no
+    string of it holds a long run of combining marks) skips searching each string for one."""
     def variants_of_turn(shape: _Shape, t: int, variants: Any) -> None:
         if shape.nonempty_list(variants, f"references[{t}]", t):
             for v, text in enumerate(variants):
                 if type(text) is not str:
                     shape.typed(text, str, "a string", f"references[{t}][{v}]", t)
-                elif (run := long_mark_run(text)) is not None:
+                elif marks_possible and (run := long_mark_run(text)) is not None:
                     shape.add(f"references[{t}][{v}]: {mark_run_message(run)}", "combining_run", t)
 
     return _list_line(value, "references", variants_of_turn)
 
 
-def submission_problems(value: Any, limits: Limits) -> list[Problem]:
+def submission_problems(value: Any, limits: Limits, marks_possible: bool = True) -> list[Problem]:
+    """The shape problems of a ``submission.jsonl`` line; ``marks_possible`` as for :func:`reference_problems`."""
     def answer_of_turn(shape: _Shape, t: int, answer: Any) -> None:
         if not shape.typed(answer, str, "a string", f"answers[{t}]", t):
             return
         if len(answer) > limits.max_answer_chars:
             shape.add(f"the answer is {len(answer):,} characters long; the limit is {limits.max_answer_chars:,}",
                       "schema_maxLength", t)
-        else:
+        elif marks_possible:
             run = long_mark_run(answer)
             if run is not None:
                 shape.add(f"answers[{t}]: {mark_run_message(run)}", "combining_run", t)
@@ -226,12 +230,14 @@ class _FileState:
 
 def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
                   on_bad_id: Callable[[str], None], progress: Progress | None = None,
-                  step: str = "") -> Iterator[tuple[int, Any]]:
-    """(line number, value) of every line that is valid JSON; everything else goes to ``log``.
+                  step: str = "") -> Iterator[tuple[int, Any, bool]]:
+    """(line number, value, whether a string of it may hold a long run of combining marks) of every line that
+    is valid JSON; everything else goes to ``log``.
 
     ``progress(step, done, size)`` hears the bytes read."""
     bad_encoding = 0
     first_line = True
+    may_hold_mark_run = mark_run_screen()
     report = (lambda done, size: progress(step, done, size)) if progress else None
     with _contents(source) as data:
         for number, raw, after in iter_lines(data, report):
@@ -261,17 +267,19 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
                 continue
             first_line = False
             try:
-                yield number, parse_json(text, limits.max_json_depth)
+                value = parse_json(text, limits.max_json_depth)
             except JsonError as exc:
                 guessed = guess_dialog_id(text)
                 if guessed is not None:
                     on_bad_id(guessed)
                 log.add(Issue(file, exc.message, "bad_json", line=number, column=None if exc.pos is None else exc.pos + 1,
                               dialog_id=shorten(guessed) if guessed else None))
+                continue
+            yield number, value, may_hold_mark_run(text)
 
 
 def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
-                  problems: Callable[[Any, Limits], list[Problem]],
+                  problems: Callable[[Any, Limits, bool], list[Problem]],
                   mentioned: set[str] | None = None, known: dict | None = None,
                   progress: Progress | None = None, step: str = "") -> Iterator[tuple[int, dict]]:
     """Lines of the right shape; ``mentioned`` collects the known dialog_ids of every line, good or bad."""
@@ -281,11 +289,11 @@ def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
             mentioned.add(dialog_id)
 
     any_line = False
-    for number, value in _parsed_lines(source, file, log, limits, state, note, progress, step):
+    for number, value, marks_possible in _parsed_lines(source, file, log, limits, state, note, progress, step):
         any_line = True
         dialog_id = value.get("dialog_id") if isinstance(value, dict) else None
         note(dialog_id)
-        found = problems(value, limits)
+        found = problems(value, limits, marks_possible)
         if not found:
             yield number, value
             continue
@@ -302,6 +310,11 @@ def _missing(file: str, expected: Iterable[str], present: Container[str], log: I
     for dialog_id in expected:
         if dialog_id not in present:
             log.add(Issue(file, f"dialogue of dialogues.jsonl {what}", "missing_id", dialog_id=shorten(dialog_id)))
+
+
+def _where(number: int, dialog_id: str) -> dict[str, Any]:
+    """Where a line's issue is: its number and (shortened) dialog_id, as :class:`Issue` takes them."""
+    return dict(line=number, dialog_id=shorten(dialog_id))
 
 
 def _duplicate(file: str, number: int, first: int, dialog_id: str) -> Issue:
@@ -342,9 +355,8 @@ def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = 
     for number, value in _shaped_lines(source, ANSWERS, log, limits, state, reference_problems, mentioned, known,
                                        progress, f"{READING} {ANSWERS}"):
         dialog_id, refs = value["dialog_id"], value["references"]
-        where: dict[str, Any] = dict(line=number, dialog_id=shorten(dialog_id))
         if dialog_id not in known:
-            log.add(Issue(ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **where))
+            log.add(Issue(ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **_where(number, dialog_id)))
             continue
         if dialog_id in lines:
             log.add(_duplicate(ANSWERS, number, lines[dialog_id], dialog_id))
@@ -352,12 +364,12 @@ def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = 
         lines[dialog_id] = number
         if len(refs) != known[dialog_id].n_turns:
             log.add(Issue(ANSWERS, f"{len(refs)} turns of references, but the dialogue has "
-                                   f"{known[dialog_id].n_turns} turns", "turn_count", **where))
+                                   f"{known[dialog_id].n_turns} turns", "turn_count", **_where(number, dialog_id)))
             continue
         for turn, variants in enumerate(refs):
             if not any(map(has_token, variants)):
                 log.add(Issue(ANSWERS, "no reference variant of this turn has a word token",
-                              "empty_reference", turn=turn, **where))
+                              "empty_reference", turn=turn, **_where(number, dialog_id)))
         references[dialog_id] = refs
     if not (state.unreadable or state.cut):
         _missing(ANSWERS, known, mentioned, log, "has no references")
@@ -412,23 +424,22 @@ def _check_answers(source: Source, file: str, turns: dict[str, int], limits: Lim
     for number, value in _shaped_lines(source, file, log, limits, state, submission_problems, mentioned, turns,
                                        progress, f"{CHECKING} {file}"):
         dialog_id = value["dialog_id"]
-        where: dict[str, Any] = dict(line=number, dialog_id=shorten(dialog_id))
         if dialog_id not in turns:
             log.add(Issue(file, "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id",
-                          "unknown_id", **where))
+                          "unknown_id", **_where(number, dialog_id)))
             continue
         if dialog_id in lines:
             log.add(_duplicate(file, number, lines[dialog_id], dialog_id))
             continue
         lines[dialog_id] = number
-        extra = sorted(set(value) - {"dialog_id", "answers"})
-        if extra and len(warnings) < 100:
+        if len(value) > 2 and len(warnings) < 100:  # keys beyond the two the shape check found
+            extra = sorted(set(value) - {"dialog_id", "answers"})
             warnings.append(Issue(file, f"unknown key(s) ignored: {', '.join(shorten(k, 40) for k in extra[:5])}",
-                                  "extra_keys", **where))
+                                  "extra_keys", **_where(number, dialog_id)))
         given, expected = len(value["answers"]), turns[dialog_id]
         if given != expected:
             log.add(Issue(file, f"{given} answer(s) given, but the dialogue has {expected} turn(s); "
-                                "give one string per turn", "turn_count", **where))
+                                "give one string per turn", "turn_count", **_where(number, dialog_id)))
             continue
         answers[dialog_id] = value["answers"]
     if not (state.unreadable or state.cut):

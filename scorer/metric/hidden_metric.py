@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Mapping
 
 
@@ -44,5 +45,11 @@ register(HiddenMetric("log", {"p_max": 1000.0}, _log, _check_log))
 
 def hidden_metric(p: float, method: str = "inverse", **params: float) -> float:
     """HM of perplexity ``p`` by the named method; missing parameters take their defaults."""
+    return hidden_metric_of(method, params)(p)
+
+
+def hidden_metric_of(method: str = "inverse", params: Mapping[str, float] | None = None) -> Callable[[float], float]:
+    """:func:`hidden_metric` with the method and its parameters resolved once: a function of ``p``."""
     spec = METHODS[method]
-    return spec.fn(p, **{**spec.defaults, **{k: v for k, v in params.items() if k in spec.defaults}})
+    given = params or {}
+    return partial(spec.fn, **{**spec.defaults, **{k: v for k, v in given.items() if k in spec.defaults}})

@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Callable
 
 from . import unicode_table
+from .engine.accelerator import active, compiled_module
 
 MAX_COMBINING_RUN = 30
 
@@ -71,6 +73,27 @@ def long_mark_run(text: str) -> tuple[int, int] | None:
     ``text``, or None. Text without characters beyond U+FFFF is searched with the faster pattern."""
     found = _run_pattern(_ASTRAL.search(text) is not None).search(text)
     return None if found is None else (found.start(), found.end() - found.start())
+
+
+def may_hold_mark_run(json_text: str) -> bool:
+    """False when no string of the JSON text ``json_text`` can hold a run :func:`long_mark_run` finds: the text
+    has no ``\\u`` escape (each string is then a piece of it, verbatim) and no such run itself."""
+    return "\\u" in json_text or long_mark_run(json_text) is not None
+
+
+def mark_run_screen() -> Callable[[str], bool]:
+    """:func:`may_hold_mark_run`; with the compiled engine, a text written only in the tokeniser's alphabet
+    (:func:`scorer.metric.engine.word_split.all_in_alphabet`: no mark, nothing beyond U+FFFF) is passed in
+    one quick scan instead of the search."""
+    if not active():
+        return may_hold_mark_run
+    all_in_alphabet = compiled_module("word_split").all_in_alphabet
+
+    def screen(json_text: str) -> bool:
+        # an escape (``\\u0301``) is written in the alphabet: it is looked for first
+        return "\\u" in json_text or (not all_in_alphabet(json_text) and may_hold_mark_run(json_text))
+
+    return screen
 
 
 def mark_run_message(run: tuple[int, int]) -> str:

@@ -23,8 +23,6 @@ import json
 import marshal
 import os
 import re
-import sqlite3
-import xml.etree.ElementTree as ET
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -202,6 +200,8 @@ def _read_stamps() -> dict[str, str]:
 def _read_xml(files: list[Path]) -> Iterator[tuple[str, str]]:
     """(sense text, synset id) of every ``<sense>`` inside a ``<synset>``, streamed: each synset is
     dropped once read, so a full-size file is never held as a tree."""
+    import xml.etree.ElementTree as ET  # here: a run with the index cached never parses XML
+
     for path in files:
         try:
             synset_ids: list[str | None] = []
@@ -225,6 +225,8 @@ def _read_xml(files: list[Path]) -> Iterator[tuple[str, str]]:
 
 
 def _read_sqlite(path: Path) -> list[tuple[str, str]]:
+    import sqlite3  # here: a run with the index cached never opens the database
+
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:

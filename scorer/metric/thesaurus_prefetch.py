@@ -18,7 +18,6 @@ caller leaves the ``with`` block early or exits.
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from types import TracebackType
@@ -32,38 +31,54 @@ class IndexPrefetch:
 
     def __init__(self, location: str | os.PathLike | None):
         self.location = location
-        self.process: multiprocessing.process.BaseProcess | None = None
+        self.pid = 0  # the forked process, while it may run
 
     def __enter__(self) -> IndexPrefetch:
-        if "fork" in multiprocessing.get_all_start_methods():
-            process = multiprocessing.get_context("fork").Process(target=_build, args=(self.location,), daemon=True)
+        if hasattr(os, "fork"):
             try:
-                process.start()
+                pid = os.fork()
             except OSError:  # no process to be had: the load builds the index itself
                 return self
-            self.process = process
+            if pid == 0:
+                _build(self.location)
+            self.pid = pid
         return self
 
     def wait(self) -> None:
         """Returns once the forked process has ended (at once when none was started)."""
-        if self.process is not None:
-            self.process.join()
-            self.process = None
+        if self.pid:
+            _reap(self.pid)
+            self.pid = 0
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        if self.process is not None:  # left before waiting (an error): the build is not needed now
-            self.process.terminate()
-            self.process.join()
-            self.process = None
+        if self.pid:  # left before waiting (an error): the build is not needed now
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+            except OSError:
+                pass
+            self.wait()
+
+
+def _reap(pid: int) -> None:
+    """Wait for the process ``pid`` to end (through interruptions)."""
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            return
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return
 
 
 def _build(location: str | os.PathLike | None) -> None:
-    """In the forked process: load the thesaurus, which builds and caches its index when not cached; any
-    failure is left for the caller's own load to meet and report."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    """In the forked process: load the thesaurus, which builds and caches its index when not cached, then
+    leave by ``os._exit`` whatever happens; any failure is left for the caller's own load to meet and
+    report."""
     try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         load_thesaurus(location)
-    except BaseException:  # noqa: BLE001 - reported by the caller's load, in its place
+    finally:
         os._exit(0)

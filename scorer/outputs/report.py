@@ -17,8 +17,8 @@ from typing import Any, Iterable
 from scorer.inputs.contract import DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from scorer.errors import Issue, IssueLog, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
 from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS, Meta
-from .html_report import correlation_report, leaderboard_report, score_report
 from scorer.scoring.leaderboard_result import COLUMNS, Leaderboard
+from .html_report import correlation_report, leaderboard_report, score_report
 from .output_dir import publish
 from scorer.progress import WRITING, Progress
 from scorer.scoring.result import DETAIL_COLUMNS, ScoreResult, detail_rows

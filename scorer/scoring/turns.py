@@ -14,7 +14,6 @@ engine, turns are scored on workers only when there are many
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from typing import Any, Callable, Sequence
@@ -50,11 +49,13 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     ``progress(done)`` is called with the number of turns scored so far.
     """
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
-    forks = jobs > 1 and "fork" in multiprocessing.get_all_start_methods()
-    learners = jobs if forks and not metric.matcher.lemmas else 0
+    learners = jobs if jobs > 1 and not metric.matcher.lemmas else 0
     if not metric.params.gamma and metric.engine.counts_on_ids:
         jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB_WITHOUT_PENALTY)
-    parallel = forks and jobs > 1
+    forks: Any = _fork_context() if learners or jobs > 1 else None  # multiprocessing is imported only then
+    if forks is None:
+        learners = 0
+    parallel = forks is not None and jobs > 1
     pieces = jobs * PIECES_PER_JOB if parallel else PIECES_PER_JOB
     bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
@@ -69,11 +70,11 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     _state = (answers, tokens, variants, metric)
     try:
         if learners:
-            with multiprocessing.get_context("fork").Pool(learners, initializer=_start_worker) as pool:
+            with forks.Pool(learners, initializer=_start_worker) as pool:
                 for new_keys in pool.imap_unordered(_keys_of, [new_types[k::learners] for k in range(learners)]):
                     metric.matcher.absorb(*new_keys)
         if parallel:
-            with multiprocessing.get_context("fork").Pool(jobs, initializer=_start_worker) as pool:
+            with forks.Pool(jobs, initializer=_start_worker) as pool:
                 for part, new_keys in pool.imap(_worker, spans):
                     results.extend(part)
                     metric.matcher.absorb(*new_keys)
@@ -87,6 +88,13 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     finally:
         _state = None
     return results
+
+
+def _fork_context() -> Any:
+    """multiprocessing's ``fork`` context, or None where there is no ``fork``."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
 
 
 def _types(tokens: Sequence[list[str]], variants: Sequence[Sequence[list[str]]]) -> set[str]:

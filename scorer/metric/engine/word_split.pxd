@@ -6,5 +6,8 @@ cdef bint in_alphabet(Py_UCS4 c) noexcept
 
 cdef bint is_word(Py_UCS4 c) noexcept
 
+@cython.locals(ch=Py_UCS4)
+cpdef bint all_in_alphabet(str text) except -1
+
 @cython.locals(ch=Py_UCS4, i=Py_ssize_t, start=Py_ssize_t, low=str, tokens=list)
 cpdef list split_words(str text)

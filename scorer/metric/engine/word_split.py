@@ -28,6 +28,15 @@ def is_word(c: int) -> bool:
     return 0x30 <= c <= 0x39 or 0x61 <= c <= 0x7A or c == 0x5F or 0x400 <= c <= 0x45F
 
 
+def all_in_alphabet(text: str) -> bool:
+    """Whether every character of ``text`` is in the alphabet (none is then a combining mark, nor beyond
+    U+FFFF: :func:`scorer.metric.nonstarters.may_hold_mark_run` asks)."""
+    for ch in text:
+        if not in_alphabet(ord(ch)):
+            return False
+    return True
+
+
 def split_words(text: str) -> list[str] | None:
     """``tokenise(text)`` when every character of ``text`` is in the alphabet, else None."""
     for ch in text:
