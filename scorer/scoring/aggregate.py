@@ -10,8 +10,8 @@ Sums use ``math.fsum``, so the result does not depend on the order of lines.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Mapping, NamedTuple, Sequence
 
 from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.errors import ConfigError
@@ -20,8 +20,10 @@ if TYPE_CHECKING:
     from scorer.metric.meteor import MeteorScore
 
 
-@dataclass(frozen=True, slots=True)
-class TurnScore:
+class TurnScore(NamedTuple):
+    """One scored turn: an immutable record (a named tuple, as :class:`~scorer.metric.meteor.MeteorScore`),
+    with the answer and its METEOR details when kept."""
+
     dialog_id: str
     type: str
     turn: int
@@ -29,8 +31,8 @@ class TurnScore:
     best_reference: int
     hidden_metric: float
     ppl: float
-    answer: str = field(default="", repr=False, compare=False)
-    details: MeteorScore | None = field(default=None, repr=False, compare=False)
+    answer: str = ""
+    details: MeteorScore | None = None
 
 
 @dataclass(frozen=True)
