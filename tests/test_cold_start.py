@@ -45,11 +45,20 @@ def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamm
         return original(self, lemmas, synsets, unanalysed)
 
     alone, _ = scored(answers, references, params, 1)
+    computed_here: list[str] = []
+    lemmas_of = Matcher._lemmas_of
+
+    def here(self, token):
+        computed_here.append(token)
+        return lemmas_of(self, token)
+
     monkeypatch.setattr(Matcher, "absorb", counting)
+    monkeypatch.setattr(Matcher, "_lemmas_of", here)  # in this process only: a worker's calls are its own
     together, matcher = scored(answers, references, params, 2)
     assert together == alone
     types = {t for a in ANSWERS for t in tokenise(a)} | {t for turn in REFERENCES for v in turn for t in v}
-    assert sorted(absorbed) == sorted(types)  # every type's lemmas computed once, on one worker or the other
+    # every type's lemmas computed once: by this process (its share) or by the worker (handed back)
+    assert absorbed and computed_here and sorted(absorbed + computed_here) == sorted(types)
     assert set(matcher.lemmas) == types and set(matcher.synsets) == types
 
 

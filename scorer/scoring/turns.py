@@ -5,10 +5,10 @@ so the result list is identical for any number of jobs. Several jobs use
 forked worker processes (they share the loaded dictionary and thesaurus and
 hand back the token keys they computed, for the token cache); where ``fork``
 is not available, or the work is small, everything runs in this process.
-When the matcher knows no token yet (an empty token cache), the workers
-first compute the keys of every type of the turns, each type once, and
-the turns are then scored knowing them all: otherwise every worker would
-analyse nearly every type itself. Without the penalty, on the compiled
+When the matcher knows no token yet (an empty token cache), this process
+and the workers first compute the keys of every type of the turns, each
+type once, a share each, and the turns are then scored knowing them all:
+otherwise every worker would analyse nearly every type itself. Without the penalty, on the compiled
 engine, turns are scored on workers only when there are many
 (:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
 """
@@ -69,9 +69,12 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
         new_types = sorted(_types(tokens, variants))
     _state = (answers, tokens, variants, metric)
     try:
-        if learners:
-            with forks.Pool(learners, initializer=_start_worker) as pool:
-                for new_keys in pool.imap_unordered(_keys_of, [new_types[k::learners] for k in range(learners)]):
+        if learners:  # this process takes the first share itself, the workers the others meanwhile
+            shares = [new_types[k::learners] for k in range(learners)]
+            with forks.Pool(learners - 1, initializer=_start_worker) as pool:
+                found = pool.imap_unordered(_keys_of, shares[1:])
+                _compute_keys(metric, shares[0])
+                for new_keys in found:
                     metric.matcher.absorb(*new_keys)
         if parallel:
             with forks.Pool(jobs, initializer=_start_worker) as pool:
@@ -108,13 +111,18 @@ def _types(tokens: Sequence[list[str]], variants: Sequence[Sequence[list[str]]])
     return found
 
 
-def _keys_of(types: list[str]) -> tuple:
-    """In a worker: the keys of ``types`` at every stage of the metric, computed and handed back."""
-    metric = _shared()[3]
+def _compute_keys(metric: MeteorRu, types: list[str]) -> None:
+    """The keys of ``types`` at every stage of the metric, computed into its matcher."""
     for keys in metric.matcher.key_functions(metric.params.stages):
         if keys is not None:
             for token in types:
                 keys(token)
+
+
+def _keys_of(types: list[str]) -> tuple:
+    """In a worker: the keys of ``types`` at every stage of the metric, computed and handed back."""
+    metric = _shared()[3]
+    _compute_keys(metric, types)
     return metric.matcher.take_new()
 
 
