@@ -8,9 +8,9 @@ is not available, or the work is small, everything runs in this process.
 When the matcher knows no token yet (an empty token cache), this process
 and the workers first compute the keys of every type of the turns, each
 type once, a share each, and the turns are then scored knowing them all:
-otherwise every worker would analyse nearly every type itself. Without the penalty, on the compiled
-engine, turns are scored on workers only when there are many
-(:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
+otherwise every worker would analyse nearly every type itself. Without
+the penalty, on the compiled engine, turns are scored on workers only when
+there are many (:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def is_word(c: int) -> bool:
 
 def all_in_alphabet(text: str) -> bool:
     """Whether every character of ``text`` is in the alphabet (none is then a combining mark, nor beyond
-    U+FFFF: :func:`scorer.metric.nonstarters.may_hold_mark_run` asks)."""
+    U+FFFF: :func:`scorer.metric.nonstarters.mark_run_screen` asks, and :func:`split_words`)."""
     for ch in text:
         if not in_alphabet(ord(ch)):
             return False
@@ -39,9 +39,8 @@ def all_in_alphabet(text: str) -> bool:
 
 def split_words(text: str) -> list[str] | None:
     """``tokenise(text)`` when every character of ``text`` is in the alphabet, else None."""
-    for ch in text:
-        if not in_alphabet(ord(ch)):
-            return None
+    if not all_in_alphabet(text):
+        return None
     low = text.lower().replace("ё", "е")  # one character of the alphabet for one: positions do not move
     tokens: list[str] = []
     start = -1
