@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from scorer import api
 from scorer.metric.matcher import Matcher
 from scorer.metric.thesaurus import Thesaurus, default_location, load_thesaurus
 
@@ -43,6 +44,7 @@ os.environ["RUWORDNET_PATH"] = str(MINI_RWN)  # for session fixtures and subproc
 def _private_cache_and_mini_thesaurus(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
     monkeypatch.setenv("RUWORDNET_PATH", str(MINI_RWN))
+    monkeypatch.setattr(api, "_last_read", {})  # each test starts with no reference data kept in the process
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from array import array
 import pytest
 from test_id_counts import module, table_for  # noqa: F401 - module: the fixture, Python and compiled
 
-from scorer.metric import key_table_cache
+from scorer.metric import cache, key_table_cache
 from scorer.metric.cache import finish_writes, seal
 from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
@@ -102,6 +102,12 @@ def test_a_warm_metric_interns_no_token_it_has_met(rwn, tmp_path, monkeypatch):
     assert fast.restored == len(set(cand) | {t for r in refs for t in r})
     monkeypatch.setattr(fast, "_intern", lambda token: pytest.fail(f"{token!r} interned again"))
     assert second.best_variant(cand, refs) == expected
+    assert not second.engine.table_grew(second.matcher.key_functions(second.params.stages))
+    monkeypatch.setattr(cache, "in_background", lambda *a: pytest.fail("a process forked to write nothing new"))
+    second.save_token_table(background=True)
+    monkeypatch.undo()
+    assert second.best_variant(["кот", "новый"], refs)[0] == 0 and second.engine.table_grew(
+        second.matcher.key_functions(second.params.stages))
 
 
 @pytest.mark.skipif(not accelerator.active(), reason="the compiled engine keeps the table")

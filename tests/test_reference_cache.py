@@ -19,6 +19,36 @@ EXPECTED = ([Dialogue("d1", "Text2Text", 2), Dialogue("d2", "Audio2Text", 1)],
             {"d1": [[["кошка", "спит"], ["кот", "спит"]], [["да"]]], "d2": [[["нет"]]]})
 
 
+@pytest.fixture(autouse=True)
+def _disk_cache_only(request, monkeypatch):
+    """These tests are about the cache on disk: nothing is kept in the process between loads, except in the
+    tests of what is kept (``test_kept_*``)."""
+    if not request.node.name.startswith("test_kept_"):
+        monkeypatch.setattr(api, "_keep", lambda key, reference: reference)
+
+
+def test_kept_the_same_files_read_again_give_the_data_kept(tmp_path, monkeypatch):
+    data = make_split(tmp_path, DIALOGUES)
+    first = api.load_reference(data)
+    _no_validation(monkeypatch)
+    monkeypatch.setattr(reference_cache, "load", _refuse)  # not even the cache file is read again
+    again = api.load_reference(data)
+    assert again is first and again.variant_tokens() == EXPECTED[2]
+
+
+def test_kept_only_while_the_files_and_limits_are_the_same(tmp_path):
+    data = make_split(tmp_path, DIALOGUES)
+    first = api.load_reference(data)
+    assert api.load_reference(data, Limits(max_answer_chars=1000)) is not first  # other limits: another entry
+    assert api.load_reference(data) is not first  # that one replaced it: one set is kept, the last read
+    kept = api.load_reference(data)
+    answers = data / "answers.jsonl"
+    answers.write_text(answers.read_text(encoding="utf-8").replace("Да", "Нет"), encoding="utf-8")
+    changed = api.load_reference(data)
+    assert changed is not kept and changed.variants()["d1"][1] == ["Нет"]
+    assert api.load_reference(data, with_answers=False).references is None
+
+
 def _refuse(*args, **kwargs):
     raise AssertionError("read, validated or tokenised again")
 

@@ -95,3 +95,27 @@ def test_only_a_table_of_words_to_sets_of_words_is_taken(table, ok):
 def test_a_table_past_its_bound_is_not_taken(monkeypatch):
     monkeypatch.setattr(token_cache, "MAX_TOKENS", 1)
     assert not token_cache._well_formed({"a": frozenset(), "b": frozenset()})
+
+
+def test_the_morphology_versions_are_those_installed():
+    """The cache's name and the signature carry the versions importlib.metadata reports, read without it."""
+    from importlib.metadata import version
+
+    assert morphology.morphology_id() == f"pymorphy3-{version('pymorphy3')}+dicts-ru-{version('pymorphy3-dicts-ru')}"
+    assert morphology.installed_version("pymorphy3_dicts_ru", "pymorphy3-dicts-ru") == version("pymorphy3-dicts-ru")
+
+
+def test_a_version_without_one_dist_info_folder_is_asked_of_importlib_metadata(tmp_path, monkeypatch):
+    """Two folders for one distribution (a broken upgrade), or none (another layout): the folder names
+    are not trusted, importlib.metadata answers."""
+    package = tmp_path / "site" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    for name in ("pkg_dist-1.0.dist-info", "pkg_dist-2.0.dist-info"):
+        (tmp_path / "site" / name).mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    asked = []
+    monkeypatch.setattr("importlib.metadata.version", lambda name: asked.append(name) or "9.9")
+    assert morphology.installed_version("pkg", "pkg-dist") == "9.9" and asked == ["pkg-dist"]
+    (tmp_path / "site" / "pkg_dist-2.0.dist-info").rmdir()
+    assert morphology.installed_version("pkg", "pkg-dist") == "1.0" and asked == ["pkg-dist"]

@@ -247,6 +247,8 @@ class MeteorRu:
             return
         keys, skip, more = self.matcher.key_functions(self.params.stages), dict(self.matcher.unanalysed), \
             list(self.matcher.lemmas.added)
+        if not more and not self.engine.table_grew(keys):
+            return  # nothing new to keep: no process is forked to find that out
 
         def store() -> None:
             table = self.engine.table_to_store(keys, skip, more)

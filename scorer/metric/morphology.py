@@ -17,8 +17,10 @@ among its warnings.
 """
 from __future__ import annotations
 
+import os
 import sys
 from functools import lru_cache
+from importlib.util import find_spec
 from typing import Any
 
 #: Longer tokens are their own lemma, unanalysed (no Russian word comes near; time stays linear below).
@@ -64,8 +66,28 @@ def lemmas(token: str) -> frozenset[str]:
     return analyse(token)[0]
 
 
+@lru_cache(maxsize=1)
 def morphology_id() -> str:
     """Versions of pymorphy3 and its Russian dictionary, for the signature."""
+    return (f"pymorphy3-{installed_version('pymorphy3', 'pymorphy3')}"
+            f"+dicts-ru-{installed_version('pymorphy3_dicts_ru', 'pymorphy3-dicts-ru')}")
+
+
+def installed_version(package: str, distribution: str) -> str:
+    """The installed version of ``distribution``, which provides the import package ``package``: read off the
+    name of the one ``<name>-<version>.dist-info`` folder beside the package (a run would otherwise import
+    ``importlib.metadata`` for it, 15-20 ms), else asked of ``importlib.metadata``."""
+    spec = find_spec(package)
+    if spec is not None and spec.origin:
+        prefix = distribution.replace("-", "_").lower() + "-"
+        folder = os.path.dirname(os.path.dirname(spec.origin))
+        try:
+            found = [name[len(prefix):-len(".dist-info")] for name in os.listdir(folder)
+                     if name.lower().startswith(prefix) and name.endswith(".dist-info")]
+        except OSError:
+            found = []
+        if len(found) == 1 and found[0]:
+            return found[0]
     from importlib.metadata import version
 
-    return f"pymorphy3-{version('pymorphy3')}+dicts-ru-{version('pymorphy3-dicts-ru')}"
+    return version(distribution)

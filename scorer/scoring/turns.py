@@ -67,6 +67,7 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
         tokenise = tokeniser()
         tokens = [tokenise(a) for a in answers]
         new_types = sorted(_types(tokens, variants))
+        metric.matcher.prepare(metric.params.stages)  # the analyser loaded once, before the fork
     _state = (answers, tokens, variants, metric)
     try:
         if learners:  # this process takes the first share itself, the workers the others meanwhile

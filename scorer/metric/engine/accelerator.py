@@ -220,6 +220,11 @@ class Engine(Protocol):
         ``skip``; None when the engine keeps none or it holds nothing new."""
         ...
 
+    def table_grew(self, key_functions: tuple[KeyFunction, ...]) -> bool:
+        """Whether the engine keeps a token table for these key functions and it holds tokens beyond those
+        restored (a cheap test before :meth:`table_to_store`)."""
+        ...
+
 
 class ModuleEngine:
     """The engine made of ``links``, ``counting`` and ``alignment``: the pure modules, or the same modules
@@ -305,6 +310,10 @@ class ModuleEngine:
                        more: Iterable[str]) -> StoredTable | None:
         fast = self.fast_counts(key_functions)
         return fast.stored(skip, more) if fast is not None else None
+
+    def table_grew(self, key_functions: tuple[KeyFunction, ...]) -> bool:
+        fast = self.fast_counts(key_functions)
+        return fast is not None and fast.table.n_tokens > fast.restored
 
 
 def engine() -> ModuleEngine:
