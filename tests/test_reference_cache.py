@@ -117,6 +117,8 @@ TOKENS = {"d1": [[["кот"]], [["да"]]], "d2": [[["нет"]]]}
     (2, ROWS, SPANS, {"d1": [[["кот"]], []], "d2": [[["нет"]]]}),                      # a turn without variants
     (2, ROWS, SPANS, {"d1": [[["кот"]]], "d2": [[["нет"]]]}),                          # fewer tokenised turns
     (2, ROWS, SPANS, {"d1": [[["кот"]], [[5]]], "d2": [[["нет"]]]}),
+    (2, ROWS, SPANS, {"d1": [[["кот"]], [["да", ["да"]]]], "d2": [[["нет"]]]}),      # an unhashable word
+    (2, ROWS, SPANS, {"d1": [[["кот"]], [["да", b"da"]]], "d2": [[["нет"]]]}),       # bytes among the words
     (2, ROWS, SPANS, None),
     (2, ROWS, None, TOKENS),
     (2, ROWS, {"d1": SPAN}, TOKENS),                                                    # a dialogue without its line

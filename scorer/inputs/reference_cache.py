@@ -147,7 +147,8 @@ def _well_formed(dialogues: Any, spans: Any, tokens: Any) -> bool:
             variants.extend(tokenised)
     if not set(map(type, variants)) <= _LIST:
         return False
-    words = list(chain.from_iterable(variants))  # every type checked at C speed, not word by word
-    if not set(map(type, words)) <= _STR or "" in words:
+    try:  # the distinct words, at C speed (marshal makes only built-in values: hashing one runs no code)
+        words = set(chain.from_iterable(variants))
+    except TypeError:  # an unhashable value among the words
         return False
-    return True
+    return set(map(type, words)) <= _STR and "" not in words
