@@ -122,7 +122,7 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
             progress(f"{READING} {name}", size, size)
     if kept is not None:
         return kept
-    if cached is not None:
+    if key and cached is not None:
         dialogues, spans, tokens = cached
         if spans is None or tokens is None:
             return ReferenceData(dialogues, None, None)
