@@ -114,7 +114,8 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
         raise UsageError(f"reference directory {data_dir}: cannot be read (no permission)")
     dialogues_file = _reference_file(data_dir, DIALOGUES)
     key = reference_cache.entry_key(dialogues_file, data_dir / ANSWERS if with_answers else None, limits)
-    kept = _last_read.get(reference_cache.entry_path(key)) if key else None
+    entry = reference_cache.entry_path(key) if key else None
+    kept = _last_read.get(entry) if entry else None
     cached = reference_cache.load(key, limits) if key and kept is None else None
     if progress and (kept or cached):
         for name in (DIALOGUES, ANSWERS) if with_answers else (DIALOGUES,):
@@ -122,24 +123,23 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
             progress(f"{READING} {name}", size, size)
     if kept is not None:
         return kept
-    if key and cached is not None:
+    if entry and cached is not None:
         dialogues, spans, tokens = cached
         if spans is None or tokens is None:
             return ReferenceData(dialogues, None, None)
         reread = lambda: read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)  # noqa: E731
-        return _keep(key, ReferenceData(dialogues, StoredReferences(data_dir / ANSWERS, spans, tokens,
-                                                                    limits.max_json_depth, reread), tokens))
+        return _keep(entry, ReferenceData(dialogues, StoredReferences(data_dir / ANSWERS, spans, tokens,
+                                                                      limits.max_json_depth, reread), tokens))
     dialogues = read_dialogues(dialogues_file, limits, progress)
     references = tokens = None
     answers_file = _reference_file(data_dir, ANSWERS) if with_answers else None
     if answers_file is not None:
         references = read_references(answers_file, dialogues, limits, progress)
         tokens = tokenise_references(references)
-    if key:
-        write_cache(reference_cache.entry_path(key),
-                    lambda: reference_cache.save(key, dialogues, references, tokens, answers_file, limits),
+    if key and entry:
+        write_cache(entry, lambda: reference_cache.save(key, dialogues, references, tokens, answers_file, limits),
                     background=jobs > 1)
-        return _keep(key, ReferenceData(dialogues, references, tokens))
+        return _keep(entry, ReferenceData(dialogues, references, tokens))
     return ReferenceData(dialogues, references, tokens)
 
 
@@ -149,12 +149,12 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
 _last_read: dict[Path, ReferenceData] = {}
 
 
-def _keep(key: str, reference: ReferenceData) -> ReferenceData:
-    """``reference``, kept as the last read (in place of any other): scoring several submissions one call
-    at a time against one reference directory reads and checks it once (and a command-line run does not
-    spend the end of its run freeing it)."""
+def _keep(entry: Path, reference: ReferenceData) -> ReferenceData:
+    """``reference``, kept as the last read (in place of any other) under its cache ``entry``: scoring several
+    submissions one call at a time against one reference directory reads and checks it once (and a
+    command-line run does not spend the end of its run freeing it)."""
     _last_read.clear()
-    _last_read[reference_cache.entry_path(key)] = reference
+    _last_read[entry] = reference
     return reference
 
 

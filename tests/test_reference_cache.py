@@ -24,7 +24,7 @@ def _disk_cache_only(request, monkeypatch):
     """These tests are about the cache on disk: nothing is kept in the process between loads, except in the
     tests of what is kept (``test_kept_*``)."""
     if not request.node.name.startswith("test_kept_"):
-        monkeypatch.setattr(api, "_keep", lambda key, reference: reference)
+        monkeypatch.setattr(api, "_keep", lambda entry, reference: reference)
 
 
 def test_kept_the_same_files_read_again_give_the_data_kept(tmp_path, monkeypatch):

@@ -142,27 +142,41 @@ def write_best_effort(path: Path, data: bytes) -> bool:
 _pending: list[tuple[Path, int]] = []  # (path, process) of writes in_background started, not yet waited for
 
 
-def in_background(path: Path, write: Callable[[], object]) -> None:
-    """Run ``write`` (a best-effort write of the cache file ``path``; what it returns is dropped) in a forked
-    process where ``fork`` is available, the caller going on meanwhile; else, or when no process can be
-    had, here. :func:`finish_writes` waits for those started (it runs at exit too); the forked process
-    only writes, ignores SIGINT and leaves by ``os._exit``, whatever happens. An earlier write of the same
-    file is waited for first."""
-    finish_writes(path)
-    pid = -1
-    if hasattr(os, "fork"):
+def forked(work: Callable[[], object]) -> int:
+    """Run ``work`` in a forked process, which ignores SIGINT (the caller handles it), dies of SIGTERM and
+    leaves by ``os._exit`` whatever happens; its pid, or 0 where there is no ``fork`` or no process to be
+    had. What ``work`` returns or raises is dropped: nothing comes back but through files."""
+    if not hasattr(os, "fork"):
+        return 0
+    try:
+        pid = os.fork()
+    except OSError:
+        return 0
+    if pid == 0:
         try:
-            pid = os.fork()
-        except OSError:
-            pid = -1
-        if pid == 0:
-            try:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                write()
-            finally:
-                os._exit(0)
-    if pid > 0:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            work()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def reap(pid: int) -> None:
+    """Wait for the child process ``pid`` to end (at once when it is gone or was waited for)."""
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def in_background(path: Path, write: Callable[[], object]) -> None:
+    """Run ``write`` (a best-effort write of the cache file ``path``) in a process :func:`forked` for it,
+    the caller going on meanwhile; else, when no process can be had, here. :func:`finish_writes` waits
+    for those started (it runs at exit too). An earlier write of the same file is waited for first."""
+    finish_writes(path)
+    pid = forked(write)
+    if pid:
         if not _pending:
             atexit.register(finish_writes)
         _pending.append((path, pid))
@@ -184,7 +198,4 @@ def finish_writes(path: Path | None = None) -> None:
     cache file calls it first, so a process always sees its own writes."""
     for entry in [e for e in _pending if path is None or e[0] == path]:
         _pending.remove(entry)
-        try:
-            os.waitpid(entry[1], 0)
-        except (ChildProcessError, InterruptedError):
-            pass
+        reap(entry[1])

@@ -22,6 +22,7 @@ import os
 import signal
 from types import TracebackType
 
+from .cache import forked, reap
 from .thesaurus import load_thesaurus
 
 
@@ -34,20 +35,15 @@ class IndexPrefetch:
         self.pid = 0  # the forked process, while it may run
 
     def __enter__(self) -> IndexPrefetch:
-        if hasattr(os, "fork"):
-            try:
-                pid = os.fork()
-            except OSError:  # no process to be had: the load builds the index itself
-                return self
-            if pid == 0:
-                _build(self.location)
-            self.pid = pid
+        # no process to be had: the load builds the index itself; any failure in the process is left for the
+        # caller's own load to meet and report
+        self.pid = forked(lambda: load_thesaurus(self.location))
         return self
 
     def wait(self) -> None:
         """Returns once the forked process has ended (at once when none was started)."""
         if self.pid:
-            _reap(self.pid)
+            reap(self.pid)
             self.pid = 0
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -58,27 +54,3 @@ class IndexPrefetch:
             except OSError:
                 pass
             self.wait()
-
-
-def _reap(pid: int) -> None:
-    """Wait for the process ``pid`` to end (through interruptions)."""
-    while True:
-        try:
-            os.waitpid(pid, 0)
-            return
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            return
-
-
-def _build(location: str | os.PathLike | None) -> None:
-    """In the forked process: load the thesaurus, which builds and caches its index when not cached, then
-    leave by ``os._exit`` whatever happens; any failure is left for the caller's own load to meet and
-    report."""
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        load_thesaurus(location)
-    finally:
-        os._exit(0)
