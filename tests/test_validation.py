@@ -280,3 +280,19 @@ def test_a_mark_run_is_found_whether_the_line_writes_its_marks_as_they_are_or_as
     assert not may_hold_mark_run(json.dumps({"a": ["x" + "\u0301" * 30, "\u0301" * 30]}, ensure_ascii=False))
     assert may_hold_mark_run(json.dumps({"a": ["x" + run]}, ensure_ascii=False))
     assert may_hold_mark_run(json.dumps({"a": ["x" + run]}, ensure_ascii=True))
+
+
+def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_references_are(monkeypatch):
+    """Only the answers' and references' texts are searched for runs of combining marks: reading
+    dialogues.jsonl spends nothing on screening its lines (a run there is only text), the others screen each."""
+    from scorer.inputs import validation
+
+    screened = []
+    monkeypatch.setattr(validation, "mark_run_screen", lambda: lambda text: screened.append(text) or True)
+    run = "\u0301" * 31
+    dialogue = {"dialog_id": "d-1", "type": "Text2Text", "turns": [[{"type": "text", "content": "x" + run}]]}
+    dialogues = read_dialogues((json.dumps(dialogue, ensure_ascii=False) + "\n").encode())
+    assert dialogues == [Dialogue("d-1", "Text2Text", 1)] and screened == []
+    references = {"dialog_id": "d-1", "references": [["Кот"]]}
+    assert read_references((json.dumps(references, ensure_ascii=False) + "\n").encode(), dialogues) == {"d-1": [["Кот"]]}
+    assert len(screened) == 1

@@ -133,6 +133,9 @@ def _enum(value: Any, allowed: tuple[str, ...], name: str, shape: _Shape, turn: 
 
 
 def dialogue_problems(value: Any, limits: Limits, marks_possible: bool = True) -> list[Problem]:
+    """The shape problems of a ``dialogues.jsonl`` line. Its texts are not searched for runs of combining
+    marks (only the answers and references are): ``marks_possible`` is taken, and unused, to share the
+    signature of :func:`reference_problems` and :func:`submission_problems`."""
     shape = _Shape()
     if not shape.typed(value, dict, "a JSON object", "the line"):
         return shape.problems
@@ -230,14 +233,15 @@ class _FileState:
 
 def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
                   on_bad_id: Callable[[str], None], progress: Progress | None = None,
-                  step: str = "") -> Iterator[tuple[int, Any, bool]]:
+                  step: str = "", screen_marks: bool = True) -> Iterator[tuple[int, Any, bool]]:
     """(line number, value, whether a string of it may hold a long run of combining marks) of every line that
-    is valid JSON; everything else goes to ``log``.
+    is valid JSON; everything else goes to ``log``. Without ``screen_marks`` (a file whose texts are not
+    searched for runs) no line is screened, and each may hold one.
 
     ``progress(step, done, size)`` hears the bytes read."""
     bad_encoding = 0
     first_line = True
-    may_hold_mark_run = mark_run_screen()
+    may_hold_mark_run = mark_run_screen() if screen_marks else None
     report = (lambda done, size: progress(step, done, size)) if progress else None
     with _contents(source) as data:
         for number, raw, after in iter_lines(data, report):
@@ -275,21 +279,24 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
                 log.add(Issue(file, exc.message, "bad_json", line=number, column=None if exc.pos is None else exc.pos + 1,
                               dialog_id=shorten(guessed) if guessed else None))
                 continue
-            yield number, value, may_hold_mark_run(text)
+            yield number, value, may_hold_mark_run(text) if may_hold_mark_run else True
 
 
 def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
                   problems: Callable[[Any, Limits, bool], list[Problem]],
                   mentioned: set[str] | None = None, known: dict | None = None,
-                  progress: Progress | None = None, step: str = "") -> Iterator[tuple[int, dict]]:
-    """Lines of the right shape; ``mentioned`` collects the known dialog_ids of every line, good or bad."""
+                  progress: Progress | None = None, step: str = "", screen_marks: bool = True
+                  ) -> Iterator[tuple[int, dict]]:
+    """Lines of the right shape; ``mentioned`` collects the known dialog_ids of every line, good or bad;
+    ``screen_marks`` as for :func:`_parsed_lines`."""
 
     def note(dialog_id: Any) -> None:
         if mentioned is not None and isinstance(dialog_id, str) and (known is None or dialog_id in known):
             mentioned.add(dialog_id)
 
     any_line = False
-    for number, value, marks_possible in _parsed_lines(source, file, log, limits, state, note, progress, step):
+    for number, value, marks_possible in _parsed_lines(source, file, log, limits, state, note, progress, step,
+                                                       screen_marks):
         any_line = True
         dialog_id = value.get("dialog_id") if isinstance(value, dict) else None
         note(dialog_id)
@@ -331,7 +338,7 @@ def read_dialogues(source: Source, limits: Limits = Limits(), progress: Progress
     lines: dict[str, int] = {}
     dialogues = []
     for number, value in _shaped_lines(source, DIALOGUES, log, limits, _FileState(), dialogue_problems,
-                                       progress=progress, step=f"{READING} {DIALOGUES}"):
+                                       progress=progress, step=f"{READING} {DIALOGUES}", screen_marks=False):
         dialog_id = value["dialog_id"]
         if dialog_id in lines:
             log.add(_duplicate(DIALOGUES, number, lines[dialog_id], dialog_id))
