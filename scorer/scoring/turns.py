@@ -63,12 +63,12 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     global _state
     tokens: list[list[str]] | None = None
     new_types: list[str] = []
+    tokenise = tokeniser()
     if learners:  # nothing known yet: every type's keys computed once, spread over the workers
-        tokenise = tokeniser()
         tokens = [tokenise(a) for a in answers]
         new_types = sorted(_types(tokens, variants))
         metric.matcher.prepare(metric.params.stages)  # the analyser loaded once, before the fork
-    _state = (answers, tokens, variants, metric)
+    _state = (answers, tokens, variants, metric, tokenise)
     try:
         if learners:  # this process takes the first share itself, the workers the others meanwhile
             shares = [new_types[k::learners] for k in range(learners)]
@@ -147,8 +147,7 @@ def _shared() -> tuple[Any, ...]:
 
 
 def _score_span(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
-    answers, tokens, variants, metric = _shared()
-    tokenise = tokeniser()
+    answers, tokens, variants, metric, tokenise = _shared()
     start, stop = span
     cands = [tokenise(a) for a in answers[start:stop]] if tokens is None else tokens[start:stop]
     return best_variants(cands, variants[start:stop], metric.matcher, metric.params, engine=metric.engine)
