@@ -1,8 +1,10 @@
 """Hand-computed METEOR values for small Russian cases, one per rule of contract section 4."""
+import pymorphy3
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scorer.metric import morphology
 from scorer.metric.meteor import MeteorParams, MeteorRu, best_variant, meteor_ru, meteor_tokens
 from scorer.metric.text import tokenise
 
@@ -197,3 +199,13 @@ def test_best_variants_is_best_variant_turn_by_turn(matcher):
         assert best_variants(cands, variants, matcher, params) == [
             best_variant(c, v, matcher, params) for c, v in zip(cands, variants)]
     assert [(k, s.matches) for k, s in best_variants(cands, variants, matcher)] == [(1, 2), (0, 0), (1, 2), (0, 3)]
+
+
+def test_the_lemma_sets_are_those_of_pymorphy3s_parse_objects():
+    """The analyser makes plain tuples, not ``Parse`` objects: every word's normal forms are the same."""
+    reference = pymorphy3.MorphAnalyzer(lang="ru", probability_estimator_cls=None)
+    words = tokenise("стали мыла печь пила три косой лук коса ели Ёлки бегущие хрустальный zzz 12 "
+                     "пёс спим синее ааааабвг прекраснейшие перевыполнившими кот-то")
+    for word in words:
+        assert morphology.lemmas(word) == frozenset(f.replace("ё", "е") for f in reference.normal_forms(word)), word
+    assert morphology.lemmas("стали") == {"стать", "сталь"}

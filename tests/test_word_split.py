@@ -124,6 +124,7 @@ def test_the_splitter_makes_each_token_once(module):
     first = splitter.split("Кот и КОТ, кот; и пёс")
     assert first == ["кот", "и", "кот", "кот", "и", "пес"]
     assert first[0] is first[2] is first[3] and first[1] is first[4]
+    assert first[0] is sys.intern("".join(["ко", "т"]))  # interned: marshal keeps it so
     second = splitter.split("ПЁС  кот")
     assert second == ["пес", "кот"] and second[0] is first[5] and second[1] is first[0]
     assert splitter.types == ["кот", "и", "пес"]

@@ -3,7 +3,9 @@
 The analyser runs without pymorphy3's probability estimator: it only
 reorders and rescores parses, and the stage uses the set of every parse's
 normal form, so leaving it out changes no lemma set and saves a third of
-the time. With pymorphy3's ``fast`` extra (the C DAWG) a parse is about
+the time. Its parses are plain tuples (``result_type=None``): the stage reads
+only their normal form, which is the same, and a run makes no ``Parse``
+object (a seventh less time a word). With pymorphy3's ``fast`` extra (the C DAWG) a parse is about
 eight times faster still; the results are the same.
 
 No token can make the analysis raise (contract section 6, "no input ends in
@@ -33,7 +35,7 @@ ANALYSIS_RECURSION_LIMIT = 4000
 def analyzer() -> Any:
     import pymorphy3
 
-    return pymorphy3.MorphAnalyzer(lang="ru", probability_estimator_cls=None)
+    return pymorphy3.MorphAnalyzer(lang="ru", probability_estimator_cls=None, result_type=None)
 
 
 @lru_cache(maxsize=1_000_000)

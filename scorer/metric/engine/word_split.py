@@ -19,6 +19,7 @@ both engines write byte-identical outputs on the WMT21 benchmark.
 from __future__ import annotations
 
 from array import array
+from sys import intern
 
 #: FNV-1a, 64 bits, over a token's code points: where :class:`WordSplitter` looks a token up.
 _FNV_OFFSET = 14695981039346656037
@@ -61,8 +62,10 @@ class WordSplitter:
     returned as the same ``str`` object, found from the text's own code points (no string is made to
     look it up).
 
-    ``types`` holds the distinct tokens in order of first sight. Sharing them saves memory and time:
-    sets, dictionaries and the reference cache see one object a type, its hash computed once.
+    ``types`` holds the distinct tokens in order of first sight, interned (``sys.intern``). Sharing
+    them saves memory and time: sets and dictionaries see one object a type, its hash computed once,
+    and the caches written with ``marshal`` (references, token table) load them back interned, as the
+    same objects.
     """
 
     def __init__(self) -> None:
@@ -103,7 +106,7 @@ class WordSplitter:
                 if _same(token, text, start, end):
                     return token
             slot = (slot + 1) & self.mask
-        token = text[start:end].lower().replace("ё", "е")  # one character of the alphabet for one
+        token = intern(text[start:end].lower().replace("ё", "е"))  # one character of the alphabet for one
         self.types.append(token)
         self.slots[slot] = len(self.types)
         self.hashes[slot] = h
