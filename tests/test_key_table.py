@@ -136,3 +136,23 @@ def test_a_table_file_of_the_wrong_shape_is_ignored(tmp_path):
         assert key_table_cache.load_table(path) is None, content
     path.write_bytes(seal("keys|another-name", marshal.dumps((1, *good))))
     assert key_table_cache.load_table(path) is None
+
+
+def test_add_keys_numbers_the_keys_as_the_tokens_come(module):
+    """``add_keys`` gives each key string the next id at first sight and interns the token with its sorted
+    ids: the table ``add`` makes from the same ids, key by key."""
+    by_strings = module.KeyTable(2, lambda token: pytest.fail("not used"))
+    key_ids: dict[str, int] = {}
+    for token, stages in KEYS.items():
+        assert by_strings.add_keys(token, [list(keys) for keys in stages], key_ids) == len(by_strings.ids) - 1
+    assert by_strings.add_keys("кот", [frozenset(["новый"]), frozenset()], key_ids) == 0  # known: nothing added
+    assert len(key_ids) == N_KEYS and "новый" not in key_ids
+    assert key_ids["кот"] == 0 and key_ids["s1"] == 1 and key_ids["кошка"] == 2
+    by_ids = filled(module)
+    assert by_strings.export(()) == by_ids.export(())
+    many = module.KeyTable(2, lambda token: pytest.fail("not used"))
+    numbered: dict[str, int] = {"z": 0}
+    many.add_keys("слово", [["c", "b", "a", "z"], ["b"]], numbered)
+    assert numbered == {"z": 0, "c": 1, "b": 2, "a": 3}
+    tokens, start, length, data = many.export(())
+    assert array("i", data).tolist() == [0, 1, 2, 3, 2]  # each stage's ids sorted

@@ -145,9 +145,7 @@ class FastCounts:
         return StoredTable(tokens, keys, start, length, data)
 
     def _intern(self, token: str) -> int:
-        key_ids = self.key_ids
-        return self.table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in f(token)})
-                                      for f in self.later])
+        return self.table.add_keys(token, [f(token) for f in self.later], self.key_ids)
 
     def counts(self, cand: Sequence[str], ref: Sequence[str]) -> list[int] | None:
         """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""

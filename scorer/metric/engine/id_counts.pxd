@@ -36,6 +36,9 @@ cdef class KeyTable:
                    keys=list)
     cpdef Py_ssize_t add(self, str token, list keys_by_stage) except -1
 
+    @cython.locals(numbered=list, stage_ids=list)
+    cpdef Py_ssize_t add_keys(self, str token, list keys_by_stage, dict key_ids) except -1
+
     @cython.locals(S=Py_ssize_t, t=Py_ssize_t, s=Py_ssize_t, k=Py_ssize_t, tokens=list, kept=list)
     cpdef tuple export(self, object skip)
 

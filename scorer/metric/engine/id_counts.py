@@ -16,7 +16,7 @@ on the WMT21 benchmark.
 from __future__ import annotations
 
 from array import array
-from typing import Any, Callable, Container, MutableSequence, Sequence
+from typing import Any, Callable, Collection, Container, MutableSequence, Sequence
 
 Ints = MutableSequence[int]  # an array('i') (a typed memoryview of one when compiled)
 
@@ -155,6 +155,25 @@ class KeyTable:
         self.n_tokens = t + 1
         self.ids[token] = t
         return t
+
+    def add_keys(self, token: str, keys_by_stage: list[Collection[str]], key_ids: dict[str, int]) -> int:
+        """:meth:`add`, with ``keys_by_stage[s]`` the token's distinct key strings at stage ``s``, numbered by
+        ``key_ids`` (a key not in it is given the next id there)."""
+        found = self.ids.get(token)
+        if found is not None:
+            return found
+        numbered: list[list[int]] = []
+        for keys in keys_by_stage:
+            stage_ids: list[int] = []
+            for key in keys:
+                k = key_ids.get(key)
+                if k is None:
+                    k = len(key_ids)
+                    key_ids[key] = k
+                stage_ids.append(k)
+            stage_ids.sort()
+            numbered.append(stage_ids)
+        return self.add(token, numbered)
 
     def export(self, skip: Container[str]) -> tuple[list[str], bytes, bytes, bytes]:
         """The interned tokens, except those in ``skip``, in id order, with their keys as :meth:`restore`
