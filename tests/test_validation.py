@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from scorer.inputs.config import Limits
 from scorer.errors import ReferenceDataError, SubmissionInvalid
+from scorer.inputs.jsonio import JsonError, parse_json
 from scorer.inputs.validation import Dialogue, check_submission, read_dialogues, read_references, schema
 
 DIALOGUES = [Dialogue("d-1", "Text2Text", 2), Dialogue("d-2", "Image2Text", 1)]
@@ -296,3 +297,21 @@ def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_reference
     references = {"dialog_id": "d-1", "references": [["Кот"]]}
     assert read_references((json.dumps(references, ensure_ascii=False) + "\n").encode(), dialogues) == {"d-1": [["Кот"]]}
     assert len(screened) == 1
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"d": [' + ", ".join(["[1.5, 2]"] * 100) + "]}", None),                            # 202 brackets, 3 levels
+    ('{"d": [' + "[1], " * 100 + "2]}", None),                                            # 102 brackets, 3 levels
+    ('{"d": [' + "[" * 70 + "]" * 70 + "]}", "JSON nesting is deeper than 64 levels"),
+    ('{"d": [' + "[1], " * 100 + '"x\\ud800"]}', "a string holds an unpaired surrogate"),  # checked with the strings
+    ('{"d": [' + "[1], " * 100 + '{"\\udc00": 1}]}', "a key holds an unpaired surrogate"),
+    ('[{"a": ' * 40 + "1" + "}]" * 40, "JSON nesting is deeper than 64 levels"),          # dicts and lists
+])
+def test_the_tree_check_finds_depth_and_surrogates(text, problem):
+    """A document with more brackets than the depth limit is walked: containers only when no string can
+    hold a surrogate, every string otherwise."""
+    if problem is None:
+        assert parse_json(text) == json.loads(text)
+    else:
+        with pytest.raises(JsonError, match=problem):
+            parse_json(text)

@@ -111,7 +111,7 @@ def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
     end = skip_ws(text, end)
     if end != len(text):
         raise JsonError("not valid JSON: extra data after the value", end)
-    problem = None if _surely_fine(text, max_depth) else _check_tree(value, max_depth)
+    problem = None if _surely_fine(text, max_depth) else _check_tree(value, max_depth, _may_hold_surrogate(text))
     if problem:
         raise JsonError(problem, start)
     return value
@@ -122,14 +122,24 @@ def _surely_fine(text: str, max_depth: int) -> bool:
     return (text.count("[") + text.count("{") <= max_depth) and not _SURROGATE_ESCAPE.search(text)
 
 
-def _check_tree(value: Any, max_depth: int) -> str | None:
-    """Depth and string checks over a parsed value, iteratively; a message or None."""
+def _may_hold_surrogate(text: str) -> bool:
+    """Whether a string parsed from ``text`` may hold a surrogate: the text has one, or an escape of one."""
+    return _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
+
+
+def _check_tree(value: Any, max_depth: int, strings: bool = True) -> str | None:
+    """Depth and (with ``strings``) string checks over a parsed value, iteratively; a message or None.
+    Without ``strings`` only the containers are visited: a list of 20,000 numbers is one step."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, (dict, list)):
             if depth > max_depth:
                 return f"JSON nesting is deeper than {max_depth} levels"
+            if not strings:
+                stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
+                             if type(child) is dict or type(child) is list)
+                continue
             children = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in children:
                 if isinstance(key, str) and _SURROGATE.search(key):
