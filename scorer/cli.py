@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import json
 import os
 import signal
@@ -449,7 +450,11 @@ def _stdout_to_devnull() -> None:
 def run() -> None:
     """The command line's process: :func:`main`, then the exit handlers (cache files still being written,
     temporary folders), the streams flushed, and out at once: the interpreter's teardown, freeing every
-    object of the run one by one, would add a tenth of a second to a large run and change nothing."""
+    object of the run one by one, would add a tenth of a second to a large run and change nothing.
+    The cycle collector is off for the whole process, not only while a command runs: turned back on at
+    the end, its first collection would walk every object of the run (0.04 s warm at 20,000 turns) just
+    before the process leaves."""
+    gc.disable()
     code = main()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):

@@ -87,3 +87,13 @@ def test_a_zip_inside_the_upload_folder_is_named(tmp_path, capsys):
     shutil.copytree(PUBLIC, tmp_path / "input" / "ref")
     assert cli.main(["codalab", str(tmp_path / "input"), str(tmp_path / "o")]) == 1
     assert "it holds submission.zip" in capsys.readouterr().err
+
+
+def test_the_command_lines_process_runs_without_the_cycle_collector_to_its_end():
+    """``run()`` turns the collector off for the whole process: nothing turns it back on (which would walk
+    every object of the run once, just before the exit); the exit code is main's."""
+    code = ("import gc, scorer.cli as c\n"
+            "c.main = lambda: print(gc.isenabled()) or 7\n"
+            "c.run()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.stdout, done.returncode) == ("False\n", 7)
