@@ -3,6 +3,7 @@ another core, cache files written by another process; the numbers never change."
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import pytest
@@ -163,3 +164,24 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
         key = reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", load_config().limits)
         assert key and reference_cache.load(key, load_config().limits) is not None
     assert results[0] == results[1]
+
+
+def test_a_helper_stopped_at_once_never_runs_the_callers_handler(tmp_path):
+    """SIGTERM sent the moment ``forked`` returns kills the helper by the default action: the caller's own
+    handler (here, one that writes its pid down) never runs in the helper, however early it is stopped."""
+    seen = tmp_path / "handlers"
+
+    def handler(signum, frame):
+        with open(seen, "a") as out:
+            out.write(f"{os.getpid()}\n")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        for _ in range(30):
+            pid = cache.forked(lambda: time.sleep(5))
+            os.kill(pid, signal.SIGTERM)
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not seen.exists()

@@ -148,17 +148,24 @@ def forked(work: Callable[[], object]) -> int:
     had. What ``work`` returns or raises is dropped: nothing comes back but through files."""
     if not hasattr(os, "fork"):
         return 0
+    # SIGINT and SIGTERM held across the fork: one arriving before the child has set its own handlers (the
+    # caller may stop it at once) would otherwise run the caller's handler in the child, whose exception
+    # would leave the fork and run the caller's code there
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         pid = os.fork()
     except OSError:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return 0
     if pid == 0:
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             work()
         finally:
             os._exit(0)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)
     return pid
 
 
