@@ -111,20 +111,13 @@ def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
     end = skip_ws(text, end)
     if end != len(text):
         raise JsonError("not valid JSON: extra data after the value", end)
-    problem = None if _surely_fine(text, max_depth) else _check_tree(value, max_depth, _may_hold_surrogate(text))
-    if problem:
-        raise JsonError(problem, start)
+    escaped = _SURROGATE_ESCAPE.search(text) is not None
+    if escaped or text.count("[") + text.count("{") > max_depth:  # the raw text alone cannot show both checks pass
+        # strings are checked only when one may hold a surrogate: the text has an escape of one, or one itself
+        problem = _check_tree(value, max_depth, escaped or _SURROGATE.search(text) is not None)
+        if problem:
+            raise JsonError(problem, start)
     return value
-
-
-def _surely_fine(text: str, max_depth: int) -> bool:
-    """True when the raw text alone shows the depth and surrogate checks cannot fail."""
-    return (text.count("[") + text.count("{") <= max_depth) and not _SURROGATE_ESCAPE.search(text)
-
-
-def _may_hold_surrogate(text: str) -> bool:
-    """Whether a string parsed from ``text`` may hold a surrogate: the text has one, or an escape of one."""
-    return _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
 
 
 def _check_tree(value: Any, max_depth: int, strings: bool = True) -> str | None:
