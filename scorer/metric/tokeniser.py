@@ -21,10 +21,10 @@ def tokeniser() -> Callable[[str], list[str]]:
     it has seen returned as the same object) and leaves the others to the definition."""
     if not active():
         return tokenise
-    split_words = compiled_module("word_split").WordSplitter().split
+    split = compiled_module("word_split").WordSplitter().split
 
     def tokenise_split(text: str) -> list[str]:
-        found = split_words(text)
+        found = split(text)
         return tokenise(text) if found is None else found
 
     return tokenise_split

@@ -31,5 +31,7 @@ cdef class WordSplitter:
     @cython.locals(size=Py_ssize_t, mask=Py_ssize_t, old=Py_ssize_t, t=int, h="unsigned long long", slot=Py_ssize_t)
     cdef void _grow(self) except *
 
+cdef Py_ssize_t _home(unsigned long long h, Py_ssize_t mask) noexcept
+
 @cython.locals(i=Py_ssize_t, k=Py_ssize_t)
 cdef bint _same(str token, str text, Py_ssize_t start, Py_ssize_t end) noexcept

@@ -99,7 +99,7 @@ class WordSplitter:
 
     def _token(self, text: str, start: int, end: int, h: int) -> str:
         """The token ``text[start:end]`` lower-cased (``h``: its hash), made only if not seen before."""
-        slot = (h ^ (h >> 32)) & self.mask
+        slot = _home(h, self.mask)
         while self.slots[slot]:
             if self.hashes[slot] == h:
                 token = self.types[self.slots[slot] - 1]
@@ -123,12 +123,17 @@ class WordSplitter:
             t = self.slots[old]
             if t:
                 h = self.hashes[old]
-                slot = (h ^ (h >> 32)) & mask
+                slot = _home(h, mask)
                 while slots[slot]:
                     slot = (slot + 1) & mask
                 slots[slot] = t
                 hashes[slot] = h
         self.slots, self.hashes, self.mask = slots, hashes, mask
+
+
+def _home(h: int, mask: int) -> int:
+    """The first slot a token of hash ``h`` is looked for in, in a table of ``mask + 1`` slots."""
+    return (h ^ (h >> 32)) & mask
 
 
 def _same(token: str, text: str, start: int, end: int) -> bool:
