@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 from scorer.scoring.aggregate import TurnScore, aggregate
-from scorer.inputs.config import Config, Limits, load_config
+from scorer.inputs.config import Config, Limits, config_for, load_config
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
 from scorer.metric.hidden_metric import hidden_metric_of
 from scorer.inputs.intake import read_submission
@@ -23,6 +23,7 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, params_without_synonyms
 from .progress import AGGREGATING, READING, SCORING, Progress
 from scorer.scoring.result import ScoreResult
+from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
 from scorer.scoring.signature import signature
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.thesaurus import Thesaurus, load_thesaurus
@@ -31,7 +32,7 @@ from scorer.scoring.turns import score_turns
 from scorer.scoring.leaderboard import find_submissions, rank
 from scorer.scoring.leaderboard_result import Entry, Leaderboard
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-from scorer.inputs.contract import ANSWERS, DIALOGUES, SUBMISSION
+from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUES, SUBMISSION
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
 from scorer.inputs import reference_cache
@@ -396,3 +397,28 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
     left_out = tuple((e.name, e.status) for e in board.entries if e.result is None)
     return Meta(correlate(levels, progress), levels, ratings.level, board.signature, resamples, seed, tuple(baselines),
                 notes, left_out, board.skipped)
+
+
+def competition_bundle(data_dir: PathLike, image: str, *, config: PathLike | None = None,
+                       title: str | None = None) -> dict[str, bytes]:
+    """The files of a Codabench competition bundle (:mod:`scorer.outputs.bundle`) for the reference directory
+    ``data_dir``, scored in the image ``image``: path in the bundle -> bytes, ``bundle.zip`` included.
+
+    The configuration is found as every command finds it (``config`` if given, else ``config.toml`` in
+    ``data_dir``, else the built-in default) and copied into the bundle's reference data. Raises
+    :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
+    :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid."""
+    if not image.strip():
+        raise UsageError("image: give the name of the scorer's image the platform pulls, e.g. "
+                         "docker.io/you/dialogue-scorer:1.0")
+    data_dir = Path(data_dir)
+    config_file = Path(config) if config is not None else data_dir / CONFIG_IN_REFERENCE
+    settings, _ = config_for(data_dir, config_file if config is not None else None)
+    reference = load_reference(data_dir, settings.limits)
+    try:
+        config_bytes = config_file.read_bytes() if config is not None or config_file.is_file() else None
+        dialogues_bytes, answers_bytes = ((data_dir / name).read_bytes() for name in (DIALOGUES, ANSWERS))
+    except OSError as exc:
+        raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    source = BundleSource(dialogues_bytes, answers_bytes, reference.dialogues, settings, config_bytes)
+    return bundle_files(source, image.strip(), title.strip() if title and title.strip() else DEFAULT_TITLE)

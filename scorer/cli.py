@@ -14,8 +14,9 @@ import os
 import signal
 import sys
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from . import api
 from scorer.inputs.config import Config, config_for, load_config
@@ -27,8 +28,11 @@ from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Issue, IssuesError, P
                      SubmissionInvalid, ThesaurusError, UsageError)
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressDisplay
+from scorer.inputs.contract import DETAILED_RESULTS, REPORT_HTML, SCORES_JSON
+from scorer.inputs.intake import platform_upload
+from scorer.outputs.bundle import write_bundle
 from scorer.outputs.output_dir import in_main_thread, locked, prepare
-from scorer.outputs.report import (ERROR_LOG, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
+from scorer.outputs.report import (CORRELATION_JSON, ERROR_LOG, LEADERBOARD_JSON, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
                      write_correlation, write_leaderboard, write_outputs, correlation_table)
 from scorer.scoring.turns import default_jobs
 from .version import __version__, engine_description
@@ -65,6 +69,7 @@ EXIT_CODES = {
     "correlate": ["  0  correlated (invalid entries are listed and left out)",
                   "  2  usage, configuration, thesaurus, reference-data or human-ratings error"],
     "explain": ["  0  explained", "  2  usage, configuration or thesaurus error"],
+    "bundle": ["  0  written", "  2  usage, configuration or reference-data error"],
 }
 NO_THESAURUS = "without RuWordNet at hand: add --no-synonyms; the signature then says rwn:none"
 
@@ -80,6 +85,8 @@ EXAMPLES = {
     "correlate": "python -m scorer correlate --data reference_data/public --submissions submissions_examples "
                  "--human reference_data/public/human_turns.csv --output meta --baselines chrf,bleu",
     "explain": 'python -m scorer explain --candidate "лечу мчаться" --reference "лететь лечить" --gamma 0.5',
+    "bundle": "python -m scorer bundle --data reference_data/public --output competition "
+              "--image docker.io/you/dialogue-scorer:1.0",
 }
 
 DESCRIPTIONS = {
@@ -96,12 +103,15 @@ DESCRIPTIONS = {
                  "Kendall with 95% bootstrap intervals, pairwise accuracy; correlation.csv, correlation.json, "
                  "report.html.",
     "explain": "Show how METEOR scores one answer: tokens, the alignment (each link's stage), chunks, formula.",
+    "bundle": "Write a Codabench competition bundle (competition.yaml, pages, scoring program, reference and "
+              "public data, starting kit, leaderboard) into --output, with bundle.zip to upload. Only "
+              "reference_data/ holds the answers and the configuration.",
 }
 
 
 def _epilog(name: str) -> str:
     example = f"example:\n  {EXAMPLES[name]}"
-    if name != "validate":
+    if name not in ("validate", "bundle"):
         example += f"\n  ({NO_THESAURUS})"
     parts = [example]
     if name != "explain":
@@ -179,6 +189,19 @@ def build_parser() -> argparse.ArgumentParser:
                        + (" (default: INPUT/ref/config.toml when present)" if p is cl else ""))
         scoring_args(p)
 
+    b = sub.add_parser("bundle", help="write a Codabench competition bundle for a reference directory",
+        description=DESCRIPTIONS["bundle"], epilog=_epilog("bundle"),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    b.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl, "
+                   "answers.jsonl, and config.toml when the organizer keeps one there)")
+    b.add_argument("--output", required=True, metavar="DIR", help="where the bundle folder and bundle.zip go")
+    b.add_argument("--image", required=True, metavar="NAME", help="the scorer's image the platform pulls "
+                   "(competition.yaml's docker_image)")
+    b.add_argument("--config", metavar="FILE", help="the organizer's configuration (default: config.toml in "
+                   "--data when present); copied into the bundle's reference data only")
+    b.add_argument("--title", metavar="TEXT", help="the competition's title")
+    b.add_argument("--quiet", action="store_true", help="print nothing on success")
+
     e = sub.add_parser("explain", help="show how METEOR scores one answer: tokens, matches, chunks, formula",
         description=DESCRIPTIONS["explain"], epilog=_epilog("explain"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -203,6 +226,18 @@ def _explain(args: argparse.Namespace) -> int:
     metric = MeteorRu(config.meteor, api.thesaurus_for(config, args.thesaurus))
     emit(explain(args.candidate, args.reference, metric))
     metric.matcher.save()
+    return EXIT_OK
+
+
+def _bundle(args: argparse.Namespace) -> int:
+    output = prepare(args.output)
+    args.output_ready = output
+    with locked(output, _waiting(output)):
+        files = api.competition_bundle(args.data, args.image, config=args.config, title=args.title)
+        write_bundle(output, files)
+    if not args.quiet:
+        emit(f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(files)} files); "
+             "upload bundle.zip on Codabench (Benchmarks > Management > Upload)")
     return EXIT_OK
 
 
@@ -244,26 +279,31 @@ def _waiting(output: Path) -> Callable[[], None]:
 def _score(args: argparse.Namespace) -> int:
     output = prepare(args.output)
     args.output_ready = output
+    codalab = args.command == "codalab"
+    page = DETAILED_RESULTS if codalab else REPORT_HTML
+    args.failure_page = page if codalab else None  # the platforms show the page: it says why nothing was scored
     with locked(output, _waiting(output)), _display(args) as display:
         try:
-            if args.command == "codalab":
-                _check_codalab_input(Path(args.input))
+            if codalab:
+                args.submission = str(_codalab_upload(Path(args.input)))
             config = _config(args, args.data)
             result = api.score_submission(args.data, args.submission, args.ppl, config=config,
                                           thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
                                           jobs=args.jobs or default_jobs(), progress=display)
         except SubmissionInvalid as exc:
             display.close()
-            write_failure(exc, "invalid", output)
-            _print_invalid(exc)
+            write_failure(exc, "invalid", output, page=args.failure_page)
+            # the platforms show participants stderr: there, every listed error, one a line
+            _print_invalid(exc, every=codalab)
             return EXIT_INVALID
         except ScorerError as exc:
             display.close()
-            _try_write_failure(exc, output)
+            _try_write_failure(exc, output, page=args.failure_page)
             raise
         # codalab's outputs are shown to participants: no turn's value of a private hidden metric (contract section 7)
-        private = args.command == "codalab" and config.hidden_is_private
-        write_outputs(result, output, report=args.report, progress=display, turn_hidden_metric=not private)
+        private = codalab and config.hidden_is_private
+        write_outputs(result, output, report=args.report, progress=display, turn_hidden_metric=not private,
+                      page=page)
     _print_warnings(result.warnings)
     if not args.quiet:
         emit(summary_table(result))
@@ -277,9 +317,9 @@ def _display(args: argparse.Namespace) -> ProgressDisplay:
 
 def _leaderboard(args: argparse.Namespace) -> int:
     output = prepare(args.output)
-    args.output_ready = output
-    config = _config(args, args.data)
-    with locked(output, _waiting(output)), _display(args) as display:
+    args.output_ready, args.marker = output, LEADERBOARD_JSON
+    with locked(output, _waiting(output)), _display(args) as display, _verdict_on_failure(args, display):
+        config = _config(args, args.data)
         board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
                                       synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
                                       resamples=args.resamples, seed=args.seed, progress=display)
@@ -289,6 +329,18 @@ def _leaderboard(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@contextmanager
+def _verdict_on_failure(args: argparse.Namespace, display: ProgressDisplay) -> Iterator[None]:
+    """A usage, configuration, thesaurus or reference-data error of ``leaderboard`` or ``correlate`` leaves
+    its verdict in the output directory's commit marker (as ``score`` does in ``scores.json``), then goes on."""
+    try:
+        yield
+    except ScorerError as exc:
+        display.close()
+        _try_write_failure(exc, args.output_ready, marker=args.marker)
+        raise
+
+
 def _codalab(args: argparse.Namespace) -> int:
     """The scoring-program convention: INPUT/ref is the reference data, INPUT/res the submission."""
     root = Path(args.input)
@@ -296,19 +348,22 @@ def _codalab(args: argparse.Namespace) -> int:
     return _score(args)
 
 
-def _check_codalab_input(root: Path) -> None:
+def _codalab_upload(root: Path) -> Path:
+    """The upload in ``root/res`` (the folder, or the one ``.zip`` it holds), once ``root`` is checked to hold
+    ``ref/`` and ``res/``."""
     for folder in (root / "ref", root / "res"):
         if not folder.is_dir():
             raise UsageError(f"{folder} is not a folder; INPUT must hold ref/ (the reference data) "
                              "and res/ (the submission)")
+    return platform_upload(root / "res")
 
 
 def _correlate(args: argparse.Namespace) -> int:
     output = prepare(args.output)
-    args.output_ready = output
-    config = _config(args, args.data)
+    args.output_ready, args.marker = output, CORRELATION_JSON
     baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
-    with locked(output, _waiting(output)), _display(args) as display:
+    with locked(output, _waiting(output)), _display(args) as display, _verdict_on_failure(args, display):
+        config = _config(args, args.data)
         meta = api.correlate_submissions(args.data, args.submissions, args.human, config=config,
                                          thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
                                          jobs=args.jobs or default_jobs(), resamples=args.resamples,
@@ -321,16 +376,18 @@ def _correlate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _try_write_failure(exc: Exception, output: Path, log: str | None = None) -> None:
+def _try_write_failure(exc: Exception, output: Path, log: str | None = None, page: str | None = None,
+                       marker: str = SCORES_JSON) -> None:
     try:
-        write_failure(exc, "error", output, {ERROR_LOG: log.encode("utf-8")} if log else None)
+        write_failure(exc, "error", output, {ERROR_LOG: log.encode("utf-8")} if log else None, page, marker)
     except OSError:
         pass
 
 
-def _print_invalid(exc: SubmissionInvalid) -> None:
-    print(f"error: the submission is invalid ({len(exc.issues)} error(s)); it was not scored:", file=sys.stderr)
-    print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes()), file=sys.stderr)
+def _print_invalid(exc: SubmissionInvalid, every: bool = False) -> None:
+    """The verdict on stderr: the first errors of each kind, or with ``every`` each listed error, one a line."""
+    print(f"error: the submission is invalid ({exc.total} error(s)); it was not scored:", file=sys.stderr)
+    print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes(), every=every), file=sys.stderr)
     _print_warnings(exc.warnings)
 
 
@@ -348,7 +405,8 @@ def _internal_error(args: argparse.Namespace | None) -> int:
     text = traceback.format_exc()
     where = ""
     if output is not None:
-        _try_write_failure(RuntimeError("internal error; see " + ERROR_LOG), output, text)
+        _try_write_failure(RuntimeError("internal error; see " + ERROR_LOG), output, text,
+                           getattr(args, "failure_page", None), getattr(args, "marker", SCORES_JSON))
         if (output / ERROR_LOG).is_file():
             where = f"; traceback in {output / ERROR_LOG}"
     elif os.environ.get("SCORER_DEBUG"):
@@ -373,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _stdout_to_devnull()
         return EXIT_OK
     handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
-               "codalab": _codalab, "correlate": _correlate}[args.command]
+               "codalab": _codalab, "correlate": _correlate, "bundle": _bundle}[args.command]
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread() else None
     try:
         return _run(handler, args)

@@ -38,7 +38,12 @@ def test_score_writes_the_three_outputs(tmp_path, capsys):
     out = tmp_path / "out"
     assert score(EXAMPLES / "realistic", out) == 0
     s = load(out)
-    assert list(s) == ["status", "integral", "meteor", "hidden_metric", "by_type", "counts", "signature", "warnings"]
+    flat = [f"{t}{suffix}" for t in s["by_type"] for suffix in ("", "_meteor", "_hidden_metric")]
+    assert list(s) == ["status", "integral", "meteor", "hidden_metric", "by_type", "counts", "signature", "warnings",
+                       *flat]
+    for name, t in s["by_type"].items():  # the flat leaderboard columns: the type's score and means
+        assert (s[name], s[f"{name}_meteor"], s[f"{name}_hidden_metric"]) == (t["score"], t["meteor"],
+                                                                                t["hidden_metric"])
     assert s["status"] == "ok" and 0 < s["integral"] < 1
     assert list(s["by_type"]) == ["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"]
     assert list(s["by_type"]["Audio2Text"]) == ["weight", "dialogs", "turns", "meteor", "hidden_metric", "score"]
@@ -325,7 +330,8 @@ def test_codalab_scores_res_against_ref(tmp_path):
     assert run("codalab", root, tmp_path / "output", "--quiet") == 0
     lines = (tmp_path / "output" / "scores.txt").read_text(encoding="utf-8").splitlines()
     assert lines[0] == "integral: 0.3769621616774081"
-    assert {"scores.json", "details.csv", "report.html"} <= {p.name for p in (tmp_path / "output").iterdir()}
+    assert {p.name for p in (tmp_path / "output").iterdir()} == {"scores.json", "details.csv", "scores.txt",
+                                                                 "detailed_results.html"}
 
 
 def test_codalab_takes_the_private_config_from_ref(tmp_path):
@@ -353,7 +359,7 @@ def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
     shown = capsys.readouterr()
     assert run("codalab", root, tmp_path / "b", "--quiet") == 0
     texts = [shown.out, shown.err] + [(tmp_path / "a" / f).read_text(encoding="utf-8")
-                                      for f in ("scores.json", "scores.txt", "report.html", "details.csv")]
+                                      for f in ("scores.json", "scores.txt", "detailed_results.html", "details.csv")]
     for text in texts:
         assert "137.5" not in text and "p_max" not in text and "hm:log" not in text
     digest = private_digest("log", 137.5)

@@ -79,14 +79,14 @@ def test_run_scoring_resolves_paths_from_the_callers_directory(tmp_path):
     assert integral(tmp_path / "myout")["status"] == "ok" and not (ROOT / "myout").exists()
 
 
-def test_a_zip_inside_the_upload_folder_is_named(tmp_path, capsys):
+def test_a_zip_alone_in_the_upload_folder_is_the_upload(tmp_path, capsys):
     res = tmp_path / "input" / "res"
     res.mkdir(parents=True)
     with zipfile.ZipFile(res / "submission.zip", "w") as archive:
         archive.write(EXAMPLES / "realistic" / "submission.jsonl", "submission.jsonl")
     shutil.copytree(PUBLIC, tmp_path / "input" / "ref")
     assert cli.main(["codalab", str(tmp_path / "input"), str(tmp_path / "o")]) == 1
-    assert "it holds submission.zip" in capsys.readouterr().err
+    assert "the zip has no ppl_output.json at its root" in capsys.readouterr().err
 
 
 def test_the_command_lines_process_runs_without_the_cycle_collector_to_its_end():

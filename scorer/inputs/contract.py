@@ -14,3 +14,7 @@ SUBMISSION, PPL = "submission.jsonl", "ppl_output.json"
 CONFIG_IN_REFERENCE = "config.toml"
 
 SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML = "scores.json", "details.csv", "scores.txt", "report.html"
+#: The page of ``codalab``: the name both leaderboard platforms show as a submission's detailed results.
+DETAILED_RESULTS = "detailed_results.html"
+#: A file the platforms add to the upload's folder (``INPUT/res``); never part of a submission.
+PLATFORM_METADATA = "metadata"

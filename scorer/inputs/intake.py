@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from .config import Limits
-from .contract import PPL, SUBMISSION
+from .contract import PLATFORM_METADATA, PPL, SUBMISSION
 from scorer.errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageError
 from .jsonio import shorten
 from .validation import Source
@@ -100,6 +100,21 @@ def read_submission(path: str | os.PathLike, ppl: str | os.PathLike | None, limi
                                    f"no {PPL} lies beside it; give the perplexities file too")
     names = (path.name, ppl_path.name)
     return SubmissionFiles(_regular(path, names[0], limits), _regular(ppl_path, names[1], limits), names)
+
+
+def platform_upload(res: str | os.PathLike) -> Path:
+    """The upload a leaderboard platform unpacked into the folder ``res``: the one ``.zip`` it holds when
+    that is all it holds (a participant who zipped their zip), else the folder itself (the two files, or one
+    folder holding them). The platform's own ``metadata`` file, hidden files and ``__MACOSX`` are not part of
+    the upload."""
+    res = Path(res)
+    entries = {name: mode for name, mode in _listing(res).items()
+               if name != PLATFORM_METADATA and not name.startswith((".", "__MACOSX"))}
+    if len(entries) == 1:
+        (name, mode), = entries.items()
+        if stat.S_ISREG(mode) and name.lower().endswith(".zip"):
+            return res / name
+    return res
 
 
 def _has_zip_magic(path: Path) -> bool:

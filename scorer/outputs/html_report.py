@@ -19,6 +19,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING, Any, Callable
 
+from scorer.errors import IssuesError
 from scorer.inputs.contract import SHORT_TYPES
 from scorer.metric.stages import REGISTRY, stages_line
 
@@ -303,6 +304,22 @@ def leaderboard_report(board: Leaderboard) -> str:
             f"<p><small>Per-type columns: the score S_j; {legend}.</small></p>{skipped}{charts}"
             f"{_signature(board.signature)}")
     return _page("Leaderboard", body)
+
+
+def failure_report(error: Exception, status: str) -> str:
+    """The page of a run that scored nothing: the verdict and every listed error, one a line, located."""
+    if isinstance(error, IssuesError):
+        items = [str(issue) for issue in error.listed()]
+        if error.not_listed:
+            items.append(f"... and {error.not_listed} more error(s)")
+        items += error.unchecked_notes()
+    else:
+        items = [str(error)]
+    headline = ("The submission is invalid and was not scored: fix every error below and upload it again."
+                if status == "invalid" else "The submission could not be scored: the scoring program stopped.")
+    listed = "".join(f"<li>{html.escape(item)}</li>" for item in items)
+    return _page("Scoring result", f"<p class=\"invalid\">{html.escape(headline)}</p>\n<ul class=\"errors\">"
+                                   f"{listed}</ul>")
 
 
 def correlation_report(meta: Meta) -> str:

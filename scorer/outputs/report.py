@@ -14,11 +14,11 @@ import textwrap
 from pathlib import Path
 from typing import Any, Iterable
 
-from scorer.inputs.contract import DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
+from scorer.inputs.contract import DETAILED_RESULTS, DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from scorer.errors import Issue, IssueLog, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
 from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS, Meta
 from scorer.scoring.leaderboard_result import COLUMNS, Leaderboard
-from .html_report import correlation_report, leaderboard_report, score_report
+from .html_report import correlation_report, failure_report, leaderboard_report, score_report
 from .output_dir import publish
 from scorer.progress import WRITING, Progress
 from scorer.scoring.result import DETAIL_COLUMNS, ScoreResult, detail_rows
@@ -26,13 +26,15 @@ from scorer.metric.stages import stages_line
 
 ERROR_LOG = "scorer-error.log"
 #: Every file a ``score`` run can write; each run rewrites or removes all of them.
-SCORE_OUTPUTS = (SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML, ERROR_LOG)
+SCORE_OUTPUTS = (SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML, DETAILED_RESULTS, ERROR_LOG)
 
 def json_bytes(payload: Any) -> bytes:
     return (json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
 def scores_payload(result: ScoreResult) -> dict[str, Any]:
+    """``scores.json`` of a scored submission: the contract's keys, then, for every dialogue type present,
+    the flat numbers a leaderboard platform can show as columns (``T``, ``T_meteor``, ``T_hidden_metric``)."""
     s = result.summary
     return {
         "status": "ok",
@@ -45,7 +47,17 @@ def scores_payload(result: ScoreResult) -> dict[str, Any]:
         "counts": {"dialogs": s.dialogs, "turns": s.turns},
         "signature": result.signature,
         "warnings": [w.to_dict() for w in result.warnings[:MAX_LISTED_ERRORS]],
+        **type_columns(result),
     }
+
+
+def type_columns(result: ScoreResult) -> dict[str, float]:
+    """The per-type figures as flat ``name: number`` pairs, in the contract's type order: the leaderboard
+    columns of ``scores.json`` and the per-type lines of ``scores.txt``."""
+    columns: dict[str, float] = {}
+    for name, t in result.summary.by_type.items():
+        columns.update({name: t.score, f"{name}_meteor": t.meteor, f"{name}_hidden_metric": t.hidden_metric})
+    return columns
 
 
 def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, Any]:
@@ -90,38 +102,49 @@ def details_csv(result: ScoreResult, progress: Progress | None = None, turn_hidd
 def scores_txt(result: ScoreResult) -> bytes:
     s = result.summary
     lines = [f"integral: {s.integral!r}", f"meteor: {s.meteor!r}", f"hidden_metric: {s.hidden_metric!r}"]
-    for name, t in s.by_type.items():
-        lines += [f"{name}: {t.score!r}", f"{name}_meteor: {t.meteor!r}", f"{name}_hidden_metric: {t.hidden_metric!r}"]
+    lines += [f"{name}: {value!r}" for name, value in type_columns(result).items()]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def score_files(result: ScoreResult, report: bool = False, progress: Progress | None = None,
-                turn_hidden_metric: bool = True) -> dict[str, bytes]:
+                turn_hidden_metric: bool = True, page: str = REPORT_HTML) -> dict[str, bytes]:
     """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written.
+    With ``report``, the page is written under the name ``page`` (``codalab``: ``detailed_results.html``).
 
     Without ``turn_hidden_metric`` no output holds a turn's hidden-metric value (for pages shown to
     participants when the hidden metric's settings are private, contract section 7)."""
     files = {DETAILS_CSV: details_csv(result, progress, turn_hidden_metric), SCORES_TXT: scores_txt(result),
              SCORES_JSON: json_bytes(scores_payload(result))}
     if report:
-        step = (lambda done, total: progress(f"{WRITING} {REPORT_HTML}", done, total)) if progress else None
-        files[REPORT_HTML] = score_report(result, turn_hidden_metric, step).encode("utf-8")
+        step = (lambda done, total: progress(f"{WRITING} {page}", done, total)) if progress else None
+        files[page] = score_report(result, turn_hidden_metric, step).encode("utf-8")
     return files
 
 
-def failure_files(error: Exception, status: str) -> dict[str, bytes]:
-    """The outputs of a run that scored nothing: ``scores.json`` with the verdict."""
-    return {SCORES_JSON: json_bytes(failure_payload(error, status))}
+def failure_files(error: Exception, status: str, page: str | None = None) -> dict[str, bytes]:
+    """The outputs of a run that scored nothing: ``scores.json`` with the verdict, and with ``page`` a page
+    of that name listing the errors (``codalab``: the platforms show it as the detailed results)."""
+    files = {SCORES_JSON: json_bytes(failure_payload(error, status))}
+    if page is not None:
+        files[page] = failure_report(error, status).encode("utf-8")
+    return files
 
 
 def write_outputs(result: ScoreResult, output: Path, report: bool = False, progress: Progress | None = None,
-                  turn_hidden_metric: bool = True) -> None:
+                  turn_hidden_metric: bool = True, page: str = REPORT_HTML) -> None:
     """Publish :func:`score_files` in ``output``, removing any other file a ``score`` run writes."""
-    publish(Path(output), score_files(result, report, progress, turn_hidden_metric), SCORE_OUTPUTS, SCORES_JSON)
+    publish(Path(output), score_files(result, report, progress, turn_hidden_metric, page), SCORE_OUTPUTS,
+            SCORES_JSON)
 
 
-def write_failure(error: Exception, status: str, output: Path, extra: dict[str, bytes] | None = None) -> None:
-    publish(Path(output), {**failure_files(error, status), **(extra or {})}, SCORE_OUTPUTS, SCORES_JSON)
+def write_failure(error: Exception, status: str, output: Path, extra: dict[str, bytes] | None = None,
+                  page: str | None = None, marker: str = SCORES_JSON) -> None:
+    """Publish :func:`failure_files` (and ``extra`` files) in ``output``, removing every other output of the
+    command whose commit marker is ``marker`` (``scores.json``, ``leaderboard.json`` or ``correlation.json``):
+    the marker then holds the verdict, ``{"status": "error", "errors": [...]}`` or ``"invalid"``."""
+    files = failure_files(error, status, page)
+    files[marker] = files.pop(SCORES_JSON)
+    publish(Path(output), {**files, **(extra or {})}, FAILURE_OUTPUTS[marker], marker)
 
 
 def summary_table(result: ScoreResult) -> str:
@@ -145,15 +168,16 @@ def summary_table(result: ScoreResult) -> str:
 SHOWN_PER_KIND = 3
 
 
-def issue_lines(issues: Iterable[Issue], more: int = 0, notes: Iterable[str] = ()) -> str:
+def issue_lines(issues: Iterable[Issue], more: int = 0, notes: Iterable[str] = (), every: bool = False) -> str:
     """The errors for the terminal: the first :data:`SHOWN_PER_KIND` of each kind (code), each further one
-    counted under its kind; ``more`` errors found beyond the listed ones; then ``notes``."""
+    counted under its kind (with ``every``, each one listed); ``more`` errors found beyond the listed ones;
+    then ``notes``."""
     shown: list[str] = []
     hidden: dict[str, int] = {}
     seen: dict[str, int] = {}
     for issue in issues:
         seen[issue.code] = seen.get(issue.code, 0) + 1
-        if seen[issue.code] <= SHOWN_PER_KIND:
+        if every or seen[issue.code] <= SHOWN_PER_KIND:
             shown.append(f"  - {issue}")
         else:
             hidden[issue.code] = hidden.get(issue.code, 0) + 1
@@ -302,3 +326,11 @@ def correlation_table(meta: Meta) -> str:
                      f"{f(r.kendall):>8} [{f(r.kendall_low)},{f(r.kendall_high)}] {f(r.pairwise_accuracy):>8}")
     lines.extend(meta.left_out_lines())
     return "\n".join(lines)
+
+
+#: The outputs each command's failure replaces or removes, by its commit marker.
+FAILURE_OUTPUTS: dict[str, tuple[str, ...]] = {
+    SCORES_JSON: SCORE_OUTPUTS,
+    LEADERBOARD_JSON: (LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML, ERROR_LOG),
+    CORRELATION_JSON: (CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG),
+}

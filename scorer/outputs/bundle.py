@@ -1,0 +1,326 @@
+"""``bundle``: a Codabench competition bundle (``competition.yaml`` version 2) built from a reference directory.
+
+The bundle holds a title and logo, four pages (overview, evaluation, data,
+terms), the scoring program (``metadata.yaml`` running ``codalab`` in the
+image), the reference data (``dialogues.jsonl``, ``answers.jsonl`` and the
+organizer's configuration), the public data (``dialogues.jsonl`` only), a
+starting kit (an example submission that ``validate`` accepts, with how to
+check one), one task, one phase, and a leaderboard whose columns are the
+top-level numbers of ``scores.json``. Nothing private (``answers.jsonl``,
+the configuration) is written outside ``reference_data/``, and the pages say
+of the hidden metric only that it is derived from the perplexities.
+
+The same inputs give the same bytes: every file is made from the inputs
+alone, and ``bundle.zip`` lists the files in a fixed order with a fixed date.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import struct
+import zipfile
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from scorer.inputs.config import Config
+from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUES, DIALOGUE_TYPES, PPL, SUBMISSION
+from scorer.inputs.validation import Dialogue
+
+from .output_dir import publish
+
+COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
+SCORING_PROGRAM, REFERENCE_DATA, PUBLIC_DATA, STARTING_KIT = ("scoring_program", "reference_data", "public_data",
+                                                              "starting_kit")
+DEFAULT_TITLE = "Multimodal dialogue answers in Russian"
+#: The command the platform runs in the image (Codabench mounts the run's folders at /app).
+SCORING_COMMAND = "python3 -m scorer codalab /app/input /app/output"
+#: The phase's start; the organizer moves it (and may add an end) on the platform's editor.
+PHASE_START = "2026-01-01"
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+_PAGES = (("Overview", "pages/overview.md"), ("Evaluation", "pages/evaluation.md"), ("Data", "pages/data.md"),
+          ("Terms", "pages/terms.md"))
+
+
+@dataclass(frozen=True)
+class BundleSource:
+    """What a bundle is made of: the reference files' bytes, the checked dialogues, the configuration in
+    force and its file's bytes (None for the built-in default)."""
+
+    dialogues_bytes: bytes
+    answers_bytes: bytes
+    dialogues: Sequence[Dialogue]
+    config: Config
+    config_bytes: bytes | None
+
+
+def leaderboard_columns(types: Iterable[str]) -> list[tuple[str, str]]:
+    """(key, title) of each leaderboard column: ``integral`` (the ranking column), ``meteor``,
+    ``hidden_metric``, then one per dialogue type present, each a top-level number of ``scores.json``."""
+    return [("integral", "Integral score"), ("meteor", "METEOR"), ("hidden_metric", "Hidden metric"),
+            *((t, t) for t in types)]
+
+
+def bundle_files(source: BundleSource, image: str, title: str = DEFAULT_TITLE) -> dict[str, bytes]:
+    """Every file of the bundle folder by its path in it, ``bundle.zip`` (the folder zipped) included."""
+    present = Counter(d.type for d in source.dialogues)
+    types = [t for t in DIALOGUE_TYPES if t in present]
+    turns: Counter[str] = Counter()
+    for d in source.dialogues:
+        turns[d.type] += d.n_turns
+    files: dict[str, bytes] = {
+        COMPETITION_YAML: _competition_yaml(title, image, types).encode("utf-8"),
+        "logo.png": logo_png(),
+        "pages/overview.md": _overview(title).encode("utf-8"),
+        "pages/evaluation.md": _evaluation(source.config, types).encode("utf-8"),
+        "pages/data.md": _data(source.config, types, present, turns).encode("utf-8"),
+        "pages/terms.md": _TERMS.encode("utf-8"),
+        f"{SCORING_PROGRAM}/metadata.yaml": (f"command: {SCORING_COMMAND}\ndescription: "
+                                             f"{_q('Scores an upload: Russian METEOR, the hidden metric and the integral')}"
+                                             "\n").encode("utf-8"),
+        f"{REFERENCE_DATA}/{DIALOGUES}": source.dialogues_bytes,
+        f"{REFERENCE_DATA}/{ANSWERS}": source.answers_bytes,
+        f"{PUBLIC_DATA}/{DIALOGUES}": source.dialogues_bytes,
+        **{f"{STARTING_KIT}/{name}": data for name, data in starting_kit(source.dialogues_bytes).items()},
+    }
+    if source.config_bytes is not None:
+        files[f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}"] = source.config_bytes
+    files[BUNDLE_ZIP] = zip_bytes(files)
+    return dict(sorted(files.items()))
+
+
+#: Every path a bundle can hold (a file of an earlier bundle that this one lacks is removed).
+def bundle_paths() -> list[str]:
+    return [COMPETITION_YAML, BUNDLE_ZIP, "logo.png", *(path for _, path in _PAGES),
+            f"{SCORING_PROGRAM}/metadata.yaml", f"{REFERENCE_DATA}/{DIALOGUES}", f"{REFERENCE_DATA}/{ANSWERS}",
+            f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}", f"{PUBLIC_DATA}/{DIALOGUES}",
+            *(f"{STARTING_KIT}/{name}" for name in (SUBMISSION, PPL, "README.md"))]
+
+
+def zip_bytes(files: dict[str, bytes]) -> bytes:
+    """``files`` (path -> bytes) as a zip: sorted, dated 1980-01-01, mode 0644, deflated."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
+            info.external_attr = 0o100644 << 16
+            info.create_system = 3
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[name], compresslevel=9)
+    return buffer.getvalue()
+
+
+def _q(text: str) -> str:
+    """``text`` as a YAML scalar: a JSON string (YAML reads JSON's double-quoted strings as they are)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _competition_yaml(title: str, image: str, types: Sequence[str]) -> str:
+    columns = "".join(f"      - title: {_q(name)}\n        key: {_q(key)}\n        index: {k}\n        sorting: desc\n"
+                      f"        computation: null\n        computation_indexes: null\n"
+                      for k, (key, name) in enumerate(leaderboard_columns(types)))
+    pages = "".join(f"  - title: {_q(name)}\n    file: {_q(path)}\n" for name, path in _PAGES)
+    return f"""# Codabench competition bundle (version 2), made by `python -m scorer bundle`.
+version: 2
+title: {_q(title)}
+description: {_q("Answer multimodal dialogues (text, images, audio) in Russian; scored by a Russian METEOR and a "
+                 "hidden metric derived from the model's perplexities, weighted by dialogue type.")}
+image: logo.png
+registration_auto_approve: false
+docker_image: {_q(image)}
+enable_detailed_results: true
+terms: pages/terms.md
+pages:
+{pages}tasks:
+  - index: 0
+    name: {_q("Dialogue answers")}
+    description: {_q("Answers and perplexities for every turn of the test dialogues.")}
+    scoring_program: {SCORING_PROGRAM}
+    reference_data: {REFERENCE_DATA}
+solutions: []
+phases:
+  - index: 0
+    name: {_q("Test")}
+    description: {_q("Upload submission.jsonl and ppl_output.json (or one .zip of them).")}
+    start: {PHASE_START}
+    max_submissions_per_day: 5
+    max_submissions: 100
+    execution_time_limit_ms: 3600000
+    tasks:
+      - 0
+    solutions: []
+    starting_kit: {STARTING_KIT}
+    public_data: {PUBLIC_DATA}
+leaderboards:
+  - index: 0
+    title: Results
+    key: Results
+    columns:
+{columns}"""
+
+
+def _overview(title: str) -> str:
+    return f"""# {title}
+
+Models hold dialogues that mix text, images and audio, and answer every user turn in Russian.
+For each turn of the test dialogues you submit the model's answer and the model's perplexity
+of that turn's target answer given the dialogue so far.
+
+## What to submit
+
+One upload: the two files below, or one `.zip` holding them (at its root or in one folder).
+
+- `{SUBMISSION}`: one JSON object a line, one line per dialogue of `{DIALOGUES}`:
+  `{{"dialog_id": "d-0001", "answers": ["first turn's answer", "second turn's answer"]}}`.
+  Every dialogue exactly once, one string per turn (an empty string is allowed and scores 0).
+- `{PPL}`: one JSON object mapping each dialog_id to its turns' perplexities:
+  `{{"d-0001": [3.71, 5.2]}}`. Every value a finite number of at least 1.
+
+The starting kit holds an example of both files.
+
+## Check your files before you upload
+
+Install the scorer (from its repository: `pip install .` in a checkout) and run, with the
+public data of this competition:
+
+    python -m scorer validate --data public_data --submission my_submission.zip
+
+It lists every error with its file, line, dialog_id and turn, and says `valid` when the
+upload will be scored. An invalid upload is not scored: the platform shows the same list
+in the scoring log and on the submission's detailed results.
+
+## What you see after scoring
+
+The leaderboard shows the integral score, METEOR, the hidden metric and the score of
+each dialogue type. The detailed results page shows the per-type table, the distribution
+of the per-turn scores and the answers that scored lowest, word by word.
+"""
+
+
+def _evaluation(config: Config, types: Sequence[str]) -> str:
+    weights = "\n".join(f"| `{t}` | {config.weights[t]:g} |" for t in types)
+    return f"""# Evaluation
+
+Every answered turn gets two numbers, each in [0, 1]:
+
+- **METEOR** for Russian: the answer against every reference variant of the turn; the
+  turn's value is the best over its variants. Texts are normalised (Unicode NFKC, lower
+  case, `ё` as `е`) and split into words. Words are matched in stages: equal words first,
+  then words sharing a lemma (pymorphy3), then synonyms (RuWordNet). With m matched words,
+  t words in the answer and r in the reference, P = m / t, R = m / r and
+  METEOR = P R / (alpha P + (1 - alpha) R), alpha = {config.meteor.alpha:g}.
+- **The hidden metric**: a number derived from the perplexity you report for the turn;
+  a lower perplexity gives a higher value.
+
+A dialogue's score is (its mean METEOR + its mean hidden metric) / 2; a type's score is
+the mean over its dialogues; the **integral score**, which ranks the leaderboard, is the
+weighted mean of the types' scores:
+
+| dialogue type | weight |
+| --- | --- |
+{weights}
+
+The perplexities must be the model's own: the organizers may recompute them for a sample
+of turns with your model and compare.
+
+To see how one answer is scored, word by word:
+
+    python -m scorer explain --candidate "your answer" --reference "a reference"
+"""
+
+
+def _data(config: Config, types: Sequence[str], dialogs: Counter, turns: Counter) -> str:
+    rows = "\n".join(f"| `{t}` | {dialogs[t]:,} | {turns[t]:,} |" for t in types)
+    return f"""# Data
+
+`public_data/{DIALOGUES}` holds the test dialogues, one a line:
+
+    {{"dialog_id": "d-0001", "type": "Image2Text", "turns": [[{{"type": "text", "content": "..."}},
+      {{"type": "image", "content": "images/0001.jpg"}}]]}}
+
+Every user turn is a list of parts of type `text`, `image` or `audio`. The reference
+answers are kept by the organizers.
+
+| type | dialogues | turns |
+| --- | ---: | ---: |
+{rows}
+
+Limits: each file at most {config.limits.max_file_mib} MiB, each answer at most
+{config.limits.max_answer_chars:,} characters. Files are UTF-8 JSON; `NaN` and `Infinity`
+are not numbers here.
+"""
+
+
+_TERMS = """# Terms
+
+- Submissions are scored automatically; the organizers may disqualify an entry whose
+  perplexities are not those of the submitted model.
+- The reference answers stay private; do not try to obtain them.
+- By submitting you agree that your scores and team name appear on the leaderboard.
+"""
+
+
+def starting_kit(dialogues_bytes: bytes) -> dict[str, bytes]:
+    """An example upload that ``validate`` accepts, for the dialogues of ``dialogues_bytes`` (a checked
+    ``dialogues.jsonl``): each turn answered with its own text parts (a baseline that repeats the question) and
+    a perplexity between 2 and 22 drawn from the turn's dialog_id, and a README that says how to check one."""
+    lines, ppl = [], {}
+    for line in dialogues_bytes.decode("utf-8-sig").splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        answers = [" ".join(p["content"] for p in turn if p["type"] == "text")[:2000] for turn in d["turns"]]
+        lines.append(json.dumps({"dialog_id": d["dialog_id"], "answers": answers}, ensure_ascii=False))
+        ppl[d["dialog_id"]] = [_example_ppl(d["dialog_id"], k) for k in range(len(answers))]
+    readme = f"""# Starting kit
+
+`{SUBMISSION}` and `{PPL}` are an example upload: every turn answered by repeating the
+user's text (a weak baseline), with made-up perplexities. Replace both with your model's.
+
+Check an upload before you submit it (the scorer's repository: `pip install .`):
+
+    python -m scorer validate --data public_data --submission starting_kit
+
+Then upload the two files, or one `.zip` of them:
+
+    zip submission.zip {SUBMISSION} {PPL}
+"""
+    return {SUBMISSION: ("\n".join(lines) + "\n").encode("utf-8"),
+            PPL: (json.dumps(ppl, ensure_ascii=False) + "\n").encode("utf-8"), "README.md": readme.encode("utf-8")}
+
+
+def _example_ppl(dialog_id: str, turn: int) -> float:
+    digest = hashlib.sha256(f"{dialog_id}\0{turn}".encode("utf-8")).digest()
+    return round(2 + int.from_bytes(digest[:4], "big") % 2000 / 100, 2)
+
+
+def logo_png(size: int = 96) -> bytes:
+    """The competition's logo: three speech bubbles' bars in the report's stage colours on white, as a PNG."""
+    colours = [(0x2E, 0x7D, 0x32), (0x15, 0x65, 0xC0), (0xE6, 0x51, 0x00)]
+    rows = []
+    for y in range(size):
+        row = bytearray(b"\0")  # filter: none
+        for x in range(size):
+            pixel = (255, 255, 255)
+            band = (y - size // 6) // (size // 4)
+            inside = size // 8 <= x < size - size // 8 - band * size // 6
+            if 0 <= band < 3 and (y - size // 6) % (size // 4) < size // 6 and inside:
+                pixel = colours[band]
+            row += bytes(pixel)
+        rows.append(bytes(row))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"".join(rows), 9))
+            + chunk(b"IEND", b""))
+
+
+def write_bundle(output: Path, files: dict[str, bytes]) -> None:
+    """Put the bundle's ``files`` into ``output`` (``competition.yaml`` last), removing the files of an earlier
+    bundle there that this one lacks."""
+    publish(output, files, bundle_paths(), COMPETITION_YAML)

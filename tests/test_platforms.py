@@ -1,0 +1,263 @@
+"""The leaderboard platforms (contract section 6, "On the leaderboard platforms"): the image's entry point,
+``codalab`` as Codabench and CodaLab run it, the flat leaderboard columns, and the ``bundle`` command."""
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scorer import cli
+
+from conftest import EXAMPLES, PUBLIC, ROOT, write_json
+
+ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
+
+
+def run(*args):
+    return cli.main([str(a) for a in args])
+
+
+def load(out):
+    return json.loads((out / "scores.json").read_text(encoding="utf-8"))
+
+
+def platform_input(tmp_path, layout, submission=EXAMPLES / "realistic"):
+    """INPUT as a platform lays it out: ref/ the reference data; res/ the upload unpacked in ``layout``, with
+    the worker's own ``metadata`` file beside it."""
+    root = tmp_path / f"input-{layout}"
+    shutil.copytree(PUBLIC, root / "ref")
+    res = root / "res"
+    res.mkdir()
+    files = {name: (submission / name).read_bytes() for name in ("submission.jsonl", "ppl_output.json")}
+    if layout == "files":
+        for name, data in files.items():
+            (res / name).write_bytes(data)
+    elif layout == "folder":
+        (res / "team").mkdir()
+        for name, data in files.items():
+            (res / "team" / name).write_bytes(data)
+    else:  # one .zip: the two files at its root, or in one folder
+        prefix = "" if layout == "zip" else "team/"
+        with zipfile.ZipFile(res / "upload.zip", "w") as archive:
+            for name, data in files.items():
+                archive.writestr(prefix + name, data)
+    (res / "metadata").write_text("exitCode: 0\nelapsedTime: 1.5\n", encoding="utf-8")
+    return root
+
+
+def test_codalab_scores_every_upload_layout_alike(tmp_path):
+    outputs = {}
+    for layout in ("files", "folder", "zip", "zip-folder"):
+        out = tmp_path / f"out-{layout}"
+        out.mkdir()
+        (out / "detailed_results.html").write_bytes(b"")  # classic CodaLab's worker makes it empty beforehand
+        assert run("codalab", platform_input(tmp_path, layout), out, "--quiet") == 0, layout
+        outputs[layout] = [(out / name).read_bytes() for name in ("scores.json", "details.csv", "scores.txt")]
+        page = (out / "detailed_results.html").read_text(encoding="utf-8")
+        assert page.startswith("<!DOCTYPE html>") and "0.376962" in page
+        assert not (out / "report.html").exists()
+    assert outputs["files"] == outputs["folder"] == outputs["zip"] == outputs["zip-folder"]
+    assert load(tmp_path / "out-zip")["integral"] == 0.3769621616774081
+
+
+def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
+    bad = tmp_path / "bad"
+    shutil.copytree(EXAMPLES / "realistic", bad)
+    ppl = json.loads((bad / "ppl_output.json").read_text(encoding="utf-8"))
+    broken = sorted(ppl)[:12]
+    for dialog_id in broken:
+        ppl[dialog_id][0] = 0.5
+    write_json(bad / "ppl_output.json", ppl)
+    out = tmp_path / "out"
+    assert run("codalab", platform_input(tmp_path, "files", bad), out) == 1
+    err = capsys.readouterr().err.splitlines()
+    listed = [line for line in err if line.startswith("  - ")]
+    assert len(listed) == 12 and not any("more like this" in line for line in err)
+    for dialog_id, line in zip(broken, listed):  # one a line, located: file, line and column, dialog_id, turn
+        assert line.startswith("  - ppl_output.json, line 1, column ") and f"dialog_id {dialog_id!r}, turn 0" in line
+    assert err[:2] == ["config: the built-in default configuration",
+                       "error: the submission is invalid (12 error(s)); it was not scored:"]
+    page = (out / "detailed_results.html").read_text(encoding="utf-8")
+    assert page.count("<li>") == 12 and "invalid" in page
+    assert load(out)["status"] == "invalid" and len(load(out)["errors"]) == 12
+    # score (for a person at a terminal) still groups them by kind
+    assert run("score", "--data", PUBLIC, "--submission", bad, "--output", tmp_path / "s") == 1
+    grouped = capsys.readouterr().err
+    assert grouped.count("\n  - ") == 3 and "... and 9 more like this" in grouped
+
+
+@pytest.mark.parametrize("command, marker", [("leaderboard", "leaderboard.json"), ("correlate", "correlation.json")])
+@pytest.mark.parametrize("problem", ["missing", "empty"])
+def test_board_usage_errors_leave_a_verdict_in_the_output(tmp_path, command, marker, problem, capsys):
+    folder = tmp_path / "uploads"
+    if problem == "empty":
+        folder.mkdir()
+    extra = ["--human", PUBLIC / "human_turns.csv"] if command == "correlate" else []
+    out = tmp_path / "out"
+    assert run(command, "--data", PUBLIC, "--submissions", folder, "--output", out, *extra) == 2
+    verdict = json.loads((out / marker).read_text(encoding="utf-8"))
+    message = capsys.readouterr().err.splitlines()[-1]
+    assert verdict["status"] == "error" and message == f"error: {verdict['errors'][0]['message']}"
+    assert str(folder) in message
+    assert sorted(p.name for p in out.iterdir()) == [marker]
+
+
+def _entrypoint(*args, env=None):
+    environment = {**os.environ, "SCORER_PYTHON": sys.executable, **(env or {})}
+    return subprocess.run(["sh", str(ENTRYPOINT), *map(str, args)], capture_output=True, text=True,
+                          env=environment, timeout=300)
+
+
+def test_entrypoint_passes_a_platform_command_through(tmp_path):
+    # the platforms put the scoring program's command after the entry point: it runs as given
+    root = platform_input(tmp_path, "files")
+    proc = _entrypoint(sys.executable, "-m", "scorer", "codalab", root, tmp_path / "out", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out" / "scores.txt").read_text().startswith("integral: 0.3769621616774081\n")
+    proc = _entrypoint("sh", "-c", "echo passed $0", "through")
+    assert (proc.returncode, proc.stdout) == (0, "passed through\n")
+    # a scorer subcommand or option goes to the scorer
+    proc = _entrypoint("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("scorer ")
+    proc = _entrypoint("validate", "--data", PUBLIC, "--submission", EXAMPLES / "realistic")
+    assert (proc.returncode, proc.stdout) == (0, "valid: 40 dialogues, 66 turns\n")
+
+
+def test_entrypoint_without_a_command_scores_input_res_into_output(tmp_path):
+    root = platform_input(tmp_path, "folder")
+    proc = _entrypoint(env={"SCORER_INPUT": str(root), "SCORER_OUTPUT": str(tmp_path / "output")})
+    assert proc.returncode == 0, proc.stderr
+    assert load(tmp_path / "output")["integral"] == 0.3769621616774081
+
+
+def test_the_dockerfile_runs_as_the_platforms_expect():
+    text = (ROOT / "docker" / "Dockerfile").read_text(encoding="utf-8")
+    instructions = [line.split()[0] for line in text.splitlines() if line and not line.startswith((" ", "#"))]
+    # no USER: Codabench runs the image's user, root with every capability dropped, on a root-owned output
+    assert "USER" not in instructions and instructions[-1] == "ENTRYPOINT"
+    assert 'ENTRYPOINT ["scorer-entrypoint"]' in text and "CMD" not in instructions
+    assert "chmod 1777 /output" in text
+
+
+# --- bundle ----------------------------------------------------------------------------------------
+
+
+def make_bundle(tmp_path, name="bundle", *extra, data=PUBLIC):
+    out = tmp_path / name
+    assert run("bundle", "--data", data, "--output", out, "--image", "docker.io/org/scorer:1.0", "--quiet",
+               *extra) == 0
+    return out
+
+
+def bundle_listing(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_bundle_is_what_codabench_unpacks(tmp_path):
+    out = make_bundle(tmp_path)
+    spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
+    assert spec["version"] == 2 and spec["docker_image"] == "docker.io/org/scorer:1.0"
+    assert spec["enable_detailed_results"] is True and spec["title"]
+    assert (out / spec["image"]).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert [p["title"] for p in spec["pages"]] == ["Overview", "Evaluation", "Data", "Terms"]
+    for page in [*spec["pages"], {"file": spec["terms"]}]:
+        assert (out / page["file"]).read_text(encoding="utf-8").strip()
+    (task,) = spec["tasks"]
+    assert task["index"] == 0 and (out / task["scoring_program"] / "metadata.yaml").is_file()
+    metadata = yaml.safe_load((out / task["scoring_program"] / "metadata.yaml").read_text(encoding="utf-8"))
+    assert metadata["command"] == "python3 -m scorer codalab /app/input /app/output"
+    (phase,) = spec["phases"]
+    assert phase["tasks"] == [0] and phase["start"] and "end" not in phase
+    assert sorted(os.listdir(out / phase["public_data"])) == ["dialogues.jsonl"]
+    assert sorted(os.listdir(out / task["reference_data"])) == ["answers.jsonl", "dialogues.jsonl"]
+    (board,) = spec["leaderboards"]
+    keys = [c["key"] for c in board["columns"]]
+    assert keys == ["integral", "meteor", "hidden_metric", "Text2Text", "Image2Text", "Audio2Text",
+                    "Image-Audio2Text"]
+    assert [c["index"] for c in board["columns"]] == list(range(7))
+    assert {c["sorting"] for c in board["columns"]} == {"desc"}
+    # bundle.zip is the folder, competition.yaml at its root
+    with zipfile.ZipFile(out / "bundle.zip") as archive:
+        inside = {info.filename: archive.read(info) for info in archive.infolist()}
+        assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+    listing = bundle_listing(out)
+    listing.pop("bundle.zip")
+    assert inside == listing
+
+
+def test_the_bundles_starting_kit_validates_and_scores_into_every_column(tmp_path):
+    out = make_bundle(tmp_path)
+    kit = out / "starting_kit"
+    assert run("validate", "--data", out / "public_data", "--submission", kit) == 0
+    root = tmp_path / "input"
+    shutil.copytree(out / "reference_data", root / "ref")
+    shutil.copytree(kit, root / "res")
+    assert run("codalab", root, tmp_path / "scored", "--quiet") == 0
+    scores = load(tmp_path / "scored")
+    spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
+    for column in spec["leaderboards"][0]["columns"]:  # the platform stores each column from a top-level number
+        value = scores[column["key"]]
+        assert isinstance(value, float) and 0 <= value <= 1, column["key"]
+    assert "README.md" in os.listdir(kit) and "validate" in (kit / "README.md").read_text(encoding="utf-8")
+
+
+def test_bundle_keeps_private_files_in_reference_data(tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(PUBLIC, data)
+    config = tmp_path / "private.toml"
+    config.write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
+    out = make_bundle(tmp_path, "bundle", "--title", "Диалоги", "--config", config)
+    shutil.copy(config, data / "config.toml")
+    listing = bundle_listing(out)
+    assert listing["reference_data/config.toml"] == (data / "config.toml").read_bytes()
+    answers = (PUBLIC / "answers.jsonl").read_bytes()
+    # the same with the data's own config.toml, found as every command finds it
+    found = tmp_path / "found"
+    assert run("bundle", "--data", data, "--output", found, "--image", "x", "--quiet") == 0
+    assert (found / "reference_data" / "config.toml").read_bytes() == (data / "config.toml").read_bytes()
+    for folder in (out, found):
+        for path, content in bundle_listing(folder).items():
+            if path.startswith("reference_data/") or path == "bundle.zip":
+                continue
+            text = content.decode("utf-8", "replace")
+            assert "137.5" not in text and "p_max" not in text and '"log"' not in text, path
+            assert content != answers and b"references" not in content, path
+    with zipfile.ZipFile(found / "bundle.zip") as archive:
+        private = [n for n in archive.namelist() if n.endswith(("answers.jsonl", "config.toml"))]
+    assert private == ["reference_data/answers.jsonl", "reference_data/config.toml"]
+    assert yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))["title"] == "Диалоги"
+
+
+def test_bundle_is_byte_identical_for_identical_inputs(tmp_path):
+    first, second = make_bundle(tmp_path, "a"), make_bundle(tmp_path, "b")
+    assert bundle_listing(first) == bundle_listing(second)
+    # a second bundle into the same folder replaces the first, and leaves nothing of it behind
+    (first / "reference_data" / "config.toml").write_text("[weights]\n", encoding="utf-8")
+    assert run("bundle", "--data", PUBLIC, "--output", first, "--image", "docker.io/org/scorer:1.0",
+               "--quiet") == 0
+    assert bundle_listing(first) == bundle_listing(second)
+
+
+def test_bundle_refuses_invalid_reference_data_and_an_empty_image(tmp_path, capsys):
+    data = tmp_path / "data"
+    shutil.copytree(PUBLIC, data)
+    (data / "answers.jsonl").write_text("", encoding="utf-8")
+    assert run("bundle", "--data", data, "--output", tmp_path / "out", "--image", "x") == 2
+    assert "answers.jsonl" in capsys.readouterr().err
+    assert run("bundle", "--data", PUBLIC, "--output", tmp_path / "out", "--image", " ") == 2
+    assert "image" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "competition.yaml").exists()
+
+
+def test_codalab_metadata_files_are_the_bundles():
+    """The repository's scoring program (codalab/scoring_program) runs the command the bundle's runs."""
+    text = (ROOT / "codalab" / "scoring_program" / "metadata.yaml").read_text(encoding="utf-8")
+    assert yaml.safe_load(text)["command"] == "python3 -m scorer codalab /app/input /app/output"
+    assert yaml.safe_load(io.StringIO((ROOT / "codalab" / "scoring_program" / "metadata").read_text()))[
+        "command"] == "python3 -m scorer codalab $input $output"
