@@ -7,8 +7,7 @@ stderr, the traceback in ``scorer-error.log`` in the output directory).
 from __future__ import annotations
 
 import argparse
-import atexit
-import gc
+import errno
 import json
 import os
 import signal
@@ -28,11 +27,12 @@ from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Issue, IssuesError, P
                      SubmissionInvalid, ThesaurusError, UsageError)
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .progress import ProgressDisplay
+from .streams import forgiving_streams, reopen_closed
 from scorer.inputs.contract import DETAILED_RESULTS, REPORT_HTML, SCORES_JSON
 from scorer.inputs.intake import platform_upload
 from scorer.outputs.bundle import write_bundle
 from scorer.outputs.output_dir import in_main_thread, locked, prepare
-from scorer.outputs.report import (CORRELATION_JSON, ERROR_LOG, LEADERBOARD_JSON, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
+from scorer.outputs.report import (CORRELATION_JSON, ERROR_LOG, LEADERBOARD_JSON, utf8, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
                      write_correlation, write_leaderboard, write_outputs, correlation_table)
 from scorer.scoring.turns import default_jobs
 from .version import __version__, engine_description
@@ -216,7 +216,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _argument_text(value: str) -> str:
+    """A command-line argument that is text, not a path: its bytes read as UTF-8. Where the locale's encoding
+    is not UTF-8 (the C locale), Python hands arguments over as surrogates, which no word would match."""
+    return os.fsencode(value).decode("utf-8", "replace")
+
+
 def _explain(args: argparse.Namespace) -> int:
+    args.candidate = _argument_text(args.candidate)
+    args.reference = [_argument_text(r) for r in args.reference]
     for what, text in [("--candidate", args.candidate)] + [("--reference", r) for r in args.reference]:
         run = long_mark_run(text)
         if run is not None:
@@ -379,7 +387,7 @@ def _correlate(args: argparse.Namespace) -> int:
 def _try_write_failure(exc: Exception, output: Path, log: str | None = None, page: str | None = None,
                        marker: str = SCORES_JSON) -> None:
     try:
-        write_failure(exc, "error", output, {ERROR_LOG: log.encode("utf-8")} if log else None, page, marker)
+        write_failure(exc, "error", output, {ERROR_LOG: utf8(log)} if log else None, page, marker)
     except OSError:
         pass
 
@@ -422,14 +430,18 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return its exit code. The standard streams
+    are :class:`~scorer.streams.Forgiving` meanwhile: whatever becomes of them, the code is the outputs'."""
+    with forgiving_streams():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    except BrokenPipeError:  # --help or --version into a closed pipe
-        _stdout_to_devnull()
-        return EXIT_OK
     handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
                "codalab": _codalab, "correlate": _correlate, "bundle": _bundle}[args.command]
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread() else None
@@ -466,7 +478,7 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         print(f"error: {exc}{hint}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # a fault of the environment: a path too long, unreadable, on a full disk ...
-        error = UsageError(f"{shorten(str(exc.filename or ''), 200) or 'a file'}: {exc.strerror or exc}")
+        error = UsageError(_environment_fault(exc, args))
         _json_verdict(args, error)
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
@@ -480,6 +492,21 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         return _internal_error(args)
 
 
+def _environment_fault(exc: OSError, args: argparse.Namespace) -> str:
+    """A sentence naming the path of a fault of the environment: the file's when the error names one, else
+    the output directory's (the run was writing there), with what to do when the fault is a known one."""
+    path = shorten(str(exc.filename), 200) if exc.filename else None
+    where = getattr(args, "output_ready", None)
+    if path is None:
+        path = str(where) if where is not None else "a file"
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.EMFILE:
+        reason += " (raise the limit, ulimit -n, or give fewer --jobs)"
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        reason += " (free some space, or give another --output)"
+    return f"{path}: {reason}"
+
+
 def _json_verdict(args: argparse.Namespace, error: Exception) -> None:
     """``validate --json`` prints one JSON document whatever the exit code: here, the error's."""
     if getattr(args, "json", False):
@@ -489,35 +516,13 @@ def _json_verdict(args: argparse.Namespace, error: Exception) -> None:
 
 
 def emit(text: str) -> None:
-    """Print ``text`` on stdout; a reader that went away (a closed pipe) is not an error: the rest of the
-    output goes nowhere and the run keeps its exit code."""
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        _stdout_to_devnull()
-
-
-def _stdout_to_devnull() -> None:
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.stdout.fileno())
-    finally:
-        os.close(devnull)
+    """Print ``text`` on stdout (a reader that went away, a full device: the rest goes nowhere, and the run
+    keeps its exit code; see :mod:`scorer.streams`)."""
+    print(text, flush=True)
 
 
 def run() -> None:
-    """The command line's process: :func:`main`, then the exit handlers (cache files still being written,
-    temporary folders), the streams flushed, and out at once: the interpreter's teardown, freeing every
-    object of the run one by one, would add a tenth of a second to a large run and change nothing.
-    The cycle collector is off for the whole process, not only while a command runs: turned back on at
-    the end, its first collection would walk every object of the run (0.04 s warm at 20,000 turns) just
-    before the process leaves."""
-    gc.disable()
-    code = main()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be said on it
-            pass
-    os._exit(code)
+    """The command line's process: closed standard descriptors given ``/dev/null`` first, then :func:`main`,
+    whose code is the process's."""
+    reopen_closed()
+    sys.exit(main())

@@ -10,7 +10,7 @@ PACKAGE = Path(scorer.__file__).resolve().parent
 #: Layers from the bottom up; a module may import from its own layer or one below.
 LAYERS = [("scorer.errors", "scorer.progress"), ("scorer.metric.engine",), ("scorer.metric",), ("scorer.version",),
           ("scorer.inputs",), ("scorer.scoring",), ("scorer.outputs",), ("scorer.api",),
-          ("scorer.cli", "scorer.__main__", "scorer")]
+          ("scorer.cli", "scorer.streams", "scorer.__main__", "scorer")]
 
 
 def layer(module: str) -> int:

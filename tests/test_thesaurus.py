@@ -120,15 +120,17 @@ def test_cache_follows_the_source_content(tmp_path, monkeypatch):
     assert second.synsets("сосновый") == {"2-A"} and second.synsets("еловый") == frozenset()
 
 
-def test_warm_start_reads_no_source_bytes(tmp_path, monkeypatch):
+def test_warm_start_hashes_the_source_but_parses_nothing(tmp_path, monkeypatch):
+    """The identity follows the bytes (contract section 4): a warm start hashes the files, and takes the index
+    from the cache without parsing them."""
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
     folder = xml_dir(tmp_path)
     first = load_thesaurus(folder)
 
-    def no_hashing(*args):
-        raise AssertionError("the source was hashed again")
+    def no_parsing(*args):
+        raise AssertionError("the source was parsed again")
 
-    monkeypatch.setattr("scorer.metric.thesaurus.hashlib.sha256", no_hashing)
+    monkeypatch.setattr("scorer.metric.thesaurus._read_xml", no_parsing)
     assert load_thesaurus(folder) == first
 
 

@@ -7,6 +7,7 @@ import marshal
 import math
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -193,32 +194,38 @@ def test_a_cache_file_others_may_write_is_not_read(tmp_path, monkeypatch):
     assert loads == []  # refused before it was parsed
 
 
-def test_thesaurus_cache_identities_are_checked_and_bounded(tmp_path, monkeypatch):
+def test_the_thesaurus_identity_follows_its_bytes(tmp_path):
+    """contract section 4: a file rewritten with the same size and modification time gives another identity,
+    and the index cached under the old one is not used."""
     from scorer.metric import thesaurus
 
     rwn = tmp_path / "rwn"
     rwn.mkdir()
-    (rwn / "synsets.V.xml").write_text('<synsets><synset id="1-V"><sense>ЛЕТЕТЬ</sense><sense>МЧАТЬСЯ</sense>'
-                                       '</synset></synsets>', encoding="utf-8")
+    xml = rwn / "synsets.V.xml"
+    xml.write_text('<synsets><synset id="1-V"><sense>ЛЕТЕТЬ</sense><sense>МЧАТЬСЯ</sense>'
+                   '</synset></synsets>', encoding="utf-8")
     first = thesaurus.load_thesaurus(rwn)
-    stamps = cache_dir() / thesaurus.STAMPS
-    assert not stamps.read_bytes().startswith(b"{")  # sealed, not plain JSON
-    # an identity that is a path is refused: an unsealed file, and a sealed one holding '../../x'
-    key = json.dumps([[str((rwn / "synsets.V.xml").resolve()), (rwn / "synsets.V.xml").stat().st_size,
-                       (rwn / "synsets.V.xml").stat().st_mtime_ns]])
-    stamps.write_text(json.dumps({key: "../../x"}))
-    assert thesaurus.load_thesaurus(rwn).identity == first.identity
-    from scorer.metric.cache import seal
-    stamps.write_bytes(seal(thesaurus.STAMPS, json.dumps({key: "../../x"}).encode()))
-    assert thesaurus.load_thesaurus(rwn).identity == first.identity
-    assert not (tmp_path / "x").exists() and not list(tmp_path.glob("**/x.v*"))
-    # a sparse 1 GiB stamps file is not read at all
-    stamps.unlink()
-    with open(stamps, "wb") as fh:
-        fh.truncate(1 << 30)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert thesaurus.load_thesaurus(rwn).identity == first.identity
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KiB
+    assert first.synsets("лететь") == first.synsets("мчаться") == frozenset({"1-V"})
+    stamp = xml.stat()
+    xml.write_text('<synsets><synset id="1-V"><sense>ЛЕТЕТЬ</sense><sense>ПЛЫТЬСЯ</sense>'
+                   '</synset></synsets>', encoding="utf-8")
+    os.utime(xml, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert (xml.stat().st_size, xml.stat().st_mtime_ns) == (stamp.st_size, stamp.st_mtime_ns)
+    second = thesaurus.load_thesaurus(rwn)
+    assert second.identity != first.identity and thesaurus.IDENTITY.fullmatch(second.identity)
+    assert second.synsets("мчаться") == frozenset()
+    assert second.synsets("лететь") == frozenset({"1-V"})
+    # a directory replaced by another with the same names, sizes and stamps
+    other = tmp_path / "other"
+    shutil.copytree(rwn, other)
+    (other / "synsets.V.xml").write_text('<synsets><synset id="2-V"><sense>ЛЕТЕТЬ</sense><sense>МЧАТЬСЯ</sense>'
+                                         '</synset></synsets>', encoding="utf-8")
+    os.utime(other / "synsets.V.xml", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    shutil.rmtree(rwn)
+    other.rename(rwn)
+    third = thesaurus.load_thesaurus(rwn)
+    assert third.identity not in (first.identity, second.identity)
+    assert third.synsets("мчаться") == frozenset({"2-V"})
 
 
 def test_a_cache_path_too_long_for_the_system_only_costs_speed(tmp_path):

@@ -123,15 +123,12 @@ def _has_zip_magic(path: Path) -> bool:
 
 
 def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
+    _refuse_links(root)
     entries = _listing(root)
     folder = root
     if SUBMISSION not in entries and PPL not in entries:
         subdirs = [name for name, mode in entries.items()
                    if stat.S_ISDIR(mode) and not name.startswith((".", "__MACOSX"))]
-        links = [name for name, mode in entries.items() if stat.S_ISLNK(mode)]
-        if links:
-            raise SubmissionInvalid([Issue(root.name, f"{links[0]} is a symbolic link; a submission folder holds "
-                                                      "real files and folders only", "symlink")])
         if len(subdirs) == 1:
             folder = root / subdirs[0]
             entries = _listing(folder)
@@ -150,6 +147,33 @@ def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
     if issues:
         raise SubmissionInvalid(issues)
     return SubmissionFiles(_regular(folder / SUBMISSION, SUBMISSION, limits), _regular(folder / PPL, PPL, limits))
+
+
+#: At most this many entries of a submission directory are looked at for links; a directory holding more is
+#: refused (a submission needs two files).
+MAX_DIRECTORY_ENTRIES = 10_000
+
+
+def _refuse_links(root: Path) -> None:
+    """Refuse a submission directory that holds a symbolic link anywhere, file or folder (contract section 3),
+    or more than :data:`MAX_DIRECTORY_ENTRIES` entries; links are not followed while looking."""
+    seen = 0
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        for name, mode in sorted(_listing(folder).items()):
+            seen += 1
+            path = folder / name
+            if stat.S_ISLNK(mode):
+                shown = shorten(str(path.relative_to(root)), 60)
+                raise SubmissionInvalid([Issue(root.name, f"{shown} is a symbolic link; a submission folder holds "
+                                                          "real files and folders only", "symlink")])
+            if seen > MAX_DIRECTORY_ENTRIES:
+                raise SubmissionInvalid([Issue(root.name, f"the submission folder holds more than "
+                                                          f"{MAX_DIRECTORY_ENTRIES:,} entries; upload only "
+                                                          f"{SUBMISSION} and {PPL}", "too_many_files")])
+            if stat.S_ISDIR(mode):
+                pending.append(path)
 
 
 #: How many names of a folder a message lists.
@@ -176,20 +200,37 @@ def _listing(folder: Path) -> dict[str, int]:
 
 
 def _zip_entry_count(path: Path) -> int | None:
-    """The entry count in the zip's end-of-central-directory record (None when not found)."""
+    """How many entries the zip's central directory holds, counted up to ``MAX_ZIP_ENTRIES + 1``, before
+    ``zipfile`` parses it (its end record's count can lie; zipfile reads every record the directory's size
+    covers): the records are walked from where the end record puts the directory. None when no end record
+    is found (zipfile then says what is wrong)."""
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
         fh.seek(max(0, size - 65_557))
+        tail_start = fh.tell()
         tail = fh.read()
-    at = tail.rfind(b"PK\x05\x06")
-    if at < 0 or at + 22 > len(tail):
-        return None
-    count = struct.unpack("<H", tail[at + 10:at + 12])[0]
-    if count == 0xFFFF:  # zip64: the count is in the zip64 end record
-        locator = tail.rfind(b"PK\x06\x07", 0, at)
-        if locator >= 0:
-            return 1 << 32  # large enough to refuse without reading further
-    return count
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + 22 > len(tail):
+            return None
+        count, directory_size = struct.unpack("<HI", tail[at + 10:at + 16])
+        if count == 0xFFFF or directory_size == 0xFFFFFFFF:  # zip64: large enough to refuse outright
+            if tail.rfind(b"PK\x06\x07", 0, at) >= 0:
+                return 1 << 32
+        end = tail_start + at
+        offset = end - directory_size  # zipfile's own reckoning: the directory lies just before the end record
+        if offset < 0:
+            return count
+        fh.seek(offset)
+        records = 0
+        while records <= MAX_ZIP_ENTRIES and offset + 46 <= end:
+            header = fh.read(46)
+            if len(header) < 46 or header[:4] != b"PK\x01\x02":
+                break
+            names, extra, comment = struct.unpack("<HHH", header[28:34])
+            offset += 46 + names + extra + comment
+            fh.seek(offset)
+            records += 1
+    return max(count, records)
 
 
 def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
@@ -199,9 +240,9 @@ def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
         raise SubmissionInvalid([_too_big(name, size, limits)])
     count = _zip_entry_count(path)
     if count is not None and count > MAX_ZIP_ENTRIES:
-        raise SubmissionInvalid([Issue(name, f"the zip holds {count:,} entries; at most {MAX_ZIP_ENTRIES} are "
-                                             "accepted (it needs only submission.jsonl and ppl_output.json)",
-                                       "zip_entries")])
+        raise SubmissionInvalid([Issue(name, f"the zip holds more than {MAX_ZIP_ENTRIES:,} entries; at most "
+                                             f"{MAX_ZIP_ENTRIES:,} are accepted (it needs only submission.jsonl "
+                                             "and ppl_output.json)", "zip_entries")])
     import zipfile  # here: most submissions are folders
 
     try:

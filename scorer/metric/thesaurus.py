@@ -34,7 +34,6 @@ from .text import normalise
 XML_FILES = ("synsets.N.xml", "synsets.V.xml", "synsets.A.xml")
 CACHE_FORMAT = 3
 ENV_PATH = "RUWORDNET_PATH"
-STAMPS = "source-hashes.json"
 
 HOW_TO_GET = (
     "Get RuWordNet with `ruwordnet download` (the ruwordnet package's SQLite file), "
@@ -156,15 +155,13 @@ def _source_files(source: Path) -> tuple[str, list[Path]]:
 
 #: What an identity looks like; anything else read from the cache is refused (it also names cache files).
 IDENTITY = re.compile(r"rwn-(?:xml-[NVA]{1,3}|sqlite)-[0-9a-f]{12}")
-MAX_STAMPS_BYTES = 1 << 20
 MAX_INDEX_BYTES = 512 << 20
 
 
 def _identity(kind: str, files: list[Path]) -> str:
-    stamp = json.dumps([[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in files])
-    known = _read_stamps()
-    if stamp in known:
-        return known[stamp]
+    """The thesaurus's identity: its kind and the SHA-256 of its files' names and bytes, hashed every time
+    (about 0.5 ms a MiB), so any change to a file, one with the same size and modification time included,
+    gives another identity, and with it another signature and other cache entries."""
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.name.encode() + b"\0")
@@ -173,28 +170,8 @@ def _identity(kind: str, files: list[Path]) -> str:
                 digest.update(block)
     if kind == "xml":
         parts = "".join(p.name.split(".")[1] for p in files)
-        identity = f"rwn-xml-{parts}-{digest.hexdigest()[:12]}"
-    else:
-        identity = f"rwn-sqlite-{digest.hexdigest()[:12]}"
-    known[stamp] = identity
-    payload = json.dumps(known, ensure_ascii=False).encode("utf-8")
-    if len(payload) <= MAX_STAMPS_BYTES:
-        write_best_effort(cache_dir() / STAMPS, seal(STAMPS, payload))
-    return identity
-
-
-def _read_stamps() -> dict[str, str]:
-    """The remembered identities by (path, size, mtime); empty unless the sealed file holds exactly that."""
-    payload = read_sealed(cache_dir() / STAMPS, STAMPS, MAX_STAMPS_BYTES)
-    if payload is None:
-        return {}
-    try:
-        known = json.loads(payload.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return {}
-    if type(known) is not dict:
-        return {}
-    return {k: v for k, v in known.items() if type(v) is str and IDENTITY.fullmatch(v)}
+        return f"rwn-xml-{parts}-{digest.hexdigest()[:12]}"
+    return f"rwn-sqlite-{digest.hexdigest()[:12]}"
 
 
 def _read_xml(files: list[Path]) -> Iterator[tuple[str, str]]:

@@ -67,13 +67,21 @@ def locked(path: Path, notice: Callable[[], None] | None = None) -> Iterator[Non
 
 
 def _temporary(path: Path, data: bytes) -> str:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """``data`` in a new temporary file beside ``path``; its name. An OSError (a full disk, too many open
+    files) names ``path``."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)  # readable like any other output, not mkstemp's 0600
+    except OSError as exc:
+        _unlink(tmp)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
         _unlink(tmp)
         raise

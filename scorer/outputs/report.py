@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from scorer.inputs.contract import DETAILED_RESULTS, DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from scorer.errors import Issue, IssueLog, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
 from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS, Meta
+from scorer.scoring.leaderboard import folder_name
 from scorer.scoring.leaderboard_result import COLUMNS, Leaderboard
 from .html_report import correlation_report, failure_report, leaderboard_report, score_report
 from .output_dir import publish
@@ -28,8 +29,18 @@ ERROR_LOG = "scorer-error.log"
 #: Every file a ``score`` run can write; each run rewrites or removes all of them.
 SCORE_OUTPUTS = (SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML, DETAILED_RESULTS, ERROR_LOG)
 
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8 for an output file. A path named in it may carry the surrogates Python decodes a
+    file name into where the file-system encoding is not UTF-8 (the C locale): their bytes are put back, and
+    any that are not UTF-8 are written escaped (``\\xff``), so an output is always valid UTF-8."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace").encode("utf-8")
+
+
 def json_bytes(payload: Any) -> bytes:
-    return (json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+    return utf8(json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
 def scores_payload(result: ScoreResult) -> dict[str, Any]:
@@ -96,14 +107,14 @@ def details_csv(result: ScoreResult, progress: Progress | None = None, turn_hidd
         writer.writerows(detail_rows(result, start, start + ROWS_PER_REPORT, turn_hidden_metric))
     if progress:
         progress(step, total, total)
-    return buffer.getvalue().encode("utf-8")
+    return utf8(buffer.getvalue())
 
 
 def scores_txt(result: ScoreResult) -> bytes:
     s = result.summary
     lines = [f"integral: {s.integral!r}", f"meteor: {s.meteor!r}", f"hidden_metric: {s.hidden_metric!r}"]
     lines += [f"{name}: {value!r}" for name, value in type_columns(result).items()]
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    return utf8("\n".join(lines) + "\n")
 
 
 def score_files(result: ScoreResult, report: bool = False, progress: Progress | None = None,
@@ -117,7 +128,7 @@ def score_files(result: ScoreResult, report: bool = False, progress: Progress | 
              SCORES_JSON: json_bytes(scores_payload(result))}
     if report:
         step = (lambda done, total: progress(f"{WRITING} {page}", done, total)) if progress else None
-        files[page] = score_report(result, turn_hidden_metric, step).encode("utf-8")
+        files[page] = utf8(score_report(result, turn_hidden_metric, step))
     return files
 
 
@@ -126,7 +137,7 @@ def failure_files(error: Exception, status: str, page: str | None = None) -> dic
     of that name listing the errors (``codalab``: the platforms show it as the detailed results)."""
     files = {SCORES_JSON: json_bytes(failure_payload(error, status))}
     if page is not None:
-        files[page] = failure_report(error, status).encode("utf-8")
+        files[page] = utf8(failure_report(error, status))
     return files
 
 
@@ -217,7 +228,7 @@ def leaderboard_csv(board: Leaderboard) -> bytes:
     for row in board.rows():
         row["errors"] = " | ".join(str(issue) for issue in row["errors"])
         writer.writerow(["" if row[c] is None else row[c] for c in LEADERBOARD_COLUMNS])
-    return buffer.getvalue().encode("utf-8")
+    return utf8(buffer.getvalue())
 
 
 def leaderboard_payload(board: Leaderboard) -> dict[str, Any]:
@@ -236,7 +247,7 @@ def write_leaderboard(board: Leaderboard, output: Path, report: bool = True, pro
     for k, entry in enumerate(board.entries):
         if progress:
             progress(f"{WRITING} {SUBMISSIONS_DIR}", k, len(board.entries))
-        folder = f"{SUBMISSIONS_DIR}/{entry.name}/"
+        folder = f"{SUBMISSIONS_DIR}/{folder_name(entry.name)}/"
         produced = (score_files(entry.result, report) if entry.result is not None
                     else failure_files(SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)),
                                        entry.status))
@@ -244,11 +255,11 @@ def write_leaderboard(board: Leaderboard, output: Path, report: bool = True, pro
     if progress:
         progress(f"{WRITING} {SUBMISSIONS_DIR}", len(board.entries), len(board.entries))
     if report:
-        files[REPORT_HTML] = leaderboard_report(board).encode("utf-8")
+        files[REPORT_HTML] = utf8(leaderboard_report(board))
     files[LEADERBOARD_CSV] = leaderboard_csv(board)
     files[LEADERBOARD_JSON] = json_bytes(leaderboard_payload(board))
     outputs = [LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML, ERROR_LOG]
-    current = {entry.name for entry in board.entries}
+    current = {folder_name(entry.name) for entry in board.entries}
     old = output / SUBMISSIONS_DIR
     if old.is_dir():
         for previous in old.iterdir():
@@ -309,8 +320,8 @@ def write_correlation(meta: Meta, output: Path) -> None:
                "warnings": meta.warnings,
                "left_out": [{"submission": name, "status": status} for name, status in meta.left_out],
                "skipped": list(meta.skipped)}
-    publish(Path(output), {CORRELATION_CSV: buffer.getvalue().encode("utf-8"), CORRELATION_JSON: json_bytes(payload),
-                           REPORT_HTML: correlation_report(meta).encode("utf-8")},
+    publish(Path(output), {CORRELATION_CSV: utf8(buffer.getvalue()), CORRELATION_JSON: json_bytes(payload),
+                           REPORT_HTML: utf8(correlation_report(meta))},
             [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG], CORRELATION_JSON)
 
 

@@ -25,18 +25,32 @@ from .leaderboard_result import Entry, Leaderboard, Standing
 from .significance import interval, make_strata, paired_p_value, resampled_integrals
 
 def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
-    """``(name, path)`` of every submission in ``folder``, by name; and the names skipped."""
+    """``(name, path)`` of every submission in ``folder``, by name; and the names skipped. A name is the
+    file name's bytes read as UTF-8 (whatever the file-system encoding; bytes that are not UTF-8 escaped),
+    so it can be written into every output."""
     found, skipped = [], []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         path = Path(entry.path)
-        if entry.name.startswith("."):
+        name = entry_name(entry.name)
+        if name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False) or (entry.is_file(follow_symlinks=False)
-                                                    and entry.name.lower().endswith(".zip")):
-            found.append((entry.name, path))
+                                                    and name.lower().endswith(".zip")):
+            found.append((name, path))
         else:
-            skipped.append(entry.name)
+            skipped.append(name)
     return found, skipped
+
+
+def entry_name(file_name: str) -> str:
+    """A file name as text: its bytes read as UTF-8, those that are not escaped (``\\xff``)."""
+    return os.fsencode(file_name).decode("utf-8", "backslashreplace")
+
+
+def folder_name(name: str) -> str:
+    """The file name of the folder an entry called ``name`` (:func:`entry_name`) gets among the outputs: the
+    same bytes, in the form the file-system encoding can write."""
+    return os.fsdecode(name.encode("utf-8"))
 
 
 def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int, seed: int,

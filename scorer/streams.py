@@ -1,0 +1,113 @@
+"""The command line's standard streams, which belong to the environment (contract section 3).
+
+A closed, full or broken stdout or stderr, or one whose encoding cannot show
+a character, never changes the exit code the outputs deserve and never shows
+a traceback:
+
+* :func:`reopen_closed` gives a closed descriptor 0, 1 or 2 ``/dev/null`` at
+  the start of the process, before anything is opened (a file opened later
+  would otherwise take its number, and a print would write into it);
+* :class:`Forgiving` stands for ``sys.stdout`` and ``sys.stderr`` while a
+  command runs: a character the encoding cannot show is written escaped
+  (``\\u0434``); a write or flush that fails (a broken pipe, a full device, a
+  closed stream) silences that stream for the rest of the run, its descriptor
+  turned to ``/dev/null`` so that nothing buffered fails again at exit.
+"""
+from __future__ import annotations
+
+import io
+import os
+import sys
+from contextlib import contextmanager
+from typing import Iterator, TextIO
+
+
+def reopen_closed() -> None:
+    """Open ``/dev/null`` on each of the descriptors 0, 1 and 2 that is closed, and give ``sys.stdin``,
+    ``sys.stdout`` and ``sys.stderr`` a stream where Python left None (it does for a descriptor closed at
+    start)."""
+    for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            opened = os.open(os.devnull, mode)
+            if opened != fd:  # the lowest free number is fd's, unless a lower one was closed too (then handled)
+                os.dup2(opened, fd)
+                os.close(opened)
+    for name, fd, text_mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            stream = io.open(fd, "r" if text_mode == "r" else "w", encoding="utf-8", errors="backslashreplace",
+                             closefd=False)
+            setattr(sys, name, stream)
+
+
+class Forgiving(io.TextIOBase):
+    """A text stream that writes to ``stream`` and never raises: unshowable characters are escaped, and a
+    failed write or flush silences the stream (see the module docstring)."""
+
+    def __init__(self, stream: TextIO):
+        super().__init__()
+        self.stream = stream
+        self.broken = False
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.stream, "encoding", None) or "utf-8"
+
+    def isatty(self) -> bool:
+        try:
+            return not self.broken and self.stream.isatty()
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                try:
+                    self.stream.write(text)
+                except UnicodeEncodeError:
+                    self.stream.write(text.encode(self.encoding, "backslashreplace").decode(self.encoding))
+            except (OSError, ValueError):
+                self._give_up()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self.stream.flush()
+            except (OSError, ValueError):
+                self._give_up()
+
+    def _give_up(self) -> None:
+        """Nothing more is written here; the descriptor now leads to ``/dev/null``, so what the stream still
+        buffers goes there when it is flushed at exit instead of failing again."""
+        self.broken = True
+        try:
+            fd = self.stream.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, fd)
+            finally:
+                os.close(devnull)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass
+
+
+@contextmanager
+def forgiving_streams() -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` as :class:`Forgiving` streams for the duration; the originals back
+    after, flushed where they still can be."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Forgiving(saved[0]), Forgiving(saved[1])
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = saved
