@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
@@ -27,7 +27,6 @@ from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
 from scorer.scoring.signature import signature
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.thesaurus import Thesaurus, load_thesaurus
-from scorer.metric.thesaurus_prefetch import IndexPrefetch
 from scorer.scoring.turns import score_turns
 from scorer.scoring.leaderboard import find_submissions, rank
 from scorer.scoring.leaderboard_result import Entry, Leaderboard
@@ -36,7 +35,6 @@ from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUES, SUBM
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
 from scorer.inputs import reference_cache
-from scorer.metric.cache import write_cache
 from scorer.inputs.stored_references import StoredReferences
 from scorer.inputs.jsonio import shorten
 from scorer.metric.text import tokenise
@@ -102,12 +100,14 @@ def _reference_file(data_dir: Path, name: str) -> Path:
 
 
 def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True,
-                   progress: Progress | None = None, jobs: int = 1) -> ReferenceData:
+                   progress: Progress | None = None) -> ReferenceData:
     """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``;
     ``progress(step, done, total)`` hears the bytes read (:mod:`scorer.progress`). Files validated
     before, byte for byte, come from the reference cache (:mod:`scorer.inputs.reference_cache`); files
-    read now are stored there, by another process meanwhile when ``jobs`` allows more than one
-    (:func:`scorer.metric.cache.in_background`)."""
+    read now are stored there.
+
+    Raises :class:`~scorer.errors.UsageError` (the directory or a file cannot be read) or
+    :class:`~scorer.errors.ReferenceDataError` (a file breaks contract section 2)."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise UsageError(f"reference directory {data_dir}: not a directory")
@@ -138,8 +138,7 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
         references = read_references(answers_file, dialogues, limits, progress)
         tokens = tokenise_references(references)
     if key and entry:
-        write_cache(entry, lambda: reference_cache.save(key, dialogues, references, tokens, answers_file, limits),
-                    background=jobs > 1)
+        reference_cache.save(key, dialogues, references, tokens, answers_file, limits)
         return _keep(entry, ReferenceData(dialogues, references, tokens))
     return ReferenceData(dialogues, references, tokens)
 
@@ -190,14 +189,6 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> The
     return thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
 
 
-def thesaurus_prefetch(config: Config, thesaurus: Thesaurus | PathLike | None, jobs: int) -> IndexPrefetch | None:
-    """With more than one process allowed, the thesaurus :func:`thesaurus_for` will load, its index built (when not
-    cached) on another core meanwhile (:mod:`scorer.metric.thesaurus_prefetch`); None where nothing is to build."""
-    if jobs < 2 or isinstance(thesaurus, Thesaurus) or not needs_thesaurus(config.meteor.stages):
-        return None
-    return IndexPrefetch(thesaurus)
-
-
 def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
                      config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
                      synonyms: bool = True, jobs: int = 1, progress: Progress | None = None) -> ScoreResult:
@@ -208,11 +199,9 @@ def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | N
     ``progress(step, done, total)`` hears every phase (:mod:`scorer.progress`).
     """
     config = with_synonyms(config or load_config(), synonyms)
-    with no_cycle_collection(), thesaurus_prefetch(config, thesaurus, jobs) or nullcontext() as prefetch:
-        reference = load_reference(data_dir, config.limits, progress=progress, jobs=jobs)
+    with no_cycle_collection():
+        reference = load_reference(data_dir, config.limits, progress=progress)
         valid = _read_and_check(reference, submission, ppl, config.limits, progress)
-        if prefetch:
-            prefetch.wait()
         rwn = thesaurus_for(config, thesaurus)
         return score_validated(reference, valid, config, rwn, jobs, progress, name=submission_name(submission))
 
@@ -247,7 +236,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
     metric.load_token_table()
     scored = score_turns(answers, variant_tokens, metric, jobs, report)
-    metric.save_token_table(background=jobs > 1)
+    metric.save_token_table()
     # aggregating: every turn's record, then the summary, then the lowest turns explained (one unit each)
     total = len(keys) + 1 + min(LOWEST_TURNS, len(keys))
     if progress:
@@ -265,7 +254,7 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     explained = (lambda done: progress(AGGREGATING, len(keys) + 1 + done, total)) if progress else None
     lowest = lowest_turns(turns, references, metric, progress=explained)
     if matcher is None:
-        metric.matcher.save(background=jobs > 1)
+        metric.matcher.save()
     warnings = submission.warnings + unanalysed_warnings(keys, answers, variant_tokens, metric.matcher.unanalysed)
     if progress:
         progress(AGGREGATING, total, total)
@@ -314,10 +303,7 @@ def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: 
     """
     config = with_synonyms(config or load_config(), synonyms)
     _check_board(submissions_dir, resamples, seed)
-    with thesaurus_prefetch(config, thesaurus, jobs) or nullcontext() as prefetch:
-        reference = load_reference(data_dir, config.limits, progress=progress, jobs=jobs)
-        if prefetch:
-            prefetch.wait()
+    reference = load_reference(data_dir, config.limits, progress=progress)
     return _score_board(reference, submissions_dir, config, thesaurus, jobs, resamples, seed, progress)
 
 

@@ -425,8 +425,16 @@ def _internal_error(args: argparse.Namespace | None) -> int:
     return EXIT_INTERNAL
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated()
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM stops the run (KeyboardInterrupt, :class:`Terminated`); any that follow,
+    however many and however soon, are ignored while it stops (contract section 3)."""
+    for sig in _STOPS:
+        signal.signal(sig, signal.SIG_IGN)
+    raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
+
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -444,7 +452,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(exc.code or 0)
     handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
                "codalab": _codalab, "correlate": _correlate, "bundle": _bundle}[args.command]
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if in_main_thread() else None
+    previous = {sig: signal.signal(sig, _stop) for sig in _STOPS} if in_main_thread() else {}
     try:
         return _run(handler, args)
     except KeyboardInterrupt:
@@ -454,8 +462,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print("terminated (SIGTERM): stopped; earlier outputs are left as they were", file=sys.stderr)
         return EXIT_SIGTERM
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, before in previous.items():
+            signal.signal(sig, before)
 
 
 #: The options that mend an error the library raises (the library names no flags; the command line does).
@@ -525,4 +533,6 @@ def run() -> None:
     """The command line's process: closed standard descriptors given ``/dev/null`` first, then :func:`main`,
     whose code is the process's."""
     reopen_closed()
+    for sig in _STOPS:  # outside main's run (which stops on the first), and at exit: a signal changes nothing
+        signal.signal(sig, signal.SIG_IGN)
     sys.exit(main())

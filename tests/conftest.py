@@ -116,6 +116,23 @@ def make_submission(root: Path, answers: dict[str, list[str]], ppl: dict[str, li
     return folder
 
 
+def big_split(root: Path, copies: int = 20) -> tuple[Path, Path]:
+    """The bundled split repeated ``copies`` times (66 x 20 = 1,320 turns), with the realistic answers:
+    a reference directory and a submission folder under ``root``."""
+    def lines(path: Path) -> list[dict]:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    dialogues = lines(PUBLIC / "dialogues.jsonl")
+    answers = {row["dialog_id"]: row["references"] for row in lines(PUBLIC / "answers.jsonl")}
+    given = {row["dialog_id"]: row["answers"] for row in lines(EXAMPLES / "realistic" / "submission.jsonl")}
+    ppl = json.loads((EXAMPLES / "realistic" / "ppl_output.json").read_text(encoding="utf-8"))
+    ids = [(f"{d['dialog_id']}-{k}", d) for k in range(copies) for d in dialogues]
+    data = make_split(root, [(name, d["type"], answers[d["dialog_id"]]) for name, d in ids])
+    sub = make_submission(root, {name: given[d["dialog_id"]] for name, d in ids},
+                          {name: ppl[d["dialog_id"]] for name, d in ids})
+    return data, sub
+
+
 _SLOW_SIGNS = ("subprocess", "process(", "_bounded(", "entrypoint", "run_scoring", "run_tests")
 
 

@@ -17,7 +17,7 @@ from scorer import cli
 from scorer.scoring.result import DETAIL_COLUMNS
 from scorer.metric.thesaurus import HOW_TO_GET
 
-from conftest import EXAMPLES, PUBLIC, ROOT, make_split, make_submission, write_jsonl
+from conftest import EXAMPLES, PUBLIC, ROOT, big_split, make_split, make_submission, write_jsonl
 
 INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
 
@@ -282,23 +282,8 @@ def test_penalty_mode_details_columns(tmp_path):
             assert f == pytest.approx(p * r / (0.9 * p + 0.1 * r), abs=1e-12)
 
 
-def _big_split(root, copies=20):
-    """The bundled split repeated ``copies`` times (66 x 20 = 1,320 turns), with the realistic answers."""
-    dialogues = [json.loads(l) for l in (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()]
-    answers = {json.loads(l)["dialog_id"]: json.loads(l)["references"]
-               for l in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()}
-    given = {json.loads(l)["dialog_id"]: json.loads(l)["answers"]
-             for l in (EXAMPLES / "realistic" / "submission.jsonl").read_text(encoding="utf-8").splitlines()}
-    ppl = json.loads((EXAMPLES / "realistic" / "ppl_output.json").read_text(encoding="utf-8"))
-    split = [(f"{d['dialog_id']}-{k}", d["type"], answers[d["dialog_id"]]) for k in range(copies) for d in dialogues]
-    data = make_split(root, split)
-    sub = make_submission(root, {f"{d['dialog_id']}-{k}": given[d["dialog_id"]] for k in range(copies) for d in dialogues},
-                          {f"{d['dialog_id']}-{k}": ppl[d["dialog_id"]] for k in range(copies) for d in dialogues})
-    return data, sub
-
-
 def test_jobs_give_byte_identical_outputs(tmp_path):
-    data, sub = _big_split(tmp_path)
+    data, sub = big_split(tmp_path)
     outputs = {}
     for jobs in ("1", "2", "3"):
         out = tmp_path / f"out{jobs}"
@@ -461,7 +446,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
     quiet = ProgressDisplay(io.StringIO(), delay=0)  # a StringIO is no terminal
     quiet("scoring", 100, 200)
     assert quiet.stream.getvalue() == ""
-    data, sub = _big_split(tmp_path, copies=10)
+    data, sub = big_split(tmp_path, copies=10)
     assert run("score", "--data", data, "--submission", sub, "--output", tmp_path / "out") == 0
     captured = capsys.readouterr()
     assert "\r" not in captured.err and "\r" not in captured.out

@@ -1,5 +1,4 @@
-"""A run from an empty cache: keys learnt once per type on the workers, the thesaurus's index built on
-another core, cache files written by another process; the numbers never change."""
+"""A run from an empty cache: keys learnt once per type on the workers; the numbers never change."""
 from __future__ import annotations
 
 import os
@@ -18,7 +17,6 @@ from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
 from scorer.metric.text import tokenise
-from scorer.metric.thesaurus_prefetch import IndexPrefetch
 from scorer.scoring import turns
 
 ANSWERS = ["кот спит дома", "собака лает громко", "мы летим домой", "кошка лечит кота", "дом стоит"]
@@ -74,79 +72,6 @@ def test_a_matcher_that_knows_types_is_not_taught_first(monkeypatch):
     assert taught == [] and len(found) == 20
 
 
-def test_a_background_write_happens_in_another_process_and_is_waited_for(tmp_path):
-    path = tmp_path / "file"
-
-    def write():
-        time.sleep(0.2)
-        path.write_text(str(os.getpid()))
-
-    cache.in_background(path, write)
-    assert not path.exists()  # still being written
-    cache.finish_writes(path)
-    assert path.read_text() != str(os.getpid())
-    assert [p for p, _ in cache._pending if p == path] == []
-
-
-def test_reading_a_cache_file_waits_for_this_processs_own_write(tmp_path):
-    path = tmp_path / "sealed"
-    cache.in_background(path, lambda: (time.sleep(0.2), cache.write_best_effort(path, cache.seal("k", b"data"))))
-    assert cache.read_sealed(path, "k", 1 << 20) == b"data"
-
-
-def test_without_a_process_the_write_happens_here(tmp_path, monkeypatch):
-    def no_fork():
-        raise OSError("no more processes")
-
-    monkeypatch.setattr(os, "fork", no_fork)
-    path = tmp_path / "file"
-    cache.in_background(path, lambda: path.write_text(str(os.getpid())))
-    assert path.read_text() == str(os.getpid()) and [p for p, _ in cache._pending if p == path] == []
-
-
-def test_a_write_that_fails_in_the_background_leaves_nothing_behind(tmp_path):
-    def failing():
-        raise RuntimeError("disk on fire")
-
-    cache.in_background(tmp_path / "x", failing)
-    cache.finish_writes()
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_the_prefetch_builds_the_cached_index_in_another_process(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
-    with IndexPrefetch(MINI_RWN) as prefetch:
-        assert prefetch.pid > 0 and prefetch.pid != os.getpid()
-        prefetch.wait()
-        assert prefetch.pid == 0
-    loaded = thesaurus.load_thesaurus(MINI_RWN)
-    assert loaded._index is None  # found in the cache: read on first use, not built here
-    assert loaded.index == thesaurus.load_thesaurus(MINI_RWN).index
-    assert loaded.synsets("лететь")
-
-
-def test_a_prefetch_that_fails_leaves_the_error_to_the_load(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
-    broken = tmp_path / "rwn"
-    broken.mkdir()
-    (broken / "synsets.V.xml").write_text("<synsets><synset id='1'><sense>", encoding="utf-8")
-    with IndexPrefetch(broken) as prefetch:
-        prefetch.wait()
-    with pytest.raises(ThesaurusError, match="cannot read RuWordNet file"):
-        thesaurus.load_thesaurus(broken)
-
-
-def test_a_prefetch_left_early_is_stopped(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
-    with pytest.raises(KeyError):
-        with IndexPrefetch(MINI_RWN) as prefetch:
-            pid = prefetch.pid
-            raise KeyError("an invalid upload")
-    assert pid > 0 and prefetch.pid == 0
-    with pytest.raises(ProcessLookupError):  # stopped and reaped
-        os.kill(pid, 0)
-
-
 def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
     ids = [f"d{k}" for k in range(len(ANSWERS))]
@@ -156,7 +81,6 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
     for jobs in (1, 2):
         monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
         result = api.score_submission(data, submission, config=load_config(), jobs=jobs)
-        cache.finish_writes()
         results.append([(t.dialog_id, t.meteor, t.best_reference) for t in result.turns] + [result.summary])
         names = sorted(p.name.split("-")[0] for p in (tmp_path / f"cache-{jobs}").iterdir())
         kept_by_the_compiled_engine = ["keys"] if accelerator.active() else []
@@ -164,24 +88,3 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
         key = reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", load_config().limits)
         assert key and reference_cache.load(key, load_config().limits) is not None
     assert results[0] == results[1]
-
-
-def test_a_helper_stopped_at_once_never_runs_the_callers_handler(tmp_path):
-    """SIGTERM sent the moment ``forked`` returns kills the helper by the default action: the caller's own
-    handler (here, one that writes its pid down) never runs in the helper, however early it is stopped."""
-    seen = tmp_path / "handlers"
-
-    def handler(signum, frame):
-        with open(seen, "a") as out:
-            out.write(f"{os.getpid()}\n")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        for _ in range(30):
-            pid = cache.forked(lambda: time.sleep(5))
-            os.kill(pid, signal.SIGTERM)
-            _, status = os.waitpid(pid, 0)
-            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    assert not seen.exists()

@@ -114,7 +114,7 @@ def test_directory_with_symlinked_file_is_refused(tmp_path):
     (tmp_path / "s" / "ppl_output.json").write_bytes(VALID_PPL)
     with pytest.raises(SubmissionInvalid) as info:
         read_submission(tmp_path / "s", None, Limits())
-    assert info.value.issues[0].code == "not_a_file"
+    assert info.value.issues[0].code == "symlink"
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,

@@ -10,7 +10,7 @@ import pytest
 from test_id_counts import module, table_for  # noqa: F401 - module: the fixture, Python and compiled
 
 from scorer.metric import cache, key_table_cache
-from scorer.metric.cache import finish_writes, seal
+from scorer.metric.cache import seal
 from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
@@ -103,24 +103,24 @@ def test_a_warm_metric_interns_no_token_it_has_met(rwn, tmp_path, monkeypatch):
     monkeypatch.setattr(fast, "_intern", lambda token: pytest.fail(f"{token!r} interned again"))
     assert second.best_variant(cand, refs) == expected
     assert not second.engine.table_grew(second.matcher.key_functions(second.params.stages))
-    monkeypatch.setattr(cache, "in_background", lambda *a: pytest.fail("a process forked to write nothing new"))
-    second.save_token_table(background=True)
+    monkeypatch.setattr(key_table_cache, "save_table", lambda *a: pytest.fail("nothing new was written"))
+    monkeypatch.setattr("scorer.metric.meteor.save_table", lambda *a: pytest.fail("nothing new was written"))
+    second.save_token_table()
     monkeypatch.undo()
     assert second.best_variant(["кот", "новый"], refs)[0] == 0 and second.engine.table_grew(
         second.matcher.key_functions(second.params.stages))
 
 
 @pytest.mark.skipif(not accelerator.active(), reason="the compiled engine keeps the table")
-def test_the_table_is_written_from_another_process_with_the_workers_tokens_and_without_unanalysed_words(
+def test_the_table_is_written_with_the_workers_tokens_and_without_unanalysed_words(
         rwn, tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     m = metric(rwn)
     m.best_variant(["кот", "спит"], [["кошка", "спит"]])
     m.matcher.absorb({"дом": frozenset({"дом"})}, {"дом": frozenset()}, {})  # computed on a worker
     m.matcher.unanalysed["спит"] = "made up for the test"
-    m.save_token_table(background=True)
+    m.save_token_table()
     path = m.matcher.table_file(m.params.stages)
-    finish_writes(path)
     stored = key_table_cache.load_table(path)
     assert stored is not None and sorted(stored.tokens) == ["дом", "кот", "кошка"]
 

@@ -38,13 +38,13 @@ def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def test_dockerfile_runs_the_entrypoint_as_a_non_root_user():
+def test_dockerfile_runs_the_entrypoint_as_the_platforms_user():
     known = {"FROM", "ARG", "ENV", "WORKDIR", "COPY", "RUN", "USER", "ENTRYPOINT", "CMD", "LABEL"}
     steps = dockerfile_instructions((ROOT / "docker" / "Dockerfile").read_text(encoding="utf-8"))
     assert {word for word, _ in steps} <= known
     assert steps[0][0] == "FROM" and steps[-1] == ("ENTRYPOINT", '["scorer-entrypoint"]')
-    users = [args for word, args in steps if word == "USER"]
-    assert users and users[-1] not in ("root", "0")
+    # no USER: the platform chooses (Codabench runs the image's user, root with every capability dropped)
+    assert not [args for word, args in steps if word == "USER"]
     copied = [src for word, args in steps if word == "COPY" for src in args.split()[:-1]]
     assert all((ROOT / src).exists() for src in copied) and "setup.py" in copied
     install = next(args for word, args in steps if word == "RUN" and "pip install" in args)

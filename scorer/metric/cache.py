@@ -19,16 +19,13 @@ be written only costs the next run the rebuild.
 """
 from __future__ import annotations
 
-import atexit
 import marshal
 import os
-import signal
 import stat
 import sys
 import tempfile
 from hashlib import sha256
 from pathlib import Path
-from typing import Callable
 
 ENV_CACHE = "SCORER_CACHE_DIR"
 _MAGIC = b"dialogue-scorer cache\n"
@@ -55,9 +52,7 @@ def _trusted(info: os.stat_result) -> bool:
 
 def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
     """The bytes of the cache file ``path``, or None when it is missing, not a regular file of this user's
-    that only this user may write, larger than ``max_bytes``, or unreadable for any reason. A write of it
-    this process started in the background is waited for first."""
-    finish_writes(path)
+    that only this user may write, larger than ``max_bytes``, or unreadable for any reason."""
     try:
         before = os.lstat(path)
         if not _trusted(before) or before.st_size > max_bytes:
@@ -137,72 +132,3 @@ def write_best_effort(path: Path, data: bytes) -> bool:
             except OSError:
                 pass
         return False
-
-
-_pending: list[tuple[Path, int]] = []  # (path, process) of writes in_background started, not yet waited for
-
-
-def forked(work: Callable[[], object]) -> int:
-    """Run ``work`` in a forked process, which ignores SIGINT (the caller handles it), dies of SIGTERM and
-    leaves by ``os._exit`` whatever happens; its pid, or 0 where there is no ``fork`` or no process to be
-    had. What ``work`` returns or raises is dropped: nothing comes back but through files."""
-    if not hasattr(os, "fork"):
-        return 0
-    # SIGINT and SIGTERM held across the fork: one arriving before the child has set its own handlers (the
-    # caller may stop it at once) would otherwise run the caller's handler in the child, whose exception
-    # would leave the fork and run the caller's code there
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        pid = os.fork()
-    except OSError:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        return 0
-    if pid == 0:
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            work()
-        finally:
-            os._exit(0)
-    signal.pthread_sigmask(signal.SIG_SETMASK, held)
-    return pid
-
-
-def reap(pid: int) -> None:
-    """Wait for the child process ``pid`` to end (at once when it is gone or was waited for)."""
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
-def in_background(path: Path, write: Callable[[], object]) -> None:
-    """Run ``write`` (a best-effort write of the cache file ``path``) in a process :func:`forked` for it,
-    the caller going on meanwhile; else, when no process can be had, here. :func:`finish_writes` waits
-    for those started (it runs at exit too). An earlier write of the same file is waited for first."""
-    finish_writes(path)
-    pid = forked(write)
-    if pid:
-        if not _pending:
-            atexit.register(finish_writes)
-        _pending.append((path, pid))
-    else:
-        write()
-
-
-def write_cache(path: Path, write: Callable[[], object], *, background: bool) -> None:
-    """Run ``write``, the best-effort write of the cache file ``path``: here, or with ``background`` from a
-    forked process (:func:`in_background`)."""
-    if background:
-        in_background(path, write)
-    else:
-        write()
-
-
-def finish_writes(path: Path | None = None) -> None:
-    """Wait for the writes :func:`in_background` started (of ``path`` only, when given): a reader of a
-    cache file calls it first, so a process always sees its own writes."""
-    for entry in [e for e in _pending if path is None or e[0] == path]:
-        _pending.remove(entry)
-        reap(entry[1])

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from . import key_table_cache, morphology, token_cache
-from .cache import write_cache
 from .stages import KeyFunction, needs_morphology, stage_plan
 from .thesaurus import Thesaurus
 
@@ -117,18 +116,16 @@ class Matcher:
                 if token not in memo:
                     memo[token] = memo.added[token] = keys
 
-    def save(self, *, background: bool = False) -> None:
-        """Add the keys computed in this run to the token cache (best effort); with ``background``, from
-        another process while this one goes on (:func:`scorer.metric.cache.in_background`). Tokens that
-        could not be analysed are left out, so every run that meets them says so."""
+    def save(self) -> None:
+        """Add the keys computed in this run to the token cache (best effort). Tokens that could not be
+        analysed are left out, so every run that meets them says so."""
         if self._cache_file is not None:
             lemmas, synsets, unanalysed = self.take_new()
             for token in unanalysed:
                 lemmas.pop(token, None)
             if not lemmas and not synsets:
                 return
-            path = self._cache_file
-            write_cache(path, lambda: token_cache.save(path, lemmas, synsets), background=background)
+            token_cache.save(self._cache_file, lemmas, synsets)
 
 
 def related(a: str, b: str, key_functions: Iterable[KeyFunction]) -> int | None:

@@ -21,7 +21,6 @@ from scorer.metric.engine.accelerator import Engine, active, engine as choose_en
 from scorer.metric.engine.alignment import NODE_BUDGET
 from scorer.metric.engine.links import KeyFunction
 
-from .cache import write_cache
 from .key_table_cache import load_table, save_table
 from .matcher import Matcher
 from .morphology import morphology_id
@@ -239,7 +238,7 @@ class MeteorRu:
         if stored is not None:
             self.engine.restore_table(self.matcher.key_functions(self.params.stages), stored)
 
-    def save_token_table(self, *, background: bool = False) -> None:
+    def save_token_table(self) -> None:
         """Keep the engine's token table for later runs when it grew, with the tokens whose keys were
         computed on workers and without those the morphology could not analyse."""
         path = self.matcher.table_file(self.params.stages)
@@ -248,14 +247,10 @@ class MeteorRu:
         keys, skip, more = self.matcher.key_functions(self.params.stages), dict(self.matcher.unanalysed), \
             list(self.matcher.lemmas.added)
         if not more and not self.engine.table_grew(keys):
-            return  # nothing new to keep: no process is forked to find that out
-
-        def store() -> None:
-            table = self.engine.table_to_store(keys, skip, more)
-            if table is not None:
-                save_table(path, table)
-
-        write_cache(path, store, background=background)
+            return  # nothing new to keep
+        table = self.engine.table_to_store(keys, skip, more)
+        if table is not None:
+            save_table(path, table)
 
     def signature_fields(self) -> list[tuple[str, str]]:
         """``key:value`` fields pinning everything of the metric that changes a number."""

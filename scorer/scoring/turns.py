@@ -2,9 +2,10 @@
 
 Turns are independent and each is computed the same way wherever it runs,
 so the result list is identical for any number of jobs. Several jobs use
-forked worker processes (they share the loaded dictionary and thesaurus and
-hand back the token keys they computed, for the token cache); where ``fork``
-is not available, or the work is small, everything runs in this process.
+the one pool of worker processes (:class:`WorkerPool`, forked: they share
+the loaded dictionary and thesaurus, and hand back the token keys they
+computed, for the token cache); where ``fork`` is not available, or the work
+is small, everything runs in this process.
 When the matcher knows no token yet (an empty token cache), this process
 and the workers first compute the keys of every type of the turns, each
 type once, a share each, and the turns are then scored knowing them all:
@@ -16,8 +17,11 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Any, Callable, Sequence
+import time
+from concurrent.futures import Future
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
+from scorer.errors import EXIT_USAGE, ScorerError
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variants
 from scorer.metric.tokeniser import tokeniser
 
@@ -30,7 +34,12 @@ PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
 #: 100,000: 5.1-5.5 s and 4.5-4.8 s).
 MIN_TURNS_PER_JOB_WITHOUT_PENALTY = 20_000
 
-_state: tuple | None = None  # what forked workers inherit: the turns and the metric
+
+class WorkerDied(ScorerError):
+    """A worker process ended without answering (killed by the kernel's out-of-memory killer, say)."""
+
+    exit_code = EXIT_USAGE
+    kind = "worker_died"
 
 
 def default_jobs() -> int:
@@ -46,59 +55,160 @@ def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]],
     """For each turn, the index and score of the best reference variant of ``answers[k]``; ``variants[k]``
     are that turn's reference variants, tokenised.
 
-    ``progress(done)`` is called with the number of turns scored so far.
+    ``progress(done)`` is called with the number of turns scored so far. Raises :class:`WorkerDied` when a
+    worker process dies.
     """
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
     learners = jobs if jobs > 1 and not metric.matcher.lemmas else 0
     if not metric.params.gamma and metric.engine.counts_on_ids:
         jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB_WITHOUT_PENALTY)
-    forks: Any = _fork_context() if learners or jobs > 1 else None  # multiprocessing is imported only then
-    if forks is None:
-        learners = 0
-    parallel = forks is not None and jobs > 1
-    pieces = jobs * PIECES_PER_JOB if parallel else PIECES_PER_JOB
+    if not _can_fork():
+        jobs, learners = 1, 0
+    pieces = jobs * PIECES_PER_JOB if jobs > 1 else PIECES_PER_JOB
     bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-    results: list[tuple[int, MeteorScore]] = []
-    global _state
+    tokenise = tokeniser()
     tokens: list[list[str]] | None = None
     new_types: list[str] = []
-    tokenise = tokeniser()
     if learners:  # nothing known yet: every type's keys computed once, spread over the workers
         tokens = [tokenise(a) for a in answers]
         new_types = sorted(_types(tokens, variants))
         metric.matcher.prepare(metric.params.stages)  # the analyser loaded once, before the fork
-    _state = (answers, tokens, variants, metric, tokenise)
-    try:
-        if learners:  # this process takes the first share itself, the workers the others meanwhile
-            shares = [new_types[k::learners] for k in range(learners)]
-            with forks.Pool(learners - 1, initializer=_start_worker) as pool:
-                found = pool.imap_unordered(_keys_of, shares[1:])
-                _compute_keys(metric, shares[0])
-                for new_keys in found:
-                    metric.matcher.absorb(*new_keys)
-        if parallel:
-            with forks.Pool(jobs, initializer=_start_worker) as pool:
-                for part, new_keys in pool.imap(_worker, spans):
-                    results.extend(part)
-                    metric.matcher.absorb(*new_keys)
-                    if progress:
-                        progress(len(results))
-        else:
-            for span in spans:
-                results.extend(_score_span(span))
+    work = Work(answers, tokens, variants, metric, tokenise)
+    results: list[tuple[int, MeteorScore]]
+    if learners:  # this process takes the first share itself, the workers the others meanwhile
+        shares = [new_types[k::learners] for k in range(learners)]
+        with WorkerPool(learners - 1, work) as pool:
+            found = pool.submit_all(_keys_of, shares[1:])
+            _compute_keys(metric, shares[0])
+            for new_keys in pool.results(found):
+                metric.matcher.absorb(*new_keys)
+    results = []
+    if jobs > 1:  # workers forked now share every key learnt so far
+        with WorkerPool(jobs, work) as pool:
+            for part, new_keys in pool.results(pool.submit_all(_score_on_worker, spans)):
+                results.extend(part)
+                metric.matcher.absorb(*new_keys)
                 if progress:
                     progress(len(results))
-    finally:
-        _state = None
+    else:
+        for span in spans:
+            results.extend(work.score_span(span))
+            if progress:
+                progress(len(results))
     return results
 
 
-def _fork_context() -> Any:
-    """multiprocessing's ``fork`` context, or None where there is no ``fork``."""
+class Work(NamedTuple):
+    """What the workers are given when they start (by fork: nothing is copied): the turns and the metric."""
+
+    answers: Sequence[str]
+    tokens: list[list[str]] | None
+    variants: Sequence[Sequence[list[str]]]
+    metric: MeteorRu
+    tokenise: Callable[[str], list[str]]
+
+    def score_span(self, span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
+        start, stop = span
+        cands = ([self.tokenise(a) for a in self.answers[start:stop]] if self.tokens is None
+                 else self.tokens[start:stop])
+        return best_variants(cands, self.variants[start:stop], self.metric.matcher, self.metric.params,
+                             engine=self.metric.engine)
+
+
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
+class WorkerPool:
+    """The one pool of worker processes (``concurrent.futures`` on ``fork``), given the :class:`Work` by its
+    initializer's argument.
+
+    * Workers are started with SIGINT and SIGTERM held, and set their own handlers before taking them:
+      SIGINT is the parent's to handle (ignored), SIGTERM ends a worker at once (the default action), so a
+      signal to the whole process group never runs the parent's handler in a worker.
+    * A worker that dies (SIGKILL, the out-of-memory killer) breaks the pool: :meth:`results` raises
+      :class:`WorkerDied` naming it, within the time the pool takes to notice (well under a second).
+    * Leaving the ``with`` block, normally or by an exception (SIGINT, SIGTERM), stops every worker that is
+      still there and waits for it.
+    """
+
+    def __init__(self, workers: int, work: Work):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.executor: ProcessPoolExecutor | None = None
+        self.processes: dict[int, Any] = {}
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            try:
+                self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                                    initializer=_start_worker, initargs=(work, held))
+                self.executor.submit(int)  # forks every worker now, while the signals are held
+                self.processes = dict(getattr(self.executor, "_processes", None) or {})
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held meanwhile is handled here
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def submit_all(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Future]:
+        if self.executor is None:
+            raise RuntimeError("the pool is closed")
+        return [self.executor.submit(fn, item) for item in items]
+
+    def results(self, futures: Sequence[Future]) -> Iterator[Any]:
+        """Each future's result, in order; :class:`WorkerDied` when a worker died."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        for future in futures:
+            try:
+                yield future.result()
+            except BrokenProcessPool:
+                raise WorkerDied(f"a worker process died ({self._deaths()}); the run was stopped. If the system "
+                                 "ran out of memory, give fewer --jobs or more memory") from None
+
+    def _deaths(self) -> str:
+        """How the workers that are gone ended (the pool stops the others by SIGTERM once one died: a worker
+        that ended otherwise is named first)."""
+        deadline = time.monotonic() + 2.0
+        while any(p.exitcode is None for p in self.processes.values()) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the pool is reaping them: their exit codes are known within moments
+        ended = sorted(((p.exitcode == -signal.SIGTERM, pid, _ending(p.exitcode))
+                        for pid, p in self.processes.items() if p.exitcode not in (None, 0)))
+        return ", ".join(f"pid {pid}: {how}" for _, pid, how in ended) or "killed"
+
+    def close(self) -> None:
+        """Stop the workers that are still there and wait for them (idempotent)."""
+        executor = self.executor
+        if executor is None:
+            return
+        for process in self.processes.values():
+            if process.exitcode is None:
+                process.kill()
+        executor.shutdown(wait=True, cancel_futures=True)
+        self.executor = None
+
+
+def _ending(exitcode: int | None) -> str:
+    """How a worker ended, from its exit code (negative: the signal that killed it)."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit code {exitcode}"
+
+
+def _can_fork() -> bool:
     import multiprocessing
 
-    return multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def _types(tokens: Sequence[list[str]], variants: Sequence[Sequence[list[str]]]) -> set[str]:
@@ -120,34 +230,34 @@ def _compute_keys(metric: MeteorRu, types: list[str]) -> None:
                 keys(token)
 
 
+#: The work this worker process was given by :func:`_start_worker` (set in workers only).
+_given: Work | None = None
+
+
+def _start_worker(work: Work, held: set[int | signal.Signals]) -> None:
+    """A worker's start: its signal handlers set while SIGINT and SIGTERM are still held (it was forked with
+    them held), then the parent's mask back; the work kept; only keys computed from now on handed back."""
+    global _given
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    _given = work
+    work.metric.matcher.take_new()
+
+
+def _work() -> Work:
+    if _given is None:
+        raise RuntimeError("not a worker process")
+    return _given
+
+
 def _keys_of(types: list[str]) -> tuple:
     """In a worker: the keys of ``types`` at every stage of the metric, computed and handed back."""
-    metric = _shared()[3]
+    metric = _work().metric
     _compute_keys(metric, types)
     return metric.matcher.take_new()
 
 
-def _start_worker() -> None:
-    """Workers leave SIGINT and SIGTERM to the parent, which stops them and exits cleanly; they hand back
-    only the keys they compute themselves, not those the parent computed or took in before the fork."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _shared()[3].matcher.take_new()
-
-
-def _worker(span: tuple[int, int]) -> tuple[list[tuple[int, MeteorScore]], tuple]:
-    return _score_span(span), _shared()[3].matcher.take_new()
-
-
-def _shared() -> tuple[Any, ...]:
-    """What :func:`score_turns` shares with its workers (set for the duration of a call)."""
-    if _state is None:
-        raise RuntimeError("no scoring in progress")
-    return _state
-
-
-def _score_span(span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
-    answers, tokens, variants, metric, tokenise = _shared()
-    start, stop = span
-    cands = [tokenise(a) for a in answers[start:stop]] if tokens is None else tokens[start:stop]
-    return best_variants(cands, variants[start:stop], metric.matcher, metric.params, engine=metric.engine)
+def _score_on_worker(span: tuple[int, int]) -> tuple[list[tuple[int, MeteorScore]], tuple]:
+    work = _work()
+    return work.score_span(span), work.metric.matcher.take_new()
