@@ -3,12 +3,12 @@
 The pure-Python engine (:mod:`scorer.metric.engine.links`, :mod:`scorer.metric.engine.counting`,
 :mod:`scorer.metric.engine.alignment`) defines the metric. When a C compiler was there at
 install time, the same modules sit beside it compiled with Cython
-(``scorer._compiled.*``, built by ``setup.py``), with two more, compiled with
-the C types of their ``.pxd`` (Cython's pure-Python mode):
+(``scorer._compiled.*``, built by ``setup.py``), with one more, compiled with
+the C types of its ``.pxd`` (Cython's pure-Python mode):
 :mod:`scorer.metric.engine.id_counts`, rule 1's counts on interned token ids
-(the default mode), and :mod:`scorer.metric.engine.id_search`, rules 2-5 on the
-same ids (the penalty mode). They settle nearly every pair themselves and
-decline (None) where the definition's flow or fallback is needed. A third,
+(the default mode), which settles nearly every pair itself and declines (None)
+where the definition's flow is needed; rules 2-5 (the penalty mode) are the
+definition's own search, compiled. Another,
 :mod:`scorer.metric.engine.word_split`, tokenises texts written in its
 alphabet (:mod:`scorer.metric.tokeniser`) and leaves the others to the definition.
 
@@ -111,11 +111,9 @@ class FastCounts:
     leading exact one become sorted lists of key ids.
     """
 
-    def __init__(self, id_counts: ModuleType, key_functions: Sequence[KeyFunction],
-                 id_search: ModuleType | None = None):
+    def __init__(self, id_counts: ModuleType, key_functions: Sequence[KeyFunction]):
         self.later = [f for f in key_functions[1:] if f is not None]
         self.table = id_counts.KeyTable(len(self.later), self._intern)
-        self.search = id_search.IdSearch() if id_search is not None else None
         self.key_ids: dict[str, int] = {}
         self.restored = 0  # tokens taken from a stored table
 
@@ -151,24 +149,17 @@ class FastCounts:
         """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""
         return self.table.counts(cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref))
 
-    def aligned(self, cand: Sequence[str], ref: Sequence[str], budget: int) -> tuple[int, int, bool] | None:
-        """(links, chunks, exact) of the alignment of two non-empty token sequences, found on token ids by
-        the compiled ``id_search``; ``id_search.CUT`` when its search found none within the budget; None
-        where the pure engine must answer."""
-        return self.table.aligned(cand, ref, self.search, budget) if self.search is not None else None
-
     def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
         """:meth:`counts` of ``cand`` against each of ``refs``; None also for an empty text."""
         return self.table.counts_each(cand, refs)
 
 
-def fast_counts(id_counts: ModuleType | None, key_functions: Sequence[KeyFunction],
-                id_search: ModuleType | None = None) -> FastCounts | None:
+def fast_counts(id_counts: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:
     """A :class:`FastCounts` for these stages, or None when it does not apply (stages not led by exact
     alone) or is off (no ``id_counts``)."""
     if id_counts is None or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
         return None
-    return FastCounts(id_counts, key_functions, id_search)
+    return FastCounts(id_counts, key_functions)
 
 
 class Engine(Protocol):
@@ -229,16 +220,16 @@ class ModuleEngine:
     compiled with the compiled ``id_counts`` in front of them."""
 
     def __init__(self, name: str, links: ModuleType, counting: ModuleType, alignment: ModuleType,
-                 id_counts: ModuleType | None = None, id_search: ModuleType | None = None):
+                 id_counts: ModuleType | None = None):
         self.name, self.links, self.counting, self.alignment = name, links, counting, alignment
-        self.id_counts, self.id_search = id_counts, id_search
+        self.id_counts = id_counts
         self.counts_on_ids = id_counts is not None
         self._fast: dict[tuple[KeyFunction, ...], FastCounts | None] = {}
 
     def fast_counts(self, key_functions: tuple[KeyFunction, ...]) -> FastCounts | None:
         """The compiled ``id_counts`` counter for these key functions, or None where it does not apply."""
         if key_functions not in self._fast:
-            self._fast[key_functions] = fast_counts(self.id_counts, key_functions, self.id_search)
+            self._fast[key_functions] = fast_counts(self.id_counts, key_functions)
         return self._fast[key_functions]
 
     def variant_counts(self, cand: Sequence[str], variants: Sequence[Sequence[str]],
@@ -288,14 +279,7 @@ class ModuleEngine:
     def link_chunks(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
                     any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET
                     ) -> tuple[int, int, bool]:
-        fast = self.fast_counts(key_functions)
-        found_on_ids = fast.aligned(cand, ref, budget) if fast is not None else None
-        if found_on_ids is None:
-            found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
-        elif found_on_ids[0] < 0:  # no alignment within the budget: the one read off rule 1's flow
-            found = self.alignment.fallback_alignment(cand, ref, key_functions, any_keys)
-        else:
-            return found_on_ids
+        found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
         return len(found.links), found.chunks, found.exact
 
 
@@ -320,7 +304,7 @@ def engine() -> ModuleEngine:
     if active():
         modules = _built()[0]
         return ModuleEngine("compiled (Cython)", modules["links"], modules["counting"], modules["alignment"],
-                            modules["id_counts"], modules["id_search"])
+                            modules["id_counts"])
     return ModuleEngine("pure Python", links, counting, alignment)
 
 

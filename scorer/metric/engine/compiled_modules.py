@@ -9,7 +9,7 @@ from pathlib import Path
 
 #: name -> the Python source in this folder it is compiled from (a ``.pxd`` beside it adds C types).
 COMPILED = {"links": "links.py", "counting": "counting.py", "alignment": "alignment.py", "id_counts": "id_counts.py",
-            "id_search": "id_search.py", "word_split": "word_split.py"}
+            "word_split": "word_split.py"}
 
 
 def source_digest(folder: Path, source: str) -> str:

@@ -56,7 +56,6 @@ cdef class KeyTable:
 
     @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, k=Py_ssize_t, order="int[::1]", work="int[::1]", nfc=Py_ssize_t,
                    nfr=Py_ssize_t, n_links=Py_ssize_t, counts=list)
-    cpdef object aligned(self, object cand, object ref, object search, Py_ssize_t budget)
 
     @cython.locals(n=Py_ssize_t, i=Py_ssize_t, ids=dict)
     cdef void _place(self, object tokens, Py_ssize_t at) except *

@@ -267,26 +267,6 @@ class KeyTable:
             found.append(self._rule1(work, nc, nr)[0])
         return found
 
-    def aligned(self, cand: Sequence[str], ref: Sequence[str], search: Any, budget: int) -> tuple[int, int, bool] | None:
-        """(links, chunks, exact) of the alignment of rules 1-5, found by ``search`` (an
-        ``id_search.IdSearch``) on token ids, or None where the definition must answer. ``cand`` and ``ref``
-        are non-empty."""
-        nc, nr = len(cand), len(ref)
-        self._place(cand, 0)
-        self._place(ref, nc)
-        if len(self.order) < nc + nr:
-            self.order = _zeros("i", 2 * (nc + nr))
-        order: Ints = self.order               # the ids in text order; work is sorted below
-        work: Ints = self.work
-        for k in range(nc + nr):
-            order[k] = work[k]
-        _sort(work, 0, nc)
-        _sort(work, nc, nc + nr)
-        counts, nfc, nfr, n_links = self._rule1(work, nc, nr)
-        if counts is None:
-            return None
-        return search.align(order, self.work, nc, nr, nfc, nfr, n_links, counts, budget)
-
     def _place(self, tokens: Sequence[str], at: int) -> None:
         """Writes the ids of ``tokens`` to ``work[at:]``, interning those not seen; ``work[:at]`` is kept."""
         n = len(tokens)
