@@ -133,12 +133,23 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
     if params.gamma == 0 and not with_alignment and cand:
         return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys, any_keys), params)
+    # With the penalty, a variant's score is its F-mean times (1 - penalty), penalty >= 0: the F-mean, read off
+    # rule 1's counts (cheap), bounds it. Variants are aligned from the highest bound down, and one whose bound
+    # is below the best score found cannot win and is not aligned; among equal scores the first variant wins.
+    order: Sequence[int] = range(len(variants))
+    bounds: list[float] = []
+    if cand and not with_alignment:
+        counts = engine.variant_counts(cand, variants, keys, any_keys)
+        bounds = [_fmean(sum(c) / len(cand), sum(c) / len(ref), params.alpha) if c and sum(c) else 0.0
+                  for c, ref in zip(counts, variants)]
+        order = sorted(range(len(variants)), key=lambda k: (-bounds[k], k))
     best: tuple[int, MeteorScore] | None = None
-    for index, ref in enumerate(variants):
-        if not ref:
+    for index in order:
+        ref = variants[index]
+        if not ref or (best is not None and bounds and bounds[index] < best[1].score):
             continue
         scored = _score_pair(cand, ref, keys, any_keys, params, engine, with_alignment)
-        if best is None or scored.score > best[1].score:
+        if best is None or scored.score > best[1].score or (scored.score == best[1].score and index < best[0]):
             best = (index, scored)
     if best is None:
         raise ValueError("every reference variant is empty of tokens")

@@ -175,28 +175,21 @@ def _identity(kind: str, files: list[Path]) -> str:
 
 
 def _read_xml(files: list[Path]) -> Iterator[tuple[str, str]]:
-    """(sense text, synset id) of every ``<sense>`` inside a ``<synset>``, streamed: each synset is
-    dropped once read, so a full-size file is never held as a tree."""
+    """(sense text, synset id) of every ``<sense>`` inside a ``<synset>``, streamed: each synset is read
+    when it ends and then emptied, so a full-size file is never held as a tree."""
     import xml.etree.ElementTree as ET  # here: a run with the index cached never parses XML
 
     for path in files:
         try:
-            synset_ids: list[str | None] = []
-            parents: list[ET.Element] = []
-            for event, element in ET.iterparse(path, events=("start", "end")):
-                if event == "start":
-                    parents.append(element)
-                    if element.tag == "synset":
-                        synset_ids.append(element.get("id"))
+            for _, element in ET.iterparse(path, events=("end",)):
+                if element.tag != "synset":
                     continue
-                parents.pop()
-                if element.tag == "sense":
-                    if synset_ids and synset_ids[-1] and element.text:
-                        yield element.text, synset_ids[-1]
-                elif element.tag == "synset":
-                    synset_ids.pop()
-                    if parents:
-                        parents[-1].clear()  # the synsets read so far, with their senses
+                synset_id = element.get("id")
+                if synset_id:
+                    for sense in element.iter("sense"):
+                        if sense.text:
+                            yield sense.text, synset_id
+                element.clear()
         except (ET.ParseError, OSError) as exc:
             raise ThesaurusError(f"cannot read RuWordNet file {path}: {exc}") from None
 

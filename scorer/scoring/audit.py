@@ -1,0 +1,272 @@
+"""The perplexity audit (contract section 9): figures and flags that tell an organizer when a submission's
+self-reported perplexities cannot be true. An audit never changes a score or a rank.
+
+Per submission (:func:`audit_submission`): ``at_one`` (the share of turns whose perplexity is exactly 1),
+``distinct`` (how many distinct values), ``rho`` (Spearman's rho between ln perplexity and METEOR over the
+turns whose answer has a token, with a 95% interval by Fisher's z and the Bonett-Wright standard error) and,
+given the organizer's recomputed perplexities, ``checked``, ``within`` and ``median_log_difference``. Across
+a leaderboard's entries (:func:`audit_board`): ``same_ppl_as`` and ``low_outlier``.
+
+Everything here is plain Python (no numpy or scipy import, which would cost a warm run more than the audit
+itself): Spearman's rho is the Pearson correlation of average ranks, as ``scipy.stats.spearmanr`` computes
+it (the tests check the two agree).
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+#: The audit's thresholds (contract section 7, ``[audit]``) and their defaults.
+AUDIT_DEFAULTS: dict[str, float] = {"max_share_at_one": 0.01, "min_distinct_share": 0.01, "check_tolerance": 0.01,
+                                    "min_share_within": 0.95, "same_share": 0.95, "outlier_mads": 5.0}
+#: Below this many turns with a token, rho is left empty; from this many on, ``ppl_against_meteor`` may be raised.
+MIN_RHO_TURNS, MIN_RHO_FLAG_TURNS = 10, 100
+#: From this many turns on, ``few_distinct`` compares ``distinct`` with ``min_distinct_share`` of them.
+MIN_DISTINCT_TURNS = 20
+#: At least this many scored entries for ``low_outlier``; the MAD's scale to a normal's standard deviation.
+MIN_OUTLIER_ENTRIES, MAD_SCALE = 5, 1.4826
+Z_95 = statistics.NormalDist().inv_cdf(0.975)
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """The ``[audit]`` thresholds in force."""
+
+    max_share_at_one: float = AUDIT_DEFAULTS["max_share_at_one"]
+    min_distinct_share: float = AUDIT_DEFAULTS["min_distinct_share"]
+    check_tolerance: float = AUDIT_DEFAULTS["check_tolerance"]
+    min_share_within: float = AUDIT_DEFAULTS["min_share_within"]
+    same_share: float = AUDIT_DEFAULTS["same_share"]
+    outlier_mads: float = AUDIT_DEFAULTS["outlier_mads"]
+
+    @property
+    def is_private(self) -> bool:
+        """Whether they differ from the built-in default (then no output shows them)."""
+        return self != AuditSettings()
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A finding an organizer should look at: its name (``ppl_at_one``, ...) and a sentence to act on."""
+
+    flag: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"flag": self.flag, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Audit:
+    """One submission's audit: its figures (``None`` where a figure is empty) and its flags."""
+
+    turns: int
+    at_one: float
+    distinct: int
+    rho: float | None
+    rho_low: float | None
+    rho_high: float | None
+    rho_turns: int
+    checked: int | None = None
+    within: float | None = None
+    median_log_difference: float | None = None
+    median_log_ppl: float | None = None
+    flags: tuple[Flag, ...] = ()
+    same_ppl_as: tuple[str, ...] = field(default=())
+
+    def figures(self) -> dict[str, Any]:
+        """The figures as ``audit.json`` writes them."""
+        found: dict[str, Any] = {"turns": self.turns, "at_one": self.at_one, "distinct": self.distinct,
+                                 "rho": self.rho, "rho_low": self.rho_low, "rho_high": self.rho_high,
+                                 "rho_turns": self.rho_turns, "median_log_ppl": self.median_log_ppl}
+        if self.checked is not None:
+            found.update(checked=self.checked, within=self.within, median_log_difference=self.median_log_difference)
+        if self.same_ppl_as:
+            found["same_ppl_as"] = list(self.same_ppl_as)
+        return found
+
+    @property
+    def flag_names(self) -> list[str]:
+        return [f.flag for f in self.flags]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"figures": self.figures(), "flags": [f.to_dict() for f in self.flags]}
+
+
+def average_ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks of ``values``, ties given the mean of the ranks they span (``scipy.stats.rankdata``)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        stop = start + 1
+        while stop < len(order) and values[order[stop]] == values[order[start]]:
+            stop += 1
+        rank = (start + stop + 1) / 2  # the mean of ranks start + 1 .. stop
+        for k in range(start, stop):
+            ranks[order[k]] = rank
+        start = stop
+    return ranks
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rho of ``x`` and ``y`` (the Pearson correlation of their average ranks); None when either
+    side is constant or there are fewer than 2 pairs."""
+    if len(x) < 2:
+        return None
+    rx, ry = average_ranks(x), average_ranks(y)
+    mean = (len(x) + 1) / 2
+    sxy = sxx = syy = 0.0
+    for a, b in zip(rx, ry):
+        sxy += (a - mean) * (b - mean)
+        sxx += (a - mean) ** 2
+        syy += (b - mean) ** 2
+    if sxx == 0 or syy == 0:
+        return None
+    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+
+
+def fisher_interval(rho: float, n: int) -> tuple[float, float]:
+    """The 95% interval of Spearman's rho by Fisher's z with the Bonett-Wright standard error
+    sqrt((1 + rho^2 / 2) / (n - 3)); ``n`` > 3."""
+    if abs(rho) >= 1.0:
+        return rho, rho
+    se = math.sqrt((1 + rho * rho / 2) / (n - 3))
+    z = math.atanh(rho)
+    return math.tanh(z - Z_95 * se), math.tanh(z + Z_95 * se)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
+
+
+def audit_submission(ppl: Sequence[float], meteor: Sequence[float], has_tokens: Sequence[bool],
+                     settings: AuditSettings = AuditSettings(),
+                     checked: Sequence[tuple[float, float]] | None = None) -> Audit:
+    """The audit of one submission's turns: each turn's reported perplexity, METEOR and whether its answer has
+    a token; ``checked``, when the organizer recomputed some turns, the (reported, recomputed) pairs."""
+    n = len(ppl)
+    ones = sum(1 for p in ppl if p == 1.0)
+    distinct = len(set(ppl))
+    logs = [math.log(p) for p in ppl]
+    pairs = [(lp, m) for lp, m, t in zip(logs, meteor, has_tokens) if t]
+    rho = spearman([a for a, _ in pairs], [b for _, b in pairs]) if len(pairs) >= MIN_RHO_TURNS else None
+    low = high = None
+    if rho is not None:
+        low, high = fisher_interval(rho, len(pairs))
+    flags: list[Flag] = []
+    at_one = ones / n if n else 0.0
+    if n and at_one > settings.max_share_at_one:
+        flags.append(Flag("ppl_at_one", f"{ones:,} of {_count(n, 'turn')} report perplexity exactly 1: a model "
+                                        "gives every token probability 1 almost never; check the perplexity code"))
+    if (n >= MIN_DISTINCT_TURNS and distinct < settings.min_distinct_share * n) or (distinct == 1 and n >= 2):
+        flags.append(Flag("few_distinct", f"{_count(n, 'turn')} report only {_count(distinct, 'distinct perplexity')}"
+                                          f"{'' if distinct > 1 else f' ({ppl[0]!r})'}: a constant, rounded or "
+                                          "placeholder value rather than the model's"))
+    if rho is not None and low is not None and len(pairs) >= MIN_RHO_FLAG_TURNS and low > 0:
+        flags.append(Flag("ppl_against_meteor", f"perplexity rises with METEOR (Spearman rho {rho:.3f}, 95% interval "
+                                                f"[{low:.3f}, {high:.3f}] over {_count(len(pairs), 'turn')}): a model "
+                                                "usually finds likelier the answers closest to the references; "
+                                                "the values may be inverted, shuffled or another model's"))
+    audit = Audit(n, at_one, distinct, rho, low, high, len(pairs), median_log_ppl=statistics.median(logs) if logs else None)
+    if checked is not None:
+        differences = [abs(math.log(a) - math.log(b)) for a, b in checked]
+        within = (sum(1 for d in differences if d <= settings.check_tolerance) / len(differences)
+                  if differences else None)
+        median = statistics.median(differences) if differences else None
+        audit = replace(audit, checked=len(differences), within=within, median_log_difference=median)
+        if within is not None and within < settings.min_share_within:
+            agree = sum(1 for d in differences if d <= settings.check_tolerance)
+            flags.append(Flag("check_mismatch", f"the organizer's recomputed perplexities agree with the reported "
+                                                f"ones on {agree:,} of {_count(len(differences), 'checked turn')} "
+                                                f"(median |ln difference| {median:.4f}): the reported values are "
+                                                "not this model's"))
+    return replace(audit, flags=tuple(flags))
+
+
+def audit_board(entries: Mapping[str, tuple[Audit, Sequence[float]]],
+                settings: AuditSettings = AuditSettings()) -> dict[str, Audit]:
+    """The audits of a leaderboard's scored entries (name -> (its own audit, its perplexities in turn order)),
+    with the flags found across entries added: ``same_ppl_as`` (at least 2 entries) and ``low_outlier`` (at
+    least 5)."""
+    found = dict(entries)
+    audits = {name: audit for name, (audit, _) in entries.items()}
+    names = sorted(found)
+    if len(names) >= 2:
+        same: dict[str, list[str]] = {name: [] for name in names}
+        for k, a in enumerate(names):
+            for b in names[k + 1:]:
+                pa, pb = found[a][1], found[b][1]
+                if pa and len(pa) == len(pb):
+                    equal = sum(1 for x, y in zip(pa, pb) if x == y)
+                    if equal >= settings.same_share * len(pa):
+                        same[a].append(b)
+                        same[b].append(a)
+        for name, others in same.items():
+            if others:
+                audit = audits[name]
+                flag = Flag("same_ppl_as", f"its perplexities equal those of {', '.join(others)} on nearly every "
+                                           "turn: the same model scored twice, or values copied from another entry")
+                audits[name] = replace(audit, same_ppl_as=tuple(others), flags=audit.flags + (flag,))
+    medians = {name: a.median_log_ppl for name, a in audits.items() if a.median_log_ppl is not None}
+    if len(medians) >= MIN_OUTLIER_ENTRIES:
+        centre = statistics.median(medians.values())
+        mad = statistics.median(abs(m - centre) for m in medians.values()) * MAD_SCALE
+        if mad > 0:
+            for name in sorted(medians):
+                distance = (centre - medians[name]) / mad
+                if distance > settings.outlier_mads:
+                    audit = audits[name]
+                    flag = Flag("low_outlier", f"its median perplexity ({math.exp(medians[name]):.3g}) lies "
+                                               f"{distance:.1f} scaled MADs below the entries' median "
+                                               f"({math.exp(centre):.3g}): far likelier answers than every other "
+                                               "model gives; check how it was computed")
+                    audits[name] = replace(audit, flags=audit.flags + (flag,))
+    return audits
+
+
+def audit_payload(audits: Mapping[str, Audit], settings: AuditSettings) -> dict[str, Any]:
+    """``audit.json``: every audited submission by name, in name order, and whether the thresholds are the
+    default's (``"default"``) or the organizer's own (``"private"``, never shown)."""
+    return {"submissions": {name: audits[name].to_dict() for name in sorted(audits)},
+            "settings": "private" if settings.is_private else "default"}
+
+
+def flagged_lines(audits: Mapping[str, Audit]) -> Iterable[str]:
+    """One line per flagged submission, for stderr."""
+    for name in sorted(audits):
+        audit = audits[name]
+        if audit.flags:
+            yield f"audit: {name}: {'; '.join(f'{f.flag}: {f.message}' for f in audit.flags)}"
+
+
+def sample_counts(turns_by_type: Mapping[str, int], n: int) -> dict[str, int]:
+    """``n`` turns allotted to the types in proportion to their turns (largest remainders, ties in the
+    given order), never more than a type has."""
+    total = sum(turns_by_type.values())
+    n = min(n, total)
+    if not total:
+        return {t: 0 for t in turns_by_type}
+    exact = {t: n * c / total for t, c in turns_by_type.items()}
+    counts = {t: int(v) for t, v in exact.items()}
+    order = sorted(turns_by_type, key=lambda t: -(exact[t] - counts[t]))
+    for t in order[:n - sum(counts.values())]:
+        counts[t] += 1
+    return counts
+
+
+def validate_warnings(ppl: Iterable[float]) -> str | None:
+    """The warning ``validate`` gives when every perplexity is 1 or all are equal (nearly always a bug in the
+    participant's perplexity function), else None."""
+    values = list(ppl)
+    if len(values) < 2:
+        return None
+    if all(p == 1.0 for p in values):
+        return (f"every one of the {len(values):,} perplexities is exactly 1: a model gives every token "
+                "probability 1 almost never; check the perplexity function")
+    if len(set(values)) == 1:
+        return (f"all {len(values):,} perplexities are equal ({values[0]!r}): a constant is nearly always a bug in "
+                "the perplexity function")
+    return None
