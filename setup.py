@@ -16,6 +16,7 @@ pure engine; ``scorer --version`` says why). Without a compiler the build goes
 on and the package runs its pure-Python engine, which defines the metric (see
 scorer/metric/engine/accelerator.py).
 """
+
 import runpy
 from pathlib import Path
 
@@ -89,8 +90,9 @@ def extensions():
     except ImportError:
         print("warning: Cython is not installed; the pure-Python engine will be used")
         return []
-    return cythonize(_copy_sources(), quiet=True,
-                     compiler_directives={"language_level": 3, "annotation_typing": False})
+    return cythonize(
+        _copy_sources(), quiet=True, compiler_directives={"language_level": 3, "annotation_typing": False}
+    )
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -2,12 +2,14 @@
 
 Builds the WMT21 en-ru leaderboard data (``build_wmt21.py``, 9,018 turns:
 the corpus once per system) when missing, scores its ``ALL`` submission
-(every system's output once, two reference variants a turn: 18,036 pairs) once with the compiled core and once with ``SCORER_PURE_PYTHON=1``,
+(every system's output once, two reference variants a turn: 18,036 pairs) once with the compiled core and
+once with ``SCORER_PURE_PYTHON=1``,
 and compares ``details.csv`` and ``scores.json`` byte for byte. Exit 0 when
 identical, 1 otherwise; prints the time of each run::
 
     python benchmarks/accelerator_check.py
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +29,9 @@ from build_wmt21 import build  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru")
+    parser.add_argument(
+        "--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru"
+    )
     parser.add_argument("--work", type=Path, default=HERE / "work" / "wmt21-all")
     args = parser.parse_args()
     if not (args.work / "submissions" / "ALL" / "submission.jsonl").exists():
@@ -38,17 +42,42 @@ def main() -> int:
     for mode, config in (("default", []), ("penalty", ["--config", str(out / "penalty.toml")])):
         for name, pure in (("compiled", "0"), ("pure", "1")):
             env = dict(os.environ, SCORER_PURE_PYTHON=pure)
-            version = subprocess.run([sys.executable, "-m", "scorer", "--version"], env=env, capture_output=True,
-                                     text=True, check=True).stdout.strip()
+            version = subprocess.run(
+                [sys.executable, "-m", "scorer", "--version"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "scorer", "score", "--data", str(args.work / "data"),
-                            "--submission", str(args.work / "submissions" / "ALL"), "--output",
-                            str(out / mode / name), "--quiet", *config], env=env, check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "scorer",
+                    "score",
+                    "--data",
+                    str(args.work / "data"),
+                    "--submission",
+                    str(args.work / "submissions" / "ALL"),
+                    "--output",
+                    str(out / mode / name),
+                    "--quiet",
+                    *config,
+                ],
+                env=env,
+                check=True,
+            )
             print(f"{mode:<8} {name:<9} {time.perf_counter() - start:6.2f} s   {version}")
-        equal = all(filecmp.cmp(out / mode / "compiled" / f, out / mode / "pure" / f, shallow=False)
-                    for f in ("details.csv", "scores.json"))
+        equal = all(
+            filecmp.cmp(out / mode / "compiled" / f, out / mode / "pure" / f, shallow=False)
+            for f in ("details.csv", "scores.json")
+        )
         rows = sum(1 for _ in open(out / mode / "pure" / "details.csv", encoding="utf-8")) - 1
-        print(f"{mode}: details.csv ({rows:,} turns) and scores.json {'byte-identical' if equal else 'DIFFERENT'}")
+        print(
+            f"{mode}: details.csv ({rows:,} turns) and scores.json "
+            f"{'byte-identical' if equal else 'DIFFERENT'}"
+        )
         same = same and equal
     return 0 if same else 1
 

@@ -11,6 +11,7 @@ one system's text over and over.
 
     python benchmarks/build_wmt21.py --corpus ../shared/benchmarks/wmt21-en-ru --out benchmarks/work/wmt21
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,17 @@ import random
 from pathlib import Path
 
 TYPES = ["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"]
-SYSTEMS = ["Facebook-AI", "Manifold", "NVIDIA-NeMo", "NiuTrans", "Online-A", "Online-B", "Online-G",
-           "Online-W", "Online-Y"]
+SYSTEMS = [
+    "Facebook-AI",
+    "Manifold",
+    "NVIDIA-NeMo",
+    "NiuTrans",
+    "Online-A",
+    "Online-B",
+    "Online-G",
+    "Online-W",
+    "Online-Y",
+]
 
 
 def read_lines(path: Path) -> list[str]:
@@ -37,7 +47,9 @@ def group_sizes(n: int, seed: int) -> list[int]:
     return sizes
 
 
-def build(corpus: Path, out: Path, repeat: int = 1, systems: list[str] = SYSTEMS, turns: int | None = None) -> None:
+def build(
+    corpus: Path, out: Path, repeat: int = 1, systems: list[str] = SYSTEMS, turns: int | None = None
+) -> None:
     src = read_lines(corpus / "newstest2021.en-ru.src.en")
     ref_a = read_lines(corpus / "newstest2021.en-ru.ref.A.ru")
     ref_b = read_lines(corpus / "newstest2021.en-ru.ref.B.ru")
@@ -51,10 +63,15 @@ def build(corpus: Path, out: Path, repeat: int = 1, systems: list[str] = SYSTEMS
     dialogues, answers, spans = [], [], []
     start = 0
     for d, size in enumerate(sizes):
-        rows = index[start:start + size]
+        rows = index[start : start + size]
         dialog_id = f"wmt-{d:06d}"
-        dialogues.append({"dialog_id": dialog_id, "type": TYPES[d % 4],
-                          "turns": [[{"type": "text", "content": src[k]}] for k in rows]})
+        dialogues.append(
+            {
+                "dialog_id": dialog_id,
+                "type": TYPES[d % 4],
+                "turns": [[{"type": "text", "content": src[k]}] for k in rows],
+            }
+        )
         answers.append({"dialog_id": dialog_id, "references": [[ref_a[k], ref_b[k]] for k in rows]})
         spans.append((dialog_id, rows))
         start += size
@@ -64,17 +81,23 @@ def build(corpus: Path, out: Path, repeat: int = 1, systems: list[str] = SYSTEMS
         rng = random.Random(1000 + s_index)
         folder = out / "submissions" / system
         folder.mkdir(parents=True, exist_ok=True)
-        write_jsonl(folder / "submission.jsonl",
-                    [{"dialog_id": d, "answers": [hyps[system][k] for k in rows]} for d, rows in spans])
+        write_jsonl(
+            folder / "submission.jsonl",
+            [{"dialog_id": d, "answers": [hyps[system][k] for k in rows]} for d, rows in spans],
+        )
         ppl = {d: [round(rng.uniform(1.5, 60.0), 3) for _ in rows] for d, rows in spans}
         (folder / "ppl_output.json").write_text(json.dumps(ppl), encoding="utf-8")
     rng = random.Random(999)
     folder = out / "submissions" / "ALL"
     folder.mkdir(parents=True, exist_ok=True)
-    rows_of = [[(k, systems[(start + o) // n % len(systems)]) for o, k in enumerate(rows)]
-               for start, (_, rows) in zip(_starts(sizes), spans)]
-    write_jsonl(folder / "submission.jsonl",
-                [{"dialog_id": d, "answers": [hyps[s][k] for k, s in rows]} for (d, _), rows in zip(spans, rows_of)])
+    rows_of = [
+        [(k, systems[(start + o) // n % len(systems)]) for o, k in enumerate(rows)]
+        for start, (_, rows) in zip(_starts(sizes), spans)
+    ]
+    write_jsonl(
+        folder / "submission.jsonl",
+        [{"dialog_id": d, "answers": [hyps[s][k] for k, s in rows]} for (d, _), rows in zip(spans, rows_of)],
+    )
     ppl = {d: [round(rng.uniform(1.5, 60.0), 3) for _ in rows] for d, rows in spans}
     (folder / "ppl_output.json").write_text(json.dumps(ppl), encoding="utf-8")
 
@@ -95,7 +118,11 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru",
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "work" / "wmt21")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--turns", type=int, help="exact number of turns (overrides --repeat)")

@@ -9,6 +9,7 @@ and the time per pair of each path::
 
     python benchmarks/count_check.py [--corpus ../shared/benchmarks/wmt21-en-ru]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,17 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import load_thesaurus
 
-SYSTEMS = ["Facebook-AI", "Manifold", "NVIDIA-NeMo", "NiuTrans", "Online-A", "Online-B", "Online-G",
-           "Online-W", "Online-Y"]
+SYSTEMS = [
+    "Facebook-AI",
+    "Manifold",
+    "NVIDIA-NeMo",
+    "NiuTrans",
+    "Online-A",
+    "Online-B",
+    "Online-G",
+    "Online-W",
+    "Online-Y",
+]
 STAGES = ("exact", "lemma", "synonym")
 
 
@@ -33,15 +43,26 @@ def shape(graph) -> str:
         return "nothing left after exact"
     if not graph.links:
         return "no possible link"
-    kinds = {("single" if len(c) == 1 else "star" if len({a for a, _ in c}) == 1 or len({b for _, b in c}) == 1
-              else "general") for c in components(graph.links)}
+    kinds = {
+        (
+            "single"
+            if len(c) == 1
+            else "star"
+            if len({a for a, _ in c}) == 1 or len({b for _, b in c}) == 1
+            else "general"
+        )
+        for c in components(graph.links)
+    }
     return "general component" if "general" in kinds else "a star" if "star" in kinds else "single links only"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path,
-                        default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru",
+    )
     args = parser.parse_args()
     read = lambda name: (args.corpus / name).read_text(encoding="utf-8").rstrip("\n").split("\n")  # noqa: E731
     refs = [read("newstest2021.en-ru.ref.A.ru"), read("newstest2021.en-ru.ref.B.ru")]
@@ -69,12 +90,16 @@ def main() -> None:
                 inexact += not found.exact
                 by_stage = [sum(1 for *_, s in found.links if s == k) for k in range(len(keys))]
                 differ += by_stage != counts
-    print(f"{pairs} pairs: per-stage counts differ between counting and the alignment in {differ}; "
-          f"search budget reached in {inexact}")
+    print(
+        f"{pairs} pairs: per-stage counts differ between counting and the alignment in {differ}; "
+        f"search budget reached in {inexact}"
+    )
     for name, n in shapes.most_common():
         print(f"  {name:<26} {n:6d}")
-    print(f"time per pair: counting {1e6 * counting_time / pairs:.1f} us, "
-          f"alignment of rules 1-5 {1e6 * aligning_time / pairs:.1f} us")
+    print(
+        f"time per pair: counting {1e6 * counting_time / pairs:.1f} us, "
+        f"alignment of rules 1-5 {1e6 * aligning_time / pairs:.1f} us"
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ this scorer found at least as many matches and no more chunks.
 
     python benchmarks/nltk_crosscheck.py [--corpus ../shared/benchmarks/wmt21-en-ru]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,17 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, meteor_tokens
 from scorer.metric.text import tokenise
 
-SYSTEMS = ["Facebook-AI", "Manifold", "NVIDIA-NeMo", "NiuTrans", "Online-A", "Online-B", "Online-G",
-           "Online-W", "Online-Y"]
+SYSTEMS = [
+    "Facebook-AI",
+    "Manifold",
+    "NVIDIA-NeMo",
+    "NiuTrans",
+    "Online-A",
+    "Online-B",
+    "Online-G",
+    "Online-W",
+    "Online-Y",
+]
 
 
 class _Identity:
@@ -44,8 +54,11 @@ def nltk_alignment(hyp: list[str], ref: list[str]) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path,
-                        default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru",
+    )
     args = parser.parse_args()
     refs = (args.corpus / "newstest2021.en-ru.ref.A.ru").read_text(encoding="utf-8").rstrip("\n").split("\n")
     params = MeteorParams(alpha=0.9, beta=3.0, gamma=0.5, stages=("exact",))
@@ -53,12 +66,25 @@ def main() -> None:
     total = agree = more_matches = fewer_chunks = more_chunks = fewer_matches = 0
     example = None
     for system in SYSTEMS:
-        hyps = (args.corpus / f"newstest2021.en-ru.hyp.{system}.ru").read_text(encoding="utf-8").rstrip("\n").split("\n")
+        hyps = (
+            (args.corpus / f"newstest2021.en-ru.hyp.{system}.ru")
+            .read_text(encoding="utf-8")
+            .rstrip("\n")
+            .split("\n")
+        )
         for hyp_text, ref_text in zip(hyps, refs):
             hyp, ref = tokenise(hyp_text), tokenise(ref_text)
             ours = meteor_tokens(hyp, ref, matcher, params)
-            theirs = single_meteor_score(ref, hyp, preprocess=lambda w: w, stemmer=_Identity(),
-                                         wordnet=_NoSynonyms(), alpha=0.9, beta=3.0, gamma=0.5)
+            theirs = single_meteor_score(
+                ref,
+                hyp,
+                preprocess=lambda w: w,
+                stemmer=_Identity(),
+                wordnet=_NoSynonyms(),
+                alpha=0.9,
+                beta=3.0,
+                gamma=0.5,
+            )
             total += 1
             if abs(ours.score - theirs) <= 1e-9:
                 agree += 1
@@ -82,8 +108,10 @@ def main() -> None:
     print(f"differ, fewer matches: {fewer_matches}")
     if example:
         system, hyp_text, ref_text, ours, theirs = example
-        print(f"first case of more chunks ({system}; {ours} chunks here, {theirs} in NLTK):\n"
-              f"  hyp: {hyp_text}\n  ref: {ref_text}")
+        print(
+            f"first case of more chunks ({system}; {ours} chunks here, {theirs} in NLTK):\n"
+            f"  hyp: {hyp_text}\n  ref: {ref_text}"
+        )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ the two programs do the same job::
 Only a peer for timing: it is not the contract's METEOR (NLTK's alignment is
 greedy, its stemmer takes one parse).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -110,8 +111,16 @@ def main() -> None:
             for turn, variants in enumerate(row["references"]):
                 hyp = tokenise(answers[row["dialog_id"]][turn])
                 refs = [tokenise(v) for v in variants]
-                score = meteor_score(refs, hyp, preprocess=lambda w: w, stemmer=stemmer, wordnet=wordnet,
-                                     alpha=0.9, beta=3.0, gamma=args.gamma)
+                score = meteor_score(
+                    refs,
+                    hyp,
+                    preprocess=lambda w: w,
+                    stemmer=stemmer,
+                    wordnet=wordnet,
+                    alpha=0.9,
+                    beta=3.0,
+                    gamma=args.gamma,
+                )
                 scores.append(f"{row['dialog_id']}\t{turn}\t{score!r}\n")
     args.output.write_text("".join(scores), encoding="utf-8")
 

@@ -18,6 +18,7 @@ cache::
 
 ``RUWORDNET_PATH`` must name the thesaurus (the peer reads its XML).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,26 +48,77 @@ def run(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
-def benchmark(turns: int, corpus: Path, work: Path, runs: int, peer: bool, jobs: int | None, gamma: float,
-              empty_cache: bool) -> None:
+def benchmark(
+    turns: int,
+    corpus: Path,
+    work: Path,
+    runs: int,
+    peer: bool,
+    jobs: int | None,
+    gamma: float,
+    empty_cache: bool,
+) -> None:
     root = work / f"speed-{turns}"
     if not (root / "submissions" / "ALL" / "submission.jsonl").exists():
-        build(corpus, root, turns=turns, systems=["Facebook-AI", "Manifold", "NVIDIA-NeMo", "NiuTrans", "Online-A",
-                                                  "Online-B", "Online-G", "Online-W", "Online-Y"])
+        build(
+            corpus,
+            root,
+            turns=turns,
+            systems=[
+                "Facebook-AI",
+                "Manifold",
+                "NVIDIA-NeMo",
+                "NiuTrans",
+                "Online-A",
+                "Online-B",
+                "Online-G",
+                "Online-W",
+                "Online-Y",
+            ],
+        )
     data, submission = root / "data", root / "submissions" / "ALL"
     env = dict(os.environ)
     out = Path(tempfile.mkdtemp(prefix="speed-"))
     config = out / "config.toml"
     config.write_text(f"[meteor]\ngamma = {gamma!r}\nbeta = 3.0\n", encoding="utf-8")
-    scorer = [sys.executable, "-m", "scorer", "score", "--data", str(data), "--submission", str(submission),
-              "--output", str(out / "scorer"), "--quiet", "--config", str(config)] + (["--jobs", str(jobs)] if jobs else [])
-    nltk = [sys.executable, str(HERE / "nltk_peer.py"), "--data", str(data), "--submission", str(submission),
-            "--output", str(out / "peer.tsv"), "--gamma", repr(gamma)]
-    programs = {"scorer": scorer} | ({"scorer, empty cache": scorer} if empty_cache else {}) \
+    scorer = [
+        sys.executable,
+        "-m",
+        "scorer",
+        "score",
+        "--data",
+        str(data),
+        "--submission",
+        str(submission),
+        "--output",
+        str(out / "scorer"),
+        "--quiet",
+        "--config",
+        str(config),
+    ] + (["--jobs", str(jobs)] if jobs else [])
+    nltk = [
+        sys.executable,
+        str(HERE / "nltk_peer.py"),
+        "--data",
+        str(data),
+        "--submission",
+        str(submission),
+        "--output",
+        str(out / "peer.tsv"),
+        "--gamma",
+        repr(gamma),
+    ]
+    programs = (
+        {"scorer": scorer}
+        | ({"scorer, empty cache": scorer} if empty_cache else {})
         | ({"nltk-peer": nltk} if peer else {})
+    )
     # the package's bytecode, as an install writes it (an editable checkout may run where none is written)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "scorer")], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(HERE.parent / "scorer")],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     for command in (scorer, nltk if peer else None):
         if command:
             run(command, env)  # warm-up: caches filled, files in the page cache
@@ -76,7 +128,11 @@ def benchmark(turns: int, corpus: Path, work: Path, runs: int, peer: bool, jobs:
         order = list(programs) if r % 2 == 0 else list(reversed(programs))
         for name in order:
             # the empty-cache runs each start from a cache directory of their own, empty
-            run_env = dict(env, SCORER_CACHE_DIR=tempfile.mkdtemp(dir=out)) if name == "scorer, empty cache" else env
+            run_env = (
+                dict(env, SCORER_CACHE_DIR=tempfile.mkdtemp(dir=out))
+                if name == "scorer, empty cache"
+                else env
+            )
             seconds, mib = run(programs[name], run_env)
             times[name].append(seconds)
             memory[name] = max(memory[name], mib)
@@ -85,8 +141,11 @@ def benchmark(turns: int, corpus: Path, work: Path, runs: int, peer: bool, jobs:
     print(f"{turns} turns, {pairs} pairs")
     for name in programs:
         median = statistics.median(times[name])
-        print(f"  {name:<20} median {median:7.2f} s  ({pairs / median:8.0f} pairs/s)  peak {memory[name]:.0f} MiB"
-              f"  ({memory[name] * 1024 / turns:.2f} KiB a turn)")
+        print(
+            f"  {name:<20} median {median:7.2f} s  ({pairs / median:8.0f} pairs/s)  peak "
+            f"{memory[name]:.0f} MiB"
+            f"  ({memory[name] * 1024 / turns:.2f} KiB a turn)"
+        )
     if peer:
         ratio = statistics.median(times["nltk-peer"]) / statistics.median(times["scorer"])
         print(f"  ratio (nltk-peer / scorer, medians): {ratio:.2f}")
@@ -97,23 +156,35 @@ def benchmark(turns: int, corpus: Path, work: Path, runs: int, peer: bool, jobs:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru")
+    parser.add_argument(
+        "--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru"
+    )
     parser.add_argument("--work", type=Path, default=HERE / "work")
     parser.add_argument("--turns", type=int, nargs="+", default=[20_000])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jobs", type=int, help="passed to scorer --jobs (default: its own, every core)")
     parser.add_argument("--no-peer", dest="peer", action="store_false", help="time the scorer only")
-    parser.add_argument("--gamma", type=float, default=0.0, help="fragmentation penalty (beta 3) for both programs")
-    parser.add_argument("--no-empty-cache", dest="empty_cache", action="store_false",
-                        help="skip the scorer's runs from an empty cache directory")
+    parser.add_argument(
+        "--gamma", type=float, default=0.0, help="fragmentation penalty (beta 3) for both programs"
+    )
+    parser.add_argument(
+        "--no-empty-cache",
+        dest="empty_cache",
+        action="store_false",
+        help="skip the scorer's runs from an empty cache directory",
+    )
     args = parser.parse_args()
     if not os.environ.get("RUWORDNET_PATH"):
         raise SystemExit("set RUWORDNET_PATH to the RuWordNet XML directory")
     from scorer.version import engine_description
 
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; gamma {args.gamma}; {engine_description()}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores; gamma {args.gamma}; {engine_description()}"
+    )
     for turns in args.turns:
-        benchmark(turns, args.corpus, args.work, args.runs, args.peer, args.jobs, args.gamma, args.empty_cache)
+        benchmark(
+            turns, args.corpus, args.work, args.runs, args.peer, args.jobs, args.gamma, args.empty_cache
+        )
 
 
 if __name__ == "__main__":

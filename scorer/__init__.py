@@ -7,25 +7,74 @@ Library API (see README, "Python API")::
     result = score_submission("reference_data/public", "submissions_examples/realistic")
     result.summary.integral, result.to_frame()
 """
-from .api import (Meta, ReferenceData, ScoreResult, correlate_submissions, load_reference, score_leaderboard,
-                  score_submission, score_validated, validate_submission)
+
 from scorer.inputs.config import Config, config_for, load_config
-from .errors import (ConfigError, Issue, ReferenceDataError, ScorerError, SubmissionInvalid,
-                     ThesaurusError, UsageError)
-from scorer.scoring.explain import ExplainedTurn
 from scorer.metric.hidden_metric import hidden_metric
-from scorer.scoring.leaderboard_result import Entry, Leaderboard, Standing
 from scorer.metric.meteor import MeteorParams, MeteorRu, MeteorScore, meteor_ru
-from scorer.outputs.report import write_correlation, write_failure, write_leaderboard, write_outputs
 from scorer.metric.text import normalise, tokenise
 from scorer.metric.thesaurus import Thesaurus, load_thesaurus
+from scorer.outputs.report import write_correlation, write_failure, write_leaderboard, write_outputs
+from scorer.scoring.explain import ExplainedTurn
+from scorer.scoring.leaderboard_result import Entry, Leaderboard, Standing
+
+from .api import (
+    Meta,
+    ReferenceData,
+    ScoreResult,
+    correlate_submissions,
+    load_reference,
+    score_leaderboard,
+    score_submission,
+    score_validated,
+    validate_submission,
+)
+from .errors import (
+    ConfigError,
+    Issue,
+    ReferenceDataError,
+    ScorerError,
+    SubmissionInvalid,
+    ThesaurusError,
+    UsageError,
+)
 from .version import __version__
 
 __all__ = [
-    "Config", "ConfigError", "Entry", "ExplainedTurn", "Issue", "Leaderboard", "Meta", "MeteorParams",
-    "MeteorRu", "MeteorScore", "ReferenceData", "ReferenceDataError", "ScoreResult", "ScorerError", "Standing",
-    "SubmissionInvalid", "Thesaurus", "ThesaurusError", "UsageError", "__version__", "config_for",
-    "correlate_submissions", "hidden_metric", "load_config", "load_reference", "load_thesaurus", "meteor_ru",
-    "normalise", "score_leaderboard", "score_submission", "score_validated", "tokenise", "validate_submission",
-    "write_correlation", "write_failure", "write_leaderboard", "write_outputs",
+    "Config",
+    "ConfigError",
+    "Entry",
+    "ExplainedTurn",
+    "Issue",
+    "Leaderboard",
+    "Meta",
+    "MeteorParams",
+    "MeteorRu",
+    "MeteorScore",
+    "ReferenceData",
+    "ReferenceDataError",
+    "ScoreResult",
+    "ScorerError",
+    "Standing",
+    "SubmissionInvalid",
+    "Thesaurus",
+    "ThesaurusError",
+    "UsageError",
+    "__version__",
+    "config_for",
+    "correlate_submissions",
+    "hidden_metric",
+    "load_config",
+    "load_reference",
+    "load_thesaurus",
+    "meteor_ru",
+    "normalise",
+    "score_leaderboard",
+    "score_submission",
+    "score_validated",
+    "tokenise",
+    "validate_submission",
+    "write_correlation",
+    "write_failure",
+    "write_leaderboard",
+    "write_outputs",
 ]

@@ -4,42 +4,44 @@ Data flows one way: read and validate -> normalise -> score turns ->
 aggregate -> report. Everything here returns values or raises a
 :class:`~scorer.errors.ScorerError`; nothing prints or exits.
 """
+
 from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
 
-from scorer.scoring.aggregate import TurnScore, aggregate
+from scorer.inputs import reference_cache
 from scorer.inputs.config import Config, Limits, config_for, load_config
-from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
-from scorer.metric.hidden_metric import hidden_metric_of
+from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUES, SUBMISSION
 from scorer.inputs.intake import read_submission
-from scorer.scoring.explain import LOWEST_TURNS, lowest_turns
+from scorer.inputs.jsonio import shorten
+from scorer.inputs.stored_references import StoredReferences
+from scorer.inputs.validation import Dialogue, Submission, check_submission, read_dialogues, read_references
+from scorer.metric.hidden_metric import hidden_metric_of
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, params_without_synonyms
-from .progress import AGGREGATING, READING, SCORING, Progress
-from scorer.scoring.result import ScoreResult
-from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
-from scorer.scoring.signature import signature
 from scorer.metric.stages import needs_thesaurus
+from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Thesaurus, load_thesaurus
-from scorer.scoring.turns import score_turns
-from scorer.scoring.leaderboard import find_submissions, rank
-from scorer.scoring.leaderboard_result import Entry, Leaderboard
-from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUES, SUBMISSION
+from scorer.metric.tokeniser import tokeniser
+from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
+from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
-from scorer.inputs import reference_cache
-from scorer.inputs.stored_references import StoredReferences
-from scorer.inputs.jsonio import shorten
-from scorer.metric.text import tokenise
-from scorer.metric.tokeniser import tokeniser
-from scorer.inputs.validation import Dialogue, Submission, check_submission, read_dialogues, read_references
+from scorer.scoring.explain import LOWEST_TURNS, lowest_turns
+from scorer.scoring.leaderboard import find_submissions, rank
+from scorer.scoring.leaderboard_result import Entry, Leaderboard
+from scorer.scoring.result import ScoreResult
+from scorer.scoring.signature import signature
+from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+from scorer.scoring.turns import score_turns
+
+from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
+from .progress import AGGREGATING, READING, SCORING, Progress
 
 PathLike = str | os.PathLike
 
@@ -48,7 +50,8 @@ PathLike = str | os.PathLike
 class ReferenceData:
     dialogues: list[Dialogue]
     #: Each dialogue's reference variants per turn; None when only dialogues were read. From the reference
-    #: cache, a mapping that reads a dialogue's texts when first asked (:mod:`scorer.inputs.stored_references`).
+    #: cache, a mapping that reads a dialogue's texts when first asked
+    #: (:mod:`scorer.inputs.stored_references`).
     references: Mapping[str, list[list[str]]] | None
     #: The variants tokenised (``tokenise``), as ``references``; None: tokenised when first asked.
     tokens: dict[str, list[list[list[str]]]] | None = field(default=None, compare=False)
@@ -89,7 +92,9 @@ def _reference_file(data_dir: Path, name: str) -> Path:
     """The path of a reference file, checked to be a readable regular file (it is streamed)."""
     path = data_dir / name
     try:
-        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))  # a FIFO in its place is refused, never waited on
+        os.close(
+            os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        )  # a FIFO in its place is refused, never waited on
     except FileNotFoundError:
         raise ReferenceDataError([Issue(name, f"{path} does not exist", "missing_file")]) from None
     except OSError as exc:
@@ -99,8 +104,9 @@ def _reference_file(data_dir: Path, name: str) -> Path:
     return path
 
 
-def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True,
-                   progress: Progress | None = None) -> ReferenceData:
+def load_reference(
+    data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True, progress: Progress | None = None
+) -> ReferenceData:
     """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``;
     ``progress(step, done, total)`` hears the bytes read (:mod:`scorer.progress`). Files validated
     before, byte for byte, come from the reference cache (:mod:`scorer.inputs.reference_cache`); files
@@ -129,8 +135,14 @@ def load_reference(data_dir: PathLike, limits: Limits = Limits(), with_answers: 
         if spans is None or tokens is None:
             return ReferenceData(dialogues, None, None)
         reread = lambda: read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)  # noqa: E731
-        return _keep(entry, ReferenceData(dialogues, StoredReferences(data_dir / ANSWERS, spans, tokens,
-                                                                      limits.max_json_depth, reread), tokens))
+        return _keep(
+            entry,
+            ReferenceData(
+                dialogues,
+                StoredReferences(data_dir / ANSWERS, spans, tokens, limits.max_json_depth, reread),
+                tokens,
+            ),
+        )
     dialogues = read_dialogues(dialogues_file, limits, progress)
     references = tokens = None
     answers_file = _reference_file(data_dir, ANSWERS) if with_answers else None
@@ -158,8 +170,14 @@ def _keep(entry: Path, reference: ReferenceData) -> ReferenceData:
     return reference
 
 
-def validate_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
-                        config: Config | None = None, progress: Progress | None = None) -> Submission:
+def validate_submission(
+    data_dir: PathLike,
+    submission: PathLike,
+    ppl: PathLike | None = None,
+    *,
+    config: Config | None = None,
+    progress: Progress | None = None,
+) -> Submission:
     """Check a submission against the public dialogues; raises ``SubmissionInvalid``.
 
     ``progress(step, done, total)`` hears each file's bytes read and checked."""
@@ -168,8 +186,13 @@ def validate_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike 
     return _read_and_check(reference, submission, ppl, config.limits, progress)
 
 
-def _read_and_check(reference: ReferenceData, submission: PathLike, ppl: PathLike | None,
-                    limits: Limits, progress: Progress | None = None) -> Submission:
+def _read_and_check(
+    reference: ReferenceData,
+    submission: PathLike,
+    ppl: PathLike | None,
+    limits: Limits,
+    progress: Progress | None = None,
+) -> Submission:
     """Read the submission's files and validate them against the dialogues; raises ``SubmissionInvalid``."""
     files = read_submission(submission, ppl, limits)
     return check_submission(reference.dialogues, files.submission, files.ppl, limits, files.names, progress)
@@ -189,9 +212,17 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> The
     return thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
 
 
-def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | None = None, *,
-                     config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
-                     synonyms: bool = True, jobs: int = 1, progress: Progress | None = None) -> ScoreResult:
+def score_submission(
+    data_dir: PathLike,
+    submission: PathLike,
+    ppl: PathLike | None = None,
+    *,
+    config: Config | None = None,
+    thesaurus: Thesaurus | PathLike | None = None,
+    synonyms: bool = True,
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> ScoreResult:
     """Validate and score a submission against the reference directory ``data_dir``.
 
     Order of checks: configuration, reference data, submission, thesaurus: an
@@ -203,7 +234,9 @@ def score_submission(data_dir: PathLike, submission: PathLike, ppl: PathLike | N
         reference = load_reference(data_dir, config.limits, progress=progress)
         valid = _read_and_check(reference, submission, ppl, config.limits, progress)
         rwn = thesaurus_for(config, thesaurus)
-        return score_validated(reference, valid, config, rwn, jobs, progress, name=submission_name(submission))
+        return score_validated(
+            reference, valid, config, rwn, jobs, progress, name=submission_name(submission)
+        )
 
 
 def submission_name(submission: PathLike) -> str:
@@ -216,9 +249,16 @@ def submission_name(submission: PathLike) -> str:
     return path.parent.name or path.name
 
 
-def score_validated(reference: ReferenceData, submission: Submission, config: Config,
-                    thesaurus: Thesaurus | None, jobs: int = 1, progress: Progress | None = None,
-                    matcher: Matcher | None = None, name: str = "") -> ScoreResult:
+def score_validated(
+    reference: ReferenceData,
+    submission: Submission,
+    config: Config,
+    thesaurus: Thesaurus | None,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    matcher: Matcher | None = None,
+    name: str = "",
+) -> ScoreResult:
     """Score a submission already known to be valid against ``reference``, on ``jobs`` processes.
 
     ``progress("scoring", done, total)`` hears about scored turns; a ``matcher`` shared
@@ -255,10 +295,14 @@ def score_validated(reference: ReferenceData, submission: Submission, config: Co
     lowest = lowest_turns(turns, references, metric, progress=explained)
     if matcher is None:
         metric.matcher.save()
-    warnings = submission.warnings + unanalysed_warnings(keys, answers, variant_tokens, metric.matcher.unanalysed)
+    warnings = submission.warnings + unanalysed_warnings(
+        keys, answers, variant_tokens, metric.matcher.unanalysed
+    )
     if progress:
         progress(AGGREGATING, total, total)
-    return ScoreResult(summary, turns, signature(config, metric), warnings, lowest, name, config.meteor.stages)
+    return ScoreResult(
+        summary, turns, signature(config, metric), warnings, lowest, name, config.meteor.stages
+    )
 
 
 #: How often (in turns) aggregating reports its progress.
@@ -267,8 +311,12 @@ REPORT_TURNS = 4096
 MAX_UNANALYSED_LISTED = 20
 
 
-def unanalysed_warnings(keys: Sequence[tuple[Dialogue, int]], answers: Sequence[str],
-                        variant_tokens: Sequence[Sequence[Sequence[str]]], unanalysed: dict[str, str]) -> list[Issue]:
+def unanalysed_warnings(
+    keys: Sequence[tuple[Dialogue, int]],
+    answers: Sequence[str],
+    variant_tokens: Sequence[Sequence[Sequence[str]]],
+    unanalysed: dict[str, str],
+) -> list[Issue]:
     """A warning for each word of these turns that the morphology could not analyse (its own lemma),
     located at its first turn: in the answers first, then in the references (``variant_tokens``: each
     turn's variants, tokenised)."""
@@ -281,20 +329,38 @@ def unanalysed_warnings(keys: Sequence[tuple[Dialogue, int]], answers: Sequence[
             for tokens in group:
                 for token in tokens:
                     if token in unanalysed and token not in found:
-                        found[token] = Issue(file, f"the word {shorten(token)!r} could not be analysed "
-                                                   f"({unanalysed[token]}); it counts as its own lemma",
-                                             "unanalysed_word", dialog_id=shorten(dialogue.dialog_id), turn=turn)
+                        found[token] = Issue(
+                            file,
+                            f"the word {shorten(token)!r} could not be analysed "
+                            f"({unanalysed[token]}); it counts as its own lemma",
+                            "unanalysed_word",
+                            dialog_id=shorten(dialogue.dialog_id),
+                            turn=turn,
+                        )
     listed = list(found.values())[:MAX_UNANALYSED_LISTED]
     if len(found) > len(listed):
-        listed.append(Issue(SUBMISSION, f"... and {len(found) - len(listed)} more word(s) that could not be "
-                                        "analysed", "unanalysed_word"))
+        listed.append(
+            Issue(
+                SUBMISSION,
+                f"... and {len(found) - len(listed)} more word(s) that could not be analysed",
+                "unanalysed_word",
+            )
+        )
     return listed
 
 
-def score_leaderboard(data_dir: PathLike, submissions_dir: PathLike, *, config: Config | None = None,
-                      thesaurus: Thesaurus | PathLike | None = None, synonyms: bool = True, jobs: int = 1,
-                      resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                      progress: Progress | None = None) -> Leaderboard:
+def score_leaderboard(
+    data_dir: PathLike,
+    submissions_dir: PathLike,
+    *,
+    config: Config | None = None,
+    thesaurus: Thesaurus | PathLike | None = None,
+    synonyms: bool = True,
+    jobs: int = 1,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    progress: Progress | None = None,
+) -> Leaderboard:
     """Validate and score every submission in ``submissions_dir``, then rank them.
 
     An invalid submission is listed with its errors, never raised; reference,
@@ -316,15 +382,24 @@ def _check_board(submissions_dir: PathLike, resamples: int, seed: int) -> None:
     if not Path(submissions_dir).is_dir():
         raise UsageError(f"submissions folder {submissions_dir}: not a directory")
     if not MIN_RESAMPLES <= resamples <= MAX_RESAMPLES:
-        raise UsageError(f"resamples = {shorten(str(resamples), 30)}: give {MIN_RESAMPLES} (the fewest for a 95% "
-                         f"interval) to {MAX_RESAMPLES:,}")
+        raise UsageError(
+            f"resamples = {shorten(str(resamples), 30)}: give {MIN_RESAMPLES} (the fewest for a 95% "
+            f"interval) to {MAX_RESAMPLES:,}"
+        )
     if not 0 <= seed <= MAX_SEED:
         raise UsageError(f"seed = {shorten(str(seed), 30)}: give a whole number from 0 to 2**63 - 1")
 
 
-def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Config,
-                 thesaurus: Thesaurus | PathLike | None, jobs: int, resamples: int, seed: int,
-                 progress: Progress | None) -> Leaderboard:
+def _score_board(
+    reference: ReferenceData,
+    submissions_dir: PathLike,
+    config: Config,
+    thesaurus: Thesaurus | PathLike | None,
+    jobs: int,
+    resamples: int,
+    seed: int,
+    progress: Progress | None,
+) -> Leaderboard:
     """:func:`score_leaderboard` once the arguments are checked, the reference data read and the
     configuration settled."""
     folder = Path(submissions_dir)
@@ -337,20 +412,42 @@ def _score_board(reference: ReferenceData, submissions_dir: PathLike, config: Co
         entries = []
         for k, (name, path) in enumerate(found):
             label = f"{name} ({k + 1}/{len(found)})"
-            step = (lambda what, done, total, label=label: progress(f"{label}: {what}", done, total)) if progress else None
+            step = (
+                (lambda what, done, total, label=label: progress(f"{label}: {what}", done, total))
+                if progress
+                else None
+            )
             entries.append(_board_entry(reference, name, path, config, rwn, jobs, step, matcher))
         matcher.save()
-    return rank(entries, config.weights, resamples, seed,
-                signature(config, MeteorRu(config.meteor, matcher=matcher)), skipped, config.meteor.stages, progress)
+    return rank(
+        entries,
+        config.weights,
+        resamples,
+        seed,
+        signature(config, MeteorRu(config.meteor, matcher=matcher)),
+        skipped,
+        config.meteor.stages,
+        progress,
+    )
 
 
-def _board_entry(reference: ReferenceData, name: str, path: Path, config: Config, rwn: Thesaurus | None,
-                 jobs: int, progress: Progress | None, matcher: Matcher) -> Entry:
+def _board_entry(
+    reference: ReferenceData,
+    name: str,
+    path: Path,
+    config: Config,
+    rwn: Thesaurus | None,
+    jobs: int,
+    progress: Progress | None,
+    matcher: Matcher,
+) -> Entry:
     """One leaderboard entry: scored, invalid with its errors, or failed (status ``error``) with the message
     of whatever else went wrong, so that one entry never stops the others."""
     try:
         valid = _read_and_check(reference, path, None, config.limits, progress)
-        return Entry(name, path, score_validated(reference, valid, config, rwn, jobs, progress, matcher, name))
+        return Entry(
+            name, path, score_validated(reference, valid, config, rwn, jobs, progress, matcher, name)
+        )
     except SubmissionInvalid as exc:
         return Entry(name, path, errors=tuple(exc.listed()), more_errors=exc.not_listed)
     except UsageError as exc:
@@ -360,11 +457,20 @@ def _board_entry(reference: ReferenceData, name: str, path: Path, config: Config
         return Entry(name, path, errors=(Issue(name, message, "scoring_failed"),), failed=True)
 
 
-def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: PathLike, *,
-                          config: Config | None = None, thesaurus: Thesaurus | PathLike | None = None,
-                          synonyms: bool = True, jobs: int = 1, resamples: int = DEFAULT_RESAMPLES,
-                          seed: int = DEFAULT_SEED, baselines: Sequence[str] = (),
-                          progress: Progress | None = None) -> Meta:
+def correlate_submissions(
+    data_dir: PathLike,
+    submissions_dir: PathLike,
+    human: PathLike,
+    *,
+    config: Config | None = None,
+    thesaurus: Thesaurus | PathLike | None = None,
+    synonyms: bool = True,
+    jobs: int = 1,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    baselines: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> Meta:
     """Score every submission once (as :func:`score_leaderboard`), then correlate the figures with the
     human ratings at every level contract section 8 gives (:mod:`scorer.scoring.correlation`)."""
     unknown = [b for b in baselines if b not in BASELINES]
@@ -377,16 +483,28 @@ def correlate_submissions(data_dir: PathLike, submissions_dir: PathLike, human: 
     turns_by_dialog = {d.dialog_id: d.n_turns for d in reference.dialogues}
     ratings = read_human(human, {e.name: turns_by_dialog for e in board.entries})
     invalid = sorted({k[0] for k in ratings.scores} - {e.name for e in board.entries if e.result is not None})
-    levels, notes = build_levels(board, reference.variants(), ratings, tuple(baselines), resamples, seed,
-                                 config.weights, progress)
+    levels, notes = build_levels(
+        board, reference.variants(), ratings, tuple(baselines), resamples, seed, config.weights, progress
+    )
     notes = [f"ratings of invalid submission {name!r} are left out" for name in invalid] + notes
     left_out = tuple((e.name, e.status) for e in board.entries if e.result is None)
-    return Meta(correlate(levels, progress), levels, ratings.level, board.signature, resamples, seed, tuple(baselines),
-                notes, left_out, board.skipped)
+    return Meta(
+        correlate(levels, progress),
+        levels,
+        ratings.level,
+        board.signature,
+        resamples,
+        seed,
+        tuple(baselines),
+        notes,
+        left_out,
+        board.skipped,
+    )
 
 
-def competition_bundle(data_dir: PathLike, image: str, *, config: PathLike | None = None,
-                       title: str | None = None) -> dict[str, bytes]:
+def competition_bundle(
+    data_dir: PathLike, image: str, *, config: PathLike | None = None, title: str | None = None
+) -> dict[str, bytes]:
     """The files of a Codabench competition bundle (:mod:`scorer.outputs.bundle`) for the reference directory
     ``data_dir``, scored in the image ``image``: path in the bundle -> bytes, ``bundle.zip`` included.
 
@@ -395,8 +513,10 @@ def competition_bundle(data_dir: PathLike, image: str, *, config: PathLike | Non
     :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
     :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid."""
     if not image.strip():
-        raise UsageError("image: give the name of the scorer's image the platform pulls, e.g. "
-                         "docker.io/you/dialogue-scorer:1.0")
+        raise UsageError(
+            "image: give the name of the scorer's image the platform pulls, e.g. "
+            "docker.io/you/dialogue-scorer:1.0"
+        )
     data_dir = Path(data_dir)
     config_file = Path(config) if config is not None else data_dir / CONFIG_IN_REFERENCE
     settings, _ = config_for(data_dir, config_file if config is not None else None)

@@ -4,6 +4,7 @@ Exit codes: 0 scored / valid, 1 submission invalid, 2 usage, configuration,
 thesaurus or reference-data error, 3 unexpected internal error (one line on
 stderr, the traceback in ``scorer-error.log`` in the output directory).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,28 +14,52 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
-from . import api
 from scorer.inputs.config import Config, config_for, load_config
-from scorer.scoring.explain import explain
-from scorer.inputs.jsonio import shorten
-from scorer.metric.nonstarters import long_mark_run, mark_run_message
-from scorer.metric.meteor import MeteorRu
-from .errors import (EXIT_INTERNAL, EXIT_INVALID, EXIT_OK, Issue, IssuesError, PerplexitiesNotFound, ScorerError,
-                     SubmissionInvalid, ThesaurusError, UsageError)
-from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .progress import ProgressDisplay
-from .streams import forgiving_streams, reopen_closed
 from scorer.inputs.contract import DETAILED_RESULTS, REPORT_HTML, SCORES_JSON
 from scorer.inputs.intake import platform_upload
+from scorer.inputs.jsonio import shorten
+from scorer.metric.meteor import MeteorRu
+from scorer.metric.nonstarters import long_mark_run, mark_run_message
 from scorer.outputs.bundle import write_bundle
 from scorer.outputs.output_dir import in_main_thread, locked, prepare
-from scorer.outputs.report import (CORRELATION_JSON, ERROR_LOG, LEADERBOARD_JSON, utf8, failure_payload, issue_lines, leaderboard_table, summary_table, write_failure,
-                     write_correlation, write_leaderboard, write_outputs, correlation_table)
+from scorer.outputs.report import (
+    CORRELATION_JSON,
+    ERROR_LOG,
+    LEADERBOARD_JSON,
+    correlation_table,
+    failure_payload,
+    issue_lines,
+    leaderboard_table,
+    summary_table,
+    utf8,
+    write_correlation,
+    write_failure,
+    write_leaderboard,
+    write_outputs,
+)
+from scorer.scoring.explain import explain
+from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import default_jobs
+
+from . import api
+from .errors import (
+    EXIT_INTERNAL,
+    EXIT_INVALID,
+    EXIT_OK,
+    Issue,
+    IssuesError,
+    PerplexitiesNotFound,
+    ScorerError,
+    SubmissionInvalid,
+    ThesaurusError,
+    UsageError,
+)
+from .progress import ProgressDisplay
+from .streams import forgiving_streams, reopen_closed
 from .version import __version__, engine_description
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -57,55 +82,75 @@ def _jobs(text: str) -> int:
 _INVALID = "  1  the submission is invalid (every error listed, with file, line, dialog_id and turn)"
 _ENDINGS = """  3  unexpected internal error
   130, 143  interrupted by SIGINT, SIGTERM (earlier outputs are left as they were)"""
-_SCORED = ["  0  scored", _INVALID, "  2  usage, configuration, thesaurus or reference-data error "
-           "(scores.json says so, status error)"]
+_SCORED = [
+    "  0  scored",
+    _INVALID,
+    "  2  usage, configuration, thesaurus or reference-data error (scores.json says so, status error)",
+]
 #: Each subcommand's exit codes: only those it can return.
 EXIT_CODES = {
-    "validate": ["  0  the submission is valid", _INVALID, "  2  usage, configuration or reference-data error"],
+    "validate": [
+        "  0  the submission is valid",
+        _INVALID,
+        "  2  usage, configuration or reference-data error",
+    ],
     "score": _SCORED,
     "codalab": _SCORED,
-    "leaderboard": ["  0  ranked (invalid and failed entries are listed in the table, not an exit code)",
-                    "  2  usage, configuration, thesaurus or reference-data error"],
-    "correlate": ["  0  correlated (invalid entries are listed and left out)",
-                  "  2  usage, configuration, thesaurus, reference-data or human-ratings error"],
+    "leaderboard": [
+        "  0  ranked (invalid and failed entries are listed in the table, not an exit code)",
+        "  2  usage, configuration, thesaurus or reference-data error",
+    ],
+    "correlate": [
+        "  0  correlated (invalid entries are listed and left out)",
+        "  2  usage, configuration, thesaurus, reference-data or human-ratings error",
+    ],
     "explain": ["  0  explained", "  2  usage, configuration or thesaurus error"],
     "bundle": ["  0  written", "  2  usage, configuration or reference-data error"],
 }
 NO_THESAURUS = "without RuWordNet at hand: add --no-synonyms; the signature then says rwn:none"
 
-CONFIG_RULE = ("configuration: --config FILE, else config.toml in the reference directory, else the built-in "
-               "default; the run says which on stderr (not with --quiet).")
+CONFIG_RULE = (
+    "configuration: --config FILE, else config.toml in the reference directory, else the built-in "
+    "default; the run says which on stderr (not with --quiet)."
+)
 
 EXAMPLES = {
     "validate": "python -m scorer validate --data reference_data/public --submission my_submission.zip",
-    "score": "python -m scorer score --data reference_data/public --submission submissions_examples/realistic "
-             "--output out --report",
+    "score": "python -m scorer score --data reference_data/public --submission "
+    "submissions_examples/realistic "
+    "--output out --report",
     "leaderboard": "python -m scorer leaderboard --data private_ref --submissions uploads/ --output board",
     "codalab": "python -m scorer codalab /app/input /app/output",
     "correlate": "python -m scorer correlate --data reference_data/public --submissions submissions_examples "
-                 "--human reference_data/public/human_turns.csv --output meta --baselines chrf,bleu",
+    "--human reference_data/public/human_turns.csv --output meta --baselines chrf,bleu",
     "explain": 'python -m scorer explain --candidate "лечу мчаться" --reference "лететь лечить" --gamma 0.5',
     "bundle": "python -m scorer bundle --data reference_data/public --output competition "
-              "--image docker.io/you/dialogue-scorer:1.0",
+    "--image docker.io/you/dialogue-scorer:1.0",
 }
 
 DESCRIPTIONS = {
-    "validate": "Check a submission against the public dialogues without scoring it (needs only dialogues.jsonl). "
-                "Lists every error with its file, line, dialog_id and turn.",
-    "score": "Validate and score a submission: writes scores.json, details.csv and scores.txt (and report.html "
-             "with --report) into --output, atomically; an invalid submission gets scores.json with its errors.",
-    "leaderboard": "Score every subfolder or .zip of --submissions against one reference directory and rank them, "
-                   "with bootstrap intervals and paired p-values: leaderboard.csv, leaderboard.json, report.html.",
-    "codalab": "The CodaLab/Codabench scoring program: INPUT/ref is the reference data, INPUT/res the upload; "
-               "writes OUTPUT/scores.txt with scores.json, details.csv and report.html.",
-    "correlate": "Measure how well the competition's figures (METEOR, hidden metric, integral; chrF and BLEU as "
-                 "baselines) agree with human ratings at turn, dialogue and system level: Pearson, Spearman and "
-                 "Kendall with 95% bootstrap intervals, pairwise accuracy; correlation.csv, correlation.json, "
-                 "report.html.",
-    "explain": "Show how METEOR scores one answer: tokens, the alignment (each link's stage), chunks, formula.",
+    "validate": "Check a submission against the public dialogues without scoring it (needs only "
+    "dialogues.jsonl). "
+    "Lists every error with its file, line, dialog_id and turn.",
+    "score": "Validate and score a submission: writes scores.json, details.csv and scores.txt (and "
+    "report.html "
+    "with --report) into --output, atomically; an invalid submission gets scores.json with its errors.",
+    "leaderboard": "Score every subfolder or .zip of --submissions against one reference directory and "
+    "rank them, "
+    "with bootstrap intervals and paired p-values: leaderboard.csv, leaderboard.json, report.html.",
+    "codalab": "The CodaLab/Codabench scoring program: INPUT/ref is the reference data, INPUT/res the "
+    "upload; "
+    "writes OUTPUT/scores.txt with scores.json, details.csv and report.html.",
+    "correlate": "Measure how well the competition's figures (METEOR, hidden metric, integral; chrF and "
+    "BLEU as "
+    "baselines) agree with human ratings at turn, dialogue and system level: Pearson, Spearman and "
+    "Kendall with 95% bootstrap intervals, pairwise accuracy; correlation.csv, correlation.json, "
+    "report.html.",
+    "explain": "Show how METEOR scores one answer: tokens, the alignment (each link's stage), chunks, "
+    "formula.",
     "bundle": "Write a Codabench competition bundle (competition.yaml, pages, scoring program, reference and "
-              "public data, starting kit, leaderboard) into --output, with bundle.zip to upload. Only "
-              "reference_data/ holds the answers and the configuration.",
+    "public data, starting kit, leaderboard) into --output, with bundle.zip to upload. Only "
+    "reference_data/ holds the answers and the configuration.",
 }
 
 
@@ -121,93 +166,186 @@ def _epilog(name: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="scorer", description="Score multimodal dialogue submissions "
-                                     "(Russian METEOR + hidden metric, type-weighted integral).",
-                                     formatter_class=argparse.RawTextHelpFormatter)  # --version on one line
-    parser.add_argument("--version", action="version", version=f"scorer {__version__} ({engine_description()})")
+    parser = argparse.ArgumentParser(
+        prog="scorer",
+        description="Score multimodal dialogue submissions "
+        "(Russian METEOR + hidden metric, type-weighted integral).",
+        formatter_class=argparse.RawTextHelpFormatter,
+    )  # --version on one line
+    parser.add_argument(
+        "--version", action="version", version=f"scorer {__version__} ({engine_description()})"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def submission_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)")
-        p.add_argument("--submission", required=True, metavar="PATH",
-                       help="submission.jsonl, or a directory or .zip holding it and ppl_output.json")
-        p.add_argument("--ppl", metavar="FILE", help="ppl_output.json when --submission is a file "
-                       "(default: ppl_output.json next to it)")
+        p.add_argument(
+            "--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)"
+        )
+        p.add_argument(
+            "--submission",
+            required=True,
+            metavar="PATH",
+            help="submission.jsonl, or a directory or .zip holding it and ppl_output.json",
+        )
+        p.add_argument(
+            "--ppl",
+            metavar="FILE",
+            help="ppl_output.json when --submission is a file (default: ppl_output.json next to it)",
+        )
         p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration")
 
     def scoring_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory "
-                       "(default: $RUWORDNET_PATH, else the ruwordnet package's download)")
+        p.add_argument(
+            "--thesaurus",
+            metavar="PATH",
+            help="RuWordNet SQLite file or XML directory "
+            "(default: $RUWORDNET_PATH, else the ruwordnet package's download)",
+        )
         p.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
         p.add_argument("--quiet", action="store_true", help="print nothing on success")
-        p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
-                       help="processes to score on (default 0: every core); outputs do not depend on it")
+        p.add_argument(
+            "--jobs",
+            type=_jobs,
+            default=0,
+            metavar="N",
+            help="processes to score on (default 0: every core); outputs do not depend on it",
+        )
 
-    v = sub.add_parser("validate", help="check a submission without scoring it (needs only dialogues.jsonl)",
-        description=DESCRIPTIONS["validate"], epilog=_epilog("validate"),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    v = sub.add_parser(
+        "validate",
+        help="check a submission without scoring it (needs only dialogues.jsonl)",
+        description=DESCRIPTIONS["validate"],
+        epilog=_epilog("validate"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     submission_args(v)
     v.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
-    s = sub.add_parser("score", help="validate and score a submission",
-        description=DESCRIPTIONS["score"], epilog=_epilog("score"),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    s = sub.add_parser(
+        "score",
+        help="validate and score a submission",
+        description=DESCRIPTIONS["score"],
+        epilog=_epilog("score"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     submission_args(s)
-    s.add_argument("--output", required=True, metavar="DIR", help="where scores.json, details.csv, scores.txt go")
+    s.add_argument(
+        "--output", required=True, metavar="DIR", help="where scores.json, details.csv, scores.txt go"
+    )
     scoring_args(s)
     s.add_argument("--report", action="store_true", help="also write report.html (charts; takes a second)")
 
-    lb = sub.add_parser("leaderboard", help="score and rank every submission (subfolder or .zip) of a folder",
-         description=DESCRIPTIONS["leaderboard"], epilog=_epilog("leaderboard"),
-         formatter_class=argparse.RawDescriptionHelpFormatter)
+    lb = sub.add_parser(
+        "leaderboard",
+        help="score and rank every submission (subfolder or .zip) of a folder",
+        description=DESCRIPTIONS["leaderboard"],
+        epilog=_epilog("leaderboard"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
     def many_submissions_args(p: argparse.ArgumentParser, outputs: str, human: bool = False) -> None:
-        p.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)")
-        p.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
+        p.add_argument(
+            "--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)"
+        )
+        p.add_argument(
+            "--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission"
+        )
         if human:
-            p.add_argument("--human", required=True, metavar="FILE", help="CSV: submission,score | "
-                           "submission,dialog_id,score | submission,dialog_id,turn,score")
+            p.add_argument(
+                "--human",
+                required=True,
+                metavar="FILE",
+                help="CSV: submission,score | submission,dialog_id,score | submission,dialog_id,turn,score",
+            )
         p.add_argument("--output", required=True, metavar="DIR", help=f"where {outputs} go")
-        p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, metavar="N",
-                       help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
-        p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
+        p.add_argument(
+            "--resamples",
+            type=int,
+            default=DEFAULT_RESAMPLES,
+            metavar="N",
+            help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
+        )
+        p.add_argument(
+            "--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})"
+        )
 
     many_submissions_args(lb, "leaderboard.csv, leaderboard.json, report.html and submissions/<name>/")
     lb.add_argument("--no-report", action="store_true", help="skip report.html")
 
-    cl = sub.add_parser("codalab", help="CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT",
-         description=DESCRIPTIONS["codalab"], epilog=_epilog("codalab"),
-         formatter_class=argparse.RawDescriptionHelpFormatter)
+    cl = sub.add_parser(
+        "codalab",
+        help="CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT",
+        description=DESCRIPTIONS["codalab"],
+        epilog=_epilog("codalab"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     cl.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
     cl.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
-    co = sub.add_parser("correlate", help="agreement of the figures with human ratings (meta-evaluation)",
-                        description=DESCRIPTIONS["correlate"], epilog=_epilog("correlate"),
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    co = sub.add_parser(
+        "correlate",
+        help="agreement of the figures with human ratings (meta-evaluation)",
+        description=DESCRIPTIONS["correlate"],
+        epilog=_epilog("correlate"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     many_submissions_args(co, "correlation.csv, correlation.json and report.html", human=True)
-    co.add_argument("--baselines", default="", metavar="LIST", help="comma-separated: chrf,bleu (sacreBLEU defaults)")
+    co.add_argument(
+        "--baselines", default="", metavar="LIST", help="comma-separated: chrf,bleu (sacreBLEU defaults)"
+    )
     for p in (lb, cl, co):
-        p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration"
-                       + (" (default: INPUT/ref/config.toml when present)" if p is cl else ""))
+        p.add_argument(
+            "--config",
+            metavar="FILE",
+            help="TOML file overriding the default configuration"
+            + (" (default: INPUT/ref/config.toml when present)" if p is cl else ""),
+        )
         scoring_args(p)
 
-    b = sub.add_parser("bundle", help="write a Codabench competition bundle for a reference directory",
-        description=DESCRIPTIONS["bundle"], epilog=_epilog("bundle"),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    b.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl, "
-                   "answers.jsonl, and config.toml when the organizer keeps one there)")
+    b = sub.add_parser(
+        "bundle",
+        help="write a Codabench competition bundle for a reference directory",
+        description=DESCRIPTIONS["bundle"],
+        epilog=_epilog("bundle"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    b.add_argument(
+        "--data",
+        required=True,
+        metavar="DIR",
+        help="reference directory (dialogues.jsonl, "
+        "answers.jsonl, and config.toml when the organizer keeps one there)",
+    )
     b.add_argument("--output", required=True, metavar="DIR", help="where the bundle folder and bundle.zip go")
-    b.add_argument("--image", required=True, metavar="NAME", help="the scorer's image the platform pulls "
-                   "(competition.yaml's docker_image)")
-    b.add_argument("--config", metavar="FILE", help="the organizer's configuration (default: config.toml in "
-                   "--data when present); copied into the bundle's reference data only")
+    b.add_argument(
+        "--image",
+        required=True,
+        metavar="NAME",
+        help="the scorer's image the platform pulls (competition.yaml's docker_image)",
+    )
+    b.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the organizer's configuration (default: config.toml in "
+        "--data when present); copied into the bundle's reference data only",
+    )
     b.add_argument("--title", metavar="TEXT", help="the competition's title")
     b.add_argument("--quiet", action="store_true", help="print nothing on success")
 
-    e = sub.add_parser("explain", help="show how METEOR scores one answer: tokens, matches, chunks, formula",
-        description=DESCRIPTIONS["explain"], epilog=_epilog("explain"),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    e = sub.add_parser(
+        "explain",
+        help="show how METEOR scores one answer: tokens, matches, chunks, formula",
+        description=DESCRIPTIONS["explain"],
+        epilog=_epilog("explain"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     e.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
-    e.add_argument("--reference", required=True, action="append", metavar="TEXT",
-                   help="a reference variant (repeat for several)")
+    e.add_argument(
+        "--reference",
+        required=True,
+        action="append",
+        metavar="TEXT",
+        help="a reference variant (repeat for several)",
+    )
     e.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration")
     e.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory")
     e.add_argument("--no-synonyms", action="store_true", help="explain without the synonym stage")
@@ -229,7 +367,9 @@ def _explain(args: argparse.Namespace) -> int:
         run = long_mark_run(text)
         if run is not None:
             raise UsageError(f"{what}: {mark_run_message(run)}")
-    overrides = {"meteor": {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}}
+    overrides = {
+        "meteor": {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
+    }
     config = api.with_synonyms(load_config(args.config, overrides), not args.no_synonyms)
     metric = MeteorRu(config.meteor, api.thesaurus_for(config, args.thesaurus))
     emit(explain(args.candidate, args.reference, metric))
@@ -244,8 +384,10 @@ def _bundle(args: argparse.Namespace) -> int:
         files = api.competition_bundle(args.data, args.image, config=args.config, title=args.title)
         write_bundle(output, files)
     if not args.quiet:
-        emit(f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(files)} files); "
-             "upload bundle.zip on Codabench (Benchmarks > Management > Upload)")
+        emit(
+            f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(files)} files); "
+            "upload bundle.zip on Codabench (Benchmarks > Management > Upload)"
+        )
     return EXIT_OK
 
 
@@ -261,7 +403,9 @@ def _validate(args: argparse.Namespace) -> int:
     config = _config(args, args.data)
     with _display(args) as display:
         try:
-            valid = api.validate_submission(args.data, args.submission, args.ppl, config=config, progress=display)
+            valid = api.validate_submission(
+                args.data, args.submission, args.ppl, config=config, progress=display
+            )
         except SubmissionInvalid as exc:
             display.close()
             if args.json:
@@ -272,8 +416,18 @@ def _validate(args: argparse.Namespace) -> int:
             return EXIT_INVALID
     turns = sum(len(a) for a in valid.answers.values())
     if args.json:
-        emit(json.dumps({"status": "valid", "dialogs": len(valid.answers), "turns": turns,
-                         "warnings": [w.to_dict() for w in valid.warnings]}, ensure_ascii=False, indent=2))
+        emit(
+            json.dumps(
+                {
+                    "status": "valid",
+                    "dialogs": len(valid.answers),
+                    "turns": turns,
+                    "warnings": [w.to_dict() for w in valid.warnings],
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         emit(f"valid: {len(valid.answers)} dialogues, {turns} turns")
     _print_warnings(valid.warnings)
@@ -289,15 +443,24 @@ def _score(args: argparse.Namespace) -> int:
     args.output_ready = output
     codalab = args.command == "codalab"
     page = DETAILED_RESULTS if codalab else REPORT_HTML
-    args.failure_page = page if codalab else None  # the platforms show the page: it says why nothing was scored
+    args.failure_page = (
+        page if codalab else None
+    )  # the platforms show the page: it says why nothing was scored
     with locked(output, _waiting(output)), _display(args) as display:
         try:
             if codalab:
                 args.submission = str(_codalab_upload(Path(args.input)))
             config = _config(args, args.data)
-            result = api.score_submission(args.data, args.submission, args.ppl, config=config,
-                                          thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
-                                          jobs=args.jobs or default_jobs(), progress=display)
+            result = api.score_submission(
+                args.data,
+                args.submission,
+                args.ppl,
+                config=config,
+                thesaurus=args.thesaurus,
+                synonyms=not args.no_synonyms,
+                jobs=args.jobs or default_jobs(),
+                progress=display,
+            )
         except SubmissionInvalid as exc:
             display.close()
             write_failure(exc, "invalid", output, page=args.failure_page)
@@ -308,10 +471,12 @@ def _score(args: argparse.Namespace) -> int:
             display.close()
             _try_write_failure(exc, output, page=args.failure_page)
             raise
-        # codalab's outputs are shown to participants: no turn's value of a private hidden metric (contract section 7)
+        # codalab's outputs are shown to participants: no turn's value of a private hidden metric (contract
+        # section 7)
         private = codalab and config.hidden_is_private
-        write_outputs(result, output, report=args.report, progress=display, turn_hidden_metric=not private,
-                      page=page)
+        write_outputs(
+            result, output, report=args.report, progress=display, turn_hidden_metric=not private, page=page
+        )
     _print_warnings(result.warnings)
     if not args.quiet:
         emit(summary_table(result))
@@ -328,9 +493,17 @@ def _leaderboard(args: argparse.Namespace) -> int:
     args.output_ready, args.marker = output, LEADERBOARD_JSON
     with locked(output, _waiting(output)), _display(args) as display, _verdict_on_failure(args, display):
         config = _config(args, args.data)
-        board = api.score_leaderboard(args.data, args.submissions, config=config, thesaurus=args.thesaurus,
-                                      synonyms=not args.no_synonyms, jobs=args.jobs or default_jobs(),
-                                      resamples=args.resamples, seed=args.seed, progress=display)
+        board = api.score_leaderboard(
+            args.data,
+            args.submissions,
+            config=config,
+            thesaurus=args.thesaurus,
+            synonyms=not args.no_synonyms,
+            jobs=args.jobs or default_jobs(),
+            resamples=args.resamples,
+            seed=args.seed,
+            progress=display,
+        )
         write_leaderboard(board, output, report=not args.no_report, progress=display)
     if not args.quiet:
         emit(leaderboard_table(board))
@@ -340,7 +513,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
 @contextmanager
 def _verdict_on_failure(args: argparse.Namespace, display: ProgressDisplay) -> Iterator[None]:
     """A usage, configuration, thesaurus or reference-data error of ``leaderboard`` or ``correlate`` leaves
-    its verdict in the output directory's commit marker (as ``score`` does in ``scores.json``), then goes on."""
+    its verdict in the output directory's commit marker (as ``score`` does in ``scores.json``), then goes
+    on."""
     try:
         yield
     except ScorerError as exc:
@@ -361,8 +535,10 @@ def _codalab_upload(root: Path) -> Path:
     ``ref/`` and ``res/``."""
     for folder in (root / "ref", root / "res"):
         if not folder.is_dir():
-            raise UsageError(f"{folder} is not a folder; INPUT must hold ref/ (the reference data) "
-                             "and res/ (the submission)")
+            raise UsageError(
+                f"{folder} is not a folder; INPUT must hold ref/ (the reference data) "
+                "and res/ (the submission)"
+            )
     return platform_upload(root / "res")
 
 
@@ -372,10 +548,19 @@ def _correlate(args: argparse.Namespace) -> int:
     baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
     with locked(output, _waiting(output)), _display(args) as display, _verdict_on_failure(args, display):
         config = _config(args, args.data)
-        meta = api.correlate_submissions(args.data, args.submissions, args.human, config=config,
-                                         thesaurus=args.thesaurus, synonyms=not args.no_synonyms,
-                                         jobs=args.jobs or default_jobs(), resamples=args.resamples,
-                                         seed=args.seed, baselines=baselines, progress=display)
+        meta = api.correlate_submissions(
+            args.data,
+            args.submissions,
+            args.human,
+            config=config,
+            thesaurus=args.thesaurus,
+            synonyms=not args.no_synonyms,
+            jobs=args.jobs or default_jobs(),
+            resamples=args.resamples,
+            seed=args.seed,
+            baselines=baselines,
+            progress=display,
+        )
         write_correlation(meta, output)
     for note in meta.warnings:
         print(f"warning: {note}", file=sys.stderr)
@@ -384,8 +569,9 @@ def _correlate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _try_write_failure(exc: Exception, output: Path, log: str | None = None, page: str | None = None,
-                       marker: str = SCORES_JSON) -> None:
+def _try_write_failure(
+    exc: Exception, output: Path, log: str | None = None, page: str | None = None, marker: str = SCORES_JSON
+) -> None:
     try:
         write_failure(exc, "error", output, {ERROR_LOG: utf8(log)} if log else None, page, marker)
     except OSError:
@@ -393,7 +579,8 @@ def _try_write_failure(exc: Exception, output: Path, log: str | None = None, pag
 
 
 def _print_invalid(exc: SubmissionInvalid, every: bool = False) -> None:
-    """The verdict on stderr: the first errors of each kind, or with ``every`` each listed error, one a line."""
+    """The verdict on stderr: the first errors of each kind, or with ``every`` each listed error, one a
+    line."""
     print(f"error: the submission is invalid ({exc.total} error(s)); it was not scored:", file=sys.stderr)
     print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes(), every=every), file=sys.stderr)
     _print_warnings(exc.warnings)
@@ -413,8 +600,13 @@ def _internal_error(args: argparse.Namespace | None) -> int:
     text = traceback.format_exc()
     where = ""
     if output is not None:
-        _try_write_failure(RuntimeError("internal error; see " + ERROR_LOG), output, text,
-                           getattr(args, "failure_page", None), getattr(args, "marker", SCORES_JSON))
+        _try_write_failure(
+            RuntimeError("internal error; see " + ERROR_LOG),
+            output,
+            text,
+            getattr(args, "failure_page", None),
+            getattr(args, "marker", SCORES_JSON),
+        )
         if (output / ERROR_LOG).is_file():
             where = f"; traceback in {output / ERROR_LOG}"
     elif os.environ.get("SCORER_DEBUG"):
@@ -436,9 +628,9 @@ def _stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
 
 
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return its exit code. The standard streams
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return its exit code. The standard
+    streams
     are :class:`~scorer.streams.Forgiving` meanwhile: whatever becomes of them, the code is the outputs'."""
     with forgiving_streams():
         return _main(argv)
@@ -450,8 +642,15 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    handler = {"validate": _validate, "score": _score, "explain": _explain, "leaderboard": _leaderboard,
-               "codalab": _codalab, "correlate": _correlate, "bundle": _bundle}[args.command]
+    handler = {
+        "validate": _validate,
+        "score": _score,
+        "explain": _explain,
+        "leaderboard": _leaderboard,
+        "codalab": _codalab,
+        "correlate": _correlate,
+        "bundle": _bundle,
+    }[args.command]
     previous = {sig: signal.signal(sig, _stop) for sig in _STOPS} if in_main_thread() else {}
     try:
         return _run(handler, args)
@@ -467,8 +666,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 #: The options that mend an error the library raises (the library names no flags; the command line does).
-_OPTION_HINTS: dict[type[ScorerError], str] = {ThesaurusError: "--thesaurus PATH, or --no-synonyms",
-                                               PerplexitiesNotFound: "--ppl FILE"}
+_OPTION_HINTS: dict[type[ScorerError], str] = {
+    ThesaurusError: "--thesaurus PATH, or --no-synonyms",
+    PerplexitiesNotFound: "--ppl FILE",
+}
 
 
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
@@ -482,7 +683,9 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         return exc.exit_code
     except ScorerError as exc:
         _json_verdict(args, exc)
-        hint = next((f" (on the command line: {h})" for kind, h in _OPTION_HINTS.items() if isinstance(exc, kind)), "")
+        hint = next(
+            (f" (on the command line: {h})" for kind, h in _OPTION_HINTS.items() if isinstance(exc, kind)), ""
+        )
         print(f"error: {exc}{hint}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # a fault of the environment: a path too long, unreadable, on a full disk ...

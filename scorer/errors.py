@@ -3,10 +3,11 @@
 Exit codes: 0 scored / valid, 1 submission invalid, 2 usage, configuration,
 thesaurus or reference-data error, 3 unexpected internal error.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -101,7 +102,7 @@ class IssueLog:
         self.unchecked.append((file, line, lines))
 
     @classmethod
-    def of(cls, issues: Sequence[Issue], more: int = 0) -> "IssueLog":
+    def of(cls, issues: Sequence[Issue], more: int = 0) -> IssueLog:
         """A log holding ``issues`` and counting ``more`` beyond them."""
         log = cls(max(len(issues), MAX_LISTED_ERRORS))
         log.kept, log.more = list(issues), more
@@ -152,8 +153,11 @@ class IssuesError(ScorerError):
 
     def unchecked_notes(self) -> list[str]:
         """One sentence per file part left unchecked once the error list was full."""
-        return [f"{lines:,} line(s) of {file} from line {line:,} on were not checked: the error list was full "
-                f"({MAX_LISTED_ERRORS} errors); fix these first" for file, line, lines in self.unchecked]
+        return [
+            f"{lines:,} line(s) of {file} from line {line:,} on were not checked: the error list was full "
+            f"({MAX_LISTED_ERRORS} errors); fix these first"
+            for file, line, lines in self.unchecked
+        ]
 
 
 class ReferenceDataError(IssuesError):

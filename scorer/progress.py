@@ -13,11 +13,13 @@ on a TTY and only once the run has lasted :data:`DELAY_SECONDS`; machine-read
 output never carries it (it goes to stderr, and not at all when stderr is a
 file or a pipe).
 """
+
 from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 #: ``progress(step, done, total)``.
 Progress = Callable[[str, int, int], None]
@@ -69,8 +71,14 @@ class ProgressDisplay:
     most every :data:`REDRAW_SECONDS` (a step's start and end are always drawn).
     """
 
-    def __init__(self, stream: TextIO | None = None, *, enabled: bool | None = None,
-                 delay: float = DELAY_SECONDS, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        enabled: bool | None = None,
+        delay: float = DELAY_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = _is_tty(self.stream) if enabled is None else enabled
         self.delay = delay
@@ -88,15 +96,16 @@ class ProgressDisplay:
         new_step = step != self.step
         if new_step:
             self.step, self.step_started = step, now
-        if now - self.started < self.delay or (now - self.drawn_at < REDRAW_SECONDS and done < total
-                                                and not new_step):
+        if now - self.started < self.delay or (
+            now - self.drawn_at < REDRAW_SECONDS and done < total and not new_step
+        ):
             return
         line = render(step, done, total, now - self.step_started)
         self.stream.write("\r" + line + " " * max(0, self.width - len(line)))
         self.stream.flush()
         self.width, self.drawn_at = len(line), now
 
-    def __enter__(self) -> "ProgressDisplay":
+    def __enter__(self) -> ProgressDisplay:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

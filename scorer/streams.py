@@ -13,13 +13,15 @@ a traceback:
   closed stream) silences that stream for the rest of the run, its descriptor
   turned to ``/dev/null`` so that nothing buffered fails again at exit.
 """
+
 from __future__ import annotations
 
 import io
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, TextIO
+from typing import TextIO
 
 
 def reopen_closed() -> None:
@@ -31,13 +33,20 @@ def reopen_closed() -> None:
             os.fstat(fd)
         except OSError:
             opened = os.open(os.devnull, mode)
-            if opened != fd:  # the lowest free number is fd's, unless a lower one was closed too (then handled)
+            if (
+                opened != fd
+            ):  # the lowest free number is fd's, unless a lower one was closed too (then handled)
                 os.dup2(opened, fd)
                 os.close(opened)
     for name, fd, text_mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
         if getattr(sys, name) is None:
-            stream = io.open(fd, "r" if text_mode == "r" else "w", encoding="utf-8", errors="backslashreplace",
-                             closefd=False)
+            stream = open(
+                fd,
+                "r" if text_mode == "r" else "w",
+                encoding="utf-8",
+                errors="backslashreplace",
+                closefd=False,
+            )
             setattr(sys, name, stream)
 
 

@@ -1,4 +1,5 @@
 """The scorer's version; it appears in every signature."""
+
 from scorer.metric.engine.accelerator import description
 
 __version__ = "0.2.0"

@@ -13,6 +13,7 @@ A mutant the tests fail on is *killed*; one they pass on *survived*.
 The survivors are printed with their site and change; docs/testing.md records
 the score and why each survivor is equivalent (no input can tell it apart).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,13 +33,39 @@ MODULES = ("links.py", "counting.py", "alignment.py")  # in scorer/metric/engine
 ENGINE = Path("scorer", "metric", "engine")
 #: Seconds after which a run counts as hanging (the unmutated tests take about 12 s).
 TIMEOUT = 90
-TESTS = ("tests/test_meteor.py", "tests/test_counting.py", "tests/test_alignment.py", "tests/test_integral.py")
+TESTS = (
+    "tests/test_meteor.py",
+    "tests/test_counting.py",
+    "tests/test_alignment.py",
+    "tests/test_integral.py",
+)
 
-_BINARY = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult,
-           ast.Div: ast.Mult, ast.Pow: ast.Mult, ast.Mod: ast.FloorDiv, ast.BitOr: ast.BitAnd,
-           ast.BitAnd: ast.BitOr, ast.BitXor: ast.BitOr, ast.LShift: ast.RShift, ast.RShift: ast.LShift}
-_COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
-            ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+_BINARY = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.FloorDiv,
+    ast.FloorDiv: ast.Mult,
+    ast.Div: ast.Mult,
+    ast.Pow: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+    ast.BitOr: ast.BitAnd,
+    ast.BitAnd: ast.BitOr,
+    ast.BitXor: ast.BitOr,
+    ast.LShift: ast.RShift,
+    ast.RShift: ast.LShift,
+}
+_COMPARE = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 
 
 @dataclass(frozen=True)
@@ -156,7 +183,9 @@ def mutated_source(mutant: Mutant, number: int) -> str:
 
 
 def _copy_project(into: Path) -> None:
-    shutil.copytree(ROOT / "scorer", into / "scorer", ignore=shutil.ignore_patterns("_compiled", "*.so", "__pycache__"))
+    shutil.copytree(
+        ROOT / "scorer", into / "scorer", ignore=shutil.ignore_patterns("_compiled", "*.so", "__pycache__")
+    )
     shutil.copytree(ROOT / "tests", into / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     for folder in ("reference_data", "submissions_examples"):
         shutil.copytree(ROOT / folder, into / folder)
@@ -165,12 +194,34 @@ def _copy_project(into: Path) -> None:
 
 def _tests_fail(workdir: Path) -> bool:
     """Run the engine's tests in ``workdir`` (the compiled core off); True when they fail or hang."""
-    env = dict(os.environ, SCORER_PURE_PYTHON="1", PYTHONPATH=str(workdir), SCORER_CACHE_DIR=str(workdir / "cache"),
-               PYTHONDONTWRITEBYTECODE="1")
+    env = dict(
+        os.environ,
+        SCORER_PURE_PYTHON="1",
+        PYTHONPATH=str(workdir),
+        SCORER_CACHE_DIR=str(workdir / "cache"),
+        PYTHONDONTWRITEBYTECODE="1",
+    )
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                               "--hypothesis-seed=0", "-o", "addopts=", *TESTS], cwd=workdir, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-x",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--hypothesis-seed=0",
+                "-o",
+                "addopts=",
+                *TESTS,
+            ],
+            cwd=workdir,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=TIMEOUT,
+        )
     except subprocess.TimeoutExpired:
         return True  # a mutant that makes a test hang is noticed
     return done.returncode != 0
@@ -180,9 +231,14 @@ def _deep_check_fails(workdir: Path) -> bool:
     """scripts/mutation_deep.py in ``workdir``: True when it finds a difference from the brute force."""
     env = dict(os.environ, SCORER_PURE_PYTHON="1", PYTHONPATH=str(workdir), PYTHONDONTWRITEBYTECODE="1")
     try:
-        done = subprocess.run([sys.executable, str(ROOT / "scripts" / "mutation_deep.py"), str(DEEP_CASES),
-                               DEEP_MODE],
-                              cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT * 4)
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "mutation_deep.py"), str(DEEP_CASES), DEEP_MODE],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT * 4,
+        )
     except subprocess.TimeoutExpired:
         return True
     if done.returncode:
@@ -217,8 +273,11 @@ def main() -> int:
     args = parser.parse_args()
     everything = [(m, n) for module in MODULES for n, m in enumerate(mutants(module))]
     if args.deep:
-        args.only += [line.split()[1] for line in Path(args.deep).read_text(encoding="utf-8").splitlines()
-                      if line.startswith("survived: ")]
+        args.only += [
+            line.split()[1]
+            for line in Path(args.deep).read_text(encoding="utf-8").splitlines()
+            if line.startswith("survived: ")
+        ]
     if args.only:
         everything = [(m, n) for m, n in everything if m.site in args.only]
     if args.list:
@@ -250,8 +309,11 @@ def main() -> int:
             killed += dead
             if not dead:
                 survivors.append(mutant)
-            print(f"[{k}/{len(everything)}] {mutant.site:<22} {'killed  ' if dead else 'SURVIVED'} "
-                  f"{seconds:5.1f} s  {mutant.change}", flush=True)
+            print(
+                f"[{k}/{len(everything)}] {mutant.site:<22} {'killed  ' if dead else 'SURVIVED'} "
+                f"{seconds:5.1f} s  {mutant.change}",
+                flush=True,
+            )
     for workdir in workdirs:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"\n{killed} of {len(everything)} mutants killed ({100 * killed / max(1, len(everything)):.1f}%)")

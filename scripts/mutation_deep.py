@@ -1,10 +1,12 @@
-"""A deeper look at one mutant that the test suite let through: many more random cases against the brute force.
+"""A deeper look at one mutant that the test suite let through: many more random cases against the brute
+force.
 
 Run by ``scripts/mutation.py --deep`` inside the mutant's copy of the project. Draws texts of up to
-9 tokens from words with shared lemmas and synsets (those of tests/test_alignment.py), under every
+9 tokens from words with shared lemmas and synsets (those of tests/helpers.py), under every
 stage order, and compares the pure engine's alignment (links, chunks, exactness) and its rule-1
 counts with ``tests/bruteforce.py``. Exits 1 and prints the first difference, else 0.
 """
+
 from __future__ import annotations
 
 import random
@@ -15,7 +17,7 @@ HERE = Path.cwd()
 sys.path[:0] = [str(HERE), str(HERE / "tests")]
 
 from bruteforce import chunk_count, exhaustive_align  # noqa: E402
-from test_alignment import STAGE_ORDERS, WORDS  # noqa: E402
+from helpers import STAGE_ORDERS, WORDS  # noqa: E402
 
 from scorer.metric.engine.alignment import align  # noqa: E402
 from scorer.metric.engine.counting import stage_counts  # noqa: E402
@@ -41,14 +43,22 @@ def main() -> int:
         counts = [sum(1 for _, _, s in expected if s == k) for k in range(len(stages))]
         try:
             found = align(cand, ref, keys, any_keys)
-            got_counts = stage_counts(type_graph(counts_of(cand), counts_of(ref), keys, any_keys), len(stages))
+            got_counts = stage_counts(
+                type_graph(counts_of(cand), counts_of(ref), keys, any_keys), len(stages)
+            )
         except Exception as exc:  # noqa: BLE001 - a mutant may raise: that is a difference too
             print(f"case {case}: {cand} / {ref} under {stages}: engine raised {type(exc).__name__}: {exc}")
             return 1
-        if (list(found.links) != expected or found.chunks != chunk_count(expected) or not found.exact
-                or got_counts != counts):
-            print(f"case {case}: {cand} / {ref} under {stages}: engine {list(found.links)} {got_counts}, "
-                  f"brute force {expected} {counts}")
+        if (
+            list(found.links) != expected
+            or found.chunks != chunk_count(expected)
+            or not found.exact
+            or got_counts != counts
+        ):
+            print(
+                f"case {case}: {cand} / {ref} under {stages}: engine {list(found.links)} {got_counts}, "
+                f"brute force {expected} {counts}"
+            )
             return 1
     return 0
 

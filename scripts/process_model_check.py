@@ -7,6 +7,7 @@ Each case runs a penalty-mode score of 39,600 turns on two workers (the pure eng
 prints how many tries ended as the contract says (exit 2 naming the worker; 143 or 130 with one line on
 stderr), and every other ending. Exit 0 when all did.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,15 @@ def children(pid: int) -> list[int]:
 
 def one(command: list[str], case: str, out: Path) -> str:
     env = {**os.environ, "SCORER_PURE_PYTHON": "1"}
-    process = subprocess.Popen([*command, "--output", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    process = subprocess.Popen(
+        [*command, "--output", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     want = 2 if case == "kill" else 1
     deadline = time.monotonic() + 60
     while len(children(process.pid)) < want and process.poll() is None and time.monotonic() < deadline:
@@ -79,8 +87,22 @@ def main() -> int:
         data, sub = big_split(root, copies=600)
         config = root / "penalty.toml"
         config.write_text("[meteor]\ngamma = 0.5\nbeta = 3.0\n", encoding="utf-8")
-        command = [sys.executable, "-m", "scorer", "score", "--data", str(data), "--submission", str(sub),
-                   "--config", str(config), "--jobs", "2", "--quiet", "--no-synonyms"]
+        command = [
+            sys.executable,
+            "-m",
+            "scorer",
+            "score",
+            "--data",
+            str(data),
+            "--submission",
+            str(sub),
+            "--config",
+            str(config),
+            "--jobs",
+            "2",
+            "--quiet",
+            "--no-synonyms",
+        ]
         failed = False
         for case in options.cases.split(","):
             outcomes = Counter(one(command, case, root / f"out-{case}-{k}") for k in range(options.tries))

@@ -1,24 +1,31 @@
 """contract section 4 read literally, for tests: every link set, then rules 1-5 in order."""
+
 from __future__ import annotations
 
 from scorer.metric.matcher import related
 
 
 def crossings(links) -> int:
-    """Pairs of links (i, j), (k, l) with (i - k)(j - l) < 0, counted pair by pair (contract section 4, rule 2)."""
-    return sum(1 for a, (i, j, _) in enumerate(links) for (k, l, _) in links[a + 1:] if (i - k) * (j - l) < 0)
+    """Pairs of links (i, j), (k, l) with (i - k)(j - l) < 0, counted pair by pair (contract section 4, rule
+    2)."""
+    return sum(
+        1 for a, (i, j, _) in enumerate(links) for (k, q, _) in links[a + 1 :] if (i - k) * (j - q) < 0
+    )
 
 
 def chunk_count(links) -> int:
-    """Maximal runs (i, j), (i + 1, j + 1), ... (rule 3): a link starts a chunk unless (i - 1, j - 1) is a link."""
+    """Maximal runs (i, j), (i + 1, j + 1), ... (rule 3): a link starts a chunk unless (i - 1, j - 1) is a
+    link."""
     pairs = {(i, j) for i, j, _ in links}
     return sum(1 for i, j in pairs if (i - 1, j - 1) not in pairs)
 
 
 def all_alignments(cand, ref, key_functions):
     """Every set of links in which each token takes part at most once, as sorted (i, j, stage) lists."""
-    options = {i: [(j, s) for j, b in enumerate(ref) if (s := related(a, b, key_functions)) is not None]
-               for i, a in enumerate(cand)}
+    options = {
+        i: [(j, s) for j, b in enumerate(ref) if (s := related(a, b, key_functions)) is not None]
+        for i, a in enumerate(cand)
+    }
 
     def rec(i, used, links):
         if i == len(cand):
@@ -39,8 +46,13 @@ def rule_key(links, n_stages):
     counts = [0] * n_stages
     for _, _, s in links:
         counts[s] += 1
-    return ([-c for c in counts], crossings(links), chunk_count(links),
-            sum(abs(i - j) for i, j, _ in links), [(i, j) for i, j, _ in links])
+    return (
+        [-c for c in counts],
+        crossings(links),
+        chunk_count(links),
+        sum(abs(i - j) for i, j, _ in links),
+        [(i, j) for i, j, _ in links],
+    )
 
 
 def brute_align(cand, ref, matcher, stages):
@@ -50,7 +62,8 @@ def brute_align(cand, ref, matcher, stages):
 
 
 def exhaustive_align(cand, ref, matcher, stages):
-    """The same alignment as :func:`brute_align`, for texts too long to list every link set (9 tokens and more).
+    """The same alignment as :func:`brute_align`, for texts too long to list every link set (9 tokens and
+    more).
 
     Still every link set, but walked position by position with the rules' key summed as it goes: a link
     (i, j) adds its stage's count, a crossing with every earlier link to a reference position after j, a

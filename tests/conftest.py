@@ -1,4 +1,5 @@
-"""Shared fixtures: a made-up thesaurus for every test, the real RuWordNet where a test is about it, small splits.
+"""Shared fixtures: a made-up thesaurus for every test, the real RuWordNet where a test is about it, small
+splits.
 
 Every test runs with ``RUWORDNET_PATH`` pointing at ``tests/data/rwn-mini``, a
 thesaurus in the RuWordNet XML layout written for the tests. Tests about the
@@ -7,6 +8,7 @@ real RuWordNet ask for ``real_rwn_path``: the location given by
 package's download; they are skipped with a reason when neither is there,
 and fail instead when ``SCORER_REQUIRE_REAL_THESAURUS=1`` (CI sets it).
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +18,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers import ID_COUNTS_MODULES
 
 from scorer import api
+from scorer.metric.engine import id_counts
 from scorer.metric.matcher import Matcher
 from scorer.metric.thesaurus import Thesaurus, default_location, load_thesaurus
 
@@ -58,6 +62,12 @@ def real_rwn_path() -> Path:
     return REAL_RWN
 
 
+@pytest.fixture(params=ID_COUNTS_MODULES, ids=lambda m: "compiled" if m is not id_counts else "python")
+def module(request):
+    """``id_counts`` as plain Python and, when built, compiled: a test that takes it runs on both."""
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def rwn() -> Thesaurus:
     """The made-up thesaurus of tests/data/rwn-mini."""
@@ -76,12 +86,20 @@ def mini_sqlite(path: Path) -> Path:
     con.execute("CREATE TABLE sense (id TEXT PRIMARY KEY, name TEXT, lemma TEXT, synset_id TEXT)")
     for xml in sorted(MINI_RWN.glob("synsets.*.xml")):
         for synset in ET.parse(xml).getroot().iter("synset"):
-            con.execute("INSERT INTO synset VALUES (?, ?, ?, ?)", (synset.get("id"), synset.get("ruthes_name"),
-                                                                   synset.get("definition"),
-                                                                   synset.get("part_of_speech")))
+            con.execute(
+                "INSERT INTO synset VALUES (?, ?, ?, ?)",
+                (
+                    synset.get("id"),
+                    synset.get("ruthes_name"),
+                    synset.get("definition"),
+                    synset.get("part_of_speech"),
+                ),
+            )
             for sense in synset.iter("sense"):
-                con.execute("INSERT INTO sense VALUES (?, ?, ?, ?)", (sense.get("id"), sense.text, sense.text,
-                                                                      synset.get("id")))
+                con.execute(
+                    "INSERT INTO sense VALUES (?, ?, ?, ?)",
+                    (sense.get("id"), sense.text, sense.text, synset.get("id")),
+                )
     con.commit()
     con.close()
     return path
@@ -102,14 +120,24 @@ def write_json(path: Path, obj) -> Path:
 def make_split(root: Path, dialogues: list[tuple[str, str, list[list[str]]]]) -> Path:
     """dialogues: (dialog_id, type, references per turn) -> a reference directory."""
     data = root / "data"
-    write_jsonl(data / "dialogues.jsonl", [
-        {"dialog_id": d, "type": t, "turns": [[{"type": "text", "content": f"вопрос {k}"}] for k in range(len(r))]}
-        for d, t, r in dialogues])
+    write_jsonl(
+        data / "dialogues.jsonl",
+        [
+            {
+                "dialog_id": d,
+                "type": t,
+                "turns": [[{"type": "text", "content": f"вопрос {k}"}] for k in range(len(r))],
+            }
+            for d, t, r in dialogues
+        ],
+    )
     write_jsonl(data / "answers.jsonl", [{"dialog_id": d, "references": r} for d, _, r in dialogues])
     return data
 
 
-def make_submission(root: Path, answers: dict[str, list[str]], ppl: dict[str, list[float]], name="sub") -> Path:
+def make_submission(
+    root: Path, answers: dict[str, list[str]], ppl: dict[str, list[float]], name="sub"
+) -> Path:
     folder = root / name
     write_jsonl(folder / "submission.jsonl", [{"dialog_id": d, "answers": a} for d, a in answers.items()])
     write_json(folder / "ppl_output.json", ppl)
@@ -119,6 +147,7 @@ def make_submission(root: Path, answers: dict[str, list[str]], ppl: dict[str, li
 def big_split(root: Path, copies: int = 20) -> tuple[Path, Path]:
     """The bundled split repeated ``copies`` times (66 x 20 = 1,320 turns), with the realistic answers:
     a reference directory and a submission folder under ``root``."""
+
     def lines(path: Path) -> list[dict]:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -128,8 +157,9 @@ def big_split(root: Path, copies: int = 20) -> tuple[Path, Path]:
     ppl = json.loads((EXAMPLES / "realistic" / "ppl_output.json").read_text(encoding="utf-8"))
     ids = [(f"{d['dialog_id']}-{k}", d) for k in range(copies) for d in dialogues]
     data = make_split(root, [(name, d["type"], answers[d["dialog_id"]]) for name, d in ids])
-    sub = make_submission(root, {name: given[d["dialog_id"]] for name, d in ids},
-                          {name: ppl[d["dialog_id"]] for name, d in ids})
+    sub = make_submission(
+        root, {name: given[d["dialog_id"]] for name, d in ids}, {name: ppl[d["dialog_id"]] for name, d in ids}
+    )
     return data, sub
 
 

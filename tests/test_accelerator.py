@@ -1,4 +1,6 @@
-"""The optional compiled engine against the pure-Python engine it accelerates: same numbers, or it declines."""
+"""The optional compiled engine against the pure-Python engine it accelerates: same numbers, or it
+declines."""
+
 import json
 import os
 import random
@@ -8,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import PUBLIC
+from helpers import WORDS, counted
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,10 +20,6 @@ from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu, meteor_tokens
 from scorer.metric.text import tokenise
-
-from conftest import PUBLIC
-from test_alignment import WORDS
-from test_counting import counted
 
 STAGES = ("exact", "lemma", "synonym")
 #: CI builds the core and sets this, so a silently failed build fails the suite instead of skipping it.
@@ -37,14 +37,20 @@ _COUNTERS = {}
 
 def bundled_variants() -> list[list[str]]:
     """Every reference variant of the bundled data, tokenised."""
-    return [tokenise(v) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
-            for turn in json.loads(line)["references"] for v in turn]
+    return [
+        tokenise(v)
+        for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+        for turn in json.loads(line)["references"]
+        for v in turn
+    ]
 
 
 def core(matcher, stages):
     """The compiled core's counter for ``stages``, whether or not the environment switches it off."""
     if stages not in _COUNTERS:
-        _COUNTERS[stages] = accelerator.FastCounts(accelerator._built()[0]["id_counts"], matcher.key_functions(stages))
+        _COUNTERS[stages] = accelerator.FastCounts(
+            accelerator._built()[0]["id_counts"], matcher.key_functions(stages)
+        )
     return _COUNTERS[stages]
 
 
@@ -65,9 +71,11 @@ def test_hand_cases(matcher):
 
 @needs_core
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(WORDS + ["на", "и", "говорил", "сказал"]), min_size=1, max_size=9),
-       st.lists(st.sampled_from(WORDS + ["на", "и", "говорил", "сказал"]), min_size=1, max_size=9),
-       st.sampled_from([STAGES, ("exact", "lemma"), ("exact", "synonym", "lemma"), ("exact",)]))
+@given(
+    st.lists(st.sampled_from(WORDS + ["на", "и", "говорил", "сказал"]), min_size=1, max_size=9),
+    st.lists(st.sampled_from(WORDS + ["на", "и", "говорил", "сказал"]), min_size=1, max_size=9),
+    st.sampled_from([STAGES, ("exact", "lemma"), ("exact", "synonym", "lemma"), ("exact",)]),
+)
 def test_same_counts_as_the_pure_engine_or_none(matcher, cand, ref, stages):
     found = core(matcher, stages).counts(cand, ref)
     assert found is None or found == counted(cand, ref, matcher, stages)
@@ -90,9 +98,11 @@ def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatc
     matcher = Matcher(rwn, persistent=False)
     assert accelerator.engine().fast_counts(matcher.key_functions(STAGES)) is None
     assert MeteorRu(matcher=matcher).engine.name == "pure Python"
-    assert accelerator.description() == ("engine: pure Python (SCORER_PURE_PYTHON set)" if accelerator.compiled()
-                                         else "engine: pure Python (compiled engine not built: links, counting, "
-                                              "alignment, id_counts)")
+    assert accelerator.description() == (
+        "engine: pure Python (SCORER_PURE_PYTHON set)"
+        if accelerator.compiled()
+        else "engine: pure Python (compiled engine not built: links, counting, alignment, id_counts)"
+    )
     assert accelerator.engine().alignment.__name__ == "scorer.metric.engine.alignment"
     monkeypatch.delenv(accelerator.PURE_ENV)
     assert accelerator.engine().fast_counts(matcher.key_functions(("lemma", "exact", "synonym"))) is None
@@ -101,15 +111,18 @@ def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatc
 def test_version_names_the_active_path(monkeypatch):
     monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
     out = subprocess.run([sys.executable, "-m", "scorer", "--version"], capture_output=True, text=True).stdout
-    expected = ("engine: compiled (Cython)" if accelerator.compiled()
-                else "engine: pure Python (compiled engine not built: links, counting, alignment, id_counts)")
+    expected = (
+        "engine: compiled (Cython)"
+        if accelerator.compiled()
+        else "engine: pure Python (compiled engine not built: links, counting, alignment, id_counts)"
+    )
     assert out.strip().endswith(f"({expected})")
 
 
 def test_a_whole_submission_scores_the_same_on_both_paths(rwn, monkeypatch):
-    from scorer import score_submission
-
     from conftest import EXAMPLES
+
+    from scorer import score_submission
 
     runs = []
     for pure in ("1", "0"):
@@ -123,7 +136,9 @@ def test_a_whole_submission_scores_the_same_on_both_paths(rwn, monkeypatch):
 def test_the_compiled_modules_are_the_pure_ones_compiled(rwn, monkeypatch):
     monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
     engine = accelerator.engine()
-    assert engine.alignment.__name__ == "scorer._compiled.alignment" and engine.alignment.__file__.endswith(".so")
+    assert engine.alignment.__name__ == "scorer._compiled.alignment" and engine.alignment.__file__.endswith(
+        ".so"
+    )
     from scorer.metric.engine import alignment, counting, links
 
     assert engine.alignment.NODE_BUDGET == alignment.NODE_BUDGET
@@ -139,8 +154,11 @@ def test_the_compiled_modules_are_the_pure_ones_compiled(rwn, monkeypatch):
         b = meteor_tokens(cand, ref, matcher, params, with_alignment=True, engine=engine)
         assert (a.score, a.chunks, a.alignment) == (b.score, b.chunks, b.alignment)
         if cand and ref:  # both engines return the same types
-            assert type(pure.align(cand, ref, keys, any_keys)) is type(engine.align(cand, ref, keys, any_keys)) \
+            assert (
+                type(pure.align(cand, ref, keys, any_keys))
+                is type(engine.align(cand, ref, keys, any_keys))
                 is alignment.Alignment
+            )
 
 
 @needs_core
@@ -156,14 +174,22 @@ def test_a_compiled_engine_built_from_another_source_is_never_called_current(tmp
     env.pop("SCORER_PURE_PYTHON", None)
 
     def version() -> str:
-        done = subprocess.run([sys.executable, "-m", "scorer", "--version"], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "scorer", "--version"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return done.stdout.strip().split(" (", 1)[1]
 
     assert version() == "engine: compiled (Cython))"
     with open(engine / "counting.py", "a", encoding="utf-8") as fh:
         fh.write("# edited after the build\n")
-    assert version() == "engine: pure Python (compiled engine out of date: counting built from another source))"
+    assert (
+        version() == "engine: pure Python (compiled engine out of date: counting built from another source))"
+    )
     with open(engine / "id_counts.pxd", "a", encoding="utf-8") as fh:  # its C types are part of its source
         fh.write("# edited after the build\n")
     assert version().endswith("out of date: counting, id_counts built from another source))")
@@ -174,7 +200,8 @@ def test_a_compiled_engine_built_from_another_source_is_never_called_current(tmp
 
 @needs_core
 def test_the_core_declines_pairs_beyond_its_bound(matcher):
-    # 300 x 300 distinct free types is 90,000 type pairs, above MAX_TYPE_PAIRS: the pure engine's index answers
+    # 300 x 300 distinct free types is 90,000 type pairs, above MAX_TYPE_PAIRS: the pure engine's index
+    # answers
     cand = [f"слово{k}" for k in range(300)]
     ref = [f"другое{k}" for k in range(300)]
     counter = core(matcher, STAGES)
@@ -192,30 +219,46 @@ def test_a_build_whose_compiler_fails_on_one_module_runs_the_pure_engine_and_say
     root = Path(scorer.__file__).resolve().parent.parent
     failing = tmp_path / "cc-failing-on-counting"
     real_cc = shutil.which("cc") or shutil.which("gcc")
-    failing.write_text(f'#!/bin/sh\ncase "$*" in *counting.c*) echo "no: counting" >&2; exit 1;; esac\n'
-                       f'exec {real_cc} "$@"\n')
+    failing.write_text(
+        f'#!/bin/sh\ncase "$*" in *counting.c*) echo "no: counting" >&2; exit 1;; esac\nexec {real_cc} "$@"\n'
+    )
     failing.chmod(0o755)
 
     def copy_project(into: Path) -> Path:
-        shutil.copytree(root / "scorer", into / "scorer",
-                        ignore=shutil.ignore_patterns("__pycache__", "_compiled", "*.so", "*.c"))
+        shutil.copytree(
+            root / "scorer",
+            into / "scorer",
+            ignore=shutil.ignore_patterns("__pycache__", "_compiled", "*.so", "*.c"),
+        )
         (into / "scorer" / "_compiled").mkdir()
-        (into / "scorer" / "_compiled" / "__init__.py").write_bytes((root / "scorer" / "_compiled" / "__init__.py")
-                                                                    .read_bytes())
+        (into / "scorer" / "_compiled" / "__init__.py").write_bytes(
+            (root / "scorer" / "_compiled" / "__init__.py").read_bytes()
+        )
         for name in ("setup.py", "pyproject.toml", "README.md"):
             shutil.copy(root / name, into / name)
         return into
 
     def build(where: Path, cc: str | None = None) -> subprocess.CompletedProcess:
         env = dict(os.environ, **({"CC": cc, "LDSHARED": f"{real_cc} -shared"} if cc else {}))
-        return subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=where, env=env,
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
 
     def version(where: Path) -> str:
         env = dict(os.environ, PYTHONPATH=str(where), PYTHONDONTWRITEBYTECODE="1")
         env.pop("SCORER_PURE_PYTHON", None)
-        done = subprocess.run([sys.executable, "-m", "scorer", "--version"], cwd=where, env=env,
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "scorer", "--version"],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return done.stdout.strip().split(" (", 1)[1]
 
     built = copy_project(tmp_path / "a")
@@ -224,8 +267,14 @@ def test_a_build_whose_compiler_fails_on_one_module_runs_the_pure_engine_and_say
     with open(built / "scorer" / "metric" / "engine" / "counting.py", "a", encoding="utf-8") as fh:
         fh.write("# edited after the build\n")
     rebuilt = build(built, str(failing))
-    assert rebuilt.returncode == 0 and "scorer._compiled.counting was not built" in rebuilt.stdout + rebuilt.stderr
-    assert version(built) == "engine: pure Python (compiled engine out of date: counting built from another source))"
+    assert (
+        rebuilt.returncode == 0
+        and "scorer._compiled.counting was not built" in rebuilt.stdout + rebuilt.stderr
+    )
+    assert (
+        version(built)
+        == "engine: pure Python (compiled engine out of date: counting built from another source))"
+    )
 
     fresh = copy_project(tmp_path / "b")
     assert build(fresh, str(failing)).returncode == 0
@@ -248,4 +297,7 @@ def test_scoring_turns_uses_the_metrics_own_engine(matcher):
     metric = MeteorRu(MeteorParams(stages=("exact", "lemma")), matcher=matcher, engine=spy)
     scored = score_turns(["кот спит", "собака"], [[["кошка", "спит"]], [["пес"], ["собака"]]], metric)
     assert asked == [["кот", "спит"], ["собака"]]
-    assert [(best, round(s.score, 6)) for best, s in scored] == [(0, 0.5), (1, 1.0)]  # кот != кошка: 1 of 2 each way
+    assert [(best, round(s.score, 6)) for best, s in scored] == [
+        (0, 0.5),
+        (1, 1.0),
+    ]  # кот != кошка: 1 of 2 each way

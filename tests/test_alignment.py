@@ -1,27 +1,19 @@
-"""The engine against contract section 4 read literally (every link set, rules 1-5), on Russian words of up to 9 tokens."""
-import itertools
+"""The engine against contract section 4 read literally (every link set, rules 1-5), on Russian words of up to
+9 tokens."""
+
 import random
 
 import pytest
-
+from bruteforce import brute_align, exhaustive_align
+from bruteforce import chunk_count as brute_chunks
+from helpers import STAGE_ORDERS, WORDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorer.metric.engine.alignment import Alignment, align, chunk_count, chunk_runs, crossings
-from scorer.metric.meteor import MeteorParams, meteor_tokens
-
-from bruteforce import brute_align, exhaustive_align
-from bruteforce import chunk_count as brute_chunks
 from scorer.metric.engine.counting import stage_counts
 from scorer.metric.engine.links import counts_of, type_graph
-
-# Words sharing lemmas (лечу: лететь+лечить, стали: сталь+стать, пила: пить+пила, дома: дом+дома,
-# коты: кот+коты) and synsets of the tests' thesaurus (мчаться/лететь, зеленый/недозрелый, пить/выпивать).
-WORDS = ["лечу", "мчаться", "лететь", "лечить", "стали", "сталь", "стать", "сталью", "стал", "пила", "пить",
-         "выпивать", "зеленый", "недозрелый", "дом", "дома", "кот", "коты"]
-
-# Every stage order the configuration allows: each non-empty ordered selection of the three stages.
-STAGE_ORDERS = [order for k in (3, 2, 1) for order in itertools.permutations(("exact", "lemma", "synonym"), k)]
+from scorer.metric.meteor import MeteorParams, meteor_tokens
 
 
 @st.composite
@@ -94,7 +86,10 @@ def test_rule_2_fewest_crossings_before_displacement(matcher):
     # either way, |0-0| < |1-0|: the first кот is linked.
     assert engine(["кот", "кот"], ["кот"], matcher, STAGE_ORDERS[0]).links == ((0, 0, 0),)
     # дом кот vs кот дом кот: linking кот to ref 0 crosses дом-дом; ref 2 does not.
-    assert engine(["дом", "кот"], ["кот", "дом", "кот"], matcher, STAGE_ORDERS[0]).links == ((0, 1, 0), (1, 2, 0))
+    assert engine(["дом", "кот"], ["кот", "дом", "кот"], matcher, STAGE_ORDERS[0]).links == (
+        (0, 1, 0),
+        (1, 2, 0),
+    )
 
 
 def test_rule_3_fewest_chunks_before_displacement(matcher):
@@ -123,7 +118,11 @@ def test_crossings_and_chunks_helpers():
     assert chunk_runs([(0, 0, 0), (1, 1, 0), (2, 5, 1)]) == [[(0, 0, 0), (1, 1, 0)], [(2, 5, 1)]]
     # a run needs both positions to advance by one: the candidate's alone or the reference's alone breaks it
     assert chunk_runs([(0, 1, 0), (1, 2, 2), (2, 4, 0), (4, 5, 1), (5, 6, 0), (6, 0, 0)]) == [
-        [(0, 1, 0), (1, 2, 2)], [(2, 4, 0)], [(4, 5, 1), (5, 6, 0)], [(6, 0, 0)]]
+        [(0, 1, 0), (1, 2, 2)],
+        [(2, 4, 0)],
+        [(4, 5, 1), (5, 6, 0)],
+        [(6, 0, 0)],
+    ]
     assert chunk_runs([(3, 3, 0)]) == [[(3, 3, 0)]] and chunk_runs([]) == []
     for links in ([(0, 1, 0), (1, 2, 2), (2, 4, 0), (4, 5, 1), (5, 6, 0), (6, 0, 0)], [(1, 0, 0), (2, 1, 0)]):
         assert len(chunk_runs(links)) == chunk_count(links) == brute_chunks(links)
@@ -131,8 +130,9 @@ def test_crossings_and_chunks_helpers():
 
 def test_penalty_by_hand(matcher):
     # кот->3, сидит->2, на->0, окне->1: chunks {кот}, {сидит}, {на окне} = 3, m = 4.
-    s = meteor_tokens(["кот", "сидит", "на", "окне"], ["на", "окне", "сидит", "кот"], matcher,
-                      MeteorParams(gamma=0.5))
+    s = meteor_tokens(
+        ["кот", "сидит", "на", "окне"], ["на", "окне", "сидит", "кот"], matcher, MeteorParams(gamma=0.5)
+    )
     assert (s.matches, s.chunks) == (4, 3)
     assert s.score == pytest.approx(1 - 0.5 * (3 / 4) ** 3, abs=1e-15)
 
@@ -161,14 +161,17 @@ def test_budget_fallback_keeps_rule_1_and_is_deterministic(matcher):
     assert not s.exact_search and s.matches == len(cut.links)
 
 
-# --- regressions: cases that engine mutants got wrong while the random tests passed --------------------------
+# --- regressions: cases that engine mutants got wrong while the random tests passed
+# --------------------------
 
 
 def test_the_lower_bound_for_partly_exact_types_keeps_the_best_branch(matcher):
     cand = "зеленый зеленый зеленый зеленый дом зеленый дом дом зеленый".split()
     ref = "зеленый зеленый дом зеленый дом дом".split()
     found = engine(cand, ref, matcher, ("exact", "lemma", "synonym"))
-    assert found.chunks == 1 and list(found.links) == brute_align(cand, ref, matcher, ("exact", "lemma", "synonym"))
+    assert found.chunks == 1 and list(found.links) == brute_align(
+        cand, ref, matcher, ("exact", "lemma", "synonym")
+    )
 
 
 def test_the_starting_bound_keeps_the_tie_break(matcher):
@@ -193,20 +196,52 @@ def test_exact_after_synonym_keeps_its_links_for_a_word_without_synsets(matcher)
 # passed (scripts/mutation.py --deep); each is checked against the brute force and its counts by hand.
 DEEP_CASES = [
     # the flow's weight base must exceed every count: 3 lemma links (кот, мчаться, лететь), no synonym
-    (["кот", "кот", "мчаться", "дом", "недозрелый", "кот", "лететь", "дом"],
-     ["кот", "лететь", "лететь", "пила", "мчаться", "пила"], ("lemma", "synonym"), [3, 0]),
+    (
+        ["кот", "кот", "мчаться", "дом", "недозрелый", "кот", "лететь", "дом"],
+        ["кот", "лететь", "лететь", "пила", "мчаться", "пила"],
+        ("lemma", "synonym"),
+        [3, 0],
+    ),
     # a partly exact type (стали) and its lower-bound table: 1 exact, 1 lemma, rule 2-5 choose the positions
     (["стали", "коты", "коты", "стали"], ["стал", "стали", "стал"], ("exact", "lemma"), [1, 1]),
-    (["пила", "зеленый", "пила"], ["пить", "пить", "зеленый", "зеленый", "пить", "дом", "мчаться", "пить"],
-     ("exact", "synonym", "lemma"), [1, 2, 0]),
-    (["стал", "выпивать", "выпивать", "стал", "стал", "выпивать", "выпивать", "выпивать", "стали"],
-     ["стали", "лечу", "лечу", "стали", "коты", "стали", "лечу"], ("exact", "synonym", "lemma"), None),
-    (["лечить"] * 6 + ["лечу"], ["лечить", "лечить", "лечу", "лечить", "лечу", "лечу"],
-     ("exact", "lemma", "synonym"), [4, 2, 0]),
+    (
+        ["пила", "зеленый", "пила"],
+        ["пить", "пить", "зеленый", "зеленый", "пить", "дом", "мчаться", "пить"],
+        ("exact", "synonym", "lemma"),
+        [1, 2, 0],
+    ),
+    (
+        ["стал", "выпивать", "выпивать", "стал", "стал", "выпивать", "выпивать", "выпивать", "стали"],
+        ["стали", "лечу", "лечу", "стали", "коты", "стали", "лечу"],
+        ("exact", "synonym", "lemma"),
+        None,
+    ),
+    (
+        ["лечить"] * 6 + ["лечу"],
+        ["лечить", "лечить", "лечу", "лечить", "лечу", "лечу"],
+        ("exact", "lemma", "synonym"),
+        [4, 2, 0],
+    ),
     # 12 against 9 tokens: the lower-bound table of a partly exact type (лечу, лететь) and its base cases
-    (["лечу", "лететь", "лечу", "лететь", "лететь", "лечу", "лететь", "лететь", "лететь", "лететь", "лететь", "лечу"],
-     ["лечу", "лечу", "лечу", "лечу", "лечу", "лететь", "лечу", "лететь", "лететь"], ("exact", "lemma", "synonym"),
-     [7, 2, 0]),
+    (
+        [
+            "лечу",
+            "лететь",
+            "лечу",
+            "лететь",
+            "лететь",
+            "лечу",
+            "лететь",
+            "лететь",
+            "лететь",
+            "лететь",
+            "лететь",
+            "лечу",
+        ],
+        ["лечу", "лечу", "лечу", "лечу", "лечу", "лететь", "лечу", "лететь", "лететь"],
+        ("exact", "lemma", "synonym"),
+        [7, 2, 0],
+    ),
 ]
 
 
@@ -216,7 +251,9 @@ def test_cases_found_by_the_deeper_search(matcher, cand, ref, stages, counts):
     found = engine(cand, ref, matcher, stages)
     assert found.exact and list(found.links) == expected and found.chunks == brute_chunks(expected)
     keys = matcher.key_functions(stages)
-    got = stage_counts(type_graph(counts_of(cand), counts_of(ref), keys, matcher.any_keys(stages)), len(stages))
+    got = stage_counts(
+        type_graph(counts_of(cand), counts_of(ref), keys, matcher.any_keys(stages)), len(stages)
+    )
     assert got == [sum(1 for _, _, s in expected if s == k) for k in range(len(stages))]
     if counts is not None:
         assert got == counts

@@ -2,6 +2,7 @@
 submission, every value 1, a constant, values rounded to one decimal, a shuffled copy, a copy of another
 entry, perplexities rising with METEOR, organizer checks that agree and that do not; and the thresholds'
 edges. No audit changes a score or a rank."""
+
 import json
 import math
 import random
@@ -9,8 +10,16 @@ import random
 import pytest
 import scipy.stats
 
-from scorer.scoring.audit import (AuditSettings, audit_board, audit_submission, average_ranks, fisher_interval,
-                                  sample_counts, spearman, validate_warnings)
+from scorer.scoring.audit import (
+    AuditSettings,
+    audit_board,
+    audit_submission,
+    average_ranks,
+    fisher_interval,
+    sample_counts,
+    spearman,
+    validate_warnings,
+)
 
 N = 2000
 
@@ -69,7 +78,9 @@ def test_every_value_one():
 def test_a_constant():
     _, meteor = honest()
     audit = audited([7.5] * N, meteor)
-    assert audit.flag_names == ["few_distinct"] and "only 1 distinct perplexity (7.5)" in audit.flags[0].message
+    assert (
+        audit.flag_names == ["few_distinct"] and "only 1 distinct perplexity (7.5)" in audit.flags[0].message
+    )
 
 
 def test_rounded_to_one_decimal():
@@ -80,7 +91,8 @@ def test_rounded_to_one_decimal():
     assert audit.flags == () and 20 < audit.distinct < N and audit.rho < -0.5
     coarse = [float(round(p)) for p in ppl][:1000]
     assert audited(coarse, meteor[:1000], settings=AuditSettings(min_distinct_share=0.2)).flag_names == [
-        "few_distinct"]
+        "few_distinct"
+    ]
 
 
 def test_a_shuffled_copy_loses_rho_but_keeps_its_distribution():
@@ -104,7 +116,12 @@ def test_an_organizer_check_that_agrees_and_one_that_does_not():
     rng = random.Random(9)
     agree = [(p, p * math.exp(rng.uniform(-0.005, 0.005))) for p in ppl[:200]]  # within 0.5%
     audit = audited(ppl, meteor, checked=agree)
-    assert audit.flags == () and audit.checked == 200 and audit.within == 1.0 and audit.median_log_difference < 0.005
+    assert (
+        audit.flags == ()
+        and audit.checked == 200
+        and audit.within == 1.0
+        and audit.median_log_difference < 0.005
+    )
     disagree = [(p, p * 1.3) for p in ppl[:200]]
     audit = audited(ppl, meteor, checked=disagree)
     assert audit.flag_names == ["check_mismatch"] and audit.within == 0.0
@@ -116,11 +133,14 @@ def test_edges_of_the_thresholds():
     # exactly max_share_at_one (1% of 1,000 = 10 turns at 1): not above it, not flagged; 11 is
     assert audited([1.0] * 10 + ppl[10:], meteor).flag_names == []
     assert audited([1.0] * 11 + ppl[11:], meteor).flag_names == ["ppl_at_one"]
-    # few_distinct: from n = 20 on, distinct is compared with min_distinct_share * n; below, only one value flags
+    # few_distinct: from n = 20 on, distinct is compared with min_distinct_share * n; below, only one value
+    # flags
     two = [2.0, 3.0]
     assert audited((two * 10)[:19], meteor[:19]).flag_names == []
     assert audited([2.0] * 19, meteor[:19]).flag_names == ["few_distinct"]
-    low_share = AuditSettings(min_distinct_share=0.2)  # 3 distinct values: 3 < 0.2 * 20; at n = 19 not compared
+    low_share = AuditSettings(
+        min_distinct_share=0.2
+    )  # 3 distinct values: 3 < 0.2 * 20; at n = 19 not compared
     three = [2.0, 3.0, 4.0]
     assert audited((three * 7)[:19], meteor[:19], settings=low_share).flag_names == []
     assert audited((three * 7)[:20], meteor[:20], settings=low_share).flag_names == ["few_distinct"]
@@ -157,7 +177,10 @@ def test_a_copied_entry_and_a_low_outlier():
 
 def test_sampling_is_proportional_and_validate_warns():
     assert sample_counts({"Text2Text": 50, "Image2Text": 30, "Audio2Text": 20}, 10) == {
-        "Text2Text": 5, "Image2Text": 3, "Audio2Text": 2}
+        "Text2Text": 5,
+        "Image2Text": 3,
+        "Audio2Text": 2,
+    }
     assert sum(sample_counts({"a": 7, "b": 7, "c": 7}, 10).values()) == 10
     assert sample_counts({"a": 1}, 10) == {"a": 1}
     assert validate_warnings([1.0] * 5).startswith("every one of the 5 perplexities is exactly 1")

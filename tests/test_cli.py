@@ -1,4 +1,5 @@
 """Command line (contract section 6): exit codes, output files and their exact shape."""
+
 import csv
 import io
 import json
@@ -12,12 +13,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES, PUBLIC, ROOT, big_split, write_jsonl
 
 from scorer import cli
-from scorer.scoring.result import DETAIL_COLUMNS
 from scorer.metric.thesaurus import HOW_TO_GET
-
-from conftest import EXAMPLES, PUBLIC, ROOT, big_split, make_split, make_submission, write_jsonl
+from scorer.scoring.result import DETAIL_COLUMNS
 
 INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
 
@@ -39,18 +39,45 @@ def test_score_writes_the_three_outputs(tmp_path, capsys):
     assert score(EXAMPLES / "realistic", out) == 0
     s = load(out)
     flat = [f"{t}{suffix}" for t in s["by_type"] for suffix in ("", "_meteor", "_hidden_metric")]
-    assert list(s) == ["status", "integral", "meteor", "hidden_metric", "by_type", "counts", "signature", "warnings",
-                       *flat]
+    assert list(s) == [
+        "status",
+        "integral",
+        "meteor",
+        "hidden_metric",
+        "by_type",
+        "counts",
+        "signature",
+        "warnings",
+        *flat,
+    ]
     for name, t in s["by_type"].items():  # the flat leaderboard columns: the type's score and means
-        assert (s[name], s[f"{name}_meteor"], s[f"{name}_hidden_metric"]) == (t["score"], t["meteor"],
-                                                                                t["hidden_metric"])
+        assert (s[name], s[f"{name}_meteor"], s[f"{name}_hidden_metric"]) == (
+            t["score"],
+            t["meteor"],
+            t["hidden_metric"],
+        )
     assert s["status"] == "ok" and 0 < s["integral"] < 1
     assert list(s["by_type"]) == ["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"]
-    assert list(s["by_type"]["Audio2Text"]) == ["weight", "dialogs", "turns", "meteor", "hidden_metric", "score"]
+    assert list(s["by_type"]["Audio2Text"]) == [
+        "weight",
+        "dialogs",
+        "turns",
+        "meteor",
+        "hidden_metric",
+        "score",
+    ]
     assert s["counts"] == {"dialogs": 40, "turns": 66}
     assert sum(t["turns"] for t in s["by_type"].values()) == 66
     header, *rows = (out / "details.csv").read_text(encoding="utf-8").splitlines()
-    assert header.split(",")[:7] == ["dialog_id", "type", "turn", "meteor", "best_reference", "hidden_metric", "ppl"]
+    assert header.split(",")[:7] == [
+        "dialog_id",
+        "type",
+        "turn",
+        "meteor",
+        "best_reference",
+        "hidden_metric",
+        "ppl",
+    ]
     assert header.split(",") == DETAIL_COLUMNS and len(rows) == 66
     assert rows[0].startswith("d-0001,Text2Text,0,")
     txt = (out / "scores.txt").read_text(encoding="utf-8").splitlines()
@@ -66,7 +93,9 @@ def test_weighted_figures_agree_with_by_type(tmp_path):
     s = load(out)
     w = sum(t["weight"] for t in s["by_type"].values())
     for key, sub in (("integral", "score"), ("meteor", "meteor"), ("hidden_metric", "hidden_metric")):
-        assert s[key] == pytest.approx(sum(t["weight"] * t[sub] for t in s["by_type"].values()) / w, abs=1e-12)
+        assert s[key] == pytest.approx(
+            sum(t["weight"] * t[sub] for t in s["by_type"].values()) / w, abs=1e-12
+        )
 
 
 def test_outputs_are_byte_identical_across_runs(tmp_path):
@@ -91,8 +120,20 @@ def test_line_order_and_zip_packaging_change_nothing(tmp_path):
     score(src, tmp_path / "a")
     score(shuffled, tmp_path / "b")
     score(tmp_path / "team.zip", tmp_path / "c")
-    assert run("score", "--data", PUBLIC, "--submission", src / "submission.jsonl",
-               "--ppl", src / "ppl_output.json", "--output", tmp_path / "d") == 0
+    assert (
+        run(
+            "score",
+            "--data",
+            PUBLIC,
+            "--submission",
+            src / "submission.jsonl",
+            "--ppl",
+            src / "ppl_output.json",
+            "--output",
+            tmp_path / "d",
+        )
+        == 0
+    )
     expected = (tmp_path / "a" / "scores.json").read_bytes()
     for other in "bcd":
         assert (tmp_path / other / "scores.json").read_bytes() == expected
@@ -109,8 +150,10 @@ def test_empty_answers_score_only_the_hidden_metric(tmp_path):
     s = load(tmp_path)
     assert s["meteor"] == 0.0
     ppl = json.loads((EXAMPLES / "empty_answers" / "ppl_output.json").read_text(encoding="utf-8"))
-    types = {json.loads(l)["dialog_id"]: json.loads(l)["type"]
-             for l in (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()}
+    types = {
+        json.loads(line)["dialog_id"]: json.loads(line)["type"]
+        for line in (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    }
     weights = {"Text2Text": 0.1, "Image2Text": 0.2, "Audio2Text": 0.3, "Image-Audio2Text": 0.4}
     per_type = {}
     for d, ps in ppl.items():
@@ -147,19 +190,25 @@ def test_validate_needs_only_dialogues(tmp_path, capsys):
     shutil.copy(PUBLIC / "dialogues.jsonl", public)
     assert run("validate", "--data", public, "--submission", EXAMPLES / "realistic") == 0
     assert capsys.readouterr().out == "valid: 40 dialogues, 66 turns\n"
-    assert run("validate", "--json", "--data", public, "--submission", EXAMPLES / "invalid" / "ppl_below_one") == 1
+    assert (
+        run("validate", "--json", "--data", public, "--submission", EXAMPLES / "invalid" / "ppl_below_one")
+        == 1
+    )
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["status"] == "invalid"
     assert verdict["errors"][0]["dialog_id"] == "d-0003" and verdict["errors"][0]["turn"] == 0
 
 
-@pytest.mark.parametrize("args", [
-    [],
-    ["score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic"],  # no --output
-    ["score", "--data", "/nonexistent", "--submission", EXAMPLES / "realistic", "--output", "{out}"],
-    ["score", "--data", PUBLIC, "--submission", "/nonexistent", "--output", "{out}"],
-    ["frobnicate"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic"],  # no --output
+        ["score", "--data", "/nonexistent", "--submission", EXAMPLES / "realistic", "--output", "{out}"],
+        ["score", "--data", PUBLIC, "--submission", "/nonexistent", "--output", "{out}"],
+        ["frobnicate"],
+    ],
+)
 def test_usage_errors_exit_2(tmp_path, args):
     assert run(*[str(a).replace("{out}", str(tmp_path)) for a in args]) == 2
 
@@ -187,7 +236,9 @@ def test_broken_reference_data_exits_2(tmp_path, capsys):
     shutil.copytree(PUBLIC, data)
     lines = (data / "answers.jsonl").read_text(encoding="utf-8").splitlines()
     (data / "answers.jsonl").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
-    assert run("score", "--data", data, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "o") == 2
+    assert (
+        run("score", "--data", data, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "o") == 2
+    )
     assert "answers.jsonl" in capsys.readouterr().err
     assert load(tmp_path / "o")["errors"][0]["code"] == "missing_id"
 
@@ -195,6 +246,7 @@ def test_broken_reference_data_exits_2(tmp_path, capsys):
 def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
     def boom(*a, **k):
         raise RuntimeError("simulated bug")
+
     monkeypatch.setattr("scorer.api.score_validated", boom)
     assert score(EXAMPLES / "realistic", tmp_path) == 3
     err = capsys.readouterr().err.splitlines()
@@ -205,8 +257,9 @@ def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
 
 
 def test_signature_pins_the_settings(tmp_path):
-    (tmp_path / "c.toml").write_text('[meteor]\ngamma = 0.5\n[hidden_metric]\nmethod = "log"\np_max = 100\n',
-                                     encoding="utf-8")
+    (tmp_path / "c.toml").write_text(
+        '[meteor]\ngamma = 0.5\n[hidden_metric]\nmethod = "log"\np_max = 100\n', encoding="utf-8"
+    )
     score(EXAMPLES / "realistic", tmp_path / "a")
     score(EXAMPLES / "realistic", tmp_path / "b", "--config", tmp_path / "c.toml")
     a, b = load(tmp_path / "a")["signature"], load(tmp_path / "b")["signature"]
@@ -222,19 +275,38 @@ def test_signature_pins_the_settings(tmp_path):
 
 def test_real_process_and_console_script(tmp_path):
     env = {**os.environ}
-    proc = subprocess.run([sys.executable, "-m", "scorer", "score", "--data", str(PUBLIC), "--submission",
-                           str(EXAMPLES / "invalid" / "nan_perplexity"), "--output", str(tmp_path)],
-                          capture_output=True, text=True, env=env, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scorer",
+            "score",
+            "--data",
+            str(PUBLIC),
+            "--submission",
+            str(EXAMPLES / "invalid" / "nan_perplexity"),
+            "--output",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     assert proc.returncode == 1 and "NaN" in proc.stderr and "Traceback" not in proc.stderr
     script = Path(sys.executable).parent / "scorer"
-    proc = subprocess.run([str(script), "validate", "--data", str(PUBLIC), "--submission",
-                           str(EXAMPLES / "realistic")], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [str(script), "validate", "--data", str(PUBLIC), "--submission", str(EXAMPLES / "realistic")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("valid:")
 
 
 def test_extra_keys_warn_but_score(tmp_path, capsys):
     src = EXAMPLES / "realistic"
-    rows = [json.loads(l) for l in (src / "submission.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in (src / "submission.jsonl").read_text(encoding="utf-8").splitlines()]
     rows[0]["model"] = "baseline-v2"
     sub = tmp_path / "sub"
     write_jsonl(sub / "submission.jsonl", rows)
@@ -245,8 +317,20 @@ def test_extra_keys_warn_but_score(tmp_path, capsys):
 
 
 def test_explain_prints_matches_chunks_and_formula(capsys):
-    assert run("explain", "--candidate", "Зелёные стали сидит", "--reference", "сидит стать недозрелые",
-               "--reference", "—", "--gamma", "0.5") == 0
+    assert (
+        run(
+            "explain",
+            "--candidate",
+            "Зелёные стали сидит",
+            "--reference",
+            "сидит стать недозрелые",
+            "--reference",
+            "—",
+            "--gamma",
+            "0.5",
+        )
+        == 0
+    )
     assert capsys.readouterr().out.splitlines() == [
         "candidate tokens (3): 0:зеленые 1:стали 2:сидит",
         "",
@@ -271,6 +355,7 @@ def test_penalty_mode_details_columns(tmp_path):
     (tmp_path / "c.toml").write_text("[meteor]\ngamma = 0.5\n", encoding="utf-8")
     score(EXAMPLES / "realistic", tmp_path / "o", "--config", tmp_path / "c.toml")
     import csv
+
     rows = list(csv.DictReader((tmp_path / "o" / "details.csv").open(encoding="utf-8")))
     for row in rows:
         m, chunks = int(row["matches"]), int(row["chunks"])
@@ -287,7 +372,9 @@ def test_jobs_give_byte_identical_outputs(tmp_path):
     outputs = {}
     for jobs in ("1", "2", "3"):
         out = tmp_path / f"out{jobs}"
-        assert run("score", "--data", data, "--submission", sub, "--output", out, "--jobs", jobs, "--quiet") == 0
+        assert (
+            run("score", "--data", data, "--submission", sub, "--output", out, "--jobs", jobs, "--quiet") == 0
+        )
         outputs[jobs] = [(out / name).read_bytes() for name in ("scores.json", "details.csv", "scores.txt")]
     assert outputs["1"] == outputs["2"] == outputs["3"]
     assert load(tmp_path / "out1")["counts"] == {"dialogs": 800, "turns": 1320}
@@ -315,13 +402,19 @@ def test_codalab_scores_res_against_ref(tmp_path):
     assert run("codalab", root, tmp_path / "output", "--quiet") == 0
     lines = (tmp_path / "output" / "scores.txt").read_text(encoding="utf-8").splitlines()
     assert lines[0] == "integral: 0.3769621616774081"
-    assert {p.name for p in (tmp_path / "output").iterdir()} == {"scores.json", "details.csv", "scores.txt",
-                                                                 "detailed_results.html"}
+    assert {p.name for p in (tmp_path / "output").iterdir()} == {
+        "scores.json",
+        "details.csv",
+        "scores.txt",
+        "detailed_results.html",
+    }
 
 
 def test_codalab_takes_the_private_config_from_ref(tmp_path):
     root = _codalab_input(tmp_path)
-    (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 100.0\n', encoding="utf-8")
+    (root / "ref" / "config.toml").write_text(
+        '[hidden_metric]\nmethod = "log"\np_max = 100.0\n', encoding="utf-8"
+    )
     assert run("codalab", root, tmp_path / "output", "--quiet") == 0
     s = load(tmp_path / "output")
     assert f"|hm:{private_digest('log', 100.0)}|" in s["signature"]
@@ -339,26 +432,33 @@ def private_digest(method, p_max=None):
 
 def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
     root = _codalab_input(tmp_path)
-    (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
+    (root / "ref" / "config.toml").write_text(
+        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8"
+    )
     assert run("codalab", root, tmp_path / "a") == 0
     shown = capsys.readouterr()
     assert run("codalab", root, tmp_path / "b", "--quiet") == 0
-    texts = [shown.out, shown.err] + [(tmp_path / "a" / f).read_text(encoding="utf-8")
-                                      for f in ("scores.json", "scores.txt", "detailed_results.html", "details.csv")]
+    texts = [shown.out, shown.err] + [
+        (tmp_path / "a" / f).read_text(encoding="utf-8")
+        for f in ("scores.json", "scores.txt", "detailed_results.html", "details.csv")
+    ]
     for text in texts:
         assert "137.5" not in text and "p_max" not in text and "hm:log" not in text
     digest = private_digest("log", 137.5)
     assert len(digest) == len("private-") + 12 and int(digest[8:], 16) >= 0
     assert load(tmp_path / "a")["signature"] == load(tmp_path / "b")["signature"]
     assert f"|hm:{digest}|" in load(tmp_path / "a")["signature"] and f"hm:{digest}" in shown.out
-    # details.csv keeps its header; its hidden_metric column is empty; the page has no per-turn histogram of it
+    # details.csv keeps its header; its hidden_metric column is empty; the page has no per-turn histogram of
+    # it
     rows = list(csv.DictReader(io.StringIO(texts[5])))
     assert len(rows) == 66 and {r["hidden_metric"] for r in rows} == {""} and rows[0]["ppl"] == "6.09"
     assert "Hidden metric per turn" not in texts[4] and "hidden metric 0." in texts[4]
     # per-type and overall means stay
     assert 0 < load(tmp_path / "a")["by_type"]["Text2Text"]["hidden_metric"] < 1
     # other settings give another digest; the built-in default keeps its readable field
-    (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 138.0\n', encoding="utf-8")
+    (root / "ref" / "config.toml").write_text(
+        '[hidden_metric]\nmethod = "log"\np_max = 138.0\n', encoding="utf-8"
+    )
     assert run("codalab", root, tmp_path / "c", "--quiet") == 0
     assert f"|hm:{private_digest('log', 138.0)}|" in load(tmp_path / "c")["signature"]
     assert private_digest("log", 138.0) != digest
@@ -384,7 +484,9 @@ def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
     shutil.rmtree(root / "res")
     capsys.readouterr()
     assert run("codalab", root, tmp_path / "output2") == 2
-    message = f"{root / 'res'} is not a folder; INPUT must hold ref/ (the reference data) and res/ (the submission)"
+    message = (
+        f"{root / 'res'} is not a folder; INPUT must hold ref/ (the reference data) and res/ (the submission)"
+    )
     assert capsys.readouterr().err.splitlines()[-1] == f"error: {message}"
     # the backend reads the verdict from scores.json, not from stderr
     verdict = load(tmp_path / "output2")
@@ -394,10 +496,14 @@ def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
 
 def test_codalab_metadata_commands_run_outside_a_container(tmp_path):
     root = _codalab_input(tmp_path)
-    for name, input_dir, output_dir in (("metadata", "$input", "$output"),
-                                        ("metadata.yaml", "/app/input", "/app/output")):
-        fields = dict(line.split(": ", 1) for line in
-                      (ROOT / "codalab" / "scoring_program" / name).read_text(encoding="utf-8").splitlines())
+    for name, input_dir, output_dir in (
+        ("metadata", "$input", "$output"),
+        ("metadata.yaml", "/app/input", "/app/output"),
+    ):
+        fields = dict(
+            line.split(": ", 1)
+            for line in (ROOT / "codalab" / "scoring_program" / name).read_text(encoding="utf-8").splitlines()
+        )
         assert set(fields) == {"command", "description"}
         command = fields["command"].replace(input_dir, str(root)).replace(output_dir, str(tmp_path / name))
         argv = command.split()
@@ -423,10 +529,13 @@ def test_score_report_is_self_contained_and_reproducible(tmp_path):
 def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
     from scorer.progress import ProgressDisplay, render
 
-    assert render("scoring", 50, 200, 10.0) == "scoring [#######                       ]  25%  50/200  30s left"
+    assert (
+        render("scoring", 50, 200, 10.0) == "scoring [#######                       ]  25%  50/200  30s left"
+    )
     assert render("scoring", 200, 200, 10.0) == "scoring [##############################] 100%  200/200"
     assert render("team-a: checking submission.jsonl", 1 << 20, 4 << 20, 90.0) == (
-        "team-a: checking submission.jsonl [#######                       ]  25%  1.0/4.0 MiB  4m30s left")
+        "team-a: checking submission.jsonl [#######                       ]  25%  1.0/4.0 MiB  4m30s left"
+    )
     now = [0.0]
     display = ProgressDisplay(io.StringIO(), enabled=True, clock=lambda: now[0])
     display("reading dialogues.jsonl", 1, 2)  # within the first 2 s: nothing
@@ -442,7 +551,9 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
         "scoring [                              ]   0%  0/200",
         "scoring [#######                       ]  25%  50/200  30s left",
         "writing details.csv [##############################] 100%  200/200" + " " * 0,
-        " " * 70, ""]
+        " " * 70,
+        "",
+    ]
     quiet = ProgressDisplay(io.StringIO(), delay=0)  # a StringIO is no terminal
     quiet("scoring", 100, 200)
     assert quiet.stream.getvalue() == ""
@@ -453,7 +564,8 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
 
 
 def test_the_realistic_example_with_the_real_ruwordnet(tmp_path, real_rwn_path):
-    """The bundled example's integral with the real thesaurus (the verbs and adjectives CI has, or the full one)."""
+    """The bundled example's integral with the real thesaurus (the verbs and adjectives CI has, or the full
+    one)."""
     assert score(EXAMPLES / "realistic", tmp_path / "out", "--thesaurus", str(real_rwn_path)) == 0
     scores = load(tmp_path / "out")
     assert scores["signature"].count("|rwn:rwn-") == 1 and 0.37 < scores["integral"] < 0.39
@@ -467,7 +579,7 @@ def test_each_help_lists_only_its_own_exit_codes(capsys):
         with pytest.raises(SystemExit):
             cli.build_parser().parse_args([command, "--help"])
         text = capsys.readouterr().out
-        table = text[text.index("exit codes:"):].splitlines()[1:]
+        table = text[text.index("exit codes:") :].splitlines()[1:]
         codes[command] = [line.split()[0] for line in table]
         assert ("--no-synonyms" in text.split("example:")[1]) == (command != "validate")
     assert codes["validate"] == codes["score"] == codes["codalab"] == ["0", "1", "2", "3", "130,"]
@@ -496,7 +608,8 @@ def test_a_utf16_file_gets_one_message(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines()[1:] == [
         "error: the submission is invalid (1 error(s)); it was not scored:",
         "  - submission.jsonl, line 1, column 1: the file is not valid UTF-8 (bad byte at column 1); "
-        "it looks like UTF-16 text; save it as UTF-8"]
+        "it looks like UTF-16 text; save it as UTF-8",
+    ]
 
 
 def test_errors_of_one_kind_collapse_on_the_terminal_but_not_in_scores_json(tmp_path, capsys):
@@ -506,7 +619,9 @@ def test_errors_of_one_kind_collapse_on_the_terminal_but_not_in_scores_json(tmp_
     assert score(folder, tmp_path / "o") == 1
     err = capsys.readouterr().err.splitlines()
     assert err[1] == "error: the submission is invalid (40 error(s)); it was not scored:"
-    assert len(err) == 6 and err[2].startswith("  - ppl_output.json, line 1, column 12, dialog_id 'd-0001': the ")
+    assert len(err) == 6 and err[2].startswith(
+        "  - ppl_output.json, line 1, column 12, dialog_id 'd-0001': the "
+    )
     assert err[5] == "  ... and 37 more like this (schema_type)"
     verdict = load(tmp_path / "o")
     assert len(verdict["errors"]) + verdict.get("more_errors", 0) == 40
@@ -516,22 +631,28 @@ def test_misnamed_files_are_named_in_the_message(tmp_path, capsys):
     folder = _copy_realistic(tmp_path / "sub", "predictions.jsonl", "ppl.json")
     assert run("validate", "--data", PUBLIC, "--submission", folder) == 1
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "  - sub: the submission directory has no submission.jsonl and no ppl_output.json; it holds ppl.json, "
-        "predictions.jsonl (the files must be named submission.jsonl and ppl_output.json)")
+        "  - sub: the submission directory has no submission.jsonl and no ppl_output.json; it holds "
+        "ppl.json, "
+        "predictions.jsonl (the files must be named submission.jsonl and ppl_output.json)"
+    )
 
 
 def test_a_bare_file_without_perplexities_names_the_option(tmp_path, capsys):
     shutil.copy(EXAMPLES / "realistic" / "submission.jsonl", tmp_path / "submission.jsonl")
     assert run("validate", "--data", PUBLIC, "--submission", tmp_path / "submission.jsonl") == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"error: perplexities not found at {tmp_path / 'ppl_output.json'}: the submission is a bare file, and no "
-        "ppl_output.json lies beside it; give the perplexities file too (on the command line: --ppl FILE)")
+        f"error: perplexities not found at {tmp_path / 'ppl_output.json'}: the submission is a bare file, "
+        "and no "
+        "ppl_output.json lies beside it; give the perplexities file too (on the command line: --ppl FILE)"
+    )
 
 
 def test_a_missing_thesaurus_names_the_options_that_mend_it(tmp_path, capsys):
     missing = tmp_path / "no-rwn"
     assert score(EXAMPLES / "realistic", tmp_path / "o", "--thesaurus", missing) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"error: RuWordNet was not found at {missing} (from the given location). " + HOW_TO_GET
-        + " (on the command line: --thesaurus PATH, or --no-synonyms)")
+        f"error: RuWordNet was not found at {missing} (from the given location). "
+        + HOW_TO_GET
+        + " (on the command line: --thesaurus PATH, or --no-synonyms)"
+    )
     assert load(tmp_path / "o")["errors"][0]["message"].endswith(HOW_TO_GET)  # the library names no flags

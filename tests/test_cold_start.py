@@ -1,18 +1,14 @@
 """A run from an empty cache: keys learnt once per type on the workers; the numbers never change."""
+
 from __future__ import annotations
 
-import os
-import signal
-import time
-
 import pytest
-
 from conftest import MINI_RWN, make_split, make_submission
+
 from scorer import api
-from scorer.errors import ThesaurusError
 from scorer.inputs import reference_cache
 from scorer.inputs.config import load_config
-from scorer.metric import cache, thesaurus
+from scorer.metric import thesaurus
 from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
@@ -20,8 +16,13 @@ from scorer.metric.text import tokenise
 from scorer.scoring import turns
 
 ANSWERS = ["кот спит дома", "собака лает громко", "мы летим домой", "кошка лечит кота", "дом стоит"]
-REFERENCES = [[["кошка", "спит"], ["кот", "дремлет"]], [["пес", "лает"]], [["мы", "мчимся", "домой"]],
-              [["кот", "лечит", "кошку"], ["лечить"]], [["здание", "стоит"]]]
+REFERENCES = [
+    [["кошка", "спит"], ["кот", "дремлет"]],
+    [["пес", "лает"]],
+    [["мы", "мчимся", "домой"]],
+    [["кот", "лечит", "кошку"], ["лечить"]],
+    [["здание", "стоит"]],
+]
 
 
 def scored(answers, references, params, jobs):
@@ -75,7 +76,9 @@ def test_a_matcher_that_knows_types_is_not_taught_first(monkeypatch):
 def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
     ids = [f"d{k}" for k in range(len(ANSWERS))]
-    data = make_split(tmp_path, [(d, "Text2Text", [[" ".join(v) for v in turn]]) for d, turn in zip(ids, REFERENCES)])
+    data = make_split(
+        tmp_path, [(d, "Text2Text", [[" ".join(v) for v in turn]]) for d, turn in zip(ids, REFERENCES)]
+    )
     submission = make_submission(tmp_path, {d: [a] for d, a in zip(ids, ANSWERS)}, {d: [3.0] for d in ids})
     results = []
     for jobs in (1, 2):
@@ -85,6 +88,8 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
         names = sorted(p.name.split("-")[0] for p in (tmp_path / f"cache-{jobs}").iterdir())
         kept_by_the_compiled_engine = ["keys"] if accelerator.active() else []
         assert names == kept_by_the_compiled_engine + ["references", "rwn", "tokens"]
-        key = reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", load_config().limits)
+        key = reference_cache.entry_key(
+            data / "dialogues.jsonl", data / "answers.jsonl", load_config().limits
+        )
         assert key and reference_cache.load(key, load_config().limits) is not None
     assert results[0] == results[1]

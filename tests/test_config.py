@@ -1,13 +1,19 @@
 """contract section 7: defaults, overrides, and every configuration error naming its key."""
+
 import pytest
 
-from scorer.inputs.config import load_config
 from scorer.errors import ConfigError
+from scorer.inputs.config import load_config
 
 
 def test_defaults_match_the_spec():
     c = load_config()
-    assert dict(c.weights) == {"Text2Text": 0.1, "Image2Text": 0.2, "Audio2Text": 0.3, "Image-Audio2Text": 0.4}
+    assert dict(c.weights) == {
+        "Text2Text": 0.1,
+        "Image2Text": 0.2,
+        "Audio2Text": 0.3,
+        "Image-Audio2Text": 0.4,
+    }
     assert (c.meteor.alpha, c.meteor.beta, c.meteor.gamma) == (0.9, 3.0, 0.0)
     assert c.meteor.stages == ("exact", "lemma", "synonym")
     assert (c.hm_method, dict(c.hm_params)) == ("inverse", {})
@@ -16,31 +22,37 @@ def test_defaults_match_the_spec():
 
 def test_file_overrides_only_its_keys(tmp_path):
     path = tmp_path / "c.toml"
-    path.write_text('[weights]\nText2Text = 1\n[hidden_metric]\nmethod = "log"\np_max = 50\n'
-                    '[meteor]\ngamma = 0.5\nstages = ["exact"]\n', encoding="utf-8")
+    path.write_text(
+        '[weights]\nText2Text = 1\n[hidden_metric]\nmethod = "log"\np_max = 50\n'
+        '[meteor]\ngamma = 0.5\nstages = ["exact"]\n',
+        encoding="utf-8",
+    )
     c = load_config(path)
     assert c.weights["Text2Text"] == 1.0 and c.weights["Image2Text"] == 0.2
     assert (c.hm_method, dict(c.hm_params)) == ("log", {"p_max": 50.0})
     assert c.meteor.gamma == 0.5 and c.meteor.stages == ("exact",) and c.meteor.alpha == 0.9
 
 
-@pytest.mark.parametrize("text, key", [
-    ("[colours]\nred = 1\n", "colours"),
-    ("[weights]\nVideo2Text = 0.5\n", "weights.Video2Text"),
-    ("[weights]\nText2Text = -0.1\n", "weights.Text2Text"),
-    ("[weights]\nText2Text = true\n", "weights.Text2Text"),
-    ("[meteor]\nalpha = 1.5\n", "meteor.alpha"),
-    ("[meteor]\nalpha = -0.1\n", "meteor.alpha"),
-    ("[meteor]\ngamma = 2\n", "meteor.gamma"),
-    ('[meteor]\nstages = ["exact", "stem"]\n', "meteor.stages"),
-    ('[meteor]\nstages = []\n', "meteor.stages"),
-    ('[meteor]\nstages = ["exact", "exact"]\n', "meteor.stages"),
-    ("[meteor]\ndelta = 1\n", "meteor.delta"),
-    ('[hidden_metric]\nmethod = "sqrt"\n', "hidden_metric.method"),
-    ('[hidden_metric]\nmethod = "log"\np_max = 1\n', "hidden_metric.p_max"),
-    ("[limits]\nmax_file_mib = 0\n", "limits.max_file_mib"),
-    ("weights = 3\n", "weights"),
-])
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("[colours]\nred = 1\n", "colours"),
+        ("[weights]\nVideo2Text = 0.5\n", "weights.Video2Text"),
+        ("[weights]\nText2Text = -0.1\n", "weights.Text2Text"),
+        ("[weights]\nText2Text = true\n", "weights.Text2Text"),
+        ("[meteor]\nalpha = 1.5\n", "meteor.alpha"),
+        ("[meteor]\nalpha = -0.1\n", "meteor.alpha"),
+        ("[meteor]\ngamma = 2\n", "meteor.gamma"),
+        ('[meteor]\nstages = ["exact", "stem"]\n', "meteor.stages"),
+        ("[meteor]\nstages = []\n", "meteor.stages"),
+        ('[meteor]\nstages = ["exact", "exact"]\n', "meteor.stages"),
+        ("[meteor]\ndelta = 1\n", "meteor.delta"),
+        ('[hidden_metric]\nmethod = "sqrt"\n', "hidden_metric.method"),
+        ('[hidden_metric]\nmethod = "log"\np_max = 1\n', "hidden_metric.p_max"),
+        ("[limits]\nmax_file_mib = 0\n", "limits.max_file_mib"),
+        ("weights = 3\n", "weights"),
+    ],
+)
 def test_config_errors_name_the_key(tmp_path, text, key):
     path = tmp_path / "c.toml"
     path.write_text(text, encoding="utf-8")

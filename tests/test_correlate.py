@@ -1,17 +1,18 @@
-"""Meta-evaluation (contract section 8): coefficients by hand and against scipy, ratings CSV rules, bootstrap, outputs."""
+"""Meta-evaluation (contract section 8): coefficients by hand and against scipy, ratings CSV rules, bootstrap,
+outputs."""
+
 import csv
 import json
 import math
 import random
 
 import pytest
+from conftest import EXAMPLES, PUBLIC
 from scipy import stats
 
 from scorer import cli
 from scorer.scoring.correlation import coefficients, interval, pairwise_accuracy, read_human
 from scorer.scoring.correlation_result import COLUMNS
-
-from conftest import EXAMPLES, PUBLIC
 
 SUBMISSIONS = {"team-a": {"d-1": 2, "d-2": 1}, "team-b.zip": {"d-1": 2, "d-2": 1}}
 
@@ -56,7 +57,7 @@ def test_resampled_coefficients_are_the_row_by_row_values_to_the_last_bit(n):
 
 
 def test_pairwise_accuracy_by_hand_on_four_systems():
-    human = [4.0, 3.0, 2.0, 2.0]   # pairs with unequal human scores: 5 of 6 (the last two tie)
+    human = [4.0, 3.0, 2.0, 2.0]  # pairs with unequal human scores: 5 of 6 (the last two tie)
     figure = [0.9, 0.5, 0.6, 0.1]  # (0,1) ok (0,2) ok (0,3) ok (1,2) wrong (1,3) ok -> 4 / 5
     assert pairwise_accuracy(figure, human) == 4 / 5
     assert pairwise_accuracy([1, 1, 1, 1], human) == 0.0  # ties in the figure order nothing
@@ -64,7 +65,9 @@ def test_pairwise_accuracy_by_hand_on_four_systems():
 
 def test_interval_holds_the_estimate_and_skips_undefined_draws():
     assert interval([0.1, 0.2, math.nan, 0.3], 0.5) == (0.1, 0.5)
-    assert interval([math.nan], 0.5) == (math.nan, math.nan) or all(map(math.isnan, interval([math.nan], 0.5)))
+    assert interval([math.nan], 0.5) == (math.nan, math.nan) or all(
+        map(math.isnan, interval([math.nan], 0.5))
+    )
 
 
 def write(path, rows):
@@ -74,27 +77,39 @@ def write(path, rows):
 
 
 def test_repeated_raters_are_averaged_and_zip_suffixes_may_be_left_out(tmp_path):
-    path = write(tmp_path / "h.csv", [["submission", "dialog_id", "turn", "score"], ["team-a", "d-1", "0", "1"],
-                                      ["team-a", "d-1", "0", "4"], ["team-b", "d-2", "0", "2.5"]])
+    path = write(
+        tmp_path / "h.csv",
+        [
+            ["submission", "dialog_id", "turn", "score"],
+            ["team-a", "d-1", "0", "1"],
+            ["team-a", "d-1", "0", "4"],
+            ["team-b", "d-2", "0", "2.5"],
+        ],
+    )
     ratings = read_human(path, SUBMISSIONS)
     assert ratings.level == "turn"
     assert ratings.scores == {("team-a", "d-1", 0): 2.5, ("team-b.zip", "d-2", 0): 2.5}
 
 
-@pytest.mark.parametrize("row, code", [
-    (["team-x", "d-1", "0", "3"], "unknown_submission"),
-    (["team-a", "d-9", "0", "3"], "unknown_id"),
-    (["team-a", "d-2", "1", "3"], "unknown_turn"),
-    (["team-a", "d-1", "x", "3"], "unknown_turn"),
-    (["team-a", "d-1", "0", "nan"], "bad_score"),
-    (["team-a", "d-1", "0", "inf"], "bad_score"),
-    (["team-a", "d-1", "0", "good"], "bad_score"),
-    (["team-a", "d-1", "3"], "bad_row"),
-])
+@pytest.mark.parametrize(
+    "row, code",
+    [
+        (["team-x", "d-1", "0", "3"], "unknown_submission"),
+        (["team-a", "d-9", "0", "3"], "unknown_id"),
+        (["team-a", "d-2", "1", "3"], "unknown_turn"),
+        (["team-a", "d-1", "x", "3"], "unknown_turn"),
+        (["team-a", "d-1", "0", "nan"], "bad_score"),
+        (["team-a", "d-1", "0", "inf"], "bad_score"),
+        (["team-a", "d-1", "0", "good"], "bad_score"),
+        (["team-a", "d-1", "3"], "bad_row"),
+    ],
+)
 def test_every_ratings_error_names_its_line(tmp_path, row, code):
     from scorer.scoring.correlation import HumanRatingsError
 
-    path = write(tmp_path / "h.csv", [["submission", "dialog_id", "turn", "score"], ["team-a", "d-1", "1", "2"], row])
+    path = write(
+        tmp_path / "h.csv", [["submission", "dialog_id", "turn", "score"], ["team-a", "d-1", "1", "2"], row]
+    )
     with pytest.raises(HumanRatingsError) as info:
         read_human(path, SUBMISSIONS)
     assert info.value.exit_code == 2
@@ -103,8 +118,25 @@ def test_every_ratings_error_names_its_line(tmp_path, row, code):
 
 def run_correlate(tmp_path, human, *extra):
     out = tmp_path / "meta"
-    code = cli.main(["correlate", "--data", str(PUBLIC), "--submissions", str(EXAMPLES), "--human", str(human),
-                     "--output", str(out), "--quiet", "--resamples", "200", "--jobs", "1", *extra])
+    code = cli.main(
+        [
+            "correlate",
+            "--data",
+            str(PUBLIC),
+            "--submissions",
+            str(EXAMPLES),
+            "--human",
+            str(human),
+            "--output",
+            str(out),
+            "--quiet",
+            "--resamples",
+            "200",
+            "--jobs",
+            "1",
+            *extra,
+        ]
+    )
     return code, out
 
 
@@ -114,8 +146,9 @@ def test_the_bundled_turn_ratings_give_every_level(tmp_path):
     lines = (out / "correlation.csv").read_text(encoding="utf-8").splitlines()
     assert lines[0] == ",".join(COLUMNS)
     rows = list(csv.DictReader(lines))
-    assert [(r["level"], r["figure"]) for r in rows][:5] == [("turn", f) for f in
-                                                            ("meteor", "hidden_metric", "turn_score", "chrf", "bleu")]
+    assert [(r["level"], r["figure"]) for r in rows][:5] == [
+        ("turn", f) for f in ("meteor", "hidden_metric", "turn_score", "chrf", "bleu")
+    ]
     assert {r["level"] for r in rows} == {"turn", "dialog", "system"}
     for r in rows:
         for k in ("pearson", "spearman", "kendall"):
@@ -141,8 +174,18 @@ def test_turn_coefficients_equal_scipy_on_the_rated_turns(tmp_path):
         sums.setdefault(key, []).append(float(row["score"]))
     meteor = {}
     for name in ("echo_first_variant", "empty_answers", "realistic"):
-        cli.main(["score", "--data", str(PUBLIC), "--submission", str(EXAMPLES / name), "--output",
-                  str(tmp_path / name), "--quiet"])
+        cli.main(
+            [
+                "score",
+                "--data",
+                str(PUBLIC),
+                "--submission",
+                str(EXAMPLES / name),
+                "--output",
+                str(tmp_path / name),
+                "--quiet",
+            ]
+        )
         for row in csv.DictReader((tmp_path / name / "details.csv").read_text(encoding="utf-8").splitlines()):
             meteor[(name, row["dialog_id"], int(row["turn"]))] = float(row["meteor"])
     keys = sorted(sums)
@@ -160,16 +203,38 @@ def test_a_level_with_fewer_than_three_items_is_left_out(tmp_path, capsys):
 
 def test_entries_left_out_and_names_skipped_are_listed_everywhere(tmp_path, capsys):
     out = tmp_path / "meta"
-    assert cli.main(["correlate", "--data", str(PUBLIC), "--submissions", str(EXAMPLES), "--human",
-                     str(PUBLIC / "human_turns.csv"), "--output", str(out), "--no-synonyms", "--resamples", "40"]) == 0
+    assert (
+        cli.main(
+            [
+                "correlate",
+                "--data",
+                str(PUBLIC),
+                "--submissions",
+                str(EXAMPLES),
+                "--human",
+                str(PUBLIC / "human_turns.csv"),
+                "--output",
+                str(out),
+                "--no-synonyms",
+                "--resamples",
+                "40",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-2:] == ["left out: invalid (invalid; see `scorer validate` or the leaderboard for its errors)",
-                          "skipped (not a folder or .zip): README.md"]
+    assert lines[-2:] == [
+        "left out: invalid (invalid; see `scorer validate` or the leaderboard for its errors)",
+        "skipped (not a folder or .zip): README.md",
+    ]
     payload = json.loads((out / "correlation.json").read_text(encoding="utf-8"))
     assert payload["left_out"] == [{"submission": "invalid", "status": "invalid"}]
     assert payload["skipped"] == ["README.md"]
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert "<li>left out: invalid (invalid; see `scorer validate` or the leaderboard for its errors)</li>" in page
+    assert (
+        "<li>left out: invalid (invalid; see `scorer validate` or the leaderboard for its errors)</li>"
+        in page
+    )
     assert "<li>skipped (not a folder or .zip): README.md</li>" in page
 
 
@@ -182,10 +247,16 @@ def test_the_coefficients_are_passed_in():
 
     human, figure = [1.0, 2.0, 3.0, 5.0], [0.1, 0.3, 0.2, 0.9]
     draws = np.array([[0, 1, 2, 3], [3, 2, 1, 0], [0, 0, 1, 3]])
-    level = LevelData("turn", human, {"meteor": figure},
-                      lambda: ({"meteor": np.asarray(figure)[draws]}, np.asarray(human)[draws]))
-    constant = Statistics(lambda x, y: (0.5, 0.25, 0.125),
-                          lambda x, y: (np.full(len(x), 0.5), np.full(len(x), 0.25), np.full(len(x), 0.125)))
+    level = LevelData(
+        "turn",
+        human,
+        {"meteor": figure},
+        lambda: ({"meteor": np.asarray(figure)[draws]}, np.asarray(human)[draws]),
+    )
+    constant = Statistics(
+        lambda x, y: (0.5, 0.25, 0.125),
+        lambda x, y: (np.full(len(x), 0.5), np.full(len(x), 0.25), np.full(len(x), 0.125)),
+    )
     (row,) = correlate([level], statistics=constant)
     assert (row.pearson, row.spearman, row.kendall) == (0.5, 0.25, 0.125)
     assert (row.pearson_low, row.pearson_high, row.kendall_low, row.kendall_high) == (0.5, 0.5, 0.125, 0.125)
@@ -202,7 +273,9 @@ def test_baseline_statistics_give_sacrebleus_public_corpus_score(name):
 
     from scorer.scoring.correlation import _corpus_metric, _corpus_stats, _score_of_stats
 
-    answers = [json.loads(line) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    answers = [
+        json.loads(line) for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     refs = [turn for dialog in answers for turn in dialog["references"]]
     hyps = [turn[-1] + " и ещё" if k % 3 else turn[0][:20] for k, turn in enumerate(refs)]
     public = {"chrf": sacrebleu.corpus_chrf, "bleu": sacrebleu.corpus_bleu}[name]
@@ -216,4 +289,7 @@ def test_baseline_statistics_give_sacrebleus_public_corpus_score(name):
     assert _score_of_stats(metric, [sum(col) for col in zip(*stats)]) == public(hyps, streams(refs)).score
     drawn = [0, 0, 3, 5, 8]
     totals = [sum(col) for col in zip(*(stats[k] for k in drawn))]
-    assert _score_of_stats(metric, totals) == public([hyps[k] for k in drawn], streams([refs[k] for k in drawn])).score
+    assert (
+        _score_of_stats(metric, totals)
+        == public([hyps[k] for k in drawn], streams([refs[k] for k in drawn])).score
+    )

@@ -1,25 +1,18 @@
 """Rule 1 by counting: hand-computed counts, order invariance, and no single stage left short."""
+
 import json
 import random
 
+from bruteforce import all_alignments
+from conftest import PUBLIC
+from helpers import STAGE_ORDERS, WORDS, counted
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.metric.engine.counting import stage_counts
-from scorer.metric.engine.links import counts_of, type_graph
 from scorer.metric.meteor import MeteorParams, meteor_tokens
 from scorer.metric.text import tokenise
 
-from bruteforce import all_alignments
-from conftest import PUBLIC
-from test_alignment import STAGE_ORDERS, WORDS
-
 phrases = st.lists(st.sampled_from(WORDS + ["на", "и", "говорил", "сказал"]), min_size=0, max_size=7)
-
-
-def counted(cand, ref, matcher, stages):
-    keys = matcher.key_functions(stages)
-    return stage_counts(type_graph(counts_of(cand), counts_of(ref), keys, matcher.any_keys(stages)), len(keys))
 
 
 def test_count_by_hand(matcher):
@@ -52,7 +45,8 @@ def test_score_is_invariant_to_token_order_without_penalty(matcher, cand, ref, s
 
 
 def _stage_by_stage(cand, ref, matcher, stages):
-    """The link counts of every alignment made stage by stage, each stage a maximum matching of what is left."""
+    """The link counts of every alignment made stage by stage, each stage a maximum matching of what is
+    left."""
     keys = matcher.key_functions(stages)
     alignments = list(all_alignments(cand, ref, keys))
     found = set()
@@ -62,9 +56,12 @@ def _stage_by_stage(cand, ref, matcher, stages):
             earlier = [x for x in links if x[2] < s]
             used_c, used_r = {i for i, _, _ in earlier}, {j for _, j, _ in earlier}
             here = sum(1 for x in links if x[2] == s)
-            best_here = max(sum(1 for x in other if x[2] == s) for other in alignments
-                            if all(x in other for x in earlier)
-                            and not any(x[2] == s and (x[0] in used_c or x[1] in used_r) for x in other))
+            best_here = max(
+                sum(1 for x in other if x[2] == s)
+                for other in alignments
+                if all(x in other for x in earlier)
+                and not any(x[2] == s and (x[0] in used_c or x[1] in used_r) for x in other)
+            )
             if here < best_here:
                 ok = False
                 break
@@ -74,7 +71,10 @@ def _stage_by_stage(cand, ref, matcher, stages):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(WORDS), min_size=0, max_size=4), st.lists(st.sampled_from(WORDS), min_size=0, max_size=4))
+@given(
+    st.lists(st.sampled_from(WORDS), min_size=0, max_size=4),
+    st.lists(st.sampled_from(WORDS), min_size=0, max_size=4),
+)
 def test_links_never_fall_below_a_stage_by_stage_maximum_matching(matcher, cand, ref):
     m = sum(counted(cand, ref, matcher, STAGE_ORDERS[0])) if cand and ref else 0
     assert all(m >= other for other in _stage_by_stage(cand, ref, matcher, STAGE_ORDERS[0]))
@@ -89,10 +89,13 @@ def test_counts_equal_the_brute_force_on_the_bundled_references(matcher):
         for cand in variants:
             ref = rng.choice(variants)
             if cand and ref and len(cand) <= 7 and len(ref) <= 7:
-                best = max(all_alignments(cand, ref, keys),
-                           key=lambda links: [sum(1 for x in links if x[2] == s) for s in range(3)])
-                assert counted(cand, ref, matcher, STAGE_ORDERS[0]) == [sum(1 for x in best if x[2] == s)
-                                                                        for s in range(3)]
+                best = max(
+                    all_alignments(cand, ref, keys),
+                    key=lambda links: [sum(1 for x in links if x[2] == s) for s in range(3)],
+                )
+                assert counted(cand, ref, matcher, STAGE_ORDERS[0]) == [
+                    sum(1 for x in best if x[2] == s) for s in range(3)
+                ]
                 checked += 1
     assert checked > 20
 
@@ -100,9 +103,28 @@ def test_counts_equal_the_brute_force_on_the_bundled_references(matcher):
 def test_a_flow_whose_weights_must_stay_whole_numbers(matcher):
     """Two stages, a component of four types: scaled one power of the base down, the last stage's weight
     becomes a fraction, rounding makes a cycle look negative and the flow never ends."""
-    cand = ["пила", "сталью", "пила", "пила", "пила", "пила", "пила", "сталью", "выпивать", "сталью", "сталью", "пила"]
+    cand = [
+        "пила",
+        "сталью",
+        "пила",
+        "пила",
+        "пила",
+        "пила",
+        "пила",
+        "сталью",
+        "выпивать",
+        "сталью",
+        "сталью",
+        "пила",
+    ]
     ref = ["выпивать", "выпивать", "пила"]
     keys = matcher.key_functions(("lemma", "synonym"))
-    best = max(all_alignments(cand, ref, keys), key=lambda links: [sum(1 for x in links if x[2] == s) for s in range(2)])
-    assert counted(cand, ref, matcher, ("lemma", "synonym")) == [sum(1 for x in best if x[2] == s) for s in range(2)] \
+    best = max(
+        all_alignments(cand, ref, keys),
+        key=lambda links: [sum(1 for x in links if x[2] == s) for s in range(2)],
+    )
+    assert (
+        counted(cand, ref, matcher, ("lemma", "synonym"))
+        == [sum(1 for x in best if x[2] == s) for s in range(2)]
         == [2, 1]
+    )

@@ -1,4 +1,5 @@
 """Each defence of contract section 3 against hostile uploads and a faulty environment, one test a class."""
+
 import json
 import os
 import resource
@@ -10,14 +11,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES, PUBLIC, ROOT
 
 from scorer import cli
-from scorer.inputs.config import Limits
 from scorer.errors import SubmissionInvalid
+from scorer.inputs.config import Limits
 from scorer.inputs.intake import read_submission
 from scorer.outputs.output_dir import locked, prepare
-
-from conftest import EXAMPLES, PUBLIC, ROOT
 
 VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_bytes()
 VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
@@ -32,8 +32,21 @@ def submission_dir(root: Path, sub: bytes = VALID_SUB, ppl: bytes = VALID_PPL) -
 
 def score(tmp_path, submission, *extra) -> tuple[int, dict | None]:
     out = tmp_path / "out"
-    code = cli.main(["score", "--data", str(PUBLIC), "--submission", str(submission), "--output", str(out),
-                     "--quiet", "--jobs", "1", *extra])
+    code = cli.main(
+        [
+            "score",
+            "--data",
+            str(PUBLIC),
+            "--submission",
+            str(submission),
+            "--output",
+            str(out),
+            "--quiet",
+            "--jobs",
+            "1",
+            *extra,
+        ]
+    )
     scores = out / "scores.json"
     return code, json.loads(scores.read_text(encoding="utf-8")) if scores.exists() else None
 
@@ -41,8 +54,10 @@ def score(tmp_path, submission, *extra) -> tuple[int, dict | None]:
 def scorer_process(*args, limit_kib: int | None = None, **kwargs) -> subprocess.Popen:
     command = [sys.executable, "-m", "scorer", *map(str, args)]
     if limit_kib:
-        command = ["bash", "-c", f"ulimit -v {limit_kib} && exec \"$@\"", "scorer", *command]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+        command = ["bash", "-c", f'ulimit -v {limit_kib} && exec "$@"', "scorer", *command]
+    return subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs
+    )
 
 
 # --- nothing outside the submission is read ------------------------------------------------
@@ -99,20 +114,32 @@ def test_a_number_beyond_a_double_is_invalid_and_located(tmp_path, number, monke
     (tmp_path / "tmp").mkdir()
     ppl = json.loads(VALID_PPL)
     first = next(iter(ppl))
-    text = json.dumps(ppl).replace(json.dumps(ppl[first]), f"[{number}" + ", 2.0" * (len(ppl[first]) - 1) + "]", 1)
+    text = json.dumps(ppl).replace(
+        json.dumps(ppl[first]), f"[{number}" + ", 2.0" * (len(ppl[first]) - 1) + "]", 1
+    )
     code, scores = score(tmp_path, submission_dir(tmp_path / "s", ppl=text.encode()))
     assert code == 1
     (error,) = scores["errors"]
-    assert (error["dialog_id"], error["turn"], error["line"], error["column"]) == (first, 0, 1, len(first) + 7)
+    assert (error["dialog_id"], error["turn"], error["line"], error["column"]) == (
+        first,
+        0,
+        1,
+        len(first) + 7,
+    )
     assert "too large" in error["message"] and len(error["message"]) < 120
     assert cli.main(["validate", "--data", str(PUBLIC), "--submission", str(tmp_path / "s")]) == 1
     assert list((tmp_path / "tmp").iterdir()) == []  # no log written anywhere
 
 
-@pytest.mark.parametrize("toml", ["[weights]\nText2Text = " + "9" * 400,
-                                  "[weights]\nText2Text = 1e308\nImage2Text = 1e308",
-                                  "[limits]\nmax_file_mib = 9223372036854775808",
-                                  "[hidden_metric]\nmethod = \"log\"\np_max = " + "9" * 5000])
+@pytest.mark.parametrize(
+    "toml",
+    [
+        "[weights]\nText2Text = " + "9" * 400,
+        "[weights]\nText2Text = 1e308\nImage2Text = 1e308",
+        "[limits]\nmax_file_mib = 9223372036854775808",
+        '[hidden_metric]\nmethod = "log"\np_max = ' + "9" * 5000,
+    ],
+)
 def test_config_values_that_overflow_are_configuration_errors(tmp_path, toml, capsys):
     config = tmp_path / "c.toml"
     config.write_text(toml, encoding="utf-8")
@@ -127,8 +154,18 @@ def test_config_values_that_overflow_are_configuration_errors(tmp_path, toml, ca
 def _bounded(tmp_path, submission: Path, expect: int, limit_kib=1 << 20, cpu_seconds=10.0) -> str:
     """Run ``score`` under a memory limit; its CPU time (not wall time: machines are shared) is bounded."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    process = scorer_process("score", "--data", PUBLIC, "--submission", submission, "--output", tmp_path / "o",
-                             "--quiet", "--no-synonyms", limit_kib=limit_kib)
+    process = scorer_process(
+        "score",
+        "--data",
+        PUBLIC,
+        "--submission",
+        submission,
+        "--output",
+        tmp_path / "o",
+        "--quiet",
+        "--no-synonyms",
+        limit_kib=limit_kib,
+    )
     out, err = process.communicate(timeout=300)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert process.returncode == expect, err
@@ -216,6 +253,7 @@ def test_an_unwritable_output_is_a_usage_error(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tf, "mkstemp", refuse)
     from scorer.errors import UsageError
+
     with pytest.raises(UsageError, match="cannot be written"):
         prepare(tmp_path / "o")
 
@@ -231,8 +269,18 @@ def test_an_unreadable_data_directory_is_a_usage_error(tmp_path, capsys):
 def test_a_second_run_waits_for_the_lock(tmp_path):
     out = prepare(tmp_path / "o")
     with locked(out):
-        process = scorer_process("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic",
-                                 "--output", out, "--quiet", "--jobs", "1")
+        process = scorer_process(
+            "score",
+            "--data",
+            PUBLIC,
+            "--submission",
+            EXAMPLES / "realistic",
+            "--output",
+            out,
+            "--quiet",
+            "--jobs",
+            "1",
+        )
         time.sleep(3)
         assert process.poll() is None and not (out / "scores.json").exists()
     _, err = process.communicate(timeout=60)
@@ -252,20 +300,47 @@ def test_a_signal_stops_cleanly_and_keeps_the_previous_outputs(tmp_path, signum,
     answers = [json.loads(x) for x in (PUBLIC / "answers.jsonl").read_text().splitlines()]
     ppl = json.loads(VALID_PPL)
     copies = 3000
-    (data / "dialogues.jsonl").write_text("".join(json.dumps({**d, "dialog_id": f"{d['dialog_id']}-{k}"}) + "\n"
-                                                  for k in range(copies) for d in dialogues))
-    (data / "answers.jsonl").write_text("".join(json.dumps({**a, "dialog_id": f"{a['dialog_id']}-{k}"}) + "\n"
-                                                for k in range(copies) for a in answers))
-    submission_dir(big, "".join(json.dumps({**r, "dialog_id": f"{r['dialog_id']}-{k}"}) + "\n"
-                                for k in range(copies) for r in rows).encode(),
-                   json.dumps({f"{d}-{k}": v for k in range(copies) for d, v in ppl.items()}).encode())
+    (data / "dialogues.jsonl").write_text(
+        "".join(
+            json.dumps({**d, "dialog_id": f"{d['dialog_id']}-{k}"}) + "\n"
+            for k in range(copies)
+            for d in dialogues
+        )
+    )
+    (data / "answers.jsonl").write_text(
+        "".join(
+            json.dumps({**a, "dialog_id": f"{a['dialog_id']}-{k}"}) + "\n"
+            for k in range(copies)
+            for a in answers
+        )
+    )
+    submission_dir(
+        big,
+        "".join(
+            json.dumps({**r, "dialog_id": f"{r['dialog_id']}-{k}"}) + "\n"
+            for k in range(copies)
+            for r in rows
+        ).encode(),
+        json.dumps({f"{d}-{k}": v for k in range(copies) for d, v in ppl.items()}).encode(),
+    )
     config = tmp_path / "c.toml"
     config.write_text("[meteor]\ngamma = 0.5\n")
     # SIGINT as a terminal delivers it: a shell's background job (a CI runner's, say) starts with it ignored,
     # and Python then keeps it ignored
-    process = scorer_process("score", "--data", data, "--submission", big, "--output", out, "--quiet",
-                             "--config", config, start_new_session=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = scorer_process(
+        "score",
+        "--data",
+        data,
+        "--submission",
+        big,
+        "--output",
+        out,
+        "--quiet",
+        "--config",
+        config,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(2)
     assert process.poll() is None
     os.killpg(process.pid, signum)

@@ -1,4 +1,6 @@
-"""Every entry point uses one configuration rule, reruns leave no stale file, run_scoring.sh uses the caller's paths."""
+"""Every entry point uses one configuration rule, reruns leave no stale file, run_scoring.sh uses the caller's
+paths."""
+
 import json
 import os
 import shutil
@@ -6,9 +8,9 @@ import subprocess
 import sys
 import zipfile
 
-from scorer import cli
-
 from conftest import EXAMPLES, PUBLIC, ROOT
+
+from scorer import cli
 
 PRIVATE = '[hidden_metric]\nmethod = "log"\np_max = 1000.0\n'
 
@@ -28,41 +30,115 @@ def integral(folder):
 def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
     ref = reference_with_private_config(tmp_path)
     res = tmp_path / "input" / "res"
-    assert cli.main(["score", "--data", str(ref), "--submission", str(res), "--output", str(tmp_path / "a")]) == 0
+    assert (
+        cli.main(["score", "--data", str(ref), "--submission", str(res), "--output", str(tmp_path / "a")])
+        == 0
+    )
     assert "config: " + str(ref / "config.toml") in capsys.readouterr().err
     assert cli.main(["codalab", str(tmp_path / "input"), str(tmp_path / "b"), "--quiet"]) == 0
-    env = dict(os.environ, SCORER_INPUT=str(tmp_path / "input"), SCORER_OUTPUT=str(tmp_path / "c"),
-               SCORER_PYTHON=sys.executable)
-    done = subprocess.run(["sh", str(ROOT / "docker" / "entrypoint.sh")], env=env, capture_output=True, text=True)
+    env = dict(
+        os.environ,
+        SCORER_INPUT=str(tmp_path / "input"),
+        SCORER_OUTPUT=str(tmp_path / "c"),
+        SCORER_PYTHON=sys.executable,
+    )
+    done = subprocess.run(
+        ["sh", str(ROOT / "docker" / "entrypoint.sh")], env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     subs = tmp_path / "subs"
     shutil.copytree(res, subs / "team")
-    assert cli.main(["leaderboard", "--data", str(ref), "--submissions", str(subs), "--output", str(tmp_path / "d"),
-                     "--quiet", "--no-report", "--resamples", "40"]) == 0
-    scores = [integral(tmp_path / x) for x in ("a", "b", "c")] + [integral(tmp_path / "d" / "submissions" / "team")]
+    assert (
+        cli.main(
+            [
+                "leaderboard",
+                "--data",
+                str(ref),
+                "--submissions",
+                str(subs),
+                "--output",
+                str(tmp_path / "d"),
+                "--quiet",
+                "--no-report",
+                "--resamples",
+                "40",
+            ]
+        )
+        == 0
+    )
+    scores = [integral(tmp_path / x) for x in ("a", "b", "c")] + [
+        integral(tmp_path / "d" / "submissions" / "team")
+    ]
     assert len({s["integral"] for s in scores}) == 1 and all("hm:private-" in s["signature"] for s in scores)
     assert scores[0]["integral"] != integral_default(tmp_path)
 
 
 def integral_default(tmp_path):
-    cli.main(["score", "--data", str(PUBLIC), "--submission", str(EXAMPLES / "realistic"),
-              "--output", str(tmp_path / "default"), "--quiet"])
+    cli.main(
+        [
+            "score",
+            "--data",
+            str(PUBLIC),
+            "--submission",
+            str(EXAMPLES / "realistic"),
+            "--output",
+            str(tmp_path / "default"),
+            "--quiet",
+        ]
+    )
     return integral(tmp_path / "default")["integral"]
 
 
 def test_a_rerun_leaves_no_stale_file(tmp_path):
     out = tmp_path / "o"
-    assert cli.main(["score", "--data", str(PUBLIC), "--submission", str(EXAMPLES / "realistic"), "--output",
-                     str(out), "--quiet", "--report"]) == 0
+    assert (
+        cli.main(
+            [
+                "score",
+                "--data",
+                str(PUBLIC),
+                "--submission",
+                str(EXAMPLES / "realistic"),
+                "--output",
+                str(out),
+                "--quiet",
+                "--report",
+            ]
+        )
+        == 0
+    )
     assert (out / "report.html").exists()
-    assert cli.main(["score", "--data", str(PUBLIC), "--submission", str(EXAMPLES / "invalid" / "nan_perplexity"),
-                     "--output", str(out), "--quiet"]) == 1
+    assert (
+        cli.main(
+            [
+                "score",
+                "--data",
+                str(PUBLIC),
+                "--submission",
+                str(EXAMPLES / "invalid" / "nan_perplexity"),
+                "--output",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 1
+    )
     assert sorted(p.name for p in out.iterdir()) == ["scores.json"]
     subs = tmp_path / "subs"
     shutil.copytree(EXAMPLES / "realistic", subs / "a")
     shutil.copytree(EXAMPLES / "echo_first_variant", subs / "b")
-    board = ["leaderboard", "--data", str(PUBLIC), "--submissions", str(subs), "--output", str(tmp_path / "lb"),
-             "--quiet", "--resamples", "40"]
+    board = [
+        "leaderboard",
+        "--data",
+        str(PUBLIC),
+        "--submissions",
+        str(subs),
+        "--output",
+        str(tmp_path / "lb"),
+        "--quiet",
+        "--resamples",
+        "40",
+    ]
     assert cli.main(board) == 0
     shutil.rmtree(subs / "b")
     assert cli.main(board) == 0
@@ -72,9 +148,23 @@ def test_a_rerun_leaves_no_stale_file(tmp_path):
 def test_run_scoring_resolves_paths_from_the_callers_directory(tmp_path):
     shutil.copytree(PUBLIC, tmp_path / "mydata")
     shutil.copytree(EXAMPLES / "realistic", tmp_path / "mysub")
-    done = subprocess.run([str(ROOT / "run_scoring.sh"), "score", "--data", "mydata", "--submission", "mysub",
-                           "--output", "myout", "--quiet"], cwd=tmp_path, capture_output=True, text=True,
-                          env=dict(os.environ, RUWORDNET_PATH=os.path.abspath(os.environ["RUWORDNET_PATH"])))
+    done = subprocess.run(
+        [
+            str(ROOT / "run_scoring.sh"),
+            "score",
+            "--data",
+            "mydata",
+            "--submission",
+            "mysub",
+            "--output",
+            "myout",
+            "--quiet",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, RUWORDNET_PATH=os.path.abspath(os.environ["RUWORDNET_PATH"])),
+    )
     assert done.returncode == 0, done.stderr
     assert integral(tmp_path / "myout")["status"] == "ok" and not (ROOT / "myout").exists()
 
@@ -90,10 +180,9 @@ def test_a_zip_alone_in_the_upload_folder_is_the_upload(tmp_path, capsys):
 
 
 def test_the_command_lines_process_exits_with_mains_code_and_the_collector_on():
-    """``run()`` leaves through the interpreter's normal exit (exit handlers, streams flushed) with main's code;
+    """``run()`` leaves through the interpreter's normal exit (exit handlers, streams flushed) with main's
+    code;
     the cycle collector is paused only while a run scores, never for the whole process."""
-    code = ("import gc, scorer.cli as c\n"
-            "c.main = lambda: print(gc.isenabled()) or 7\n"
-            "c.run()\n")
+    code = "import gc, scorer.cli as c\nc.main = lambda: print(gc.isenabled()) or 7\nc.run()\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (done.stdout, done.returncode) == ("True\n", 7)

@@ -1,5 +1,6 @@
 """A hostile environment (contract section 3): closed, full and broken standard streams, encodings that
 cannot show a character, full disks, a central directory that lies about its size, links in an upload."""
+
 import errno
 import json
 import os
@@ -13,10 +14,9 @@ from argparse import Namespace
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES, PUBLIC, ROOT, make_split, write_json, write_jsonl
 
 from scorer import cli
-
-from conftest import EXAMPLES, PUBLIC, ROOT, make_split, write_json, write_jsonl
 
 SCORE = ("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic")
 
@@ -24,8 +24,9 @@ SCORE = ("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic")
 def shell(command: str, **kwargs) -> subprocess.CompletedProcess:
     """``command`` in sh, where ``SCORER`` runs the scorer."""
     env = {**os.environ, "SCORER": f"{sys.executable} -m scorer", **kwargs.pop("env", {})}
-    return subprocess.run(["sh", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
-                          **kwargs)
+    return subprocess.run(
+        ["sh", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env, **kwargs
+    )
 
 
 def verdict(out: Path) -> dict:
@@ -44,8 +45,10 @@ def test_closed_or_full_streams_keep_the_outputs_exit_code(tmp_path, redirect):
     assert verdict(out)["status"] == "ok" and "Traceback" not in done.stderr
     # an invalid upload keeps its 1
     bad = tmp_path / "bad"
-    done = shell(f"$SCORER score --data {PUBLIC} --submission {EXAMPLES / 'invalid' / 'nan_perplexity'} "
-                 f"--output {bad} {redirect}")
+    done = shell(
+        f"$SCORER score --data {PUBLIC} --submission {EXAMPLES / 'invalid' / 'nan_perplexity'} "
+        f"--output {bad} {redirect}"
+    )
     assert done.returncode == 1 and verdict(bad)["status"] == "invalid" and "Traceback" not in done.stderr
 
 
@@ -54,8 +57,12 @@ def test_a_broken_pipe_keeps_the_outputs_exit_code(tmp_path, stream):
     read, write = os.pipe()
     os.close(read)  # the reader is gone before the first line
     try:
-        done = subprocess.run([sys.executable, "-m", "scorer", *map(str, SCORE), "--output", str(tmp_path / "o")],
-                              cwd=ROOT, timeout=300, **{stream: write})
+        done = subprocess.run(
+            [sys.executable, "-m", "scorer", *map(str, SCORE), "--output", str(tmp_path / "o")],
+            cwd=ROOT,
+            timeout=300,
+            **{stream: write},
+        )
     finally:
         os.close(write)
     assert done.returncode == 0
@@ -65,16 +72,22 @@ def test_a_broken_pipe_keeps_the_outputs_exit_code(tmp_path, stream):
 @pytest.fixture
 def cyrillic_upload(tmp_path):
     """A reference directory whose ids are Cyrillic, and an upload that gets one of them wrong."""
-    data = make_split(tmp_path, [("диалог-1", "Text2Text", [["кот спит"]]), ("диалог-2", "Text2Text", [["пёс"]])])
+    data = make_split(
+        tmp_path, [("диалог-1", "Text2Text", [["кот спит"]]), ("диалог-2", "Text2Text", [["пёс"]])]
+    )
     sub = tmp_path / "sub"
-    write_jsonl(sub / "submission.jsonl", [{"dialog_id": "диалог-1", "answers": ["кот"]},
-                                           {"dialog_id": "диалог-9", "answers": ["пёс"]}])
+    write_jsonl(
+        sub / "submission.jsonl",
+        [{"dialog_id": "диалог-1", "answers": ["кот"]}, {"dialog_id": "диалог-9", "answers": ["пёс"]}],
+    )
     write_json(sub / "ppl_output.json", {"диалог-1": [2.0], "диалог-9": [3.0]})
     return data, sub
 
 
-ASCII_ENVIRONMENTS = [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0",
-                                                      "PYTHONCOERCECLOCALE": "0"}]
+ASCII_ENVIRONMENTS = [
+    {"PYTHONIOENCODING": "ascii"},
+    {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
+]
 
 
 @pytest.mark.parametrize("env", ASCII_ENVIRONMENTS, ids=["ascii", "C-locale"])
@@ -89,16 +102,21 @@ def test_characters_the_encoding_cannot_show_are_escaped(tmp_path, cyrillic_uplo
     # leaderboard: the table names an invalid entry's Cyrillic id; exit 0 once leaderboard.json is written
     board = tmp_path / "uploads"
     shutil.copytree(sub, board / "команда")
-    done = shell(f"$SCORER leaderboard --data {data} --submissions {board} --output {tmp_path / 'lb'} "
-                 "--no-report --resamples 40", env=env)
+    done = shell(
+        f"$SCORER leaderboard --data {data} --submissions {board} --output {tmp_path / 'lb'} "
+        "--no-report --resamples 40",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "\\u043a" in done.stdout
-    done = shell(f"$SCORER explain --candidate 'кот спит' --reference 'кошка спала' --no-synonyms", env=env)
+    done = shell("$SCORER explain --candidate 'кот спит' --reference 'кошка спала' --no-synonyms", env=env)
     assert done.returncode == 0 and "Traceback" not in done.stderr and "\\u043a" in done.stdout
     out = tmp_path / "scored"
     good = tmp_path / "good"
-    write_jsonl(good / "submission.jsonl", [{"dialog_id": "диалог-1", "answers": ["кот"]},
-                                            {"dialog_id": "диалог-2", "answers": ["пёс"]}])
+    write_jsonl(
+        good / "submission.jsonl",
+        [{"dialog_id": "диалог-1", "answers": ["кот"]}, {"dialog_id": "диалог-2", "answers": ["пёс"]}],
+    )
     write_json(good / "ppl_output.json", {"диалог-1": [2.0], "диалог-2": [3.0]})
     done = shell(f"$SCORER score --data {data} --submission {good} --output {out} --no-synonyms", env=env)
     assert done.returncode == 0 and verdict(out)["status"] == "ok"
@@ -112,8 +130,14 @@ def test_a_full_disk_names_the_path_and_keeps_the_previous_outputs(tmp_path):
     out = tmp_path / "out"
     assert cli.main([*map(str, SCORE), "--output", str(out), "--quiet"]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    done = subprocess.run([sys.executable, "-m", "scorer", *map(str, SCORE), "--output", str(out), "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(4096))
+    done = subprocess.run(
+        [sys.executable, "-m", "scorer", *map(str, SCORE), "--output", str(out), "--quiet"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_file_size_limit(4096),
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     message = done.stderr.strip().splitlines()[-1]
     assert message.startswith(f"error: {out / 'details.csv'}: File too large"), message
@@ -123,10 +147,12 @@ def test_a_full_disk_names_the_path_and_keeps_the_previous_outputs(tmp_path):
 def test_a_fault_without_a_path_names_the_output_directory(tmp_path):
     fault = OSError(errno.EMFILE, "Too many open files")
     assert cli._environment_fault(fault, Namespace(output_ready=tmp_path)) == (
-        f"{tmp_path}: Too many open files (raise the limit, ulimit -n, or give fewer --jobs)")
+        f"{tmp_path}: Too many open files (raise the limit, ulimit -n, or give fewer --jobs)"
+    )
     full = OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "scores.json"))
     assert cli._environment_fault(full, Namespace()) == (
-        f"{tmp_path / 'scores.json'}: No space left on device (free some space, or give another --output)")
+        f"{tmp_path / 'scores.json'}: No space left on device (free some space, or give another --output)"
+    )
 
 
 def lying_zip(path: Path, records: int) -> Path:
@@ -135,10 +161,10 @@ def lying_zip(path: Path, records: int) -> Path:
         archive.writestr("submission.jsonl", b"{}\n")
     data = path.read_bytes()
     end = data.rindex(b"PK\x05\x06")
-    start = struct.unpack("<I", data[end + 16:end + 20])[0]
+    start = struct.unpack("<I", data[end + 16 : end + 20])[0]
     record = data[start:end]
     directory = record * records
-    tail = bytearray(data[end:end + 22])
+    tail = bytearray(data[end : end + 22])
     tail[8:12] = struct.pack("<HH", 2, 2)
     tail[12:16] = struct.pack("<I", len(directory))
     path.write_bytes(data[:start] + directory + bytes(tail))
@@ -150,8 +176,12 @@ def test_a_central_directory_that_lies_about_its_count_is_refused_before_it_is_p
     parsed = []
     monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: parsed.append(a) or pytest.fail("parsed"))
     out = tmp_path / "out"
-    assert cli.main(["score", "--data", str(PUBLIC), "--submission", str(upload), "--output", str(out),
-                     "--quiet"]) == 1
+    assert (
+        cli.main(
+            ["score", "--data", str(PUBLIC), "--submission", str(upload), "--output", str(out), "--quiet"]
+        )
+        == 1
+    )
     (error,) = verdict(out)["errors"]
     assert error["code"] == "zip_entries" and "more than 1,000 entries" in error["message"] and not parsed
 
@@ -160,11 +190,13 @@ def test_the_lying_zip_costs_little_memory(tmp_path):
     upload = lying_zip(tmp_path / "upload.zip", 2_000_000)
     assert upload.stat().st_size > 90_000_000
     # VmHWM is this process's own peak (ru_maxrss would carry the forking test process's over the exec)
-    code = ("from scorer import cli\n"
-            f"code = cli.main(['score', '--data', {str(PUBLIC)!r}, '--submission', {str(upload)!r}, "
-            f"'--output', {str(tmp_path / 'o')!r}, '--quiet'])\n"
-            "peak = next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')).split()[1]\n"
-            "print(code, peak)\n")
+    code = (
+        "from scorer import cli\n"
+        f"code = cli.main(['score', '--data', {str(PUBLIC)!r}, '--submission', {str(upload)!r}, "
+        f"'--output', {str(tmp_path / 'o')!r}, '--quiet'])\n"
+        "peak = next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')).split()[1]\n"
+        "print(code, peak)\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     exit_code, peak_kib = map(int, done.stdout.split())
     assert exit_code == 1 and peak_kib < 200 * 1024, (exit_code, peak_kib)

@@ -1,4 +1,5 @@
 """Hostile and odd uploads: clean rejections (exit 1), never a traceback, a hang or a score."""
+
 import json
 import os
 import tempfile
@@ -6,16 +7,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES, PUBLIC
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorer import cli
-from scorer.inputs.config import Limits
 from scorer.errors import SubmissionInvalid
+from scorer.inputs.config import Limits
 from scorer.inputs.intake import read_submission
 from scorer.inputs.validation import check_submission, read_dialogues
-
-from conftest import EXAMPLES, PUBLIC
 
 VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_bytes()
 VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
@@ -50,35 +50,71 @@ def test_mutated_valid_files_never_crash(data):
         if action == "flip":
             buf[pos] = data.draw(st.integers(0, 255))
         elif action == "delete":
-            del buf[pos:pos + data.draw(st.integers(1, 40))]
+            del buf[pos : pos + data.draw(st.integers(1, 40))]
         elif action == "insert":
-            buf[pos:pos] = data.draw(st.sampled_from([b"\x00", b"NaN", b"\\ud800", b"[", b"{", b'"', b"\n",
-                                                      b"\xff", b"1e999", b"true", b",", b"\r\n"]))
+            buf[pos:pos] = data.draw(
+                st.sampled_from(
+                    [
+                        b"\x00",
+                        b"NaN",
+                        b"\\ud800",
+                        b"[",
+                        b"{",
+                        b'"',
+                        b"\n",
+                        b"\xff",
+                        b"1e999",
+                        b"true",
+                        b",",
+                        b"\r\n",
+                    ]
+                )
+            )
         else:
-            buf[pos:pos] = buf[pos:pos + 50]
+            buf[pos:pos] = buf[pos : pos + 50]
         if not buf:
             buf += b"x"
     result = verdict(bytes(sub), bytes(ppl))
     assert result == "ok" or isinstance(result, list)
 
 
-@pytest.mark.parametrize("answer", ["\x00\x01\x1f", "a\u2028b\u2029c", "кот\tсидит\r\nна окне", '"; DROP', "=1+1"])
+@pytest.mark.parametrize(
+    "answer", ["\x00\x01\x1f", "a\u2028b\u2029c", "кот\tсидит\r\nна окне", '"; DROP', "=1+1"]
+)
 def test_odd_characters_in_answers_are_scored(tmp_path, answer):
-    rows = [json.loads(l) for l in VALID_SUB.decode().splitlines()]
+    rows = [json.loads(line) for line in VALID_SUB.decode().splitlines()]
     rows[0]["answers"][0] = answer
     (tmp_path / "s").mkdir()
-    (tmp_path / "s" / "submission.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "s" / "submission.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
+    )
     (tmp_path / "s" / "ppl_output.json").write_bytes(VALID_PPL)
-    assert cli.main(["score", "--data", str(PUBLIC), "--submission", str(tmp_path / "s"),
-                     "--output", str(tmp_path / "o"), "--quiet"]) == 0
+    assert (
+        cli.main(
+            [
+                "score",
+                "--data",
+                str(PUBLIC),
+                "--submission",
+                str(tmp_path / "s"),
+                "--output",
+                str(tmp_path / "o"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     import pandas as pd
+
     frame = pd.read_csv(tmp_path / "o" / "details.csv", keep_default_na=False)
     assert len(frame) == 66 and frame.loc[0, "dialog_id"] == "d-0001"
 
 
 def test_extremely_long_dialog_id_is_shortened_in_messages():
     long_id = "x" * 1_000_000
-    issues = verdict(VALID_SUB + json.dumps({"dialog_id": long_id, "answers": ["a"]}).encode() + b"\n", VALID_PPL)
+    issues = verdict(
+        VALID_SUB + json.dumps({"dialog_id": long_id, "answers": ["a"]}).encode() + b"\n", VALID_PPL
+    )
     assert len(issues) == 1 and len(issues[0].dialog_id) <= 60 and len(str(issues[0])) < 300
 
 
@@ -99,7 +135,7 @@ def test_nested_zip_symlink_and_many_entries(tmp_path):
     link = tmp_path / "link.zip"
     with zipfile.ZipFile(link, "w") as archive:
         entry = zipfile.ZipInfo("submission.jsonl")
-        entry.external_attr = (0o120777 << 16)
+        entry.external_attr = 0o120777 << 16
         archive.writestr(entry, "/etc/passwd")
         archive.writestr("ppl_output.json", VALID_PPL)
     with pytest.raises(SubmissionInvalid) as info:
@@ -117,8 +153,11 @@ def test_directory_with_symlinked_file_is_refused(tmp_path):
     assert info.value.issues[0].code == "symlink"
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.binary(max_size=500), st.booleans())
 def test_whole_command_never_exits_3(tmp_path, junk, as_zip):
     case = Path(tempfile.mkdtemp(dir=tmp_path))
@@ -132,6 +171,8 @@ def test_whole_command_never_exits_3(tmp_path, junk, as_zip):
         sub.mkdir()
         (sub / "submission.jsonl").write_bytes(junk)
         (sub / "ppl_output.json").write_bytes(junk[:50])
-    code = cli.main(["score", "--data", str(PUBLIC), "--submission", str(sub), "--output", str(case / "o"), "--quiet"])
+    code = cli.main(
+        ["score", "--data", str(PUBLIC), "--submission", str(sub), "--output", str(case / "o"), "--quiet"]
+    )
     assert code == 1
     assert json.loads((case / "o" / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"

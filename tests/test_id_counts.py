@@ -6,13 +6,15 @@ both texts, every stage (none, lemma, synonym) of each of their six possible lin
 1 to 2 (the shared type 0 to 2 on each side). Where ``id_counts`` declines (None), the graph must have
 a component that is neither one link nor a star.
 """
+
 import itertools
 import random
 from array import array
 
 import pytest
+from helpers import table_for
 
-from scorer.metric.engine import accelerator, id_counts
+from scorer.metric.engine import id_counts
 from scorer.metric.engine.counting import stage_counts
 from scorer.metric.engine.links import components, counts_of, type_graph
 
@@ -38,30 +40,12 @@ def definition(cand, ref, keys):
     return stage_counts(graph, 3), graph
 
 
-#: The module as Python and, when built, compiled: every test runs on both.
-MODULES = [id_counts] + ([accelerator._built()[0]["id_counts"]] if accelerator.compiled() else [])
-
-
-@pytest.fixture(params=MODULES, ids=lambda m: "compiled" if m is not id_counts else "python")
-def module(request):
-    return request.param
-
-
-def table_for(keys, module=id_counts):
-    key_ids: dict[str, int] = {}
-
-    def intern(token: str) -> int:
-        return table.add(token, [sorted({key_ids.setdefault(k, len(key_ids)) for k in keys[token][s]})
-                                 for s in range(2)])
-
-    table = module.KeyTable(2, intern)
-    return table
-
-
 def general(graph) -> bool:
     """Whether some component is neither one link nor a star."""
-    return any(len(c) > 1 and len({a for a, _ in c}) > 1 and len({b for _, b in c}) > 1
-               for c in components(graph.links))
+    return any(
+        len(c) > 1 and len({a for a, _ in c}) > 1 and len({b for _, b in c}) > 1
+        for c in components(graph.links)
+    )
 
 
 @pytest.mark.slow
@@ -119,8 +103,13 @@ def test_sorting_short_and_long_runs():
 def test_long_texts_against_the_definition(module):
     rnd = random.Random(11)
     words = [f"t{k}" for k in range(300)]
-    keys = {w: [{f"k{rnd.randrange(400)}" for _ in range(rnd.randrange(3))},
-                {f"s{rnd.randrange(600)}" for _ in range(rnd.randrange(3))}] for w in words}
+    keys = {
+        w: [
+            {f"k{rnd.randrange(400)}" for _ in range(rnd.randrange(3))},
+            {f"s{rnd.randrange(600)}" for _ in range(rnd.randrange(3))},
+        ]
+        for w in words
+    }
     table = table_for(keys, module)
     compared = 0
     for n in (30, 60, 200):
@@ -155,4 +144,3 @@ def test_one_candidate_against_several_references(module):
         if ref and got[k] is not None:
             assert got[k] == definition(cand, ref, keys)[0]
     assert table.counts_each([], refs) == [None] * len(refs)
-

@@ -1,10 +1,11 @@
 """A submission as two files, a directory, or a zip (root or one top-level folder)."""
+
 import zipfile
 
 import pytest
 
-from scorer.inputs.config import Limits
 from scorer.errors import SubmissionInvalid, UsageError
+from scorer.inputs.config import Limits
 from scorer.inputs.intake import read_submission
 
 SUB, PPL = b'{"dialog_id": "d", "answers": ["x"]}\n', b'{"d": [2]}'
@@ -51,20 +52,25 @@ def test_directory_missing_a_file(tmp_path):
 
 @pytest.mark.parametrize("prefix", ["", "my_team/"])
 def test_zip_root_or_one_folder(tmp_path, prefix):
-    z = make_zip(tmp_path / "s.zip", {f"{prefix}submission.jsonl": SUB, f"{prefix}ppl_output.json": PPL,
-                                      "__MACOSX/._x": b"junk"})
+    z = make_zip(
+        tmp_path / "s.zip",
+        {f"{prefix}submission.jsonl": SUB, f"{prefix}ppl_output.json": PPL, "__MACOSX/._x": b"junk"},
+    )
     files = read_submission(z, None, Limits())
     assert (files.submission, files.ppl) == (SUB, PPL)
 
 
-@pytest.mark.parametrize("entries, code", [
-    ({"submission.jsonl": SUB}, "missing_file"),
-    ({"../submission.jsonl": SUB, "ppl_output.json": PPL}, "zip_path"),
-    ({"/abs/submission.jsonl": SUB, "ppl_output.json": PPL}, "zip_path"),
-    ({"submission.jsonl": SUB, "ppl_output.json": PPL, "inner.zip": b"PK"}, "zip_nested"),
-    ({"a/submission.jsonl": SUB, "b/submission.jsonl": SUB, "a/ppl_output.json": PPL}, "zip_ambiguous"),
-    ({"a/b/submission.jsonl": SUB, "a/b/ppl_output.json": PPL}, "missing_file"),
-])
+@pytest.mark.parametrize(
+    "entries, code",
+    [
+        ({"submission.jsonl": SUB}, "missing_file"),
+        ({"../submission.jsonl": SUB, "ppl_output.json": PPL}, "zip_path"),
+        ({"/abs/submission.jsonl": SUB, "ppl_output.json": PPL}, "zip_path"),
+        ({"submission.jsonl": SUB, "ppl_output.json": PPL, "inner.zip": b"PK"}, "zip_nested"),
+        ({"a/submission.jsonl": SUB, "b/submission.jsonl": SUB, "a/ppl_output.json": PPL}, "zip_ambiguous"),
+        ({"a/b/submission.jsonl": SUB, "a/b/ppl_output.json": PPL}, "missing_file"),
+    ],
+)
 def test_zip_rejections(tmp_path, entries, code):
     z = make_zip(tmp_path / "s.zip", entries)
     with pytest.raises(SubmissionInvalid) as info:

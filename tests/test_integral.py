@@ -1,24 +1,30 @@
 """The integral score of contract section 1, on splits computed by hand."""
+
 import math
 import random
 
 import pytest
+from conftest import make_split, make_submission
 
 from scorer import load_config, score_submission
-from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.errors import ConfigError
-
-from conftest import make_split, make_submission
+from scorer.scoring.aggregate import TurnScore, aggregate
 
 
 def test_small_split_by_hand(tmp_path, rwn):
-    data = make_split(tmp_path, [
-        ("d-1", "Text2Text", [["Кот."], ["Рыжий кот."]]),
-        ("d-2", "Text2Text", [["Да."]]),
-        ("d-3", "Audio2Text", [["Шум дождя.", "Слышно дождь."]]),
-    ])
-    sub = make_submission(tmp_path, {"d-1": ["Кот.", "Кот."], "d-2": [""], "d-3": ["Слышно шум дождя"]},
-                          {"d-1": [1, 4], "d-2": [2], "d-3": [1]})
+    data = make_split(
+        tmp_path,
+        [
+            ("d-1", "Text2Text", [["Кот."], ["Рыжий кот."]]),
+            ("d-2", "Text2Text", [["Да."]]),
+            ("d-3", "Audio2Text", [["Шум дождя.", "Слышно дождь."]]),
+        ],
+    )
+    sub = make_submission(
+        tmp_path,
+        {"d-1": ["Кот.", "Кот."], "d-2": [""], "d-3": ["Слышно шум дождя"]},
+        {"d-1": [1, 4], "d-2": [2], "d-3": [1]},
+    )
     result = score_submission(data, sub, thesaurus=rwn)
     # d-1: turn 0 exact 1.0; turn 1 m=1, P=1, R=1/2 -> 0.5 / (0.9 + 0.05) = 10/19. HM 1 and 1/4.
     s1 = ((1 + 10 / 19) / 2 + (1 + 0.25) / 2) / 2
@@ -33,7 +39,8 @@ def test_small_split_by_hand(tmp_path, rwn):
     assert [t.meteor for t in result.turns] == pytest.approx([1.0, 10 / 19, 0.0, 20 / 21], abs=1e-12)
     assert [t.best_reference for t in result.turns] == [0, 0, 0, 0]
     assert result.summary.meteor == pytest.approx(
-        (0.1 * ((1 + 10 / 19) / 2 + 0) / 2 + 0.3 * 20 / 21) / 0.4, abs=1e-12)
+        (0.1 * ((1 + 10 / 19) / 2 + 0) / 2 + 0.3 * 20 / 21) / 0.4, abs=1e-12
+    )
 
 
 def _turns(rng, n_dialogs):
@@ -55,9 +62,13 @@ def test_closed_form_with_all_four_types():
     for t in turns:
         by_dialog.setdefault(t.dialog_id, []).append(t)
     n = {ty: sum(1 for ts in by_dialog.values() if ts[0].type == ty) for ty in weights}
-    closed = sum(weights[ts[0].type] / n[ts[0].type]
-                 * (sum(t.meteor for t in ts) / len(ts) + sum(t.hidden_metric for t in ts) / len(ts)) / 2
-                 for ts in by_dialog.values())
+    closed = sum(
+        weights[ts[0].type]
+        / n[ts[0].type]
+        * (sum(t.meteor for t in ts) / len(ts) + sum(t.hidden_metric for t in ts) / len(ts))
+        / 2
+        for ts in by_dialog.values()
+    )
     assert summary.integral == pytest.approx(closed, abs=1e-12)
     assert 0 <= summary.integral <= 1
 
@@ -72,7 +83,10 @@ def test_order_of_turns_does_not_change_a_bit():
 
 
 def test_weights_renormalise_over_types_present():
-    turns = [TurnScore("a", "Image2Text", 0, 0.5, 0, 0.1, 10.0), TurnScore("b", "Audio2Text", 0, 1.0, 0, 1.0, 1.0)]
+    turns = [
+        TurnScore("a", "Image2Text", 0, 0.5, 0, 0.1, 10.0),
+        TurnScore("b", "Audio2Text", 0, 1.0, 0, 1.0, 1.0),
+    ]
     s = aggregate(turns, load_config().weights)
     assert s.integral == pytest.approx((0.2 * 0.3 + 0.3 * 1.0) / 0.5, abs=1e-15)
     assert s.by_type["Image2Text"].weight == 0.2

@@ -1,5 +1,6 @@
 """The compiled engine's token table kept across runs: exported and restored exactly, refused when it
 does not fit, never holding a word the morphology could not analyse, never changing a number."""
+
 from __future__ import annotations
 
 import itertools
@@ -7,17 +8,25 @@ import marshal
 from array import array
 
 import pytest
-from test_id_counts import module, table_for  # noqa: F401 - module: the fixture, Python and compiled
+from helpers import table_for
 
-from scorer.metric import cache, key_table_cache
+from scorer.metric import key_table_cache
 from scorer.metric.cache import seal
 from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
 
-KEYS = {"кот": (["кот"], ["s1"]), "кошка": (["кошка"], ["s1"]), "спит": (["спать"], []),
-        "спать": (["спать"], []), "дом": (["дом"], ["s2", "s3"]), "здание": (["здание"], ["s3"])}
-N_KEYS = len({key for stages in KEYS.values() for keys in stages for key in keys})  # one id space for both stages
+KEYS = {
+    "кот": (["кот"], ["s1"]),
+    "кошка": (["кошка"], ["s1"]),
+    "спит": (["спать"], []),
+    "спать": (["спать"], []),
+    "дом": (["дом"], ["s2", "s3"]),
+    "здание": (["здание"], ["s3"]),
+}
+N_KEYS = len(
+    {key for stages in KEYS.values() for keys in stages for key in keys}
+)  # one id space for both stages
 
 
 def filled(module):
@@ -58,20 +67,25 @@ def ints(*values: int) -> bytes:
     return array("i", values).tobytes()
 
 
-@pytest.mark.parametrize("tokens, start, length, data, n_keys", [
-    (["a"], ints(0, 1), ints(1, 1), ints(0, 1), 1),            # a key id beyond the keys
-    (["a"], ints(0, 1), ints(1, 1), ints(0, -1), 2),           # a negative key id
-    (["a"], ints(0, 1), ints(1, 2), ints(0, 1), 2),            # a run past the end of the data
-    (["a"], ints(0, -1), ints(1, 1), ints(0, 1), 2),           # a run before its start
-    (["a"], ints(0, 0), ints(2, -1), ints(1, 1), 2),           # a negative length
-    (["a"], ints(0, 0), ints(2, 0), ints(1, 0), 2),            # a run not increasing
-    (["a"], ints(0, 0), ints(2, 0), ints(1, 1), 2),            # a key twice in a run
-    (["a"], ints(0), ints(1), ints(0), 1),                     # arrays for half a token
-    (["a"], ints(0, 1) + b"\0", ints(1, 1), ints(0, 1), 2),    # not whole ints
-    (["a", "a"], ints(0, 0, 0, 0), ints(0, 0, 0, 0), b"", 0),  # a token twice
-    ([b"a"], ints(0, 0), ints(0, 0), b"", 0),                  # not a string
-])
-def test_a_table_that_does_not_fit_is_refused_and_nothing_is_taken(module, tokens, start, length, data, n_keys):
+@pytest.mark.parametrize(
+    "tokens, start, length, data, n_keys",
+    [
+        (["a"], ints(0, 1), ints(1, 1), ints(0, 1), 1),  # a key id beyond the keys
+        (["a"], ints(0, 1), ints(1, 1), ints(0, -1), 2),  # a negative key id
+        (["a"], ints(0, 1), ints(1, 2), ints(0, 1), 2),  # a run past the end of the data
+        (["a"], ints(0, -1), ints(1, 1), ints(0, 1), 2),  # a run before its start
+        (["a"], ints(0, 0), ints(2, -1), ints(1, 1), 2),  # a negative length
+        (["a"], ints(0, 0), ints(2, 0), ints(1, 0), 2),  # a run not increasing
+        (["a"], ints(0, 0), ints(2, 0), ints(1, 1), 2),  # a key twice in a run
+        (["a"], ints(0), ints(1), ints(0), 1),  # arrays for half a token
+        (["a"], ints(0, 1) + b"\0", ints(1, 1), ints(0, 1), 2),  # not whole ints
+        (["a", "a"], ints(0, 0, 0, 0), ints(0, 0, 0, 0), b"", 0),  # a token twice
+        ([b"a"], ints(0, 0), ints(0, 0), b"", 0),  # not a string
+    ],
+)
+def test_a_table_that_does_not_fit_is_refused_and_nothing_is_taken(
+    module, tokens, start, length, data, n_keys
+):
     table = module.KeyTable(2, lambda token: -1)
     assert not table.restore(tokens, start, length, data, n_keys)
     assert table.n_tokens == 0 and table.ids == {}
@@ -108,12 +122,14 @@ def test_a_warm_metric_interns_no_token_it_has_met(rwn, tmp_path, monkeypatch):
     second.save_token_table()
     monkeypatch.undo()
     assert second.best_variant(["кот", "новый"], refs)[0] == 0 and second.engine.table_grew(
-        second.matcher.key_functions(second.params.stages))
+        second.matcher.key_functions(second.params.stages)
+    )
 
 
 @pytest.mark.skipif(not accelerator.active(), reason="the compiled engine keeps the table")
 def test_the_table_is_written_with_the_workers_tokens_and_without_unanalysed_words(
-        rwn, tmp_path, monkeypatch):
+    rwn, tmp_path, monkeypatch
+):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     m = metric(rwn)
     m.best_variant(["кот", "спит"], [["кошка", "спит"]])
@@ -129,9 +145,15 @@ def test_a_table_file_of_the_wrong_shape_is_ignored(tmp_path):
     path = tmp_path / "keys-0.v1.marshal"
     good = key_table_cache.StoredTable(["a"], ["k"], ints(0), ints(1), ints(0))
     assert key_table_cache.save_table(path, good) and key_table_cache.load_table(path) == good
-    for content in [(1, ["a"], ["k", "k"], b"", b"", b""), (1, ["a"], [1], b"", b"", b""),
-                    (1, "a", ["k"], b"", b"", b""), (1, ["a"], ["k"], b"", b"", []), (2, *good), (1, *good[:4]),
-                    [1, *good]]:
+    for content in [
+        (1, ["a"], ["k", "k"], b"", b"", b""),
+        (1, ["a"], [1], b"", b"", b""),
+        (1, "a", ["k"], b"", b"", b""),
+        (1, ["a"], ["k"], b"", b"", []),
+        (2, *good),
+        (1, *good[:4]),
+        [1, *good],
+    ]:
         path.write_bytes(seal(f"keys|{path.name}", marshal.dumps(content)))
         assert key_table_cache.load_table(path) is None, content
     path.write_bytes(seal("keys|another-name", marshal.dumps((1, *good))))
@@ -145,7 +167,9 @@ def test_add_keys_numbers_the_keys_as_the_tokens_come(module):
     key_ids: dict[str, int] = {}
     for token, stages in KEYS.items():
         assert by_strings.add_keys(token, [list(keys) for keys in stages], key_ids) == len(by_strings.ids) - 1
-    assert by_strings.add_keys("кот", [frozenset(["новый"]), frozenset()], key_ids) == 0  # known: nothing added
+    assert (
+        by_strings.add_keys("кот", [frozenset(["новый"]), frozenset()], key_ids) == 0
+    )  # known: nothing added
     assert len(key_ids) == N_KEYS and "новый" not in key_ids
     assert key_ids["кот"] == 0 and key_ids["s1"] == 1 and key_ids["кошка"] == 2
     by_ids = filled(module)

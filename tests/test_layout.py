@@ -1,4 +1,5 @@
 """The package's layout (docs/architecture.md): imports only go down the pipeline, with no circles."""
+
 from __future__ import annotations
 
 import ast
@@ -8,9 +9,17 @@ import scorer
 
 PACKAGE = Path(scorer.__file__).resolve().parent
 #: Layers from the bottom up; a module may import from its own layer or one below.
-LAYERS = [("scorer.errors", "scorer.progress"), ("scorer.metric.engine",), ("scorer.metric",), ("scorer.version",),
-          ("scorer.inputs",), ("scorer.scoring",), ("scorer.outputs",), ("scorer.api",),
-          ("scorer.cli", "scorer.streams", "scorer.__main__", "scorer")]
+LAYERS = [
+    ("scorer.errors", "scorer.progress"),
+    ("scorer.metric.engine",),
+    ("scorer.metric",),
+    ("scorer.version",),
+    ("scorer.inputs",),
+    ("scorer.scoring",),
+    ("scorer.outputs",),
+    ("scorer.api",),
+    ("scorer.cli", "scorer.streams", "scorer.__main__", "scorer"),
+]
 
 
 def layer(module: str) -> int:
@@ -40,7 +49,10 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, bo
             if isinstance(child, ast.ImportFrom):
                 base = child.module or ""
                 if child.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - child.level + 1] + ([base] if base else []))
+                    base = ".".join(
+                        package.split(".")[: len(package.split(".")) - child.level + 1]
+                        + ([base] if base else [])
+                    )
                 if base == "scorer" or base.startswith("scorer."):
                     for alias in child.names:
                         full = f"{base}.{alias.name}"
@@ -70,8 +82,14 @@ def test_imports_only_go_down_and_never_from_inside_a_function():
 
 def test_the_modules_import_graph_has_no_circle():
     found = modules()
-    graph = {name: {t for t, _ in imports(name, path, found) if t in found and t != name} for name, path in found.items()}
-    graph = {name: {t for t in targets if not (name.startswith(t + ".") or name == t)} for name, targets in graph.items()}
+    graph = {
+        name: {t for t, _ in imports(name, path, found) if t in found and t != name}
+        for name, path in found.items()
+    }
+    graph = {
+        name: {t for t in targets if not (name.startswith(t + ".") or name == t)}
+        for name, targets in graph.items()
+    }
     state: dict[str, int] = {}
 
     def circle_from(node: str, trail: list[str]) -> list[str] | None:

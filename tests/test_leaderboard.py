@@ -1,4 +1,5 @@
 """Leaderboard: ranks, bootstrap intervals and paired p-values, outputs; significance by hand."""
+
 import csv
 import io
 import json
@@ -7,12 +8,11 @@ import zipfile
 
 import numpy as np
 import pytest
+from conftest import EXAMPLES, PUBLIC
 
 from scorer import cli
 from scorer.outputs.report import LEADERBOARD_COLUMNS
 from scorer.scoring.significance import interval, make_strata, paired_p_value, resampled_integrals
-
-from conftest import EXAMPLES, PUBLIC
 
 
 def test_resampled_integral_by_hand():
@@ -22,8 +22,10 @@ def test_resampled_integral_by_hand():
     t, a = strata.indices["Text2Text"], strata.indices["Audio2Text"]
     assert t.shape == (50, 2) and a.shape == (50, 3)
     for r in (0, 17, 49):
-        expected = (0.1 * np.mean([scores["Text2Text"][i] for i in t[r]])
-                    + 0.3 * np.mean([scores["Audio2Text"][i] for i in a[r]])) / 0.4
+        expected = (
+            0.1 * np.mean([scores["Text2Text"][i] for i in t[r]])
+            + 0.3 * np.mean([scores["Audio2Text"][i] for i in a[r]])
+        ) / 0.4
         assert got[r] == pytest.approx(expected, abs=1e-15)
     again = make_strata({"Text2Text": 2, "Audio2Text": 3}, {"Text2Text": 0.1, "Audio2Text": 0.3}, 50, seed=7)
     assert np.array_equal(again.indices["Audio2Text"], a)  # the seed fixes everything
@@ -59,8 +61,19 @@ def folder(tmp_path):
 
 
 def run_board(folder, out, *extra):
-    return cli.main(["leaderboard", "--data", str(PUBLIC), "--submissions", str(folder), "--output", str(out),
-                     "--quiet", *extra])
+    return cli.main(
+        [
+            "leaderboard",
+            "--data",
+            str(PUBLIC),
+            "--submissions",
+            str(folder),
+            "--output",
+            str(out),
+            "--quiet",
+            *extra,
+        ]
+    )
 
 
 def test_leaderboard_ranks_scores_and_lists_invalid(folder, tmp_path):
@@ -96,7 +109,9 @@ def test_leaderboard_is_reproducible_and_independent_of_jobs(folder, tmp_path):
     for file in ("leaderboard.csv", "leaderboard.json"):
         assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes()
     assert run_board(folder, tmp_path / "c", "--resamples", "100", "--seed", "1", "--no-report") == 0
-    assert (tmp_path / "a" / "leaderboard.csv").read_bytes() != (tmp_path / "c" / "leaderboard.csv").read_bytes()
+    assert (tmp_path / "a" / "leaderboard.csv").read_bytes() != (
+        tmp_path / "c" / "leaderboard.csv"
+    ).read_bytes()
 
 
 def test_leaderboard_usage_errors(tmp_path, capsys):
@@ -125,8 +140,8 @@ def test_an_unranked_entry_has_no_result_or_interval():
 
 
 def test_the_bootstrap_reports_its_progress():
-    from scorer.scoring.leaderboard import rank
     from scorer.progress import BOOTSTRAP
+    from scorer.scoring.leaderboard import rank
 
     heard = []
     board = api_board(lambda step, done, total: heard.append((step, done, total)))
@@ -140,8 +155,9 @@ def api_board(progress):
     import tempfile
     from pathlib import Path
 
-    from scorer import api
     from conftest import EXAMPLES, PUBLIC
+
+    from scorer import api
 
     subs = Path(tempfile.mkdtemp())
     shutil.copytree(EXAMPLES / "realistic", subs / "a")

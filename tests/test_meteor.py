@@ -1,4 +1,5 @@
 """Hand-computed METEOR values for small Russian cases, one per rule of contract section 4."""
+
 import pymorphy3
 import pytest
 from hypothesis import given, settings
@@ -23,7 +24,9 @@ def test_exact_fmean_by_hand(matcher):
     assert (s.matches, s.cand_len, s.ref_len) == (1, 3, 1)
     assert s.score == pytest.approx(5 / 6, abs=1e-12)
     # m=3, t=3, r=4: P=1, R=3/4, Fmean = 0.75 / (0.9 + 0.075) = 10/13
-    assert score("На картинке кот", "На картинке рыжий кот", matcher).score == pytest.approx(10 / 13, abs=1e-12)
+    assert score("На картинке кот", "На картинке рыжий кот", matcher).score == pytest.approx(
+        10 / 13, abs=1e-12
+    )
 
 
 def test_identical_text_scores_one(matcher):
@@ -51,7 +54,8 @@ def test_synonym_stage_uses_ruwordnet(matcher):
     assert s.score == 1.0
     assert {(m.cand, m.stage) for m in s.alignment} == {(0, "synonym"), (1, "exact")}
     assert score("Зелёные яблоки", "недозрелые яблоки", matcher, NO_SYN).score == pytest.approx(
-        0.5 * 0.5 / (0.9 * 0.5 + 0.1 * 0.5), abs=1e-12)
+        0.5 * 0.5 / (0.9 * 0.5 + 0.1 * 0.5), abs=1e-12
+    )
 
 
 def test_synonym_needs_a_shared_synset(matcher):
@@ -105,7 +109,9 @@ def test_best_variant_skips_tokenless_variants_and_ties_go_first(matcher):
 
 
 def test_meteor_ru_api(rwn):
-    assert meteor_ru("На картинке кот.", ["Кот.", "На картинке рыжий кот."], thesaurus=rwn) == pytest.approx(5 / 6)
+    assert meteor_ru("На картинке кот.", ["Кот.", "На картинке рыжий кот."], thesaurus=rwn) == pytest.approx(
+        5 / 6
+    )
     assert meteor_ru("зеленый", "недозрелый", thesaurus=rwn) == 1.0
     assert meteor_ru("зеленый", "недозрелый", synonyms=False) == 0.0
     assert meteor_ru("зеленый", "недозрелый") == 1.0  # RUWORDNET_PATH, loaded once and kept
@@ -114,6 +120,7 @@ def test_meteor_ru_api(rwn):
 
 def rwn_path():
     import os
+
     return os.environ["RUWORDNET_PATH"]
 
 
@@ -138,7 +145,7 @@ def test_score_tokens_takes_any_sequence(matcher):
 def test_the_penalty_needs_the_chunk_count():
     from scorer.metric.meteor import score_from_counts
 
-    assert score_from_counts(1, 1, 2, 2, PENALTY).penalty == pytest.approx(0.5 * 1.0 ** 3)
+    assert score_from_counts(1, 1, 2, 2, PENALTY).penalty == pytest.approx(0.5 * 1.0**3)
     assert score_from_counts(1, None, 2, 2, MeteorParams()).penalty == 0.0
     with pytest.raises(ValueError, match="chunk count"):
         score_from_counts(1, None, 2, 2, PENALTY)
@@ -149,7 +156,9 @@ def test_metric_object_states_its_signature(matcher):
     fields = dict(metric.signature_fields())
     assert fields["align"] == "rules1-5-bnb50000" and fields["gamma"] == "0.5"
     assert fields["stages"] == "exact+lemma+synonym" and fields["rwn"].startswith("rwn-xml-")
-    assert dict(MeteorRu(MeteorParams(stages=("exact",)), matcher=matcher).signature_fields())["morph"] == "none"
+    assert (
+        dict(MeteorRu(MeteorParams(stages=("exact",)), matcher=matcher).signature_fields())["morph"] == "none"
+    )
     assert dict(MeteorRu(matcher=matcher).signature_fields())["align"] == "rule1-count"
     with pytest.raises(ValueError, match="needs a thesaurus"):
         MeteorRu(MeteorParams(), thesaurus=None, matcher=None)
@@ -162,8 +171,26 @@ def test_alpha_weights_precision_and_recall(matcher):
         assert s.score == pytest.approx(0.25 / (alpha * 1 + (1 - alpha) * 0.25), abs=1e-12)
 
 
-WORDS = ["стали", "стал", "стать", "сталью", "сталь", "зеленый", "зелёные", "недозрелый", "незрелый",
-         "дом", "дома", "домов", "кот", "кота", "и", "на", "изменять", "изменить"]
+WORDS = [
+    "стали",
+    "стал",
+    "стать",
+    "сталью",
+    "сталь",
+    "зеленый",
+    "зелёные",
+    "недозрелый",
+    "незрелый",
+    "дом",
+    "дома",
+    "домов",
+    "кот",
+    "кота",
+    "и",
+    "на",
+    "изменять",
+    "изменить",
+]
 phrases = st.lists(st.sampled_from(WORDS), min_size=0, max_size=7)
 
 
@@ -187,25 +214,41 @@ def test_self_match_is_perfect(matcher, words):
 def test_balanced_fmean_is_symmetric(matcher, a, b):
     params = MeteorParams(alpha=0.5, stages=("exact", "lemma"))
     assert meteor_tokens(a, b, matcher, params).score == pytest.approx(
-        meteor_tokens(b, a, matcher, params).score, abs=1e-15)
+        meteor_tokens(b, a, matcher, params).score, abs=1e-15
+    )
 
 
 def test_best_variants_is_best_variant_turn_by_turn(matcher):
     from scorer.metric.meteor import best_variants
 
     cands = [["кот", "спит"], [], ["собака", "лает"], ["мы", "летим", "домой"]]
-    variants = [[["кошка", "спит"], ["кот", "спал"]], [["да"]], [[], ["пес", "лает"]], [["мы", "мчимся", "домой"]]]
+    variants = [
+        [["кошка", "спит"], ["кот", "спал"]],
+        [["да"]],
+        [[], ["пес", "лает"]],
+        [["мы", "мчимся", "домой"]],
+    ]
     for params in (MeteorParams(), MeteorParams(gamma=0.5, beta=3.0)):
         assert best_variants(cands, variants, matcher, params) == [
-            best_variant(c, v, matcher, params) for c, v in zip(cands, variants)]
-    assert [(k, s.matches) for k, s in best_variants(cands, variants, matcher)] == [(1, 2), (0, 0), (1, 2), (0, 3)]
+            best_variant(c, v, matcher, params) for c, v in zip(cands, variants)
+        ]
+    assert [(k, s.matches) for k, s in best_variants(cands, variants, matcher)] == [
+        (1, 2),
+        (0, 0),
+        (1, 2),
+        (0, 3),
+    ]
 
 
 def test_the_lemma_sets_are_those_of_pymorphy3s_parse_objects():
     """The analyser makes plain tuples, not ``Parse`` objects: every word's normal forms are the same."""
     reference = pymorphy3.MorphAnalyzer(lang="ru", probability_estimator_cls=None)
-    words = tokenise("стали мыла печь пила три косой лук коса ели Ёлки бегущие хрустальный zzz 12 "
-                     "пёс спим синее ааааабвг прекраснейшие перевыполнившими кот-то")
+    words = tokenise(
+        "стали мыла печь пила три косой лук коса ели Ёлки бегущие хрустальный zzz 12 "
+        "пёс спим синее ааааабвг прекраснейшие перевыполнившими кот-то"
+    )
     for word in words:
-        assert morphology.lemmas(word) == frozenset(f.replace("ё", "е") for f in reference.normal_forms(word)), word
+        assert morphology.lemmas(word) == frozenset(
+            f.replace("ё", "е") for f in reference.normal_forms(word)
+        ), word
     assert morphology.lemmas("стали") == {"стать", "сталь"}

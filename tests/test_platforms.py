@@ -1,5 +1,6 @@
 """The leaderboard platforms (contract section 6, "On the leaderboard platforms"): the image's entry point,
 ``codalab`` as Codabench and CodaLab run it, the flat leaderboard columns, and the ``bundle`` command."""
+
 import io
 import json
 import os
@@ -7,14 +8,12 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import EXAMPLES, PUBLIC, ROOT, write_json
 
 from scorer import cli
-
-from conftest import EXAMPLES, PUBLIC, ROOT, write_json
 
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
 
@@ -80,9 +79,14 @@ def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
     listed = [line for line in err if line.startswith("  - ")]
     assert len(listed) == 12 and not any("more like this" in line for line in err)
     for dialog_id, line in zip(broken, listed):  # one a line, located: file, line and column, dialog_id, turn
-        assert line.startswith("  - ppl_output.json, line 1, column ") and f"dialog_id {dialog_id!r}, turn 0" in line
-    assert err[:2] == ["config: the built-in default configuration",
-                       "error: the submission is invalid (12 error(s)); it was not scored:"]
+        assert (
+            line.startswith("  - ppl_output.json, line 1, column ")
+            and f"dialog_id {dialog_id!r}, turn 0" in line
+        )
+    assert err[:2] == [
+        "config: the built-in default configuration",
+        "error: the submission is invalid (12 error(s)); it was not scored:",
+    ]
     page = (out / "detailed_results.html").read_text(encoding="utf-8")
     assert page.count("<li>") == 12 and "invalid" in page
     assert load(out)["status"] == "invalid" and len(load(out)["errors"]) == 12
@@ -92,7 +96,9 @@ def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
     assert grouped.count("\n  - ") == 3 and "... and 9 more like this" in grouped
 
 
-@pytest.mark.parametrize("command, marker", [("leaderboard", "leaderboard.json"), ("correlate", "correlation.json")])
+@pytest.mark.parametrize(
+    "command, marker", [("leaderboard", "leaderboard.json"), ("correlate", "correlation.json")]
+)
 @pytest.mark.parametrize("problem", ["missing", "empty"])
 def test_board_usage_errors_leave_a_verdict_in_the_output(tmp_path, command, marker, problem, capsys):
     folder = tmp_path / "uploads"
@@ -110,8 +116,9 @@ def test_board_usage_errors_leave_a_verdict_in_the_output(tmp_path, command, mar
 
 def _entrypoint(*args, env=None):
     environment = {**os.environ, "SCORER_PYTHON": sys.executable, **(env or {})}
-    return subprocess.run(["sh", str(ENTRYPOINT), *map(str, args)], capture_output=True, text=True,
-                          env=environment, timeout=300)
+    return subprocess.run(
+        ["sh", str(ENTRYPOINT), *map(str, args)], capture_output=True, text=True, env=environment, timeout=300
+    )
 
 
 def test_entrypoint_passes_a_platform_command_through(tmp_path):
@@ -150,8 +157,20 @@ def test_the_dockerfile_runs_as_the_platforms_expect():
 
 def make_bundle(tmp_path, name="bundle", *extra, data=PUBLIC):
     out = tmp_path / name
-    assert run("bundle", "--data", data, "--output", out, "--image", "docker.io/org/scorer:1.0", "--quiet",
-               *extra) == 0
+    assert (
+        run(
+            "bundle",
+            "--data",
+            data,
+            "--output",
+            out,
+            "--image",
+            "docker.io/org/scorer:1.0",
+            "--quiet",
+            *extra,
+        )
+        == 0
+    )
     return out
 
 
@@ -178,8 +197,15 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
     assert sorted(os.listdir(out / task["reference_data"])) == ["answers.jsonl", "dialogues.jsonl"]
     (board,) = spec["leaderboards"]
     keys = [c["key"] for c in board["columns"]]
-    assert keys == ["integral", "meteor", "hidden_metric", "Text2Text", "Image2Text", "Audio2Text",
-                    "Image-Audio2Text"]
+    assert keys == [
+        "integral",
+        "meteor",
+        "hidden_metric",
+        "Text2Text",
+        "Image2Text",
+        "Audio2Text",
+        "Image-Audio2Text",
+    ]
     assert [c["index"] for c in board["columns"]] == list(range(7))
     assert {c["sorting"] for c in board["columns"]} == {"desc"}
     # bundle.zip is the folder, competition.yaml at its root
@@ -201,7 +227,9 @@ def test_the_bundles_starting_kit_validates_and_scores_into_every_column(tmp_pat
     assert run("codalab", root, tmp_path / "scored", "--quiet") == 0
     scores = load(tmp_path / "scored")
     spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
-    for column in spec["leaderboards"][0]["columns"]:  # the platform stores each column from a top-level number
+    for column in spec["leaderboards"][0][
+        "columns"
+    ]:  # the platform stores each column from a top-level number
         value = scores[column["key"]]
         assert isinstance(value, float) and 0 <= value <= 1, column["key"]
     assert "README.md" in os.listdir(kit) and "validate" in (kit / "README.md").read_text(encoding="utf-8")
@@ -239,8 +267,10 @@ def test_bundle_is_byte_identical_for_identical_inputs(tmp_path):
     assert bundle_listing(first) == bundle_listing(second)
     # a second bundle into the same folder replaces the first, and leaves nothing of it behind
     (first / "reference_data" / "config.toml").write_text("[weights]\n", encoding="utf-8")
-    assert run("bundle", "--data", PUBLIC, "--output", first, "--image", "docker.io/org/scorer:1.0",
-               "--quiet") == 0
+    assert (
+        run("bundle", "--data", PUBLIC, "--output", first, "--image", "docker.io/org/scorer:1.0", "--quiet")
+        == 0
+    )
     assert bundle_listing(first) == bundle_listing(second)
 
 
@@ -259,5 +289,9 @@ def test_codalab_metadata_files_are_the_bundles():
     """The repository's scoring program (codalab/scoring_program) runs the command the bundle's runs."""
     text = (ROOT / "codalab" / "scoring_program" / "metadata.yaml").read_text(encoding="utf-8")
     assert yaml.safe_load(text)["command"] == "python3 -m scorer codalab /app/input /app/output"
-    assert yaml.safe_load(io.StringIO((ROOT / "codalab" / "scoring_program" / "metadata").read_text()))[
-        "command"] == "python3 -m scorer codalab $input $output"
+    assert (
+        yaml.safe_load(io.StringIO((ROOT / "codalab" / "scoring_program" / "metadata").read_text()))[
+            "command"
+        ]
+        == "python3 -m scorer codalab $input $output"
+    )

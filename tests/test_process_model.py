@@ -1,7 +1,9 @@
 """The one process model (contract section 3): a worker killed by SIGKILL ends the run with exit 2 naming it,
 and SIGINT or SIGTERM sent to the whole process group, as the workers start or repeated while they work, ends
-it with 130 or 143 and one line on stderr, never a traceback or a hang. ``scripts/process_model_check.py`` runs
+it with 130 or 143 and one line on stderr, never a traceback or a hang. ``scripts/process_model_check.py``
+runs
 the same cases 30 times each."""
+
 import os
 import signal
 import subprocess
@@ -10,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, big_split
 
 TRIES = 4
@@ -23,14 +24,35 @@ def penalty_run(tmp_path_factory):
     data, sub = big_split(root, copies=600)  # 39,600 turns: about 2 s of scoring on two workers
     config = root / "penalty.toml"
     config.write_text("[meteor]\ngamma = 0.5\nbeta = 3.0\n", encoding="utf-8")
-    return [sys.executable, "-m", "scorer", "score", "--data", str(data), "--submission", str(sub),
-            "--config", str(config), "--jobs", "2", "--quiet", "--no-synonyms"]
+    return [
+        sys.executable,
+        "-m",
+        "scorer",
+        "score",
+        "--data",
+        str(data),
+        "--submission",
+        str(sub),
+        "--config",
+        str(config),
+        "--jobs",
+        "2",
+        "--quiet",
+        "--no-synonyms",
+    ]
 
 
 def start(command, out: Path) -> subprocess.Popen:
     env = {**os.environ, "SCORER_PURE_PYTHON": "1"}  # the pure engine: a run of a few seconds
-    return subprocess.Popen([*command, "--output", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    return subprocess.Popen(
+        [*command, "--output", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def workers(pid: int) -> list[int]:

@@ -1,8 +1,10 @@
 """Validated references kept across runs: found by the files' bytes, never trusted, never a crash."""
+
 import marshal
 import os
 
 import pytest
+from conftest import make_split
 
 from scorer import api
 from scorer.errors import ReferenceDataError
@@ -11,12 +13,12 @@ from scorer.inputs.config import Limits
 from scorer.inputs.validation import Dialogue
 from scorer.metric.cache import seal
 
-from conftest import make_split
-
 DIALOGUES = [("d1", "Text2Text", [["Кошка спит.", "Кот спит"], ["Да"]]), ("d2", "Audio2Text", [["Нет."]])]
-EXPECTED = ([Dialogue("d1", "Text2Text", 2), Dialogue("d2", "Audio2Text", 1)],
-            {"d1": [["Кошка спит.", "Кот спит"], ["Да"]], "d2": [["Нет."]]},
-            {"d1": [[["кошка", "спит"], ["кот", "спит"]], [["да"]]], "d2": [[["нет"]]]})
+EXPECTED = (
+    [Dialogue("d1", "Text2Text", 2), Dialogue("d2", "Audio2Text", 1)],
+    {"d1": [["Кошка спит.", "Кот спит"], ["Да"]], "d2": [["Нет."]]},
+    {"d1": [[["кошка", "спит"], ["кот", "спит"]], [["да"]]], "d2": [[["нет"]]]},
+)
 
 
 @pytest.fixture(autouse=True)
@@ -99,7 +101,10 @@ def test_the_key_follows_bytes_and_limits(tmp_path):
     key = _key(data)
     assert key == _key(data) and len(key) == 64
     assert reference_cache.entry_key(data / "dialogues.jsonl", None, Limits()) != key
-    assert reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", Limits(max_json_depth=9)) != key
+    assert (
+        reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", Limits(max_json_depth=9))
+        != key
+    )
     with open(data / "answers.jsonl", "a", encoding="utf-8") as fh:
         fh.write("\n")
     assert _key(data) != key
@@ -111,30 +116,33 @@ SPANS = {"d1": SPAN, "d2": SPAN}
 TOKENS = {"d1": [[["кот"]], [["да"]]], "d2": [[["нет"]]]}
 
 
-@pytest.mark.parametrize("payload", [
-    (2, ROWS, SPANS, {"d1": [[["кот"]], [[]]], "d2": [[["нет"]]]}),                    # a turn without a token
-    (2, ROWS, SPANS, {"d1": [[["кот"]], [[""]]], "d2": [[["нет"]]]}),                  # an empty token
-    (2, ROWS, SPANS, {"d1": [[["кот"]], []], "d2": [[["нет"]]]}),                      # a turn without variants
-    (2, ROWS, SPANS, {"d1": [[["кот"]]], "d2": [[["нет"]]]}),                          # fewer tokenised turns
-    (2, ROWS, SPANS, {"d1": [[["кот"]], [[5]]], "d2": [[["нет"]]]}),
-    (2, ROWS, SPANS, {"d1": [[["кот"]], [["да", ["да"]]]], "d2": [[["нет"]]]}),      # an unhashable word
-    (2, ROWS, SPANS, {"d1": [[["кот"]], [["да", b"da"]]], "d2": [[["нет"]]]}),       # bytes among the words
-    (2, ROWS, SPANS, None),
-    (2, ROWS, None, TOKENS),
-    (2, ROWS, {"d1": SPAN}, TOKENS),                                                    # a dialogue without its line
-    (2, ROWS, {"d1": SPAN, "d2": (5, 4, bytes(32))}, TOKENS),                           # a span ending before it starts
-    (2, ROWS, {"d1": SPAN, "d2": (-1, 4, bytes(32))}, TOKENS),
-    (2, ROWS, {"d1": SPAN, "d2": (0, 4, bytes(31))}, TOKENS),                           # not a SHA-256
-    (2, ROWS, {"d1": SPAN, "d2": [0, 4, bytes(32)]}, TOKENS),
-    (2, [("d1", "Text2Text", 2), ("d1", "Audio2Text", 1)], None, None),               # a duplicate id
-    (2, [("d1", "Text2Text", 2)], {"d1": SPAN}, {"d1": [[["кот"]]]}),                 # the turn count
-    (2, [("d1", "Speech", 2)], None, None),                                            # the type
-    (2, [("d1", "Text2Text", 0)], None, None),
-    (2, [("d1", "Text2Text", 1)], {"d1": SPAN, "d9": SPAN}, {"d1": [[["кот"]]], "d9": [[["кот"]]]}),
-    (1, ROWS, SPANS, TOKENS),                                                          # another format
-    (2, ROWS, SPANS),
-    [("d1", "Text2Text", 1)],
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        (2, ROWS, SPANS, {"d1": [[["кот"]], [[]]], "d2": [[["нет"]]]}),  # a turn without a token
+        (2, ROWS, SPANS, {"d1": [[["кот"]], [[""]]], "d2": [[["нет"]]]}),  # an empty token
+        (2, ROWS, SPANS, {"d1": [[["кот"]], []], "d2": [[["нет"]]]}),  # a turn without variants
+        (2, ROWS, SPANS, {"d1": [[["кот"]]], "d2": [[["нет"]]]}),  # fewer tokenised turns
+        (2, ROWS, SPANS, {"d1": [[["кот"]], [[5]]], "d2": [[["нет"]]]}),
+        (2, ROWS, SPANS, {"d1": [[["кот"]], [["да", ["да"]]]], "d2": [[["нет"]]]}),  # an unhashable word
+        (2, ROWS, SPANS, {"d1": [[["кот"]], [["да", b"da"]]], "d2": [[["нет"]]]}),  # bytes among the words
+        (2, ROWS, SPANS, None),
+        (2, ROWS, None, TOKENS),
+        (2, ROWS, {"d1": SPAN}, TOKENS),  # a dialogue without its line
+        (2, ROWS, {"d1": SPAN, "d2": (5, 4, bytes(32))}, TOKENS),  # a span ending before it starts
+        (2, ROWS, {"d1": SPAN, "d2": (-1, 4, bytes(32))}, TOKENS),
+        (2, ROWS, {"d1": SPAN, "d2": (0, 4, bytes(31))}, TOKENS),  # not a SHA-256
+        (2, ROWS, {"d1": SPAN, "d2": [0, 4, bytes(32)]}, TOKENS),
+        (2, [("d1", "Text2Text", 2), ("d1", "Audio2Text", 1)], None, None),  # a duplicate id
+        (2, [("d1", "Text2Text", 2)], {"d1": SPAN}, {"d1": [[["кот"]]]}),  # the turn count
+        (2, [("d1", "Speech", 2)], None, None),  # the type
+        (2, [("d1", "Text2Text", 0)], None, None),
+        (2, [("d1", "Text2Text", 1)], {"d1": SPAN, "d9": SPAN}, {"d1": [[["кот"]]], "d9": [[["кот"]]]}),
+        (1, ROWS, SPANS, TOKENS),  # another format
+        (2, ROWS, SPANS),
+        [("d1", "Text2Text", 1)],
+    ],
+)
 def test_a_sealed_entry_of_the_wrong_shape_is_ignored(tmp_path, payload):
     assert reference_cache._well_formed(ROWS, SPANS, TOKENS)  # the shape that is accepted
     data = make_split(tmp_path, DIALOGUES)
@@ -155,7 +163,9 @@ def test_a_warm_load_reads_the_texts_of_a_dialogue_only_when_asked(tmp_path, mon
     _no_validation(monkeypatch)
     opened = []
     real_open = open
-    monkeypatch.setattr("builtins.open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+    monkeypatch.setattr(
+        "builtins.open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k)
+    )
     warm = api.load_reference(data)
     assert opened == [] and warm.tokens == EXPECTED[2]
     assert warm.references["d2"] == [["Нет."]]
@@ -194,11 +204,13 @@ def test_an_entry_whose_lines_do_not_match_reads_the_whole_file_again(tmp_path, 
     reads = []
     real = api.read_references
     monkeypatch.setattr(api, "read_references", lambda *a, **k: reads.append(1) or real(*a, **k))
-    for forged in ({"d1": spans["d2"], "d2": spans["d1"]},
-                   {"d1": spans["d1"][:2] + (bytes(32),), "d2": spans["d2"]},
-                   {"d1": (spans["d1"][0] + 1, spans["d1"][1], spans["d1"][2]), "d2": spans["d2"]},
-                   {"d1": (10 ** 9, 10 ** 9 + 5, spans["d1"][2]), "d2": spans["d2"]},
-                   {"d1": (0, 10 ** 15, spans["d1"][2]), "d2": spans["d2"]}):  # never a petabyte read
+    for forged in (
+        {"d1": spans["d2"], "d2": spans["d1"]},
+        {"d1": spans["d1"][:2] + (bytes(32),), "d2": spans["d2"]},
+        {"d1": (spans["d1"][0] + 1, spans["d1"][1], spans["d1"][2]), "d2": spans["d2"]},
+        {"d1": (10**9, 10**9 + 5, spans["d1"][2]), "d2": spans["d2"]},
+        {"d1": (0, 10**15, spans["d1"][2]), "d2": spans["d2"]},
+    ):  # never a petabyte read
         path.write_bytes(seal(key, marshal.dumps((2, rows, forged, tokens))))
         reads.clear()
         loaded = api.load_reference(data)

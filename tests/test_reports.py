@@ -1,4 +1,5 @@
 """Reports that explain a score: frozen leaderboard rows shared by every table, the lowest-scoring turns."""
+
 import csv
 import dataclasses
 import io
@@ -6,17 +7,16 @@ import json
 import shutil
 
 import pytest
+from conftest import EXAMPLES, PUBLIC
 
 from scorer import api
-from scorer.scoring.aggregate import TurnScore
 from scorer.inputs.contract import DIALOGUE_TYPES
-from scorer.scoring.explain import lowest_turns
-from scorer.outputs.html_report import leaderboard_report, score_report
-from scorer.scoring.leaderboard_result import COLUMNS, FIRST_ERRORS
 from scorer.metric.meteor import MeteorParams, MeteorRu
+from scorer.outputs.html_report import leaderboard_report, score_report
 from scorer.outputs.report import leaderboard_csv, leaderboard_payload, leaderboard_table, summary_table
-
-from conftest import EXAMPLES, PUBLIC
+from scorer.scoring.aggregate import TurnScore
+from scorer.scoring.explain import lowest_turns
+from scorer.scoring.leaderboard_result import COLUMNS, FIRST_ERRORS
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,10 @@ def test_ranking_rows_are_frozen_and_entries_untouched(board):
     with pytest.raises(dataclasses.FrozenInstanceError):
         first.entry.result = None
     assert [(s.name, s.rank, s.compared_with) for s in board.entries] == [
-        ("echo", 1, None), ("realistic", 2, "echo"), ("many-errors", None, None)]
+        ("echo", 1, None),
+        ("realistic", 2, "echo"),
+        ("many-errors", None, None),
+    ]
     assert not hasattr(first.entry, "rank")  # the place lives in the row, not in the scored entry
 
 
@@ -60,8 +63,12 @@ def test_every_table_is_built_from_the_same_rows(board):
     assert realistic["Audio2Text"] == board.entries[1].result.summary.by_type["Audio2Text"].score
     for column in ("meteor", "hidden_metric", "Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"):
         assert f"<td>{realistic[column]:.4f}</td>" in page
-    assert table[0] == "rank  submission                integral  95% interval        METEOR      HM  p vs above"
-    assert table[2] == "   1  echo                      1.000000  [1.0000, 1.0000]    1.0000  1.0000            "
+    assert (
+        table[0] == "rank  submission                integral  95% interval        METEOR      HM  p vs above"
+    )
+    assert (
+        table[2] == "   1  echo                      1.000000  [1.0000, 1.0000]    1.0000  1.0000            "
+    )
     assert table[3].startswith("   2  realistic                 0.376962  [")
     assert table[3].endswith("0.6683  0.0856      0.0099")  # p = 1 / (100 + 1)
 
@@ -85,7 +92,7 @@ def test_invalid_entries_show_all_first_errors_everywhere(board):
 def test_leaderboard_page_draws_per_type_dots_on_zoomed_axes(board):
     page = leaderboard_report(board)
     assert page.count("<svg") == 2 and "each axis zoomed to its own range" in page
-    assert "<th title=\"Image-Audio2Text\">IA2T</th>" in page and "<th>hidden metric</th>" in page
+    assert '<th title="Image-Audio2Text">IA2T</th>' in page and "<th>hidden metric</th>" in page
     assert '<a href="submissions/realistic/report.html">realistic</a>' in page
     assert "|<wbr><span>version:" in page  # the signature may wrap only at its separators
 
@@ -93,8 +100,10 @@ def test_leaderboard_page_draws_per_type_dots_on_zoomed_axes(board):
 def test_lowest_turns_by_hand():
     metric = MeteorRu(MeteorParams(stages=("exact", "lemma")))
     answers = ["Коты спят дома", "кот", "собака", "лает собака"]
-    turns = [TurnScore("d1", "Text2Text", k, meteor, 0, 0.5, 2.0, answer)
-             for k, (meteor, answer) in enumerate(zip([0.5, 1.0, 0.0, 0.5], answers))]
+    turns = [
+        TurnScore("d1", "Text2Text", k, meteor, 0, 0.5, 2.0, answer)
+        for k, (meteor, answer) in enumerate(zip([0.5, 1.0, 0.0, 0.5], answers))
+    ]
     references = {"d1": [["кот спит"], ["кот"], ["кошка"], ["собака лает"]]}
     lowest = lowest_turns(turns, references, metric, count=3)
     assert [t.turn for t in lowest] == [2, 0, 3]  # by METEOR, then file order
@@ -103,7 +112,10 @@ def test_lowest_turns_by_hand():
     assert cats.answer_stages() == ["lemma", "lemma", None]
     assert cats.reference_stages() == ["lemma", "lemma"]
     dog = lowest[2]
-    assert sorted((link.cand, link.ref, link.stage) for link in dog.links) == [(0, 1, "exact"), (1, 0, "exact")]
+    assert sorted((link.cand, link.ref, link.stage) for link in dog.links) == [
+        (0, 1, "exact"),
+        (1, 0, "exact"),
+    ]
     assert lowest[0].links == () and lowest[0].answer_stages() == [None]
 
 
@@ -113,10 +125,15 @@ def test_submission_page_explains_the_lowest_turns():
     meteors = [t.meteor for t in result.lowest]
     assert meteors == sorted(meteors) and meteors[-1] <= sorted(t.meteor for t in result.turns)[9]
     assert [(t.dialog_id, t.turn) for t in result.lowest[:4]] == [
-        ("d-0009", 1), ("d-0012", 1), ("d-0038", 0), ("d-0003", 1)]
+        ("d-0009", 1),
+        ("d-0012", 1),
+        ("d-0038", 0),
+        ("d-0003", 1),
+    ]
     synonym = result.lowest[3]
-    assert [(synonym.answer_tokens[x.cand], synonym.reference_tokens[x.ref], x.stage) for x in synonym.links] == [
-        ("получится", "будет", "synonym")]
+    assert [
+        (synonym.answer_tokens[x.cand], synonym.reference_tokens[x.ref], x.stage) for x in synonym.links
+    ] == [("получится", "будет", "synonym")]
     page = score_report(result)
     assert "<title>Submission score: realistic</title>" in page
     assert '<tr class="total"><td>weighted total</td><td>1</td><td>40</td><td>66</td>' in page
@@ -135,8 +152,11 @@ def test_every_surface_names_the_stages_that_ran(board):
     assert "stages: exact, lemma (synonym: off)" in summary_table(off).splitlines()
     page = score_report(off)
     assert "<p>Matching stages: exact, lemma (synonym: off)</p>" in page
-    assert ('<p class="legend"><span class="tok exact">exact match</span> <span class="tok lemma">same lemma</span> '
-            '<span class="tok none">not matched</span></p>') in page
+    assert (
+        '<p class="legend"><span class="tok exact">exact match</span> <span class="tok lemma">same '
+        "lemma</span> "
+        '<span class="tok none">not matched</span></p>'
+    ) in page
     assert "RuWordNet synonym" not in page and " synonym &middot;" not in page
     assert "0 link(s): 0 exact, 0 lemma &middot;" in page
     assert "<p>Matching stages: exact, lemma, synonym</p>" in score_report(full)
@@ -161,15 +181,25 @@ def test_the_library_reports_every_phase_in_order(tmp_path):
     result = api.score_submission(PUBLIC, EXAMPLES / "realistic", progress=record)
     write_outputs(result, tmp_path / "out", report=True, progress=record)
     steps = list(dict.fromkeys(step for step, _, _ in heard))
-    assert steps == ["reading dialogues.jsonl", "reading answers.jsonl", "checking submission.jsonl",
-                     "checking ppl_output.json", "scoring", "aggregating", "writing details.csv",
-                     "writing report.html"]
-    sizes = {"reading dialogues.jsonl": (PUBLIC / "dialogues.jsonl").stat().st_size,
-             "reading answers.jsonl": (PUBLIC / "answers.jsonl").stat().st_size,
-             "checking ppl_output.json": (EXAMPLES / "realistic" / "ppl_output.json").stat().st_size,
-             "scoring": 66, "writing details.csv": 66,
-             "aggregating": 66 + 1 + 10,  # every turn, the summary, the ten lowest turns explained
-             "writing report.html": 4}  # the type chart, two histograms, the lowest turns
+    assert steps == [
+        "reading dialogues.jsonl",
+        "reading answers.jsonl",
+        "checking submission.jsonl",
+        "checking ppl_output.json",
+        "scoring",
+        "aggregating",
+        "writing details.csv",
+        "writing report.html",
+    ]
+    sizes = {
+        "reading dialogues.jsonl": (PUBLIC / "dialogues.jsonl").stat().st_size,
+        "reading answers.jsonl": (PUBLIC / "answers.jsonl").stat().st_size,
+        "checking ppl_output.json": (EXAMPLES / "realistic" / "ppl_output.json").stat().st_size,
+        "scoring": 66,
+        "writing details.csv": 66,
+        "aggregating": 66 + 1 + 10,  # every turn, the summary, the ten lowest turns explained
+        "writing report.html": 4,
+    }  # the type chart, two histograms, the lowest turns
     assert [done for s, done, _ in heard if s == "aggregating"] == [0, 67] + list(range(68, 78)) + [77]
     assert [done for s, done, _ in heard if s == "writing report.html"] == [0, 1, 2, 3, 4]
     for step in steps:
@@ -213,6 +243,10 @@ def test_the_leaderboard_frame_reads_as_its_csv(board):
     from scorer.outputs.report import leaderboard_csv
 
     numbers = ["rank", "integral", "ci_low", "ci_high", "meteor", "hidden_metric", "p_value", *DIALOGUE_TYPES]
-    parsed = pd.read_csv(io.BytesIO(leaderboard_csv(board)), keep_default_na=False, dtype={"rank": "Int64"},
-                         na_values={c: [""] for c in numbers})
+    parsed = pd.read_csv(
+        io.BytesIO(leaderboard_csv(board)),
+        keep_default_na=False,
+        dtype={"rank": "Int64"},
+        na_values={c: [""] for c in numbers},
+    )
     pd.testing.assert_frame_equal(board.to_frame(), parsed)

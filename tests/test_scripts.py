@@ -1,4 +1,5 @@
 """The shell entry points: docker/entrypoint.sh and run_scoring.sh, run for real."""
+
 import json
 import os
 import shutil
@@ -11,14 +12,31 @@ from conftest import EXAMPLES, PUBLIC, ROOT
 def test_docker_entrypoint_scores_input_to_output_by_default(tmp_path):
     shutil.copytree(PUBLIC, tmp_path / "input" / "ref")
     shutil.copytree(EXAMPLES / "realistic", tmp_path / "input" / "res")
-    env = {**os.environ, "SCORER_INPUT": str(tmp_path / "input"), "SCORER_OUTPUT": str(tmp_path / "output"),
-           "SCORER_PYTHON": sys.executable}
-    proc = subprocess.run(["sh", str(ROOT / "docker" / "entrypoint.sh")], env=env, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "SCORER_INPUT": str(tmp_path / "input"),
+        "SCORER_OUTPUT": str(tmp_path / "output"),
+        "SCORER_PYTHON": sys.executable,
+    }
+    proc = subprocess.run(
+        ["sh", str(ROOT / "docker" / "entrypoint.sh")], env=env, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads((tmp_path / "output" / "scores.json").read_text(encoding="utf-8"))["status"] == "ok"
-    proc = subprocess.run(["sh", str(ROOT / "docker" / "entrypoint.sh"), "validate", "--data",
-                           str(tmp_path / "input" / "ref"), "--submission", str(EXAMPLES / "invalid" / "missing_dialogue")],
-                          env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            "sh",
+            str(ROOT / "docker" / "entrypoint.sh"),
+            "validate",
+            "--data",
+            str(tmp_path / "input" / "ref"),
+            "--submission",
+            str(EXAMPLES / "invalid" / "missing_dialogue"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1 and "d-0040" in proc.stderr
 
 
@@ -48,7 +66,9 @@ def test_dockerfile_runs_the_entrypoint_as_the_platforms_user():
     copied = [src for word, args in steps if word == "COPY" for src in args.split()[:-1]]
     assert all((ROOT / src).exists() for src in copied) and "setup.py" in copied
     install = next(args for word, args in steps if word == "RUN" and "pip install" in args)
-    assert "PIP_CONSTRAINT=/tmp/scorer-build/constraints.txt pip install ." in install  # absolute: the build env too
+    assert (
+        "PIP_CONSTRAINT=/tmp/scorer-build/constraints.txt pip install ." in install
+    )  # absolute: the build env too
     # the image carries the compiled engine, checked outside the sources (which would shadow the install)
     assert install.index("cd / && rm -rf /tmp/scorer-build") < install.index("assert a.compiled()")
     assert [args for word, args in steps if word == "WORKDIR"][-1] == "/"
@@ -56,6 +76,17 @@ def test_dockerfile_runs_the_entrypoint_as_the_platforms_user():
 
 def test_run_scoring_passes_arguments_on(tmp_path):
     env = {**os.environ, "SCORER_VENV": sys.prefix}
-    proc = subprocess.run([str(ROOT / "run_scoring.sh"), "validate", "--data", str(PUBLIC), "--submission",
-                           str(EXAMPLES / "echo_first_variant")], env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            str(ROOT / "run_scoring.sh"),
+            "validate",
+            "--data",
+            str(PUBLIC),
+            "--submission",
+            str(EXAMPLES / "echo_first_variant"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0 and proc.stdout == "valid: 40 dialogues, 66 turns\n"

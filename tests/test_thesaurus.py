@@ -1,4 +1,5 @@
 """RuWordNet from both distributions, its location rules, and the compiled-index cache."""
+
 import shutil
 import sqlite3
 
@@ -32,7 +33,9 @@ def test_xml_directory(tmp_path):
     t = load_thesaurus(xml_dir(tmp_path))
     assert t.synsets("зеленый") == {"1-A"} and t.synsets("недозрелый") == {"1-A"}
     assert t.synsets("елочный") == {"2-A"}  # Ё normalised to е
-    assert t.synsets("не созревший") == frozenset() and t.synsets("созревший") == frozenset()  # multi-word skipped
+    assert (
+        t.synsets("не созревший") == frozenset() and t.synsets("созревший") == frozenset()
+    )  # multi-word skipped
     assert t.identity.startswith("rwn-xml-A-")
 
 
@@ -41,9 +44,15 @@ def test_sqlite_file_of_the_ruwordnet_package(tmp_path):
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE synset (id TEXT PRIMARY KEY, title TEXT)")
     con.execute("CREATE TABLE sense (id TEXT PRIMARY KEY, name TEXT, lemma TEXT, synset_id TEXT)")
-    con.executemany("INSERT INTO sense VALUES (?, ?, ?, ?)", [
-        ("1", "ЗЕЛЁНЫЙ", "ЗЕЛЕНЫЙ", "1-A"), ("2", "НЕДОЗРЕЛЫЙ", "НЕДОЗРЕЛЫЙ", "1-A"),
-        ("3", "НЕ СОЗРЕВШИЙ", "НЕ СОЗРЕТЬ", "1-A"), ("4", "ДОМА", None, "9-N")])
+    con.executemany(
+        "INSERT INTO sense VALUES (?, ?, ?, ?)",
+        [
+            ("1", "ЗЕЛЁНЫЙ", "ЗЕЛЕНЫЙ", "1-A"),
+            ("2", "НЕДОЗРЕЛЫЙ", "НЕДОЗРЕЛЫЙ", "1-A"),
+            ("3", "НЕ СОЗРЕВШИЙ", "НЕ СОЗРЕТЬ", "1-A"),
+            ("4", "ДОМА", None, "9-N"),
+        ],
+    )
     con.commit()
     con.close()
     t = load_thesaurus(db)
@@ -54,7 +63,9 @@ def test_sqlite_file_of_the_ruwordnet_package(tmp_path):
 
 def test_shared_copy_links_real_synonyms(real_rwn_path):
     real = load_thesaurus(real_rwn_path)
-    assert real.synsets("зеленый") & real.synsets("недозрелый") and real.synsets("лететь") & real.synsets("мчаться")
+    assert real.synsets("зеленый") & real.synsets("недозрелый") and real.synsets("лететь") & real.synsets(
+        "мчаться"
+    )
     assert real.identity.startswith(("rwn-xml-", "rwn-sqlite-"))
 
 
@@ -137,18 +148,25 @@ def test_warm_start_hashes_the_source_but_parses_nothing(tmp_path, monkeypatch):
 def test_the_xml_is_streamed_with_the_pairs_a_full_parse_gives(tmp_path):
     import xml.etree.ElementTree as ET
 
-    from scorer.metric.thesaurus import _read_xml
-
     from conftest import MINI_RWN
 
+    from scorer.metric.thesaurus import _read_xml
+
     files = sorted(MINI_RWN.glob("synsets.*.xml"))
-    parsed = [(sense.text, synset.get("id")) for path in files for synset in ET.parse(path).getroot().iter("synset")
-              for sense in synset.iter("sense") if synset.get("id") and sense.text]
+    parsed = [
+        (sense.text, synset.get("id"))
+        for path in files
+        for synset in ET.parse(path).getroot().iter("synset")
+        for sense in synset.iter("sense")
+        if synset.get("id") and sense.text
+    ]
     assert list(_read_xml(files)) == parsed and len(parsed) > 50
     odd = tmp_path / "synsets.N.xml"
-    odd.write_text('<synsets><sense>ВНЕ</sense><synset id="1-N"><sense>КОТ</sense><sense/></synset>'
-                   '<synset><sense>БЕЗ</sense></synset><synset id="2-N"><sense>ПЕС</sense></synset></synsets>',
-                   encoding="utf-8")
+    odd.write_text(
+        '<synsets><sense>ВНЕ</sense><synset id="1-N"><sense>КОТ</sense><sense/></synset>'
+        '<synset><sense>БЕЗ</sense></synset><synset id="2-N"><sense>ПЕС</sense></synset></synsets>',
+        encoding="utf-8",
+    )
     assert list(_read_xml([odd])) == [("КОТ", "1-N"), ("ПЕС", "2-N")]
 
 

@@ -1,4 +1,6 @@
-"""The persistent token cache: warm runs skip pymorphy3, bad files are rebuilt, saves merge and stay bounded."""
+"""The persistent token cache: warm runs skip pymorphy3, bad files are rebuilt, saves merge and stay
+bounded."""
+
 import marshal
 
 import pytest
@@ -29,8 +31,16 @@ def test_a_warm_matcher_needs_no_morphology(rwn, tmp_path, monkeypatch):
     assert meteor_tokens(["лечу", "мчаться"], ["лететь", "лечить"], warm).score == 1.0
 
 
-@pytest.mark.parametrize("content", [b"", b"garbage", marshal.dumps((token_cache.FORMAT, {"a": 1}, {})),
-                                     marshal.dumps([1, 2, 3]), marshal.dumps((99, {}, {}))])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"garbage",
+        marshal.dumps((token_cache.FORMAT, {"a": 1}, {})),
+        marshal.dumps([1, 2, 3]),
+        marshal.dumps((99, {}, {})),
+    ],
+)
 def test_a_bad_cache_file_is_ignored_and_rebuilt(rwn, tmp_path, monkeypatch, content):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     path = token_cache.cache_path(morphology.morphology_id(), rwn.identity)
@@ -79,15 +89,18 @@ def test_an_unwritable_cache_directory_costs_nothing_but_the_cache(rwn, tmp_path
     matcher.save()  # no exception
 
 
-@pytest.mark.parametrize("table, ok", [
-    ({"кот": frozenset({"кот"}), "спит": frozenset()}, True),
-    ({}, True),
-    ({"кот": frozenset({"кот"}), 1: frozenset()}, False),
-    ({"кот": {"кот"}}, False),
-    ({"кот": frozenset({"кот", 2})}, False),
-    ({"кот": frozenset({b"kot"})}, False),
-    ([("кот", frozenset())], False),
-])
+@pytest.mark.parametrize(
+    "table, ok",
+    [
+        ({"кот": frozenset({"кот"}), "спит": frozenset()}, True),
+        ({}, True),
+        ({"кот": frozenset({"кот"}), 1: frozenset()}, False),
+        ({"кот": {"кот"}}, False),
+        ({"кот": frozenset({"кот", 2})}, False),
+        ({"кот": frozenset({b"kot"})}, False),
+        ([("кот", frozenset())], False),
+    ],
+)
 def test_only_a_table_of_words_to_sets_of_words_is_taken(table, ok):
     assert token_cache._well_formed(table) is ok
 
@@ -101,8 +114,13 @@ def test_the_morphology_versions_are_those_installed():
     """The cache's name and the signature carry the versions importlib.metadata reports, read without it."""
     from importlib.metadata import version
 
-    assert morphology.morphology_id() == f"pymorphy3-{version('pymorphy3')}+dicts-ru-{version('pymorphy3-dicts-ru')}"
-    assert morphology.installed_version("pymorphy3_dicts_ru", "pymorphy3-dicts-ru") == version("pymorphy3-dicts-ru")
+    assert (
+        morphology.morphology_id()
+        == f"pymorphy3-{version('pymorphy3')}+dicts-ru-{version('pymorphy3-dicts-ru')}"
+    )
+    assert morphology.installed_version("pymorphy3_dicts_ru", "pymorphy3-dicts-ru") == version(
+        "pymorphy3-dicts-ru"
+    )
 
 
 def test_a_version_without_one_dist_info_folder_is_asked_of_importlib_metadata(tmp_path, monkeypatch):

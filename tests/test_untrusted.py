@@ -2,11 +2,11 @@
 
 One test per class of docs/security.md's "Fault isolation" section.
 """
+
 import json
 import marshal
 import math
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -15,19 +15,16 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import EXAMPLES, PUBLIC, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorer import cli
-
 from scorer.metric import morphology
-from scorer.scoring.aggregate import TurnScore, aggregate
-from scorer.metric.cache import cache_dir
-from scorer.scoring.correlation import HumanRatingsError, finite_mean, read_human
 from scorer.metric.matcher import Matcher
 from scorer.metric.token_cache import cache_path
-
-from conftest import EXAMPLES, PUBLIC, ROOT, make_split, make_submission
+from scorer.scoring.aggregate import TurnScore, aggregate
+from scorer.scoring.correlation import HumanRatingsError, finite_mean, read_human
 
 VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_text(encoding="utf-8")
 VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
@@ -40,30 +37,53 @@ def upload(root: Path, first_answer: str | None = None, rows=None) -> Path:
     if first_answer is not None:
         rows[0]["answers"][0] = first_answer
     root.mkdir(parents=True, exist_ok=True)
-    (root / "submission.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                                           encoding="utf-8")
+    (root / "submission.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     (root / "ppl_output.json").write_bytes(VALID_PPL)
     return root
 
 
 def score(tmp_path: Path, submission: Path, *extra: str, out: str = "out") -> tuple[int, dict | None]:
     output = tmp_path / out
-    code = cli.main(["score", "--data", str(PUBLIC), "--submission", str(submission), "--output", str(output),
-                     "--quiet", "--jobs", "1", "--no-synonyms", *extra])
+    code = cli.main(
+        [
+            "score",
+            "--data",
+            str(PUBLIC),
+            "--submission",
+            str(submission),
+            "--output",
+            str(output),
+            "--quiet",
+            "--jobs",
+            "1",
+            "--no-synonyms",
+            *extra,
+        ]
+    )
     scores = output / "scores.json"
     return code, json.loads(scores.read_text(encoding="utf-8")) if scores.exists() else None
 
 
 def process(*args, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scorer", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "scorer", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )
 
 
 # --- a turn's text can never raise ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("word, why", [("не" * 600 + "кот", "longer than 100 characters"),
-                                       ("\U00017000", "pymorphy3 failed: ValueError")])
+@pytest.mark.parametrize(
+    "word, why",
+    [("не" * 600 + "кот", "longer than 100 characters"), ("\U00017000", "pymorphy3 failed: ValueError")],
+)
 def test_a_word_the_morphology_cannot_analyse_is_its_own_lemma_with_a_warning(tmp_path, word, why):
     assert morphology.analyse(word) == (frozenset([word]), morphology.analyse(word)[1])
     assert why in morphology.analyse(word)[1]
@@ -98,13 +118,26 @@ def test_a_long_prefix_run_scores_in_linear_time():
     assert time.process_time() - start < 1.0  # each is refused by its length, not analysed (2 s each)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(st.text(min_size=1, max_size=40),
-                          st.builds(lambda k, w: "не" * k + w, st.integers(1, 400), st.sampled_from(["кот", "ь", ""])),
-                          st.builds(lambda k, m: "а" + m * k, st.integers(1, 60),
-                                    st.sampled_from(["\u0301", "\u0316\u0301", "\u0344", "\U0001d165"]))),
-                min_size=1, max_size=4))
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(min_size=1, max_size=40),
+            st.builds(lambda k, w: "не" * k + w, st.integers(1, 400), st.sampled_from(["кот", "ь", ""])),
+            st.builds(
+                lambda k, m: "а" + m * k,
+                st.integers(1, 60),
+                st.sampled_from(["\u0301", "\u0316\u0301", "\u0344", "\U0001d165"]),
+            ),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_score_never_exits_3_on_random_unicode_answers(tmp_path_factory, words):
     root = tmp_path_factory.mktemp("u")
     code, scores = score(root, upload(root / "s", " ".join(words)))
@@ -122,7 +155,12 @@ def test_a_long_run_of_combining_marks_is_an_invalid_answer_with_its_place(tmp_p
     code, scores = score(tmp_path, upload(tmp_path / "s", "а" + marks[:19_999]))
     assert code == 1 and scores["status"] == "invalid"
     [error] = scores["errors"]
-    assert (error["code"], error["line"], error["dialog_id"], error["turn"]) == ("combining_run", 1, "d-0001", 0)
+    assert (error["code"], error["line"], error["dialog_id"], error["turn"]) == (
+        "combining_run",
+        1,
+        "d-0001",
+        0,
+    )
     assert "19,999 combining marks in a row from character 2; at most 30" in error["message"]
     # 30 in a row is within the bound, and is scored
     assert score(tmp_path, upload(tmp_path / "t", "а" + marks[:30]), out="o2")[0] == 0
@@ -181,7 +219,9 @@ def test_hostile_cache_files_cost_a_rebuild_never_a_crash(tmp_path):
     target.write_bytes(b"not a cache")
     os.symlink(target, path)
     assert score(tmp_path, submission, out="link")[1]["integral"] == first["integral"]
-    assert target.read_bytes() == b"not a cache" and not os.path.islink(path)  # replaced, never written through
+    assert target.read_bytes() == b"not a cache" and not os.path.islink(
+        path
+    )  # replaced, never written through
 
 
 def test_a_cache_file_others_may_write_is_not_read(tmp_path, monkeypatch):
@@ -202,13 +242,17 @@ def test_the_thesaurus_identity_follows_its_bytes(tmp_path):
     rwn = tmp_path / "rwn"
     rwn.mkdir()
     xml = rwn / "synsets.V.xml"
-    xml.write_text('<synsets><synset id="1-V"><sense>ЛЕТЕТЬ</sense><sense>МЧАТЬСЯ</sense>'
-                   '</synset></synsets>', encoding="utf-8")
+    xml.write_text(
+        '<synsets><synset id="1-V"><sense>ЛЕТЕТЬ</sense><sense>МЧАТЬСЯ</sense></synset></synsets>',
+        encoding="utf-8",
+    )
     first = thesaurus.load_thesaurus(rwn)
     assert first.synsets("лететь") == first.synsets("мчаться") == frozenset({"1-V"})
     stamp = xml.stat()
-    xml.write_text('<synsets><synset id="1-V"><sense>ЛЕТЕТЬ</sense><sense>ПЛЫТЬСЯ</sense>'
-                   '</synset></synsets>', encoding="utf-8")
+    xml.write_text(
+        '<synsets><synset id="1-V"><sense>ЛЕТЕТЬ</sense><sense>ПЛЫТЬСЯ</sense></synset></synsets>',
+        encoding="utf-8",
+    )
     os.utime(xml, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     assert (xml.stat().st_size, xml.stat().st_mtime_ns) == (stamp.st_size, stamp.st_mtime_ns)
     second = thesaurus.load_thesaurus(rwn)
@@ -218,8 +262,10 @@ def test_the_thesaurus_identity_follows_its_bytes(tmp_path):
     # a directory replaced by another with the same names, sizes and stamps
     other = tmp_path / "other"
     shutil.copytree(rwn, other)
-    (other / "synsets.V.xml").write_text('<synsets><synset id="2-V"><sense>ЛЕТЕТЬ</sense><sense>МЧАТЬСЯ</sense>'
-                                         '</synset></synsets>', encoding="utf-8")
+    (other / "synsets.V.xml").write_text(
+        '<synsets><synset id="2-V"><sense>ЛЕТЕТЬ</sense><sense>МЧАТЬСЯ</sense></synset></synsets>',
+        encoding="utf-8",
+    )
     os.utime(other / "synsets.V.xml", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     shutil.rmtree(rwn)
     other.rename(rwn)
@@ -230,8 +276,18 @@ def test_the_thesaurus_identity_follows_its_bytes(tmp_path):
 
 def test_a_cache_path_too_long_for_the_system_only_costs_speed(tmp_path):
     env = {**os.environ, "SCORER_CACHE_DIR": str(tmp_path / ("c" * 5000))}
-    done = process("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "o",
-                   "--no-synonyms", "--quiet", env=env)
+    done = process(
+        "score",
+        "--data",
+        PUBLIC,
+        "--submission",
+        EXAMPLES / "realistic",
+        "--output",
+        tmp_path / "o",
+        "--no-synonyms",
+        "--quiet",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "o" / "scores.json").read_text())["status"] == "ok"
 
@@ -248,12 +304,15 @@ def _human(tmp_path: Path, content: bytes) -> Path:
 BOARD = {"team": {"d-0001": 2}, "team.zip": {"d-0001": 2}, "other.zip": {"d-0001": 2}}
 
 
-@pytest.mark.parametrize("content, line, words", [
-    ("submission,dialog_id,turn,score\nteam,d-0001,²,1\n".encode(), 2, "turn '²' is not a turn"),
-    (b"submission,dialog_id,turn,score\nteam,d-0001," + b"1" * 5000 + b",1\n", 2, "is not a turn"),
-    (b'submission,score\nteam,1\n"other,' + b"x" * 200_000 + b"\n", 3, "stray double quote"),
-    (b"submission,score\nteam,1\n\xcf\xf0\xe8,2\n", 3, "not valid UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content, line, words",
+    [
+        ("submission,dialog_id,turn,score\nteam,d-0001,²,1\n".encode(), 2, "turn '²' is not a turn"),
+        (b"submission,dialog_id,turn,score\nteam,d-0001," + b"1" * 5000 + b",1\n", 2, "is not a turn"),
+        (b'submission,score\nteam,1\n"other,' + b"x" * 200_000 + b"\n", 3, "stray double quote"),
+        (b"submission,score\nteam,1\n\xcf\xf0\xe8,2\n", 3, "not valid UTF-8"),
+    ],
+)
 def test_bad_human_ratings_are_located_errors(tmp_path, content, line, words):
     with pytest.raises(HumanRatingsError) as info:
         read_human(_human(tmp_path, content), BOARD)
@@ -288,24 +347,45 @@ def test_a_huge_unknown_config_key_is_shortened(tmp_path, capsys):
     assert code == 2 and "(100,000 characters)" in err and len(err) < 1000
 
 
-@pytest.mark.parametrize("option, value, words", [("--seed", "-1", "seed = -1"),
-                                                   ("--resamples", str(10**8), "resamples = 100000000"),
-                                                   ("--resamples", "39", "resamples = 39")])
+@pytest.mark.parametrize(
+    "option, value, words",
+    [
+        ("--seed", "-1", "seed = -1"),
+        ("--resamples", str(10**8), "resamples = 100000000"),
+        ("--resamples", "39", "resamples = 39"),
+    ],
+)
 def test_bootstrap_settings_out_of_range_are_usage_errors(tmp_path, option, value, words, capsys):
-    code = cli.main(["leaderboard", "--data", str(PUBLIC), "--submissions", str(EXAMPLES), "--output",
-                     str(tmp_path / "b"), "--no-synonyms", option, value])
+    code = cli.main(
+        [
+            "leaderboard",
+            "--data",
+            str(PUBLIC),
+            "--submissions",
+            str(EXAMPLES),
+            "--output",
+            str(tmp_path / "b"),
+            "--no-synonyms",
+            option,
+            value,
+        ]
+    )
     assert code == 2 and words in capsys.readouterr().err
 
 
 def test_validate_json_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
-    command = (f"{sys.executable} -m scorer validate --data {PUBLIC} --submission {EXAMPLES / 'realistic'} "
-               "--json | head -c0; echo ${PIPESTATUS[0]}")
+    command = (
+        f"{sys.executable} -m scorer validate --data {PUBLIC} --submission {EXAMPLES / 'realistic'} "
+        "--json | head -c0; echo ${PIPESTATUS[0]}"
+    )
     done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "0" and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
 
 
 def test_validate_json_prints_one_document_on_exit_2(tmp_path):
-    done = process("validate", "--data", tmp_path / "missing", "--submission", EXAMPLES / "realistic", "--json")
+    done = process(
+        "validate", "--data", tmp_path / "missing", "--submission", EXAMPLES / "realistic", "--json"
+    )
     assert done.returncode == 2
     payload = json.loads(done.stdout)
     assert payload["status"] == "error" and "missing" in payload["errors"][0]["message"]
@@ -335,19 +415,38 @@ def test_a_present_but_unreadable_private_config_is_exit_2(tmp_path, kind, capsy
             return real_open(path, *args, **kwargs)
 
         monkeypatch.setattr("builtins.open", refuse)
-    code = cli.main(["score", "--data", str(data), "--submission", str(EXAMPLES / "realistic"), "--output",
-                     str(tmp_path / "o"), "--no-synonyms", "--quiet"])
+    code = cli.main(
+        [
+            "score",
+            "--data",
+            str(data),
+            "--submission",
+            str(EXAMPLES / "realistic"),
+            "--output",
+            str(tmp_path / "o"),
+            "--no-synonyms",
+            "--quiet",
+        ]
+    )
     assert code == 2 and "config" in capsys.readouterr().err
     assert json.loads((tmp_path / "o" / "scores.json").read_text())["status"] == "error"
 
 
 def test_tiny_equal_weights_give_the_equal_weight_result():
-    turns = [TurnScore(f"d{k}", t, 0, 1.0 if k % 2 else 0.5, 0, 0.25, 4.0) for k, t in
-             enumerate(["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"] * 2)]
-    tiny = aggregate(turns, dict.fromkeys(["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"], 5e-324))
-    equal = aggregate(turns, dict.fromkeys(["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"], 1.0))
+    turns = [
+        TurnScore(f"d{k}", t, 0, 1.0 if k % 2 else 0.5, 0, 0.25, 4.0)
+        for k, t in enumerate(["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"] * 2)
+    ]
+    tiny = aggregate(
+        turns, dict.fromkeys(["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"], 5e-324)
+    )
+    equal = aggregate(
+        turns, dict.fromkeys(["Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text"], 1.0)
+    )
     assert tiny.integral == equal.integral == (0.75 + 0.25) / 2 and tiny.meteor == equal.meteor == 0.75
-    default = aggregate(turns, {"Text2Text": 0.1, "Image2Text": 0.2, "Audio2Text": 0.3, "Image-Audio2Text": 0.4})
+    default = aggregate(
+        turns, {"Text2Text": 0.1, "Image2Text": 0.2, "Audio2Text": 0.3, "Image-Audio2Text": 0.4}
+    )
     weights = [0.1, 0.2, 0.3, 0.4]
     plain = math.fsum(w * s for w, s in zip(weights, [0.375, 0.625, 0.375, 0.625])) / math.fsum(weights)
     assert default.integral == plain == 0.525  # the power-of-two scaling changes no bit
@@ -370,13 +469,31 @@ def test_a_failing_entry_is_listed_as_error_and_the_others_are_ranked(tmp_path, 
         return real(reference, valid, config, rwn, jobs, progress, matcher, name)
 
     monkeypatch.setattr(api, "score_validated", fails_for_beta)
-    code = cli.main(["leaderboard", "--data", str(PUBLIC), "--submissions", str(folder), "--output",
-                     str(tmp_path / "b"), "--no-synonyms", "--no-report", "--resamples", "40"])
+    code = cli.main(
+        [
+            "leaderboard",
+            "--data",
+            str(PUBLIC),
+            "--submissions",
+            str(folder),
+            "--output",
+            str(tmp_path / "b"),
+            "--no-synonyms",
+            "--no-report",
+            "--resamples",
+            "40",
+        ]
+    )
     assert code == 0
     rows = json.loads((tmp_path / "b" / "leaderboard.json").read_text())["submissions"]
     assert [(r["submission"], r["status"], r["rank"]) for r in rows] == [
-        ("alpha", "ok", 1), ("gamma", "ok", 1), ("beta", "error", None)]
-    assert rows[2]["errors"][0]["message"] == "scoring failed: RecursionError: maximum recursion depth exceeded"
+        ("alpha", "ok", 1),
+        ("gamma", "ok", 1),
+        ("beta", "error", None),
+    ]
+    assert (
+        rows[2]["errors"][0]["message"] == "scoring failed: RecursionError: maximum recursion depth exceeded"
+    )
     assert "beta" in capsys.readouterr().out
 
 
@@ -407,14 +524,33 @@ def test_killed_at_any_moment_the_commit_marker_agrees_with_its_files(tmp_path):
     seen = set()
     for k in range(20):
         submission = good if k % 2 else bad
-        child = subprocess.Popen([sys.executable, "-m", "scorer", "score", "--data", str(PUBLIC), "--submission",
-                                  str(submission), "--output", str(output), "--no-synonyms", "--quiet", "--report"],
-                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "scorer",
+                "score",
+                "--data",
+                str(PUBLIC),
+                "--submission",
+                str(submission),
+                "--output",
+                str(output),
+                "--no-synonyms",
+                "--quiet",
+                "--report",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(0.3 + 0.09 * k)
         child.send_signal(signal.SIGKILL)
         child.wait()
         seen.add(_consistent(output))
-    done = process("score", "--data", PUBLIC, "--submission", good, "--output", output, "--no-synonyms", "--quiet")
+    done = process(
+        "score", "--data", PUBLIC, "--submission", good, "--output", output, "--no-synonyms", "--quiet"
+    )
     assert done.returncode == 0 and _consistent(output) == "ok"
     assert not [p.name for p in output.iterdir() if p.name.endswith(".tmp") or p.name.startswith(".write")]
     assert len(seen) >= 2  # the kills fell at different moments
@@ -431,9 +567,10 @@ def test_four_million_lines_that_are_not_json_are_rejected_fast(tmp_path):
     start = time.process_time()
     code, scores = score(tmp_path, folder)
     assert code == 1 and len(scores["errors"]) == 100
-    assert scores["unchecked"] == [{"file": "submission.jsonl", "from_line": 101, "lines": 3_999_900},
-                                   {"file": "ppl_output.json", "from_line": 1,
-                                    "lines": len(VALID_PPL.splitlines())}]
+    assert scores["unchecked"] == [
+        {"file": "submission.jsonl", "from_line": 101, "lines": 3_999_900},
+        {"file": "ppl_output.json", "from_line": 1, "lines": len(VALID_PPL.splitlines())},
+    ]
     assert time.process_time() - start < 5.0  # CPU time: 25 s when every line was parsed
 
 
@@ -443,12 +580,25 @@ def test_four_million_lines_that_are_not_json_are_rejected_fast(tmp_path):
 def test_a_report_writes_nothing_into_home(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "MPLCONFIGDIR"} | {"HOME": str(home),
-                                                                           "SCORER_CACHE_DIR": str(tmp_path / "c")}
+    env = {k: v for k, v in os.environ.items() if k != "MPLCONFIGDIR"} | {
+        "HOME": str(home),
+        "SCORER_CACHE_DIR": str(tmp_path / "c"),
+    }
     env.pop("XDG_CACHE_HOME", None)
     env.pop("XDG_CONFIG_HOME", None)
-    done = process("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "o",
-                   "--no-synonyms", "--quiet", "--report", env=env)
+    done = process(
+        "score",
+        "--data",
+        PUBLIC,
+        "--submission",
+        EXAMPLES / "realistic",
+        "--output",
+        tmp_path / "o",
+        "--no-synonyms",
+        "--quiet",
+        "--report",
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
     assert list(home.rglob("*")) == []
     assert (tmp_path / "o" / "report.html").stat().st_size > 10_000

@@ -1,12 +1,13 @@
 """Every rule of contract sections 2-3 for the four input files."""
+
 import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.inputs.config import Limits
 from scorer.errors import ReferenceDataError, SubmissionInvalid
+from scorer.inputs.config import Limits
 from scorer.inputs.jsonio import JsonError, parse_json
 from scorer.inputs.validation import Dialogue, check_submission, read_dialogues, read_references, schema
 
@@ -74,27 +75,39 @@ def test_bad_perplexity_values_name_dialog_and_turn(value):
 def test_repeated_key_is_rejected():
     found = errors(ppl=b'{"d-1": [2, 2], "d-2": [1], "d-1": [2, 2]}')
     assert (found[0].message, found[0].line, found[0].column, found[0].dialog_id) == (
-        "dialog_id is repeated in the object; give each dialogue one list", 1, 29, "d-1")
+        "dialog_id is repeated in the object; give each dialogue one list",
+        1,
+        29,
+        "d-1",
+    )
     sub = jsonl(GOOD_SUB).replace(b'{"dialog_id": "d-2"', b'{"dialog_id": "d-2", "dialog_id": "d-2"')
     assert [(i.line, i.code) for i in errors(sub)] == [(2, "bad_json")]
 
 
 def test_ppl_must_be_an_object_of_lists():
     assert errors(ppl=b"[1, 2]")[0].message == (
-        "the file holds a list; it must be one JSON object mapping each dialog_id to its list of perplexities, "
-        'e.g. {"d-0001": [3.71, 5.2]}')
+        "the file holds a list; it must be one JSON object mapping each dialog_id to its list of "
+        "perplexities, "
+        'e.g. {"d-0001": [3.71, 5.2]}'
+    )
     assert [(i.dialog_id, i.code) for i in errors(ppl=b'{"d-1": 3, "d-2": [1]}')] == [("d-1", "schema_type")]
 
 
 def test_ppl_cross_checks():
     found = errors(ppl={"d-1": [2], "d-9": [1]})
-    assert sorted((i.dialog_id, i.code) for i in found) == [("d-1", "turn_count"), ("d-2", "missing_id"),
-                                                            ("d-9", "unknown_id")]
+    assert sorted((i.dialog_id, i.code) for i in found) == [
+        ("d-1", "turn_count"),
+        ("d-2", "missing_id"),
+        ("d-9", "unknown_id"),
+    ]
 
 
 def test_submission_cross_checks_name_file_line_dialog():
-    sub = [{"dialog_id": "d-1", "answers": ["один"]}, {"dialog_id": "d-9", "answers": ["x"]},
-           {"dialog_id": "d-1", "answers": ["a", "b"]}]
+    sub = [
+        {"dialog_id": "d-1", "answers": ["один"]},
+        {"dialog_id": "d-9", "answers": ["x"]},
+        {"dialog_id": "d-1", "answers": ["a", "b"]},
+    ]
     found = errors(sub)
     assert [(i.file, i.line, i.dialog_id, i.code) for i in found] == [  # in file order
         ("submission.jsonl", 1, "d-1", "turn_count"),
@@ -104,16 +117,19 @@ def test_submission_cross_checks_name_file_line_dialog():
     ]
 
 
-@pytest.mark.parametrize("row, code, turn", [
-    ({"answers": ["a", "b"]}, "schema_required", None),
-    ({"dialog_id": "", "answers": ["a", "b"]}, "schema_minLength", None),
-    ({"dialog_id": 7, "answers": ["a", "b"]}, "schema_type", None),
-    ({"dialog_id": "d-1", "answers": "a b"}, "schema_type", None),
-    ({"dialog_id": "d-1", "answers": []}, "schema_minItems", None),
-    ({"dialog_id": "d-1", "answers": ["a", 5]}, "schema_type", 1),
-    ({"dialog_id": "d-1", "answers": ["a", None]}, "schema_type", 1),
-    ("not an object", "schema_type", None),
-])
+@pytest.mark.parametrize(
+    "row, code, turn",
+    [
+        ({"answers": ["a", "b"]}, "schema_required", None),
+        ({"dialog_id": "", "answers": ["a", "b"]}, "schema_minLength", None),
+        ({"dialog_id": 7, "answers": ["a", "b"]}, "schema_type", None),
+        ({"dialog_id": "d-1", "answers": "a b"}, "schema_type", None),
+        ({"dialog_id": "d-1", "answers": []}, "schema_minItems", None),
+        ({"dialog_id": "d-1", "answers": ["a", 5]}, "schema_type", 1),
+        ({"dialog_id": "d-1", "answers": ["a", None]}, "schema_type", 1),
+        ("not an object", "schema_type", None),
+    ],
+)
 def test_submission_schema_errors(row, code, turn):
     found = errors([row, GOOD_SUB[1]])
     first = [i for i in found if i.line == 1]
@@ -124,8 +140,12 @@ def test_answer_length_limit_is_configurable():
     long = "слово " * 5000
     found = errors([{"dialog_id": "d-1", "answers": ["a", long]}, GOOD_SUB[1]])
     assert [(i.code, i.turn, i.line) for i in found] == [("schema_maxLength", 1, 1)]
-    assert check([{"dialog_id": "d-1", "answers": ["a", long]}, GOOD_SUB[1]],
-                 limits=Limits(max_answer_chars=40000)).answers["d-1"][1] == long
+    assert (
+        check(
+            [{"dialog_id": "d-1", "answers": ["a", long]}, GOOD_SUB[1]], limits=Limits(max_answer_chars=40000)
+        ).answers["d-1"][1]
+        == long
+    )
 
 
 def test_nesting_depth_limit_without_recursion_error():
@@ -163,10 +183,14 @@ def test_errors_are_capped_at_100_and_counted():
 
 def test_issue_text_names_everything():
     issue = errors([{"dialog_id": "d-1", "answers": ["a", 5]}, GOOD_SUB[1]])[0]
-    assert str(issue) == "submission.jsonl, line 1, dialog_id 'd-1', turn 1: answers[1] must be a string, not a number"
+    assert (
+        str(issue)
+        == "submission.jsonl, line 1, dialog_id 'd-1', turn 1: answers[1] must be a string, not a number"
+    )
 
 
 # --- reference data ---------------------------------------------------------------------------
+
 
 def dialogue_line(did="d-1", typ="Text2Text", turns=1):
     return {"dialog_id": did, "type": typ, "turns": [[{"type": "text", "content": "Привет"}]] * turns}
@@ -177,15 +201,18 @@ def test_dialogues_parse():
     assert read_dialogues(data) == [Dialogue("a", "Text2Text", 2), Dialogue("b", "Image-Audio2Text", 1)]
 
 
-@pytest.mark.parametrize("row", [
-    dialogue_line(typ="Video2Text"),
-    {**dialogue_line(), "turns": []},
-    {**dialogue_line(), "turns": [[]]},
-    {**dialogue_line(), "turns": [[{"type": "video", "content": "x"}]]},
-    {**dialogue_line(), "turns": [[{"type": "text"}]]},
-    {**dialogue_line(), "turns": [[{"type": "image", "content": 3}]]},
-    {**dialogue_line(), "dialog_id": ""},
-])
+@pytest.mark.parametrize(
+    "row",
+    [
+        dialogue_line(typ="Video2Text"),
+        {**dialogue_line(), "turns": []},
+        {**dialogue_line(), "turns": [[]]},
+        {**dialogue_line(), "turns": [[{"type": "video", "content": "x"}]]},
+        {**dialogue_line(), "turns": [[{"type": "text"}]]},
+        {**dialogue_line(), "turns": [[{"type": "image", "content": 3}]]},
+        {**dialogue_line(), "dialog_id": ""},
+    ],
+)
 def test_dialogue_rules(row):
     with pytest.raises(ReferenceDataError) as info:
         read_dialogues(jsonl([row]))
@@ -199,14 +226,21 @@ def test_duplicate_dialogue_is_a_reference_error():
 
 def test_references_cross_checks():
     dialogues = [Dialogue("a", "Text2Text", 2), Dialogue("b", "Text2Text", 1)]
-    ok = jsonl([{"dialog_id": "a", "references": [["Кот."], ["Рыжий.", "?"]]},
-                {"dialog_id": "b", "references": [["Да"]]}])
+    ok = jsonl(
+        [
+            {"dialog_id": "a", "references": [["Кот."], ["Рыжий.", "?"]]},
+            {"dialog_id": "b", "references": [["Да"]]},
+        ]
+    )
     assert read_references(ok, dialogues)["a"] == [["Кот."], ["Рыжий.", "?"]]
     bad = jsonl([{"dialog_id": "a", "references": [["Кот."]]}, {"dialog_id": "c", "references": [["Да"]]}])
     with pytest.raises(ReferenceDataError) as info:
         read_references(bad, dialogues)
     assert sorted((i.dialog_id, i.code) for i in info.value.issues) == [
-        ("a", "turn_count"), ("b", "missing_id"), ("c", "unknown_id")]
+        ("a", "turn_count"),
+        ("b", "missing_id"),
+        ("c", "unknown_id"),
+    ]
 
 
 def test_turn_without_any_token_is_a_reference_error():
@@ -220,16 +254,26 @@ def test_turn_without_any_token_is_a_reference_error():
 
 def test_packaged_schemas_are_valid_json_schemas():
     from jsonschema import Draft202012Validator
+
     for name in ("dialogues", "answers", "submission", "ppl_output"):
         Draft202012Validator.check_schema(schema(name))
 
 
 line_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "d-1", "text", "image", "Text2Text", "x"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["dialog_id", "type", "turns", "answers", "references", "content", "extra"]), inner,
-        max_size=4),
-    max_leaves=12)
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from(["", "d-1", "text", "image", "Text2Text", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["dialog_id", "type", "turns", "answers", "references", "content", "extra"]),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -238,7 +282,12 @@ def test_hand_written_line_checks_agree_with_the_packaged_schemas(value, name):
     from jsonschema import Draft202012Validator
 
     from scorer.inputs.validation import dialogue_problems, reference_problems, submission_problems
-    check_line = {"dialogues": dialogue_problems, "answers": reference_problems, "submission": submission_problems}
+
+    check_line = {
+        "dialogues": dialogue_problems,
+        "answers": reference_problems,
+        "submission": submission_problems,
+    }
     by_schema = Draft202012Validator(schema(name)).is_valid(value)
     assert (check_line[name](value, Limits()) == []) == by_schema
 
@@ -246,38 +295,57 @@ def test_hand_written_line_checks_agree_with_the_packaged_schemas(value, name):
 def test_mark_runs_are_found_in_the_text_that_holds_them_and_never_across_texts():
     """Each text is searched on its own: a run is reported where it is, and two texts never make one."""
     run, edge = "\u0301" * 31, "\u0301" * 30
-    issues = errors([{"dialog_id": "d-1", "answers": ["Кот" + edge, edge + "x" + run]},
-                     {"dialog_id": "d-2", "answers": [edge]}])
+    issues = errors(
+        [
+            {"dialog_id": "d-1", "answers": ["Кот" + edge, edge + "x" + run]},
+            {"dialog_id": "d-2", "answers": [edge]},
+        ]
+    )
     assert [(i.line, i.dialog_id, i.turn, i.code) for i in issues] == [(1, "d-1", 1, "combining_run")]
     assert "31 combining marks in a row from character 32" in issues[0].message
     # 30 at the end of one answer and 30 at the start of the next: no run of 31 in either
-    assert check([{"dialog_id": "d-1", "answers": ["Кот" + edge, edge + "Рыжий"]},
-                  {"dialog_id": "d-2", "answers": [""]}]).answers["d-1"][1] == edge + "Рыжий"
+    assert (
+        check(
+            [
+                {"dialog_id": "d-1", "answers": ["Кот" + edge, edge + "Рыжий"]},
+                {"dialog_id": "d-2", "answers": [""]},
+            ]
+        ).answers["d-1"][1]
+        == edge + "Рыжий"
+    )
     dialogues = [Dialogue("a", "Text2Text", 2)]
     with pytest.raises(ReferenceDataError) as info:
-        read_references(jsonl([{"dialog_id": "a", "references": [["Кот" + edge, edge], ["да", "нет" + run]]}]),
-                        dialogues)
+        read_references(
+            jsonl([{"dialog_id": "a", "references": [["Кот" + edge, edge], ["да", "нет" + run]]}]), dialogues
+        )
     assert [(i.turn, i.code) for i in info.value.issues] == [(1, "combining_run")]
-    assert read_references(jsonl([{"dialog_id": "a", "references": [["Кот" + edge], [edge + "да"]]}]),
-                           dialogues)["a"][1] == [edge + "да"]
+    assert read_references(
+        jsonl([{"dialog_id": "a", "references": [["Кот" + edge], [edge + "да"]]}]), dialogues
+    )["a"][1] == [edge + "да"]
 
 
 @pytest.mark.parametrize("ascii_only", [False, True])
 def test_a_mark_run_is_found_whether_the_line_writes_its_marks_as_they_are_or_as_escapes(ascii_only):
     """A line is searched as a whole first; a run written with ``\\u`` escapes (absent from the raw line) or
     split by one (``\\u0301`` then raw marks) is still found in its string."""
+
     def line_bytes(rows):
         return "".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in rows).encode()
 
     run = "\u0301" * 31
     for answers, bad in ((["Кот", "x" + run], 1), (["Кот" + run, "x"], 0)):
-        issues = errors(line_bytes([{"dialog_id": "d-1", "answers": answers}, {"dialog_id": "d-2", "answers": [""]}]))
+        issues = errors(
+            line_bytes([{"dialog_id": "d-1", "answers": answers}, {"dialog_id": "d-2", "answers": [""]}])
+        )
         assert [(i.line, i.turn, i.code) for i in issues] == [(1, bad, "combining_run")]
     # 31 marks, the first written as an escape: the raw line holds a run of only 30
-    split = json.dumps({"dialog_id": "d-2", "answers": ["х" + run]}, ensure_ascii=False).replace("\u0301", "\\u0301", 1)
+    split = json.dumps({"dialog_id": "d-2", "answers": ["х" + run]}, ensure_ascii=False).replace(
+        "\u0301", "\\u0301", 1
+    )
     issues = errors(line_bytes([{"dialog_id": "d-1", "answers": ["a", "b"]}]) + split.encode() + b"\n")
     assert [(i.line, i.turn, i.code) for i in issues] == [(2, 0, "combining_run")]
     from scorer.metric.nonstarters import may_hold_mark_run
+
     assert not may_hold_mark_run(json.dumps({"a": ["x" + "\u0301" * 30, "\u0301" * 30]}, ensure_ascii=False))
     assert may_hold_mark_run(json.dumps({"a": ["x" + run]}, ensure_ascii=False))
     assert may_hold_mark_run(json.dumps({"a": ["x" + run]}, ensure_ascii=True))
@@ -285,7 +353,8 @@ def test_a_mark_run_is_found_whether_the_line_writes_its_marks_as_they_are_or_as
 
 def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_references_are(monkeypatch):
     """Only the answers' and references' texts are searched for runs of combining marks: reading
-    dialogues.jsonl spends nothing on screening its lines (a run there is only text), the others screen each."""
+    dialogues.jsonl spends nothing on screening its lines (a run there is only text), the others screen
+    each."""
     from scorer.inputs import validation
 
     screened = []
@@ -295,18 +364,26 @@ def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_reference
     dialogues = read_dialogues((json.dumps(dialogue, ensure_ascii=False) + "\n").encode())
     assert dialogues == [Dialogue("d-1", "Text2Text", 1)] and screened == []
     references = {"dialog_id": "d-1", "references": [["Кот"]]}
-    assert read_references((json.dumps(references, ensure_ascii=False) + "\n").encode(), dialogues) == {"d-1": [["Кот"]]}
+    assert read_references((json.dumps(references, ensure_ascii=False) + "\n").encode(), dialogues) == {
+        "d-1": [["Кот"]]
+    }
     assert len(screened) == 1
 
 
-@pytest.mark.parametrize("text, problem", [
-    ('{"d": [' + ", ".join(["[1.5, 2]"] * 100) + "]}", None),                            # 202 brackets, 3 levels
-    ('{"d": [' + "[1], " * 100 + "2]}", None),                                            # 102 brackets, 3 levels
-    ('{"d": [' + "[" * 70 + "]" * 70 + "]}", "JSON nesting is deeper than 64 levels"),
-    ('{"d": [' + "[1], " * 100 + '"x\\ud800"]}', "a string holds an unpaired surrogate"),  # checked with the strings
-    ('{"d": [' + "[1], " * 100 + '{"\\udc00": 1}]}', "a key holds an unpaired surrogate"),
-    ('[{"a": ' * 40 + "1" + "}]" * 40, "JSON nesting is deeper than 64 levels"),          # dicts and lists
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ('{"d": [' + ", ".join(["[1.5, 2]"] * 100) + "]}", None),  # 202 brackets, 3 levels
+        ('{"d": [' + "[1], " * 100 + "2]}", None),  # 102 brackets, 3 levels
+        ('{"d": [' + "[" * 70 + "]" * 70 + "]}", "JSON nesting is deeper than 64 levels"),
+        (
+            '{"d": [' + "[1], " * 100 + '"x\\ud800"]}',
+            "a string holds an unpaired surrogate",
+        ),  # checked with the strings
+        ('{"d": [' + "[1], " * 100 + '{"\\udc00": 1}]}', "a key holds an unpaired surrogate"),
+        ('[{"a": ' * 40 + "1" + "}]" * 40, "JSON nesting is deeper than 64 levels"),  # dicts and lists
+    ],
+)
 def test_the_tree_check_finds_depth_and_surrogates(text, problem):
     """A document with more brackets than the depth limit is walked: containers only when no string can
     hold a surrogate, every string otherwise."""

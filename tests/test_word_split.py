@@ -1,6 +1,7 @@
 """word_split, the compiled engine's tokeniser for texts in its alphabet, against the definition
 (scorer.metric.text.tokenise): every code point, every pair of the alphabet, in several contexts; its
 table of the tokens it has seen, on collisions and growth."""
+
 from __future__ import annotations
 
 import sys
@@ -18,7 +19,8 @@ CONTEXTS = ["{}", "а{}б", "Z{}z", " {} ", "{}ё", "Ё{}", "{}{}", "x_{}-1"]
 def modules():
     """The module, pure and (when built) compiled."""
     return [pytest.param(word_split, id="pure")] + (
-        [pytest.param(accelerator._built()[0]["word_split"], id="compiled")] if accelerator.compiled() else [])
+        [pytest.param(accelerator._built()[0]["word_split"], id="compiled")] if accelerator.compiled() else []
+    )
 
 
 def splitters():
@@ -27,8 +29,10 @@ def splitters():
     found = []
     for module in modules():
         m, name = module.values[0], module.id
-        found += [pytest.param(m.WordSplitter().split, id=name),
-                  pytest.param(lambda text, m=m: m.WordSplitter().split(text), id=f"{name}-new")]
+        found += [
+            pytest.param(m.WordSplitter().split, id=name),
+            pytest.param(lambda text, m=m: m.WordSplitter().split(text), id=f"{name}-new"),
+        ]
     return found
 
 
@@ -90,8 +94,11 @@ def test_no_character_of_the_alphabet_is_a_combining_mark_or_beyond_the_bmp():
     assert not [hex(ord(ch)) for ch in ALPHABET if _is_mark(ch) or ord(ch) > 0xFFFF]
 
 
-@pytest.mark.parametrize("module", [pytest.param(word_split, id="pure")] + (
-    [pytest.param("compiled", id="compiled")] if accelerator.compiled() else []))
+@pytest.mark.parametrize(
+    "module",
+    [pytest.param(word_split, id="pure")]
+    + ([pytest.param("compiled", id="compiled")] if accelerator.compiled() else []),
+)
 def test_all_in_alphabet_on_every_code_point_in_context(module):
     check = (accelerator._built()[0]["word_split"] if module == "compiled" else module).all_in_alphabet
     for c in range(0x110000):
@@ -108,8 +115,14 @@ def test_the_screen_of_mark_runs_agrees_with_the_search():
     screen = mark_run_screen()
     assert (screen is may_hold_mark_run) is not accelerator.active()
     run = "\u0301" * 31
-    for text in ['{"a": ["Кот «рыжий» — да"]}', '{"a": ["x' + run + '"]}', '{"a": ["x\\u0301' + "\u0301" * 30 + '"]}',
-                 '{"a": ["x\\\\u0301"]}', '{"a": ["\U0001F600' + "\u0301" * 30 + '"]}', '{"a": ["' + "\u0301" * 30 + '"]}']:
+    for text in [
+        '{"a": ["Кот «рыжий» — да"]}',
+        '{"a": ["x' + run + '"]}',
+        '{"a": ["x\\u0301' + "\u0301" * 30 + '"]}',
+        '{"a": ["x\\\\u0301"]}',
+        '{"a": ["\U0001f600' + "\u0301" * 30 + '"]}',
+        '{"a": ["' + "\u0301" * 30 + '"]}',
+    ]:
         assert screen(text) == may_hold_mark_run(text), text
 
 
@@ -128,7 +141,11 @@ def test_the_splitter_makes_each_token_once(module):
     second = splitter.split("ПЁС  кот")
     assert second == ["пес", "кот"] and second[0] is first[5] and second[1] is first[0]
     assert splitter.types == ["кот", "и", "пес"]
-    assert splitter.split("кот\u0301") is None and splitter.types == ["кот", "и", "пес"]  # left to the definition
+    assert splitter.split("кот\u0301") is None and splitter.types == [
+        "кот",
+        "и",
+        "пес",
+    ]  # left to the definition
     assert splitter.split("") == [] and splitter.split("—«»") == []
 
 

@@ -1,19 +1,22 @@
 """Scorer configuration: the packaged defaults overridden by a TOML file (contract section 7)."""
+
 from __future__ import annotations
 
 import math
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from scorer.errors import ConfigError
 from scorer.metric.hidden_metric import METHODS
-from .contract import CONFIG_IN_REFERENCE, DIALOGUE_TYPES
 from scorer.metric.meteor import MeteorParams
 from scorer.metric.stages import STAGE_NAMES as STAGES
+
+from .contract import CONFIG_IN_REFERENCE, DIALOGUE_TYPES
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,9 @@ def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | N
             known = _known_keys(section, merged[section])
             for key, value in values.items():
                 if key not in known:
-                    raise ConfigError(f"unknown config key {section}.{_name(key)} (known: {', '.join(sorted(known))})")
+                    raise ConfigError(
+                        f"unknown config key {section}.{_name(key)} (known: {', '.join(sorted(known))})"
+                    )
                 merged[section][key] = value
     return _build(merged)
 
@@ -162,7 +167,9 @@ def _positive_int(section: str, key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"config key {section}.{key} must be a whole number >= 1, got {_shown(value)}")
     if value > MAX_LIMITS[key]:
-        raise ConfigError(f"config key {section}.{key} must be at most {MAX_LIMITS[key]:,}, got {_shown(value)}")
+        raise ConfigError(
+            f"config key {section}.{key} must be at most {MAX_LIMITS[key]:,}, got {_shown(value)}"
+        )
     return value
 
 
@@ -171,10 +178,14 @@ def _build(raw: dict[str, Any]) -> Config:
     m = raw["meteor"]
     stages = m["stages"]
     if not isinstance(stages, list) or not stages or not all(isinstance(s, str) for s in stages):
-        raise ConfigError(f"config key meteor.stages must be a non-empty list of stage names, got {_shown(stages)}")
+        raise ConfigError(
+            f"config key meteor.stages must be a non-empty list of stage names, got {_shown(stages)}"
+        )
     for stage in stages:
         if stage not in STAGES:
-            raise ConfigError(f"config key meteor.stages: unknown stage {_shown(stage)} (known: {', '.join(STAGES)})")
+            raise ConfigError(
+                f"config key meteor.stages: unknown stage {_shown(stage)} (known: {', '.join(STAGES)})"
+            )
     if len(set(stages)) != len(stages):
         raise ConfigError(f"config key meteor.stages lists a stage twice: {_shown(stages)}")
     meteor = MeteorParams(
@@ -186,13 +197,20 @@ def _build(raw: dict[str, Any]) -> Config:
     h = raw["hidden_metric"]
     method = h["method"]
     if not isinstance(method, str) or method not in METHODS:
-        raise ConfigError(f"config key hidden_metric.method: unknown method {_shown(method)} "
-                          f"(known: {', '.join(sorted(METHODS))})")
+        raise ConfigError(
+            f"config key hidden_metric.method: unknown method {_shown(method)} "
+            f"(known: {', '.join(sorted(METHODS))})"
+        )
     spec = METHODS[method]
     params = {k: _number("hidden_metric", k, h.get(k, v)) for k, v in spec.defaults.items()}
     problem = spec.check(params)
     if problem:
         raise ConfigError(f"config key {problem}")
     lim = raw["limits"]
-    limits = Limits(**{k: _positive_int("limits", k, lim[k]) for k in ("max_file_mib", "max_answer_chars", "max_json_depth")})
+    limits = Limits(
+        **{
+            k: _positive_int("limits", k, lim[k])
+            for k in ("max_file_mib", "max_answer_chars", "max_json_depth")
+        }
+    )
     return Config(weights, meteor, method, params, limits)

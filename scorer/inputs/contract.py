@@ -3,6 +3,7 @@
 A leaf module: it imports nothing of the scorer, so readers, validation and
 reports can name these without pulling in the metric.
 """
+
 from __future__ import annotations
 
 #: Dialogue types in the contract's order, which is also the order of every table and resample.

@@ -14,6 +14,7 @@ or in one top-level folder. Nothing outside the submission is read:
   archives, repeated names, a suspicious compression ratio, or too many
   entries are refused; nothing is extracted to disk.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from scorer.errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageError
+
 from .config import Limits
 from .contract import PLATFORM_METADATA, PPL, SUBMISSION
-from scorer.errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageError
 from .jsonio import shorten
 from .validation import Source
 
@@ -35,8 +37,14 @@ if TYPE_CHECKING:
 MAX_ZIP_ENTRIES = 1000
 MAX_ZIP_RATIO = 200  # uncompressed / compressed, per entry
 _ARCHIVE_SUFFIXES = (".zip", ".jar", ".7z", ".rar", ".tar", ".gz", ".tgz", ".bz2", ".xz")
-_KINDS = {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
-          stat.S_IFSOCK: "a socket", stat.S_IFLNK: "a symbolic link", stat.S_IFDIR: "a folder"}
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFDIR: "a folder",
+}
 
 
 @dataclass(frozen=True)
@@ -61,8 +69,9 @@ def _regular(path: Path, name: str, limits: Limits) -> Path:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise SubmissionInvalid([Issue(name, f"{path.name} is {_kind(info.st_mode)}; only regular files are "
-                                             "read", "not_a_file")])
+        raise SubmissionInvalid(
+            [Issue(name, f"{path.name} is {_kind(info.st_mode)}; only regular files are read", "not_a_file")]
+        )
     if info.st_size > limits.max_file_bytes:
         raise SubmissionInvalid([_too_big(name, info.st_size, limits)])
     if not os.access(path, os.R_OK):
@@ -71,10 +80,14 @@ def _regular(path: Path, name: str, limits: Limits) -> Path:
 
 
 def _too_big(file: str, size: int, limits: Limits) -> Issue:
-    return Issue(file, f"the file is {size:,} bytes; the limit is {limits.max_file_mib} MiB", "file_too_large")
+    return Issue(
+        file, f"the file is {size:,} bytes; the limit is {limits.max_file_mib} MiB", "file_too_large"
+    )
 
 
-def read_submission(path: str | os.PathLike, ppl: str | os.PathLike | None, limits: Limits) -> SubmissionFiles:
+def read_submission(
+    path: str | os.PathLike, ppl: str | os.PathLike | None, limits: Limits
+) -> SubmissionFiles:
     """Locate and check both files of the submission at ``path`` (file, directory or zip)."""
     path = Path(path)
     try:
@@ -88,16 +101,25 @@ def read_submission(path: str | os.PathLike, ppl: str | os.PathLike | None, limi
             raise UsageError("a perplexities file goes with a submission.jsonl file, not with a directory")
         return _from_directory(path, limits)
     if not stat.S_ISREG(info.st_mode):
-        raise SubmissionInvalid([Issue(path.name, f"the submission is {_kind(info.st_mode)}; give a regular file, "
-                                                  "a directory or a .zip", "not_a_file")])
+        raise SubmissionInvalid(
+            [
+                Issue(
+                    path.name,
+                    f"the submission is {_kind(info.st_mode)}; give a regular file, a directory or a .zip",
+                    "not_a_file",
+                )
+            ]
+        )
     if path.suffix.lower() == ".zip" or _has_zip_magic(path):
         if ppl is not None:
             raise UsageError("a perplexities file goes with a submission.jsonl file, not with a .zip")
         return _from_zip(path, limits)
     ppl_path = Path(ppl) if ppl is not None else path.parent / PPL
     if ppl is None and not os.path.lexists(ppl_path):
-        raise PerplexitiesNotFound(f"perplexities not found at {ppl_path}: the submission is a bare file, and "
-                                   f"no {PPL} lies beside it; give the perplexities file too")
+        raise PerplexitiesNotFound(
+            f"perplexities not found at {ppl_path}: the submission is a bare file, and "
+            f"no {PPL} lies beside it; give the perplexities file too"
+        )
     names = (path.name, ppl_path.name)
     return SubmissionFiles(_regular(path, names[0], limits), _regular(ppl_path, names[1], limits), names)
 
@@ -108,10 +130,13 @@ def platform_upload(res: str | os.PathLike) -> Path:
     folder holding them). The platform's own ``metadata`` file, hidden files and ``__MACOSX`` are not part of
     the upload."""
     res = Path(res)
-    entries = {name: mode for name, mode in _listing(res).items()
-               if name != PLATFORM_METADATA and not name.startswith((".", "__MACOSX"))}
+    entries = {
+        name: mode
+        for name, mode in _listing(res).items()
+        if name != PLATFORM_METADATA and not name.startswith((".", "__MACOSX"))
+    }
     if len(entries) == 1:
-        (name, mode), = entries.items()
+        ((name, mode),) = entries.items()
         if stat.S_ISREG(mode) and name.lower().endswith(".zip"):
             return res / name
     return res
@@ -127,26 +152,47 @@ def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
     entries = _listing(root)
     folder = root
     if SUBMISSION not in entries and PPL not in entries:
-        subdirs = [name for name, mode in entries.items()
-                   if stat.S_ISDIR(mode) and not name.startswith((".", "__MACOSX"))]
+        subdirs = [
+            name
+            for name, mode in entries.items()
+            if stat.S_ISDIR(mode) and not name.startswith((".", "__MACOSX"))
+        ]
         if len(subdirs) == 1:
             folder = root / subdirs[0]
             entries = _listing(folder)
         else:
             nested = sorted(str(p.relative_to(root)) for p in root.glob("*/*/" + SUBMISSION))[:1]
-            zips = sorted(name for name, mode in entries.items() if stat.S_ISREG(mode) and name.lower().endswith(".zip"))
-            hint = (f"; found {nested[0]}: put the two files at the top or in one folder" if nested else
-                    f"; it holds {zips[0][:60]}: upload the two files themselves (or one zip of them), "
-                    "not a zip inside the upload" if zips else _holds(entries))
-            raise SubmissionInvalid([Issue(root.name, f"the submission directory has no {SUBMISSION} "
-                                                      f"and no {PPL}{hint}", "missing_file")])
+            zips = sorted(
+                name for name, mode in entries.items() if stat.S_ISREG(mode) and name.lower().endswith(".zip")
+            )
+            hint = (
+                f"; found {nested[0]}: put the two files at the top or in one folder"
+                if nested
+                else f"; it holds {zips[0][:60]}: upload the two files themselves (or one zip of them), "
+                "not a zip inside the upload"
+                if zips
+                else _holds(entries)
+            )
+            raise SubmissionInvalid(
+                [
+                    Issue(
+                        root.name,
+                        f"the submission directory has no {SUBMISSION} and no {PPL}{hint}",
+                        "missing_file",
+                    )
+                ]
+            )
     issues = []
     for name in (SUBMISSION, PPL):
         if name not in entries:
-            issues.append(Issue(name, f"the submission directory has no {name}{_holds(entries)}", "missing_file"))
+            issues.append(
+                Issue(name, f"the submission directory has no {name}{_holds(entries)}", "missing_file")
+            )
     if issues:
         raise SubmissionInvalid(issues)
-    return SubmissionFiles(_regular(folder / SUBMISSION, SUBMISSION, limits), _regular(folder / PPL, PPL, limits))
+    return SubmissionFiles(
+        _regular(folder / SUBMISSION, SUBMISSION, limits), _regular(folder / PPL, PPL, limits)
+    )
 
 
 #: At most this many entries of a submission directory are looked at for links; a directory holding more is
@@ -166,12 +212,28 @@ def _refuse_links(root: Path) -> None:
             path = folder / name
             if stat.S_ISLNK(mode):
                 shown = shorten(str(path.relative_to(root)), 60)
-                raise SubmissionInvalid([Issue(root.name, f"{shown} is a symbolic link; a submission folder holds "
-                                                          "real files and folders only", "symlink")])
+                raise SubmissionInvalid(
+                    [
+                        Issue(
+                            root.name,
+                            f"{shown} is a symbolic link; a submission folder holds "
+                            "real files and folders only",
+                            "symlink",
+                        )
+                    ]
+                )
             if seen > MAX_DIRECTORY_ENTRIES:
-                raise SubmissionInvalid([Issue(root.name, f"the submission folder holds more than "
-                                                          f"{MAX_DIRECTORY_ENTRIES:,} entries; upload only "
-                                                          f"{SUBMISSION} and {PPL}", "too_many_files")])
+                raise SubmissionInvalid(
+                    [
+                        Issue(
+                            root.name,
+                            f"the submission folder holds more than "
+                            f"{MAX_DIRECTORY_ENTRIES:,} entries; upload only "
+                            f"{SUBMISSION} and {PPL}",
+                            "too_many_files",
+                        )
+                    ]
+                )
             if stat.S_ISDIR(mode):
                 pending.append(path)
 
@@ -181,7 +243,7 @@ LISTED_NAMES = 8
 
 
 def _holds(entries: dict[str, int]) -> str:
-    """"; it holds a, b (the files must be named submission.jsonl and ppl_output.json)" for a message."""
+    """ "; it holds a, b (the files must be named submission.jsonl and ppl_output.json)" for a message."""
     names = sorted(name for name in entries if not name.startswith("."))
     if not names:
         return "; the folder is empty"
@@ -212,12 +274,14 @@ def _zip_entry_count(path: Path) -> int | None:
         at = tail.rfind(b"PK\x05\x06")
         if at < 0 or at + 22 > len(tail):
             return None
-        count, directory_size = struct.unpack("<HI", tail[at + 10:at + 16])
+        count, directory_size = struct.unpack("<HI", tail[at + 10 : at + 16])
         if count == 0xFFFF or directory_size == 0xFFFFFFFF:  # zip64: large enough to refuse outright
             if tail.rfind(b"PK\x06\x07", 0, at) >= 0:
                 return 1 << 32
         end = tail_start + at
-        offset = end - directory_size  # zipfile's own reckoning: the directory lies just before the end record
+        offset = (
+            end - directory_size
+        )  # zipfile's own reckoning: the directory lies just before the end record
         if offset < 0:
             return count
         fh.seek(offset)
@@ -240,9 +304,17 @@ def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
         raise SubmissionInvalid([_too_big(name, size, limits)])
     count = _zip_entry_count(path)
     if count is not None and count > MAX_ZIP_ENTRIES:
-        raise SubmissionInvalid([Issue(name, f"the zip holds more than {MAX_ZIP_ENTRIES:,} entries; at most "
-                                             f"{MAX_ZIP_ENTRIES:,} are accepted (it needs only submission.jsonl "
-                                             "and ppl_output.json)", "zip_entries")])
+        raise SubmissionInvalid(
+            [
+                Issue(
+                    name,
+                    f"the zip holds more than {MAX_ZIP_ENTRIES:,} entries; at most "
+                    f"{MAX_ZIP_ENTRIES:,} are accepted (it needs only submission.jsonl "
+                    "and ppl_output.json)",
+                    "zip_entries",
+                )
+            ]
+        )
     import zipfile  # here: most submissions are folders
 
     try:
@@ -260,11 +332,28 @@ def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
             try:
                 with archive.open(info) as fh:
                     data = fh.read(limits.max_file_bytes + 1)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError) as exc:
-                raise SubmissionInvalid([Issue(member, f"cannot be read from the zip ({exc})", "bad_zip")]) from None
+            except (
+                zipfile.BadZipFile,
+                OSError,
+                ValueError,
+                EOFError,
+                NotImplementedError,
+                RuntimeError,
+            ) as exc:
+                raise SubmissionInvalid(
+                    [Issue(member, f"cannot be read from the zip ({exc})", "bad_zip")]
+                ) from None
             except MemoryError:
-                raise SubmissionInvalid([Issue(member, f"reading it from the zip ran out of memory; files are "
-                                                       f"limited to {limits.max_file_mib} MiB", "out_of_memory")]) from None
+                raise SubmissionInvalid(
+                    [
+                        Issue(
+                            member,
+                            f"reading it from the zip ran out of memory; files are "
+                            f"limited to {limits.max_file_mib} MiB",
+                            "out_of_memory",
+                        )
+                    ]
+                ) from None
             if len(data) > limits.max_file_bytes:
                 raise SubmissionInvalid([_too_big(member, len(data), limits)])
             files[member] = data
@@ -273,8 +362,14 @@ def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
 
 def _zip_entry_issues(zip_name: str, entries: list[zipfile.ZipInfo], limits: Limits) -> list[Issue]:
     if len(entries) > MAX_ZIP_ENTRIES:
-        return [Issue(zip_name, f"the zip holds {len(entries):,} entries; at most {MAX_ZIP_ENTRIES} "
-                                "are accepted (it needs only submission.jsonl and ppl_output.json)", "zip_entries")]
+        return [
+            Issue(
+                zip_name,
+                f"the zip holds {len(entries):,} entries; at most {MAX_ZIP_ENTRIES} "
+                "are accepted (it needs only submission.jsonl and ppl_output.json)",
+                "zip_entries",
+            )
+        ]
     issues = []
     total = 0
     seen: set[str] = set()
@@ -284,32 +379,65 @@ def _zip_entry_issues(zip_name: str, entries: list[zipfile.ZipInfo], limits: Lim
         mode = info.external_attr >> 16
         shown = name[:60]
         if name in seen:
-            issues.append(Issue(zip_name, f"entry {shown!r} appears twice in the zip; keep one", "zip_duplicate"))
+            issues.append(
+                Issue(zip_name, f"entry {shown!r} appears twice in the zip; keep one", "zip_duplicate")
+            )
         elif name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":") or ".." in parts:
-            issues.append(Issue(zip_name, f"entry {shown!r} has an absolute or '..' path; zip the files "
-                                          "themselves", "zip_path"))
+            issues.append(
+                Issue(
+                    zip_name,
+                    f"entry {shown!r} has an absolute or '..' path; zip the files themselves",
+                    "zip_path",
+                )
+            )
         elif stat.S_ISLNK(mode):
-            issues.append(Issue(zip_name, f"entry {shown!r} is a symbolic link; zip real files", "zip_symlink"))
+            issues.append(
+                Issue(zip_name, f"entry {shown!r} is a symbolic link; zip real files", "zip_symlink")
+            )
         elif not info.is_dir() and name.lower().endswith(_ARCHIVE_SUFFIXES):
-            issues.append(Issue(zip_name, f"entry {shown!r} is an archive inside the archive; zip the two files "
-                                          "themselves, not a zip of a zip", "zip_nested"))
+            issues.append(
+                Issue(
+                    zip_name,
+                    f"entry {shown!r} is an archive inside the archive; zip the two files "
+                    "themselves, not a zip of a zip",
+                    "zip_nested",
+                )
+            )
         elif info.file_size > limits.max_file_bytes:
             issues.append(_too_big(shown, info.file_size, limits))
-        elif info.compress_size and info.file_size > 1 << 20 and info.file_size / info.compress_size > MAX_ZIP_RATIO:
-            issues.append(Issue(zip_name, f"entry {shown!r} expands {info.file_size / info.compress_size:.0f}-fold; "
-                                          f"at most {MAX_ZIP_RATIO}-fold is accepted", "zip_ratio"))
+        elif (
+            info.compress_size
+            and info.file_size > 1 << 20
+            and info.file_size / info.compress_size > MAX_ZIP_RATIO
+        ):
+            issues.append(
+                Issue(
+                    zip_name,
+                    f"entry {shown!r} expands {info.file_size / info.compress_size:.0f}-fold; "
+                    f"at most {MAX_ZIP_RATIO}-fold is accepted",
+                    "zip_ratio",
+                )
+            )
         seen.add(name)
         total += info.file_size
     if total > 2 * limits.max_file_bytes and not issues:
-        issues.append(Issue(zip_name, f"the zip expands to {total:,} bytes; at most "
-                                      f"{2 * limits.max_file_mib} MiB are accepted", "zip_total"))
+        issues.append(
+            Issue(
+                zip_name,
+                f"the zip expands to {total:,} bytes; at most {2 * limits.max_file_mib} MiB are accepted",
+                "zip_total",
+            )
+        )
     return issues
 
 
 def _pick_zip_members(zip_name: str, files: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]:
     """The two files at the root, or else in one top-level folder."""
-    by_path = {PurePosixPath(f.filename): f for f in files
-               if not f.filename.startswith("__MACOSX/") and not PurePosixPath(f.filename).name.startswith("._")}
+    by_path = {
+        PurePosixPath(f.filename): f
+        for f in files
+        if not f.filename.startswith("__MACOSX/") and not PurePosixPath(f.filename).name.startswith("._")
+    }
     chosen, issues = {}, []
     for name in (SUBMISSION, PPL):
         at_root = by_path.get(PurePosixPath(name))
@@ -322,13 +450,25 @@ def _pick_zip_members(zip_name: str, files: list[zipfile.ZipInfo]) -> dict[str, 
             issues.append(Issue(zip_name, f"{name} is found in several folders; keep one", "zip_ambiguous"))
         else:
             deeper = sorted(str(p) for p in by_path if p.name == name)[:1]
-            hint = (f"; it is at {deeper[0][:80]}: put it at the root or in one top-level folder" if deeper else "")
-            issues.append(Issue(name, f"the zip has no {name} at its root or in one top-level folder{hint}",
-                                "missing_file"))
+            hint = (
+                f"; it is at {deeper[0][:80]}: put it at the root or in one top-level folder"
+                if deeper
+                else ""
+            )
+            issues.append(
+                Issue(
+                    name,
+                    f"the zip has no {name} at its root or in one top-level folder{hint}",
+                    "missing_file",
+                )
+            )
     folders = {PurePosixPath(info.filename).parent for info in chosen.values()}
     if not issues and len(folders) > 1:
-        issues.append(Issue(zip_name, "submission.jsonl and ppl_output.json must sit in the same folder",
-                            "zip_ambiguous"))
+        issues.append(
+            Issue(
+                zip_name, "submission.jsonl and ppl_output.json must sit in the same folder", "zip_ambiguous"
+            )
+        )
     if issues:
         raise SubmissionInvalid(issues)
     return chosen

@@ -9,12 +9,14 @@ One error convention: :func:`parse_json` raises :class:`JsonError`, whose
 ``pos`` (when known) is the character offset of the offending value;
 :func:`line_column` turns it into a place a person can find.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 MAX_DEPTH = 64
 #: No value in any message is quoted longer than this.
@@ -79,8 +81,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float, parse_int=_finite_int,
-                           object_pairs_hook=_unique_keys)
+DECODER = json.JSONDecoder(
+    parse_constant=_no_constant,
+    parse_float=_finite_float,
+    parse_int=_finite_int,
+    object_pairs_hook=_unique_keys,
+)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _WS = re.compile(r"[ \t\r\n]*")
 
@@ -112,7 +118,9 @@ def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
     if end != len(text):
         raise JsonError("not valid JSON: extra data after the value", end)
     escaped = _SURROGATE_ESCAPE.search(text) is not None
-    if escaped or text.count("[") + text.count("{") > max_depth:  # the raw text alone cannot show both checks pass
+    if (
+        escaped or text.count("[") + text.count("{") > max_depth
+    ):  # the raw text alone cannot show both checks pass
         # strings are checked only when one may hold a surrogate: the text has an escape of one, or one itself
         problem = _check_tree(value, max_depth, escaped or _SURROGATE.search(text) is not None)
         if problem:
@@ -130,8 +138,11 @@ def _check_tree(value: Any, max_depth: int, strings: bool = True) -> str | None:
             if depth > max_depth:
                 return f"JSON nesting is deeper than {max_depth} levels"
             if not strings:
-                stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item)
-                             if type(child) is dict or type(child) is list)
+                stack.extend(
+                    (child, depth + 1)
+                    for child in (item.values() if isinstance(item, dict) else item)
+                    if type(child) is dict or type(child) is list
+                )
                 continue
             children = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in children:
@@ -157,8 +168,9 @@ REPORT_BYTES = _SLICE
 
 
 def _newlines(data: bytes, start: int, end: int) -> int:
-    """How many ``\n`` in ``data[start:end]``, a memory map included (it has no ``count``), in 1 MiB slices."""
-    return sum(data[k:min(k + _SLICE, end)].count(b"\n") for k in range(start, end, _SLICE))
+    """How many ``\n`` in ``data[start:end]``, a memory map included (it has no ``count``), in 1 MiB
+    slices."""
+    return sum(data[k : min(k + _SLICE, end)].count(b"\n") for k in range(start, end, _SLICE))
 
 
 def lines_from(data: bytes, pos: int) -> int:
@@ -166,10 +178,12 @@ def lines_from(data: bytes, pos: int) -> int:
     size = len(data)
     if pos >= size:
         return 0
-    return _newlines(data, pos, size) + (0 if data[size - 1:size] == b"\n" else 1)
+    return _newlines(data, pos, size) + (0 if data[size - 1 : size] == b"\n" else 1)
 
 
-def iter_lines(data: bytes, report: Callable[[int, int], None] | None = None) -> Iterator[tuple[int, bytes, int]]:
+def iter_lines(
+    data: bytes, report: Callable[[int, int], None] | None = None
+) -> Iterator[tuple[int, bytes, int]]:
     """Non-blank lines of JSONL ``data`` (bytes or a memory map): (1-based number, line, offset after it).
 
     A leading BOM and a line's final CR are removed. Runs of blank lines are

@@ -16,6 +16,7 @@ within a size cap, sealed with this key) and then checked for the shape that val
 every turn with a token, all strings, a line span and digest per dialogue); anything else is ignored
 and the files are validated again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,13 +25,15 @@ import os
 import stat
 import sys
 import unicodedata
-from pathlib import Path
+from collections.abc import Callable
 from io import BufferedReader
 from itertools import chain
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any
 
-from scorer.metric.cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
 from scorer.metric import text
+from scorer.metric.cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
+
 from .config import Limits
 from .contract import DIALOGUE_TYPES
 from .stored_references import Span, line_spans
@@ -43,7 +46,9 @@ Spans = dict[str, Span]
 _STR = {str}
 _LIST = {list}
 #: What the stored tokens depend on besides the files: the tokeniser's source and Unicode's tables.
-_TOKENISER = hashlib.sha256(Path(text.__file__).read_bytes() + unicodedata.unidata_version.encode()).hexdigest()
+_TOKENISER = hashlib.sha256(
+    Path(text.__file__).read_bytes() + unicodedata.unidata_version.encode()
+).hexdigest()
 
 
 def entry_key(dialogues: Path, answers: Path | None, limits: Limits) -> str | None:
@@ -78,8 +83,14 @@ def load(key: str, limits: Limits) -> tuple[list[Dialogue], Spans | None, Tokens
     return [Dialogue(d, t, n) for d, t, n in dialogues], spans, tokens
 
 
-def save(key: str, dialogues: list[Dialogue], references: References | None, tokens: Tokens | None,
-         answers: Path | None, limits: Limits) -> bool:
+def save(
+    key: str,
+    dialogues: list[Dialogue],
+    references: References | None,
+    tokens: Tokens | None,
+    answers: Path | None,
+    limits: Limits,
+) -> bool:
     """Store validated data under ``key`` (best effort: False when it could not be written); with the
     references, the line of each in ``answers`` (read again for that). Tokens are stored once each
     (interned, so ``marshal`` writes the repeats as references)."""
@@ -90,7 +101,9 @@ def save(key: str, dialogues: list[Dialogue], references: References | None, tok
         if data is None:
             return False
         spans = line_spans(data, references)
-        tokens = {d: [[list(map(sys.intern, v)) for v in turn] for turn in turns] for d, turns in tokens.items()}
+        tokens = {
+            d: [[list(map(sys.intern, v)) for v in turn] for turn in turns] for d, turns in tokens.items()
+        }
     return write_best_effort(entry_path(key), seal(key, marshal.dumps((FORMAT, rows, spans, tokens))))
 
 
@@ -124,18 +137,36 @@ def _well_formed(dialogues: Any, spans: Any, tokens: Any) -> bool:
         return False
     turns: dict[str, int] = {}
     for row in dialogues:
-        if (type(row) is not tuple or len(row) != 3 or type(row[0]) is not str or row[1] not in DIALOGUE_TYPES
-                or type(row[2]) is not int or row[2] < 1 or row[0] in turns):
+        if (
+            type(row) is not tuple
+            or len(row) != 3
+            or type(row[0]) is not str
+            or row[1] not in DIALOGUE_TYPES
+            or type(row[2]) is not int
+            or row[2] < 1
+            or row[0] in turns
+        ):
             return False
         turns[row[0]] = row[2]
     if spans is None:
         return tokens is None
-    if (type(spans) is not dict or spans.keys() != turns.keys()
-            or type(tokens) is not dict or tokens.keys() != turns.keys()):
+    if (
+        type(spans) is not dict
+        or spans.keys() != turns.keys()
+        or type(tokens) is not dict
+        or tokens.keys() != turns.keys()
+    ):
         return False
     for span in spans.values():
-        if (type(span) is not tuple or len(span) != 3 or type(span[0]) is not int or type(span[1]) is not int
-                or not 0 <= span[0] <= span[1] or type(span[2]) is not bytes or len(span[2]) != 32):
+        if (
+            type(span) is not tuple
+            or len(span) != 3
+            or type(span[0]) is not int
+            or type(span[1]) is not int
+            or not 0 <= span[0] <= span[1]
+            or type(span[2]) is not bytes
+            or len(span[2]) != 32
+        ):
             return False
     variants: list[Any] = []
     for dialog_id, per_turn in tokens.items():

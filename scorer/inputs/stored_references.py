@@ -7,16 +7,17 @@ reads a dialogue's line when it is first asked for, checks its digest, its dialo
 against the stored tokens, and parses it. Any mismatch (a file changed since, a forged entry) makes
 it read and validate the whole file instead, as a run without a cache does.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
-from typing import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from .jsonio import JsonError, iter_lines, parse_json
 
-Variants = list[list[str]]              # a dialogue's reference variants, per turn
-Span = tuple[int, int, bytes]           # (start, stop, SHA-256 of the bytes between)
+Variants = list[list[str]]  # a dialogue's reference variants, per turn
+Span = tuple[int, int, bytes]  # (start, stop, SHA-256 of the bytes between)
 
 
 def line_spans(data: bytes, dialog_ids: Iterable[str]) -> dict[str, Span]:
@@ -24,8 +25,8 @@ def line_spans(data: bytes, dialog_ids: Iterable[str]) -> dict[str, Span]:
     line holds the k-th of ``dialog_ids``), without the line's end."""
     spans: dict[str, Span] = {}
     for (_, raw, after), dialog_id in zip(iter_lines(data), dialog_ids):
-        stop = after - 1                       # the line's newline, or the end of the data
-        if data[stop - 1:stop] == b"\r":       # a final CR is not part of the line (iter_lines drops it)
+        stop = after - 1  # the line's newline, or the end of the data
+        if data[stop - 1 : stop] == b"\r":  # a final CR is not part of the line (iter_lines drops it)
             stop -= 1
         start = stop - len(raw)
         spans[dialog_id] = (start, stop, hashlib.sha256(raw).digest())
@@ -39,8 +40,14 @@ class StoredReferences(Mapping[str, Variants]):
     have); ``reread()`` reads and validates the whole file, the answer whenever a line does not match.
     """
 
-    def __init__(self, path: str | os.PathLike, spans: dict[str, Span], tokens: Mapping[str, list[list[list[str]]]],
-                 max_depth: int, reread: Callable[[], dict[str, Variants]]):
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        spans: dict[str, Span],
+        tokens: Mapping[str, list[list[list[str]]]],
+        max_depth: int,
+        reread: Callable[[], dict[str, Variants]],
+    ):
         self.path, self.spans, self.tokens, self.max_depth = path, spans, tokens, max_depth
         self._reread = reread
         self._read: dict[str, Variants] = {}
@@ -86,8 +93,14 @@ class StoredReferences(Mapping[str, Variants]):
             return None
         variants = value.get("references")
         shape = self.tokens.get(dialog_id)
-        if (type(variants) is not list or shape is None or len(variants) != len(shape)
-                or any(type(turn) is not list or len(turn) != len(tokenised) or any(type(v) is not str for v in turn)
-                       for turn, tokenised in zip(variants, shape))):
+        if (
+            type(variants) is not list
+            or shape is None
+            or len(variants) != len(shape)
+            or any(
+                type(turn) is not list or len(turn) != len(tokenised) or any(type(v) is not str for v in turn)
+                for turn, tokenised in zip(variants, shape)
+            )
+        ):
             return None
         return variants

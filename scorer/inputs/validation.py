@@ -10,27 +10,39 @@ with at most a few issues a line. Whole-file mistakes (another encoding, a
 JSON array instead of JSON Lines, a list of perplexities instead of an
 object) are said once, first, instead of line after line.
 """
+
 from __future__ import annotations
 
 import json
 import mmap
 import os
 import re
+from collections.abc import Callable, Container, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from pathlib import Path
-from typing import Any, Callable, Container, Iterable, Iterator, cast
+from typing import Any, cast
+
+from scorer.errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
+from scorer.metric.nonstarters import long_mark_run, mark_run_message, mark_run_screen
+from scorer.metric.text import has_token
+from scorer.progress import CHECKING, READING, Progress
 
 from .config import Limits
 from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
-from scorer.errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
-from scorer.progress import CHECKING, READING, Progress
-from .jsonio import (JsonError, decode_value, guess_dialog_id, iter_lines, line_column, lines_from, parse_json,
-                     shorten, skip_ws)
-from scorer.metric.nonstarters import long_mark_run, mark_run_message, mark_run_screen
-from scorer.metric.text import has_token
+from .jsonio import (
+    JsonError,
+    decode_value,
+    guess_dialog_id,
+    iter_lines,
+    line_column,
+    lines_from,
+    parse_json,
+    shorten,
+    skip_ws,
+)
 
 #: A file's content: its bytes, or the path of a regular file to stream from.
 Source = bytes | Path
@@ -54,7 +66,7 @@ class Submission:
     warnings: list[Issue] = field(default_factory=list)
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict[str, Any]:
     """The packaged JSON Schema ``name`` (e.g. ``"submission"``), as documentation of a line's shape."""
     from importlib.resources import files  # here: only documentation and tests read the schemas
@@ -81,7 +93,9 @@ def _json_type(value: Any) -> str:
         return "a boolean"
     if value is None:
         return "null"
-    return {str: "a string", list: "a list", dict: "a JSON object", int: "a number", float: "a number"}[type(value)]
+    return {str: "a string", list: "a list", dict: "a JSON object", int: "a number", float: "a number"}[
+        type(value)
+    ]
 
 
 # --- line shapes ---------------------------------------------------------------------------
@@ -128,8 +142,16 @@ class _Shape:
 
 def _enum(value: Any, allowed: tuple[str, ...], name: str, shape: _Shape, turn: int | None = None) -> None:
     if not isinstance(value, str) or value not in allowed:
-        shown = shorten(json.dumps(value, ensure_ascii=False)) if not isinstance(value, (list, dict)) else _json_type(value)
-        shape.add(f"{name} must be one of {', '.join(json.dumps(a) for a in allowed)}, not {shown}", "schema_enum", turn)
+        shown = (
+            shorten(json.dumps(value, ensure_ascii=False))
+            if not isinstance(value, (list, dict))
+            else _json_type(value)
+        )
+        shape.add(
+            f"{name} must be one of {', '.join(json.dumps(a) for a in allowed)}, not {shown}",
+            "schema_enum",
+            turn,
+        )
 
 
 def dialogue_problems(value: Any, limits: Limits, marks_possible: bool = True) -> list[Problem]:
@@ -152,11 +174,11 @@ def dialogue_problems(value: Any, limits: Limits, marks_possible: bool = True) -
                     if shape.full() or not shape.typed(part, dict, "a JSON object", name, t):
                         continue
                     if "type" not in part:
-                        shape.add(f"{name} is missing required key \"type\"", "schema_required", t)
+                        shape.add(f'{name} is missing required key "type"', "schema_required", t)
                     else:
                         _enum(part["type"], PART_TYPES, f"{name}.type", shape, t)
                     if "content" not in part:
-                        shape.add(f"{name} is missing required key \"content\"", "schema_required", t)
+                        shape.add(f'{name} is missing required key "content"', "schema_required", t)
                     else:
                         shape.typed(part["content"], str, "a string", f"{name}.content", t)
     return shape.problems
@@ -179,6 +201,7 @@ def _list_line(value: Any, key: str, each: Callable[[_Shape, int, Any], None]) -
 def reference_problems(value: Any, limits: Limits, marks_possible: bool = True) -> list[Problem]:
     """The shape problems of an ``answers.jsonl`` line; ``marks_possible`` False (the line's text shows no
     string of it holds a long run of combining marks) skips searching each string for one."""
+
     def variants_of_turn(shape: _Shape, t: int, variants: Any) -> None:
         if shape.nonempty_list(variants, f"references[{t}]", t):
             for v, text in enumerate(variants):
@@ -191,13 +214,18 @@ def reference_problems(value: Any, limits: Limits, marks_possible: bool = True) 
 
 
 def submission_problems(value: Any, limits: Limits, marks_possible: bool = True) -> list[Problem]:
-    """The shape problems of a ``submission.jsonl`` line; ``marks_possible`` as for :func:`reference_problems`."""
+    """The shape problems of a ``submission.jsonl`` line; ``marks_possible`` as for
+    :func:`reference_problems`."""
+
     def answer_of_turn(shape: _Shape, t: int, answer: Any) -> None:
         if not shape.typed(answer, str, "a string", f"answers[{t}]", t):
             return
         if len(answer) > limits.max_answer_chars:
-            shape.add(f"the answer is {len(answer):,} characters long; the limit is {limits.max_answer_chars:,}",
-                      "schema_maxLength", t)
+            shape.add(
+                f"the answer is {len(answer):,} characters long; the limit is {limits.max_answer_chars:,}",
+                "schema_maxLength",
+                t,
+            )
         elif marks_possible:
             run = long_mark_run(answer)
             if run is not None:
@@ -231,9 +259,17 @@ class _FileState:
     cut: bool = False  # lines after the error list was full were not checked
 
 
-def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
-                  on_bad_id: Callable[[str], None], progress: Progress | None = None,
-                  step: str = "", screen_marks: bool = True) -> Iterator[tuple[int, Any, bool]]:
+def _parsed_lines(
+    source: Source,
+    file: str,
+    log: IssueLog,
+    limits: Limits,
+    state: _FileState,
+    on_bad_id: Callable[[str], None],
+    progress: Progress | None = None,
+    step: str = "",
+    screen_marks: bool = True,
+) -> Iterator[tuple[int, Any, bool]]:
     """(line number, value, whether a string of it may hold a long run of combining marks) of every line that
     is valid JSON; everything else goes to ``log``. Without ``screen_marks`` (a file whose texts are not
     searched for runs) no line is screened, and each may hold one.
@@ -253,8 +289,15 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
                 return
             if first_line and raw.lstrip(b" \t").startswith(b"["):
                 state.unreadable = True
-                log.add(Issue(file, "the file holds a JSON array; it must be JSON Lines: one JSON object per "
-                                    "line, e.g. {\"dialog_id\": \"d-0001\", ...}", "json_array", line=number))
+                log.add(
+                    Issue(
+                        file,
+                        "the file holds a JSON array; it must be JSON Lines: one JSON object per "
+                        'line, e.g. {"dialog_id": "d-0001", ...}',
+                        "json_array",
+                        line=number,
+                    )
+                )
                 return
             try:
                 text = raw.decode("utf-8")
@@ -262,11 +305,19 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
                 bad_encoding += 1
                 if bad_encoding == 1:
                     state.unreadable = True
-                    log.add(Issue(file, f"the file is not valid UTF-8 (bad byte at column {exc.start + 1})"
-                                        f"{_looks_like(raw)}; save it as UTF-8", "not_utf8", line=number,
-                                  column=exc.start + 1))
+                    log.add(
+                        Issue(
+                            file,
+                            f"the file is not valid UTF-8 (bad byte at column {exc.start + 1})"
+                            f"{_looks_like(raw)}; save it as UTF-8",
+                            "not_utf8",
+                            line=number,
+                            column=exc.start + 1,
+                        )
+                    )
                 if first_line and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-                    return  # UTF-16 throughout: its other "lines" would only repeat the message as JSON errors
+                    # UTF-16 throughout: its other "lines" would only repeat the message as JSON errors
+                    return
                 first_line = False
                 continue
             first_line = False
@@ -276,17 +327,33 @@ def _parsed_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
                 guessed = guess_dialog_id(text)
                 if guessed is not None:
                     on_bad_id(guessed)
-                log.add(Issue(file, exc.message, "bad_json", line=number, column=None if exc.pos is None else exc.pos + 1,
-                              dialog_id=shorten(guessed) if guessed else None))
+                log.add(
+                    Issue(
+                        file,
+                        exc.message,
+                        "bad_json",
+                        line=number,
+                        column=None if exc.pos is None else exc.pos + 1,
+                        dialog_id=shorten(guessed) if guessed else None,
+                    )
+                )
                 continue
             yield number, value, may_hold_mark_run(text) if may_hold_mark_run else True
 
 
-def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, state: _FileState,
-                  problems: Callable[[Any, Limits, bool], list[Problem]],
-                  mentioned: set[str] | None = None, known: dict | None = None,
-                  progress: Progress | None = None, step: str = "", screen_marks: bool = True
-                  ) -> Iterator[tuple[int, dict]]:
+def _shaped_lines(
+    source: Source,
+    file: str,
+    log: IssueLog,
+    limits: Limits,
+    state: _FileState,
+    problems: Callable[[Any, Limits, bool], list[Problem]],
+    mentioned: set[str] | None = None,
+    known: dict | None = None,
+    progress: Progress | None = None,
+    step: str = "",
+    screen_marks: bool = True,
+) -> Iterator[tuple[int, dict]]:
     """Lines of the right shape; ``mentioned`` collects the known dialog_ids of every line, good or bad;
     ``screen_marks`` as for :func:`_parsed_lines`."""
 
@@ -295,8 +362,9 @@ def _shaped_lines(source: Source, file: str, log: IssueLog, limits: Limits, stat
             mentioned.add(dialog_id)
 
     any_line = False
-    for number, value, marks_possible in _parsed_lines(source, file, log, limits, state, note, progress, step,
-                                                       screen_marks):
+    for number, value, marks_possible in _parsed_lines(
+        source, file, log, limits, state, note, progress, step, screen_marks
+    ):
         any_line = True
         dialog_id = value.get("dialog_id") if isinstance(value, dict) else None
         note(dialog_id)
@@ -316,7 +384,9 @@ def _missing(file: str, expected: Iterable[str], present: Container[str], log: I
     """A missing_id issue for every expected dialog_id not in ``present``."""
     for dialog_id in expected:
         if dialog_id not in present:
-            log.add(Issue(file, f"dialogue of dialogues.jsonl {what}", "missing_id", dialog_id=shorten(dialog_id)))
+            log.add(
+                Issue(file, f"dialogue of dialogues.jsonl {what}", "missing_id", dialog_id=shorten(dialog_id))
+            )
 
 
 def _where(number: int, dialog_id: str) -> dict[str, Any]:
@@ -325,20 +395,36 @@ def _where(number: int, dialog_id: str) -> dict[str, Any]:
 
 
 def _duplicate(file: str, number: int, first: int, dialog_id: str) -> Issue:
-    return Issue(file, f"dialog_id appears again (first on line {first}); give each dialogue exactly one line",
-                 "duplicate_id", line=number, dialog_id=shorten(dialog_id))
+    return Issue(
+        file,
+        f"dialog_id appears again (first on line {first}); give each dialogue exactly one line",
+        "duplicate_id",
+        line=number,
+        dialog_id=shorten(dialog_id),
+    )
 
 
 # --- reference data -------------------------------------------------------------------------
 
 
-def read_dialogues(source: Source, limits: Limits = Limits(), progress: Progress | None = None) -> list[Dialogue]:
+def read_dialogues(
+    source: Source, limits: Limits = Limits(), progress: Progress | None = None
+) -> list[Dialogue]:
     """Parse ``dialogues.jsonl``; raises :class:`ReferenceDataError` with every issue."""
     log = IssueLog()
     lines: dict[str, int] = {}
     dialogues = []
-    for number, value in _shaped_lines(source, DIALOGUES, log, limits, _FileState(), dialogue_problems,
-                                       progress=progress, step=f"{READING} {DIALOGUES}", screen_marks=False):
+    for number, value in _shaped_lines(
+        source,
+        DIALOGUES,
+        log,
+        limits,
+        _FileState(),
+        dialogue_problems,
+        progress=progress,
+        step=f"{READING} {DIALOGUES}",
+        screen_marks=False,
+    ):
         dialog_id = value["dialog_id"]
         if dialog_id in lines:
             log.add(_duplicate(DIALOGUES, number, lines[dialog_id], dialog_id))
@@ -350,8 +436,9 @@ def read_dialogues(source: Source, limits: Limits = Limits(), progress: Progress
     return dialogues
 
 
-def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = Limits(),
-                    progress: Progress | None = None) -> dict[str, list[list[str]]]:
+def read_references(
+    source: Source, dialogues: list[Dialogue], limits: Limits = Limits(), progress: Progress | None = None
+) -> dict[str, list[list[str]]]:
     """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError`."""
     log = IssueLog()
     known = {d.dialog_id: d for d in dialogues}
@@ -359,24 +446,51 @@ def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = 
     lines: dict[str, int] = {}
     references: dict[str, list[list[str]]] = {}
     state = _FileState()
-    for number, value in _shaped_lines(source, ANSWERS, log, limits, state, reference_problems, mentioned, known,
-                                       progress, f"{READING} {ANSWERS}"):
+    for number, value in _shaped_lines(
+        source,
+        ANSWERS,
+        log,
+        limits,
+        state,
+        reference_problems,
+        mentioned,
+        known,
+        progress,
+        f"{READING} {ANSWERS}",
+    ):
         dialog_id, refs = value["dialog_id"], value["references"]
         if dialog_id not in known:
-            log.add(Issue(ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **_where(number, dialog_id)))
+            log.add(
+                Issue(
+                    ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **_where(number, dialog_id)
+                )
+            )
             continue
         if dialog_id in lines:
             log.add(_duplicate(ANSWERS, number, lines[dialog_id], dialog_id))
             continue
         lines[dialog_id] = number
         if len(refs) != known[dialog_id].n_turns:
-            log.add(Issue(ANSWERS, f"{len(refs)} turns of references, but the dialogue has "
-                                   f"{known[dialog_id].n_turns} turns", "turn_count", **_where(number, dialog_id)))
+            log.add(
+                Issue(
+                    ANSWERS,
+                    f"{len(refs)} turns of references, but the dialogue has {known[dialog_id].n_turns} turns",
+                    "turn_count",
+                    **_where(number, dialog_id),
+                )
+            )
             continue
         for turn, variants in enumerate(refs):
             if not any(map(has_token, variants)):
-                log.add(Issue(ANSWERS, "no reference variant of this turn has a word token",
-                              "empty_reference", turn=turn, **_where(number, dialog_id)))
+                log.add(
+                    Issue(
+                        ANSWERS,
+                        "no reference variant of this turn has a word token",
+                        "empty_reference",
+                        turn=turn,
+                        **_where(number, dialog_id),
+                    )
+                )
         references[dialog_id] = refs
     if not (state.unreadable or state.cut):
         _missing(ANSWERS, known, mentioned, log, "has no references")
@@ -388,8 +502,14 @@ def read_references(source: Source, dialogues: list[Dialogue], limits: Limits = 
 # --- submission -----------------------------------------------------------------------------
 
 
-def check_submission(dialogues: list[Dialogue], submission: Source, ppl: Source, limits: Limits = Limits(),
-                     names: tuple[str, str] = (SUBMISSION, PPL), progress: Progress | None = None) -> Submission:
+def check_submission(
+    dialogues: list[Dialogue],
+    submission: Source,
+    ppl: Source,
+    limits: Limits = Limits(),
+    names: tuple[str, str] = (SUBMISSION, PPL),
+    progress: Progress | None = None,
+) -> Submission:
     """Validate both submission files against the dialogues.
 
     Returns the :class:`Submission` or raises :class:`SubmissionInvalid`
@@ -414,26 +534,57 @@ def check_submission(dialogues: list[Dialogue], submission: Source, ppl: Source,
         if progress:
             progress(f"{CHECKING} {names[1]}", size, size)
     except MemoryError:
-        raise SubmissionInvalid([Issue(names[0], f"reading the submission ran out of memory; files are limited to "
-                                                 f"{limits.max_file_mib} MiB and answers to "
-                                                 f"{limits.max_answer_chars:,} characters", "out_of_memory")]) from None
+        raise SubmissionInvalid(
+            [
+                Issue(
+                    names[0],
+                    f"reading the submission ran out of memory; files are limited to "
+                    f"{limits.max_file_mib} MiB and answers to "
+                    f"{limits.max_answer_chars:,} characters",
+                    "out_of_memory",
+                )
+            ]
+        ) from None
     if log:
         raise SubmissionInvalid(log, warnings)
     return Submission(answers, perplexities, warnings)
 
 
-def _check_answers(source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog,
-                   warnings: list[Issue], progress: Progress | None = None) -> dict[str, list[str]]:
+def _check_answers(
+    source: Source,
+    file: str,
+    turns: dict[str, int],
+    limits: Limits,
+    log: IssueLog,
+    warnings: list[Issue],
+    progress: Progress | None = None,
+) -> dict[str, list[str]]:
     mentioned: set[str] = set()
     lines: dict[str, int] = {}
     answers: dict[str, list[str]] = {}
     state = _FileState()
-    for number, value in _shaped_lines(source, file, log, limits, state, submission_problems, mentioned, turns,
-                                       progress, f"{CHECKING} {file}"):
+    for number, value in _shaped_lines(
+        source,
+        file,
+        log,
+        limits,
+        state,
+        submission_problems,
+        mentioned,
+        turns,
+        progress,
+        f"{CHECKING} {file}",
+    ):
         dialog_id = value["dialog_id"]
         if dialog_id not in turns:
-            log.add(Issue(file, "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id",
-                          "unknown_id", **_where(number, dialog_id)))
+            log.add(
+                Issue(
+                    file,
+                    "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id",
+                    "unknown_id",
+                    **_where(number, dialog_id),
+                )
+            )
             continue
         if dialog_id in lines:
             log.add(_duplicate(file, number, lines[dialog_id], dialog_id))
@@ -441,12 +592,25 @@ def _check_answers(source: Source, file: str, turns: dict[str, int], limits: Lim
         lines[dialog_id] = number
         if len(value) > 2 and len(warnings) < 100:  # keys beyond the two the shape check found
             extra = sorted(set(value) - {"dialog_id", "answers"})
-            warnings.append(Issue(file, f"unknown key(s) ignored: {', '.join(shorten(k, 40) for k in extra[:5])}",
-                                  "extra_keys", **_where(number, dialog_id)))
+            warnings.append(
+                Issue(
+                    file,
+                    f"unknown key(s) ignored: {', '.join(shorten(k, 40) for k in extra[:5])}",
+                    "extra_keys",
+                    **_where(number, dialog_id),
+                )
+            )
         given, expected = len(value["answers"]), turns[dialog_id]
         if given != expected:
-            log.add(Issue(file, f"{given} answer(s) given, but the dialogue has {expected} turn(s); "
-                                "give one string per turn", "turn_count", **_where(number, dialog_id)))
+            log.add(
+                Issue(
+                    file,
+                    f"{given} answer(s) given, but the dialogue has {expected} turn(s); "
+                    "give one string per turn",
+                    "turn_count",
+                    **_where(number, dialog_id),
+                )
+            )
             continue
         answers[dialog_id] = value["answers"]
     if not (state.unreadable or state.cut):
@@ -465,7 +629,9 @@ def _read_all(source: Source) -> bytes:
         return fh.read()
 
 
-def _check_ppl(source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog) -> dict[str, list[float]]:
+def _check_ppl(
+    source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog
+) -> dict[str, list[float]]:
     data = _read_all(source)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -474,8 +640,16 @@ def _check_ppl(source: Source, file: str, turns: dict[str, int], limits: Limits,
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        log.add(Issue(file, f"the file is not valid UTF-8 (bad byte at line {line}, column {column})"
-                            f"{_looks_like(data)}; save it as UTF-8", "not_utf8", line=line, column=column))
+        log.add(
+            Issue(
+                file,
+                f"the file is not valid UTF-8 (bad byte at line {line}, column {column})"
+                f"{_looks_like(data)}; save it as UTF-8",
+                "not_utf8",
+                line=line,
+                column=column,
+            )
+        )
         return {}
     del data
     if text.count(",") <= _most_commas(turns):  # else it cannot be valid: straight to the located scan
@@ -512,19 +686,31 @@ def _good_ppl(p: Any) -> bool:
 
 
 def _all_good(value: dict, turns: dict[str, int]) -> bool:
-    return (len(value) == len(turns) and all(
-        type(v) is list and len(v) == turns.get(k, -1) and all(map(_good_ppl, v)) for k, v in value.items()))
+    return len(value) == len(turns) and all(
+        type(v) is list and len(v) == turns.get(k, -1) and all(map(_good_ppl, v)) for k, v in value.items()
+    )
 
 
 def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dict[str, list[float]]:
     """Walk ``{"id": [p, ...], ...}`` keeping positions, so every issue has its line and column."""
 
-    def issue(message: str, code: str, pos: int, dialog_id: str | None = None, turn: int | None = None) -> None:
+    def issue(
+        message: str, code: str, pos: int, dialog_id: str | None = None, turn: int | None = None
+    ) -> None:
         if log.full:
             raise _ListFull(pos)
         line, column = line_column(text, pos)
-        log.add(Issue(file, message, code, line=line, column=column,
-                      dialog_id=shorten(dialog_id) if dialog_id is not None else None, turn=turn))
+        log.add(
+            Issue(
+                file,
+                message,
+                code,
+                line=line,
+                column=column,
+                dialog_id=shorten(dialog_id) if dialog_id is not None else None,
+                turn=turn,
+            )
+        )
 
     def syntax(pos: int, what: str) -> dict[str, list[float]]:
         issue(f"not valid JSON: {what}", "bad_json", min(pos, len(text)))
@@ -535,16 +721,24 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
         return syntax(pos, "the file is empty")
     if text[pos] != "{":
         if text[pos] == "[":
-            issue("the file holds a list; it must be one JSON object mapping each dialog_id to its list of "
-                  "perplexities, e.g. {\"d-0001\": [3.71, 5.2]}", "ppl_not_object", pos)
+            issue(
+                "the file holds a list; it must be one JSON object mapping each dialog_id to its list of "
+                'perplexities, e.g. {"d-0001": [3.71, 5.2]}',
+                "ppl_not_object",
+                pos,
+            )
         else:
             try:
                 value, _ = decode_value(text, pos)
                 shown = _json_type(value)
             except JsonError:
                 shown = "not valid JSON"
-            issue(f"the file must be one JSON object mapping each dialog_id to its list of perplexities, "
-                  f"not {shown}", "ppl_not_object", pos)
+            issue(
+                f"the file must be one JSON object mapping each dialog_id to its list of perplexities, "
+                f"not {shown}",
+                "ppl_not_object",
+                pos,
+            )
         return {}
     found: dict[str, list[float]] = {}
     seen: set[str] = set()
@@ -567,8 +761,12 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
             repeated = dialog_id in seen
             seen.add(dialog_id)
             if repeated:
-                issue("dialog_id is repeated in the object; give each dialogue one list", "duplicate_id",
-                      key_pos, dialog_id)
+                issue(
+                    "dialog_id is repeated in the object; give each dialogue one list",
+                    "duplicate_id",
+                    key_pos,
+                    dialog_id,
+                )
             count, end, values = _scan_values(text, pos, dialog_id, issue, turns.get(dialog_id, 0))
             if end is None:
                 return {}
@@ -577,8 +775,13 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
                 if dialog_id not in turns:
                     issue("unknown dialog_id: it is not in dialogues.jsonl", "unknown_id", key_pos, dialog_id)
                 elif count is not None and count != turns[dialog_id]:
-                    issue(f"{count} perplexities given, but the dialogue has {turns[dialog_id]} turn(s); "
-                          "give one number per turn", "turn_count", key_pos, dialog_id)
+                    issue(
+                        f"{count} perplexities given, but the dialogue has {turns[dialog_id]} turn(s); "
+                        "give one number per turn",
+                        "turn_count",
+                        key_pos,
+                        dialog_id,
+                    )
                 elif values is not None:
                     found[dialog_id] = values
             pos = skip_ws(text, pos)
@@ -593,16 +796,23 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
         return syntax(skip_ws(text, pos), "extra data after the object")
     for dialog_id in turns:
         if dialog_id not in seen:
-            log.add(Issue(file, "dialogue of dialogues.jsonl has no perplexities; add a list with one number "
-                                "per turn", "missing_id", dialog_id=shorten(dialog_id)))
+            log.add(
+                Issue(
+                    file,
+                    "dialogue of dialogues.jsonl has no perplexities; add a list with one number per turn",
+                    "missing_id",
+                    dialog_id=shorten(dialog_id),
+                )
+            )
     return found
 
 
 _NUMBERISH = re.compile(r"-?(?:Infinity|NaN|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)")
 
 
-def _scan_values(text: str, pos: int, dialog_id: str, issue: Callable[..., None],
-                 expected: int) -> tuple[int | None, int | None, list[float] | None]:
+def _scan_values(
+    text: str, pos: int, dialog_id: str, issue: Callable[..., None], expected: int
+) -> tuple[int | None, int | None, list[float] | None]:
     """The list at ``pos``: (its length or None when not a list, end or None on a syntax error,
     the values when all are valid else None).
 
@@ -614,8 +824,12 @@ def _scan_values(text: str, pos: int, dialog_id: str, issue: Callable[..., None]
         except JsonError as exc:
             issue(exc.message, "bad_json", exc.pos if exc.pos is not None else pos, dialog_id)
             return None, None, None
-        issue(f"the perplexities must be a list with one number per turn, not {_json_type(value)}",
-              "schema_type", pos, dialog_id)
+        issue(
+            f"the perplexities must be a list with one number per turn, not {_json_type(value)}",
+            "schema_type",
+            pos,
+            dialog_id,
+        )
         return None, end, None
     values: list[float] = []
     ok = True
@@ -639,8 +853,13 @@ def _scan_values(text: str, pos: int, dialog_id: str, issue: Callable[..., None]
             if not _good_ppl(value):
                 ok = False
                 if type(value) in (int, float):
-                    issue(f"perplexity {value!r} is below 1; a perplexity is always at least 1",
-                          "schema_minimum", start, dialog_id, turn)
+                    issue(
+                        f"perplexity {value!r} is below 1; a perplexity is always at least 1",
+                        "schema_minimum",
+                        start,
+                        dialog_id,
+                        turn,
+                    )
                 else:
                     shown = _json_type(value)
                     issue(f"perplexity must be a number, not {shown}", "schema_type", start, dialog_id, turn)

@@ -17,6 +17,7 @@ Writes go to a temporary file renamed into place, so two runs sharing the
 directory each see a whole file, never half of one; a directory that cannot
 be written only costs the next run the rebuild.
 """
+
 from __future__ import annotations
 
 import marshal
@@ -46,8 +47,11 @@ def marshal_tag() -> str:
 
 def _trusted(info: os.stat_result) -> bool:
     """A regular file of this user's that no one else may write."""
-    return (stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()
-            and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+    return (
+        stat.S_ISREG(info.st_mode)
+        and info.st_uid == os.geteuid()
+        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
 
 
 def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
@@ -87,7 +91,7 @@ def unseal(key: str, data: bytes | None) -> bytes | None:
     """The payload :func:`seal` wrapped with ``key``, or None when ``data`` is anything else."""
     if data is None or not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _DIGEST:
         return None
-    digest, payload = data[len(_MAGIC):len(_MAGIC) + _DIGEST], memoryview(data)[len(_MAGIC) + _DIGEST:]
+    digest, payload = data[len(_MAGIC) : len(_MAGIC) + _DIGEST], memoryview(data)[len(_MAGIC) + _DIGEST :]
     if _digest(key, payload) != digest:
         return None
     return bytes(payload)
@@ -106,7 +110,8 @@ def read_sealed(path: Path, key: str, max_bytes: int) -> bytes | None:
 
 
 def loads_marshal(payload: bytes | None) -> object | None:
-    """``marshal.loads(payload)``, or None when it fails in any way (a declared size beyond memory included)."""
+    """``marshal.loads(payload)``, or None when it fails in any way (a declared size beyond memory
+    included)."""
     if payload is None:
         return None
     try:

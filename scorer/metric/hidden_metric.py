@@ -3,12 +3,13 @@
 Methods are looked up by name in :data:`METHODS`; a new one plugs in with
 :func:`register`, declaring its parameters and their defaults.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Mapping
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,9 @@ def hidden_metric(p: float, method: str = "inverse", **params: float) -> float:
     return hidden_metric_of(method, params)(p)
 
 
-def hidden_metric_of(method: str = "inverse", params: Mapping[str, float] | None = None) -> Callable[[float], float]:
+def hidden_metric_of(
+    method: str = "inverse", params: Mapping[str, float] | None = None
+) -> Callable[[float], float]:
     """:func:`hidden_metric` with the method and its parameters resolved once: a function of ``p``."""
     spec = METHODS[method]
     given = params or {}

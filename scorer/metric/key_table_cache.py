@@ -9,11 +9,13 @@ shapes here, the ids and runs by ``KeyTable.restore``), and a file that fails is
 rewritten. Tokens the morphology could not analyse are never kept, so every run that meets them says
 so. It holds at most :data:`MAX_TOKENS` tokens; past that, the table is not written.
 """
+
 from __future__ import annotations
 
 import hashlib
 import marshal
 from pathlib import Path
+
 from .cache import loads_marshal, read_sealed, seal, write_best_effort
 from .engine.accelerator import StoredTable
 
@@ -38,9 +40,14 @@ def load_table(path: Path) -> StoredTable | None:
     if type(content) is not tuple or len(content) != 6 or content[0] != FORMAT:
         return None
     table = StoredTable(*content[1:])
-    if (type(table.tokens) is not list or type(table.keys) is not list or len(table.tokens) > MAX_TOKENS
-            or any(type(x) is not bytes for x in table[2:])
-            or not all(type(k) is str for k in table.keys) or len(set(table.keys)) != len(table.keys)):
+    if (
+        type(table.tokens) is not list
+        or type(table.keys) is not list
+        or len(table.tokens) > MAX_TOKENS
+        or any(type(x) is not bytes for x in table[2:])
+        or not all(type(k) is str for k in table.keys)
+        or len(set(table.keys)) != len(table.keys)
+    ):
         return None
     return table
 

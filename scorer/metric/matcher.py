@@ -7,10 +7,11 @@ the RuWordNet synsets having a single-word sense equal to one of its lemmas.
 Keys are memoised per run and, unless asked otherwise, kept across runs in
 the persistent token cache (:mod:`scorer.metric.token_cache`).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from . import key_table_cache, morphology, token_cache
 from .stages import KeyFunction, needs_morphology, stage_plan
@@ -42,10 +43,14 @@ class Matcher:
 
     def __init__(self, thesaurus: Thesaurus | None, *, persistent: bool = True):
         self.thesaurus = thesaurus
-        self._cache_file = (token_cache.cache_path(morphology.morphology_id(), thesaurus.identity if thesaurus else None)
-                            if persistent else None)
+        self._cache_file = (
+            token_cache.cache_path(morphology.morphology_id(), thesaurus.identity if thesaurus else None)
+            if persistent
+            else None
+        )
         lemmas, synsets = token_cache.load(self._cache_file) if self._cache_file else ({}, {})
-        #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached on disk.
+        #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached on
+        #: disk.
         self.unanalysed: dict[str, str] = {}
         self.lemmas = _Memo(self._lemmas_of, lemmas)
         self.synsets = _Memo(self._synsets_of, synsets if thesaurus is not None else None)
@@ -93,7 +98,8 @@ class Matcher:
         if memo is None:
             functions = [f for f in self.key_functions(stages) if f is not None]
             memo = self._any_keys[stages] = _Memo(
-                lambda t: frozenset().union(*(f(t) for f in functions)) if functions else _EMPTY)
+                lambda t: frozenset().union(*(f(t) for f in functions)) if functions else _EMPTY
+            )
         return memo.__getitem__
 
     def keys(self, stage: str, token: str) -> frozenset[str]:
@@ -107,8 +113,12 @@ class Matcher:
         self.lemmas.added, self.synsets.added = {}, {}
         return new
 
-    def absorb(self, lemmas: dict[str, frozenset[str]], synsets: dict[str, frozenset[str]],
-               unanalysed: dict[str, str]) -> None:
+    def absorb(
+        self,
+        lemmas: dict[str, frozenset[str]],
+        synsets: dict[str, frozenset[str]],
+        unanalysed: dict[str, str],
+    ) -> None:
         """Take keys computed elsewhere (by a worker) as if computed here."""
         self.unanalysed.update(unanalysed)
         for memo, new in ((self.lemmas, lemmas), (self.synsets, synsets)):

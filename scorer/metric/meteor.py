@@ -12,12 +12,15 @@ reference variants (the first on ties); variants without tokens are skipped.
 of rules 1-5 (:mod:`scorer.metric.engine.alignment`) is built only when the penalty needs
 its chunks or when asked for (``explain``, reports).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple
 
-from scorer.metric.engine.accelerator import Engine, active, engine as choose_engine, shared_engine
+from scorer.metric.engine.accelerator import Engine, active, shared_engine
+from scorer.metric.engine.accelerator import engine as choose_engine
 from scorer.metric.engine.alignment import NODE_BUDGET
 from scorer.metric.engine.links import KeyFunction
 
@@ -68,11 +71,20 @@ class MeteorScore(NamedTuple):
     exact_search: bool = True
 
 
-def score_from_counts(m: int, chunks: int | None, t: int, r: int, params: MeteorParams,
-                      alignment: tuple[Link, ...] = (), exact: bool = True) -> MeteorScore:
+def score_from_counts(
+    m: int,
+    chunks: int | None,
+    t: int,
+    r: int,
+    params: MeteorParams,
+    alignment: tuple[Link, ...] = (),
+    exact: bool = True,
+) -> MeteorScore:
     """The formula of the module docstring."""
     if m == 0:
-        return MeteorScore(0.0, 0.0, 0.0, 0.0, 0.0, 0, 0 if chunks is not None else None, t, r, alignment, exact)
+        return MeteorScore(
+            0.0, 0.0, 0.0, 0.0, 0.0, 0, 0 if chunks is not None else None, t, r, alignment, exact
+        )
     precision, recall = m / t, m / r
     fmean = _fmean(precision, recall, params.alpha)
     if not params.gamma:
@@ -81,8 +93,9 @@ def score_from_counts(m: int, chunks: int | None, t: int, r: int, params: Meteor
         raise ValueError("the fragmentation penalty needs the chunk count")
     else:
         penalty = params.gamma * (chunks / m) ** params.beta
-    return MeteorScore(fmean * (1 - penalty), precision, recall, fmean, penalty, m, chunks, t, r,
-                       alignment, exact)
+    return MeteorScore(
+        fmean * (1 - penalty), precision, recall, fmean, penalty, m, chunks, t, r, alignment, exact
+    )
 
 
 def _fmean(precision: float, recall: float, alpha: float) -> float:
@@ -90,9 +103,15 @@ def _fmean(precision: float, recall: float, alpha: float) -> float:
     return precision * recall / (alpha * precision + (1 - alpha) * recall)
 
 
-def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
-                  params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
-                  engine: Engine | None = None) -> MeteorScore:
+def meteor_tokens(
+    cand: Sequence[str],
+    ref: Sequence[str],
+    matcher: Matcher,
+    params: MeteorParams = MeteorParams(),
+    *,
+    with_alignment: bool = False,
+    engine: Engine | None = None,
+) -> MeteorScore:
     """METEOR of tokenised ``cand`` against tokenised ``ref``.
 
     The alignment is built when ``params.gamma > 0`` or ``with_alignment``
@@ -101,13 +120,26 @@ def meteor_tokens(cand: Sequence[str], ref: Sequence[str], matcher: Matcher,
     by the metric object; by default the shared one of
     :mod:`scorer.metric.engine.accelerator`.
     """
-    return _score_pair(cand, ref, matcher.key_functions(params.stages), matcher.any_keys(params.stages), params,
-                       engine or shared_engine(active()), with_alignment)
+    return _score_pair(
+        cand,
+        ref,
+        matcher.key_functions(params.stages),
+        matcher.any_keys(params.stages),
+        params,
+        engine or shared_engine(active()),
+        with_alignment,
+    )
 
 
-def _score_pair(cand: Sequence[str], ref: Sequence[str], keys: tuple[KeyFunction, ...],
-                any_keys: Callable[[str], frozenset[str]], params: MeteorParams, engine: Engine,
-                with_alignment: bool) -> MeteorScore:
+def _score_pair(
+    cand: Sequence[str],
+    ref: Sequence[str],
+    keys: tuple[KeyFunction, ...],
+    any_keys: Callable[[str], frozenset[str]],
+    params: MeteorParams,
+    engine: Engine,
+    with_alignment: bool,
+) -> MeteorScore:
     """:func:`meteor_tokens` with the stages' key functions looked up (once per candidate, not per pair)."""
     t, r = len(cand), len(ref)
     if not t or not r:
@@ -122,9 +154,15 @@ def _score_pair(cand: Sequence[str], ref: Sequence[str], keys: tuple[KeyFunction
     return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
 
 
-def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher: Matcher,
-                 params: MeteorParams = MeteorParams(), *, with_alignment: bool = False,
-                 engine: Engine | None = None) -> tuple[int, MeteorScore]:
+def best_variant(
+    cand: Sequence[str],
+    variants: Sequence[Sequence[str]],
+    matcher: Matcher,
+    params: MeteorParams = MeteorParams(),
+    *,
+    with_alignment: bool = False,
+    engine: Engine | None = None,
+) -> tuple[int, MeteorScore]:
     """Index and score of the best variant (the first on ties); variants without tokens are skipped.
 
     Raises ``ValueError`` when no variant has a token.
@@ -133,15 +171,19 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
     keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
     if params.gamma == 0 and not with_alignment and cand:
         return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys, any_keys), params)
-    # With the penalty, a variant's score is its F-mean times (1 - penalty), penalty >= 0: the F-mean, read off
-    # rule 1's counts (cheap), bounds it. Variants are aligned from the highest bound down, and one whose bound
+    # With the penalty, a variant's score is its F-mean times (1 - penalty), penalty >= 0: the F-mean, read
+    # off
+    # rule 1's counts (cheap), bounds it. Variants are aligned from the highest bound down, and one whose
+    # bound
     # is below the best score found cannot win and is not aligned; among equal scores the first variant wins.
     order: Sequence[int] = range(len(variants))
     bounds: list[float] = []
     if cand and not with_alignment:
         counts = engine.variant_counts(cand, variants, keys, any_keys)
-        bounds = [_fmean(sum(c) / len(cand), sum(c) / len(ref), params.alpha) if c and sum(c) else 0.0
-                  for c, ref in zip(counts, variants)]
+        bounds = [
+            _fmean(sum(c) / len(cand), sum(c) / len(ref), params.alpha) if c and sum(c) else 0.0
+            for c, ref in zip(counts, variants)
+        ]
         order = sorted(range(len(variants)), key=lambda k: (-bounds[k], k))
     best: tuple[int, MeteorScore] | None = None
     for index in order:
@@ -149,15 +191,25 @@ def best_variant(cand: Sequence[str], variants: Sequence[Sequence[str]], matcher
         if not ref or (best is not None and bounds and bounds[index] < best[1].score):
             continue
         scored = _score_pair(cand, ref, keys, any_keys, params, engine, with_alignment)
-        if best is None or scored.score > best[1].score or (scored.score == best[1].score and index < best[0]):
+        if (
+            best is None
+            or scored.score > best[1].score
+            or (scored.score == best[1].score and index < best[0])
+        ):
             best = (index, scored)
     if best is None:
         raise ValueError("every reference variant is empty of tokens")
     return best
 
 
-def best_variants(cands: Sequence[Sequence[str]], variants: Sequence[Sequence[Sequence[str]]], matcher: Matcher,
-                  params: MeteorParams = MeteorParams(), *, engine: Engine | None = None) -> list[tuple[int, MeteorScore]]:
+def best_variants(
+    cands: Sequence[Sequence[str]],
+    variants: Sequence[Sequence[Sequence[str]]],
+    matcher: Matcher,
+    params: MeteorParams = MeteorParams(),
+    *,
+    engine: Engine | None = None,
+) -> list[tuple[int, MeteorScore]]:
     """:func:`best_variant` of each ``cands[k]`` against ``variants[k]``: without the penalty the engine
     counts every turn in one call."""
     engine = engine or shared_engine(active())
@@ -165,15 +217,23 @@ def best_variants(cands: Sequence[Sequence[str]], variants: Sequence[Sequence[Se
         return [best_variant(c, v, matcher, params, engine=engine) for c, v in zip(cands, variants)]
     keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
     turns = [k for k, c in enumerate(cands) if c]
-    counted = engine.variant_counts_each([cands[k] for k in turns], [variants[k] for k in turns], keys, any_keys)
-    found = [best_variant(c, v, matcher, params, engine=engine) if not c else None for c, v in zip(cands, variants)]
+    counted = engine.variant_counts_each(
+        [cands[k] for k in turns], [variants[k] for k in turns], keys, any_keys
+    )
+    found = [
+        best_variant(c, v, matcher, params, engine=engine) if not c else None for c, v in zip(cands, variants)
+    ]
     for k, counts in zip(turns, counted):
         found[k] = _best_by_counts(cands[k], variants[k], counts, params)
     return found  # type: ignore[return-value]  # every turn is set above
 
 
-def _best_by_counts(cand: Sequence[str], variants: Sequence[Sequence[str]], counts: list[list[int] | None],
-                    params: MeteorParams) -> tuple[int, MeteorScore]:
+def _best_by_counts(
+    cand: Sequence[str],
+    variants: Sequence[Sequence[str]],
+    counts: list[list[int] | None],
+    params: MeteorParams,
+) -> tuple[int, MeteorScore]:
     """:func:`best_variant` without the penalty, from each variant's rule-1 counts (None: no tokens).
 
     The score is then the F-mean itself, compared variant by variant; one result object is built."""
@@ -203,12 +263,20 @@ class MeteorRu:
     1.0
     """
 
-    def __init__(self, params: MeteorParams = MeteorParams(), thesaurus: Thesaurus | None = None,
-                 matcher: Matcher | None = None, engine: Engine | None = None):
-        self.plan = stage_plan(params.stages)  # the stages, as objects, in order (ValueError for an unknown one)
+    def __init__(
+        self,
+        params: MeteorParams = MeteorParams(),
+        thesaurus: Thesaurus | None = None,
+        matcher: Matcher | None = None,
+        engine: Engine | None = None,
+    ):
+        self.plan = stage_plan(
+            params.stages
+        )  # the stages, as objects, in order (ValueError for an unknown one)
         if self.uses_thesaurus and thesaurus is None and (matcher is None or matcher.thesaurus is None):
-            raise ValueError("the synonym stage needs a thesaurus: pass thesaurus=, or leave 'synonym' "
-                             "out of the stages")
+            raise ValueError(
+                "the synonym stage needs a thesaurus: pass thesaurus=, or leave 'synonym' out of the stages"
+            )
         self.params = params
         self.matcher = matcher or Matcher(thesaurus)
         self.engine: Engine = engine or choose_engine()  # chosen once (scorer.metric.engine.accelerator)
@@ -222,19 +290,27 @@ class MeteorRu:
     def thesaurus_id(self) -> str | None:
         return self.matcher.thesaurus.identity if self.uses_thesaurus and self.matcher.thesaurus else None
 
-    def score_tokens(self, cand: Sequence[str], ref: Sequence[str], *, with_alignment: bool = False) -> MeteorScore:
-        return meteor_tokens(cand, ref, self.matcher, self.params, with_alignment=with_alignment, engine=self.engine)
+    def score_tokens(
+        self, cand: Sequence[str], ref: Sequence[str], *, with_alignment: bool = False
+    ) -> MeteorScore:
+        return meteor_tokens(
+            cand, ref, self.matcher, self.params, with_alignment=with_alignment, engine=self.engine
+        )
 
-    def best_variant(self, cand: Sequence[str], variants: Sequence[Sequence[str]], *,
-                     with_alignment: bool = False) -> tuple[int, MeteorScore]:
-        return best_variant(cand, variants, self.matcher, self.params, with_alignment=with_alignment,
-                            engine=self.engine)
+    def best_variant(
+        self, cand: Sequence[str], variants: Sequence[Sequence[str]], *, with_alignment: bool = False
+    ) -> tuple[int, MeteorScore]:
+        return best_variant(
+            cand, variants, self.matcher, self.params, with_alignment=with_alignment, engine=self.engine
+        )
 
-    def sentence(self, candidate: str, references: Sequence[str], *,
-                 with_alignment: bool = False) -> tuple[int, MeteorScore]:
+    def sentence(
+        self, candidate: str, references: Sequence[str], *, with_alignment: bool = False
+    ) -> tuple[int, MeteorScore]:
         """Best variant of raw texts: its index and its score."""
-        return self.best_variant(tokenise(candidate), [tokenise(r) for r in references],
-                                 with_alignment=with_alignment)
+        return self.best_variant(
+            tokenise(candidate), [tokenise(r) for r in references], with_alignment=with_alignment
+        )
 
     def sentence_score(self, candidate: str, references: str | Sequence[str]) -> float:
         if isinstance(references, str):
@@ -255,8 +331,11 @@ class MeteorRu:
         path = self.matcher.table_file(self.params.stages)
         if path is None:
             return
-        keys, skip, more = self.matcher.key_functions(self.params.stages), dict(self.matcher.unanalysed), \
-            list(self.matcher.lemmas.added)
+        keys, skip, more = (
+            self.matcher.key_functions(self.params.stages),
+            dict(self.matcher.unanalysed),
+            list(self.matcher.lemmas.added),
+        )
         if not more and not self.engine.table_grew(keys):
             return  # nothing new to keep
         table = self.engine.table_to_store(keys, skip, more)
@@ -283,9 +362,14 @@ class MeteorRu:
 _LOADED: dict[str, Thesaurus] = {}
 
 
-def meteor_ru(candidate: str, references: str | Sequence[str], *,
-              thesaurus: Thesaurus | str | None = None, synonyms: bool = True,
-              params: MeteorParams = MeteorParams()) -> float:
+def meteor_ru(
+    candidate: str,
+    references: str | Sequence[str],
+    *,
+    thesaurus: Thesaurus | str | None = None,
+    synonyms: bool = True,
+    params: MeteorParams = MeteorParams(),
+) -> float:
     """METEOR of ``candidate`` against the best of ``references`` (a string or a list).
 
     ``thesaurus`` is a loaded :class:`~scorer.metric.thesaurus.Thesaurus` or a path to
@@ -299,7 +383,9 @@ def meteor_ru(candidate: str, references: str | Sequence[str], *,
     rwn = None
     if needs_thesaurus(params.stages):
         rwn = thesaurus if isinstance(thesaurus, Thesaurus) else _thesaurus_at(thesaurus)
-    metric = MeteorRu(params, matcher=_matcher_for(rwn), engine=shared_engine(active()))  # reused across calls
+    metric = MeteorRu(
+        params, matcher=_matcher_for(rwn), engine=shared_engine(active())
+    )  # reused across calls
     return metric.sentence_score(candidate, references)
 
 

@@ -17,6 +17,7 @@ runs with room for its recursion, and a token that still cannot be analysed
 is its own lemma. :func:`analyse` says why, and the run lists such words
 among its warnings.
 """
+
 from __future__ import annotations
 
 import os
@@ -71,8 +72,10 @@ def lemmas(token: str) -> frozenset[str]:
 @lru_cache(maxsize=1)
 def morphology_id() -> str:
     """Versions of pymorphy3 and its Russian dictionary, for the signature."""
-    return (f"pymorphy3-{installed_version('pymorphy3', 'pymorphy3')}"
-            f"+dicts-ru-{installed_version('pymorphy3_dicts_ru', 'pymorphy3-dicts-ru')}")
+    return (
+        f"pymorphy3-{installed_version('pymorphy3', 'pymorphy3')}"
+        f"+dicts-ru-{installed_version('pymorphy3_dicts_ru', 'pymorphy3-dicts-ru')}"
+    )
 
 
 def installed_version(package: str, distribution: str) -> str:
@@ -84,8 +87,11 @@ def installed_version(package: str, distribution: str) -> str:
         prefix = distribution.replace("-", "_").lower() + "-"
         folder = os.path.dirname(os.path.dirname(spec.origin))
         try:
-            found = [name[len(prefix):-len(".dist-info")] for name in os.listdir(folder)
-                     if name.lower().startswith(prefix) and name.endswith(".dist-info")]
+            found = [
+                name[len(prefix) : -len(".dist-info")]
+                for name in os.listdir(folder)
+                if name.lower().startswith(prefix) and name.endswith(".dist-info")
+            ]
         except OSError:
             found = []
         if len(found) == 1 and found[0]:

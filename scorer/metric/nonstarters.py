@@ -16,12 +16,13 @@ both extend a run once decomposed. The table is generated for the Unicode
 version of the Python it ships for (:mod:`scorer.metric.unicode_table`); under
 another version it is computed at first use.
 """
+
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 from . import unicode_table
 from .engine.accelerator import active, compiled_module
@@ -56,8 +57,11 @@ def computed_ranges() -> list[tuple[int, int]]:
 @lru_cache(maxsize=2)
 def _run_pattern(astral: bool) -> re.Pattern[str]:
     """A run of marks: in the Basic Multilingual Plane only (a fast bitmap class), or of any marks."""
-    ranges = (unicode_table.NON_STARTER_RANGES if unicode_table.UNICODE_VERSION == unicode_version()
-              else computed_ranges())
+    ranges = (
+        unicode_table.NON_STARTER_RANGES
+        if unicode_table.UNICODE_VERSION == unicode_version()
+        else computed_ranges()
+    )
     if astral:
         marks = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
     else:
@@ -76,7 +80,8 @@ def long_mark_run(text: str) -> tuple[int, int] | None:
 
 
 def may_hold_mark_run(json_text: str) -> bool:
-    """False when no string of the JSON text ``json_text`` can hold a run :func:`long_mark_run` finds: the text
+    """False when no string of the JSON text ``json_text`` can hold a run :func:`long_mark_run` finds: the
+    text
     has no ``\\u`` escape (each string is then a piece of it, verbatim) and no such run itself."""
     return "\\u" in json_text or long_mark_run(json_text) is not None
 
@@ -99,5 +104,7 @@ def mark_run_screen() -> Callable[[str], bool]:
 def mark_run_message(run: tuple[int, int]) -> str:
     """What a participant reads about a run found by :func:`long_mark_run`."""
     start, length = run
-    return (f"the text holds {length:,} combining marks in a row from character {start + 1:,}; at most "
-            f"{MAX_COMBINING_RUN} in a row are accepted (Unicode's stream-safe limit)")
+    return (
+        f"the text holds {length:,} combining marks in a row from character {start + 1:,}; at most "
+        f"{MAX_COMBINING_RUN} in a row are accepted (Unicode's stream-safe limit)"
+    )

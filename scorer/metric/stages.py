@@ -8,10 +8,12 @@ its title for pages, the name of its keys in explanations, and what it needs
 (morphology, thesaurus), so a run loads only that and nothing else compares
 stage names.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol
+from typing import Protocol
 
 from scorer.metric.engine.links import KeyFunction
 
@@ -29,8 +31,8 @@ class TokenKeys(Protocol):
 @dataclass(frozen=True)
 class Stage:
     name: str
-    title: str                  # what a link of this stage means, for pages
-    key_name: str | None        # what its keys are called in explanations; None: the token itself
+    title: str  # what a link of this stage means, for pages
+    key_name: str | None  # what its keys are called in explanations; None: the token itself
     needs_morphology: bool
     needs_thesaurus: bool
     keys_from: Callable[[TokenKeys], KeyFunction]  # the stage's key function over a run's memo

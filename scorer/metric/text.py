@@ -3,6 +3,7 @@
 normalise: Unicode NFKC, ``str.lower()``, ``ё`` -> ``е``.
 tokenise:  ``re.findall(r"\\w+", normalise(text))``.
 """
+
 from __future__ import annotations
 
 import re

@@ -16,19 +16,20 @@ time, so a warm start does not read the source at all, and the compiled index
 is read only when a token's synsets are first asked for (a warm token cache,
 :mod:`scorer.metric.token_cache`, never asks).
 """
+
 from __future__ import annotations
 
 import hashlib
-import json
 import marshal
 import os
 import re
+from collections.abc import Callable, Iterable, Iterator
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+
+from scorer.errors import ThesaurusError
 
 from .cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
-from scorer.errors import ThesaurusError
 from .text import normalise
 
 XML_FILES = ("synsets.N.xml", "synsets.V.xml", "synsets.A.xml")
@@ -112,7 +113,9 @@ def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
         kind, files = _source_files(source)
         identity = _identity(kind, files)
     except OSError as exc:
-        raise ThesaurusError(f"cannot read RuWordNet at {source}: {exc.strerror or exc}. {HOW_TO_GET}") from None
+        raise ThesaurusError(
+            f"cannot read RuWordNet at {source}: {exc.strerror or exc}. {HOW_TO_GET}"
+        ) from None
 
     def build() -> Index:
         pairs = _read_sqlite(files[0]) if kind == "sqlite" else _read_xml(files)
@@ -228,7 +231,9 @@ def _read_cache(identity: str) -> Index | None:
     index = loads_marshal(read_sealed(_cache_path(identity), identity, MAX_INDEX_BYTES))
     if type(index) is not dict or not index:
         return None
-    if not all(type(k) is str and type(v) is frozenset and all(type(x) is str for x in v) for k, v in index.items()):
+    if not all(
+        type(k) is str and type(v) is frozenset and all(type(x) is str for x in v) for k, v in index.items()
+    ):
         return None
     return index
 

@@ -10,6 +10,7 @@ what is on disk at that moment (another run may have added tokens) and
 renames a temporary file into place. It holds at most :data:`MAX_TOKENS`
 tokens; past that, new tokens are not added.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,7 +28,9 @@ KeySets = dict[str, frozenset[str]]
 
 
 def cache_path(morphology_id: str, thesaurus_id: str | None) -> Path:
-    return cache_dir() / f"tokens-{_key_digest(morphology_id, thesaurus_id)}.v{FORMAT}.{marshal_tag()}.marshal"
+    return (
+        cache_dir() / f"tokens-{_key_digest(morphology_id, thesaurus_id)}.v{FORMAT}.{marshal_tag()}.marshal"
+    )
 
 
 def _key_digest(morphology_id: str, thesaurus_id: str | None) -> str:
@@ -43,15 +46,23 @@ def _well_formed(table: object) -> bool:
     """A dict of at most :data:`MAX_TOKENS` strings to frozensets of strings (types checked at C speed)."""
     if type(table) is not dict or len(table) > MAX_TOKENS:
         return False
-    return (set(map(type, table)) <= {str} and set(map(type, table.values())) <= {frozenset}
-            and set(map(type, chain.from_iterable(table.values()))) <= {str})
+    return (
+        set(map(type, table)) <= {str}
+        and set(map(type, table.values())) <= {frozenset}
+        and set(map(type, chain.from_iterable(table.values()))) <= {str}
+    )
 
 
 def load(path: Path) -> tuple[KeySets, KeySets]:
     """(lemma sets, synset sets) by token; two empty tables when the file is missing or bad."""
     content = loads_marshal(read_sealed(path, _seal_key(path), MAX_BYTES))
-    if (type(content) is not tuple or len(content) != 3 or content[0] != FORMAT
-            or not _well_formed(content[1]) or not _well_formed(content[2])):
+    if (
+        type(content) is not tuple
+        or len(content) != 3
+        or content[0] != FORMAT
+        or not _well_formed(content[1])
+        or not _well_formed(content[2])
+    ):
         return {}, {}
     return content[1], content[2]
 

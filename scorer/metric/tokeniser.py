@@ -7,9 +7,10 @@ Russian text) in one pass, and leaves every other text to the definition. Both g
 made by :func:`tokeniser` makes every distinct token it answers for once (``WordSplitter``): the texts
 it tokenises share one string object a type.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .engine.accelerator import active, compiled_module
 from .text import tokenise

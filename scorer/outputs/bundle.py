@@ -1,4 +1,5 @@
-"""``bundle``: a Codabench competition bundle (``competition.yaml`` version 2) built from a reference directory.
+"""``bundle``: a Codabench competition bundle (``competition.yaml`` version 2) built from a reference
+directory.
 
 The bundle holds a title and logo, four pages (overview, evaluation, data,
 terms), the scoring program (``metadata.yaml`` running ``codalab`` in the
@@ -13,6 +14,7 @@ of the hidden metric only that it is derived from the perplexities.
 The same inputs give the same bytes: every file is made from the inputs
 alone, and ``bundle.zip`` lists the files in a fixed order with a fixed date.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,27 +24,35 @@ import struct
 import zipfile
 import zlib
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from scorer.inputs.config import Config
-from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUES, DIALOGUE_TYPES, PPL, SUBMISSION
+from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.validation import Dialogue
 
 from .output_dir import publish
 
 COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
-SCORING_PROGRAM, REFERENCE_DATA, PUBLIC_DATA, STARTING_KIT = ("scoring_program", "reference_data", "public_data",
-                                                              "starting_kit")
+SCORING_PROGRAM, REFERENCE_DATA, PUBLIC_DATA, STARTING_KIT = (
+    "scoring_program",
+    "reference_data",
+    "public_data",
+    "starting_kit",
+)
 DEFAULT_TITLE = "Multimodal dialogue answers in Russian"
 #: The command the platform runs in the image (Codabench mounts the run's folders at /app).
 SCORING_COMMAND = "python3 -m scorer codalab /app/input /app/output"
 #: The phase's start; the organizer moves it (and may add an end) on the platform's editor.
 PHASE_START = "2026-01-01"
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-_PAGES = (("Overview", "pages/overview.md"), ("Evaluation", "pages/evaluation.md"), ("Data", "pages/data.md"),
-          ("Terms", "pages/terms.md"))
+_PAGES = (
+    ("Overview", "pages/overview.md"),
+    ("Evaluation", "pages/evaluation.md"),
+    ("Data", "pages/data.md"),
+    ("Terms", "pages/terms.md"),
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +70,12 @@ class BundleSource:
 def leaderboard_columns(types: Iterable[str]) -> list[tuple[str, str]]:
     """(key, title) of each leaderboard column: ``integral`` (the ranking column), ``meteor``,
     ``hidden_metric``, then one per dialogue type present, each a top-level number of ``scores.json``."""
-    return [("integral", "Integral score"), ("meteor", "METEOR"), ("hidden_metric", "Hidden metric"),
-            *((t, t) for t in types)]
+    return [
+        ("integral", "Integral score"),
+        ("meteor", "METEOR"),
+        ("hidden_metric", "Hidden metric"),
+        *((t, t) for t in types),
+    ]
 
 
 def bundle_files(source: BundleSource, image: str, title: str = DEFAULT_TITLE) -> dict[str, bytes]:
@@ -78,9 +92,11 @@ def bundle_files(source: BundleSource, image: str, title: str = DEFAULT_TITLE) -
         "pages/evaluation.md": _evaluation(source.config, types).encode("utf-8"),
         "pages/data.md": _data(source.config, types, present, turns).encode("utf-8"),
         "pages/terms.md": _TERMS.encode("utf-8"),
-        f"{SCORING_PROGRAM}/metadata.yaml": (f"command: {SCORING_COMMAND}\ndescription: "
-                                             f"{_q('Scores an upload: Russian METEOR, the hidden metric and the integral')}"
-                                             "\n").encode("utf-8"),
+        f"{SCORING_PROGRAM}/metadata.yaml": (
+            f"command: {SCORING_COMMAND}\ndescription: "
+            f"{_q('Scores an upload: Russian METEOR, the hidden metric and the integral')}"
+            "\n"
+        ).encode(),
         f"{REFERENCE_DATA}/{DIALOGUES}": source.dialogues_bytes,
         f"{REFERENCE_DATA}/{ANSWERS}": source.answers_bytes,
         f"{PUBLIC_DATA}/{DIALOGUES}": source.dialogues_bytes,
@@ -94,10 +110,18 @@ def bundle_files(source: BundleSource, image: str, title: str = DEFAULT_TITLE) -
 
 #: Every path a bundle can hold (a file of an earlier bundle that this one lacks is removed).
 def bundle_paths() -> list[str]:
-    return [COMPETITION_YAML, BUNDLE_ZIP, "logo.png", *(path for _, path in _PAGES),
-            f"{SCORING_PROGRAM}/metadata.yaml", f"{REFERENCE_DATA}/{DIALOGUES}", f"{REFERENCE_DATA}/{ANSWERS}",
-            f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}", f"{PUBLIC_DATA}/{DIALOGUES}",
-            *(f"{STARTING_KIT}/{name}" for name in (SUBMISSION, PPL, "README.md"))]
+    return [
+        COMPETITION_YAML,
+        BUNDLE_ZIP,
+        "logo.png",
+        *(path for _, path in _PAGES),
+        f"{SCORING_PROGRAM}/metadata.yaml",
+        f"{REFERENCE_DATA}/{DIALOGUES}",
+        f"{REFERENCE_DATA}/{ANSWERS}",
+        f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}",
+        f"{PUBLIC_DATA}/{DIALOGUES}",
+        *(f"{STARTING_KIT}/{name}" for name in (SUBMISSION, PPL, "README.md")),
+    ]
 
 
 def zip_bytes(files: dict[str, bytes]) -> bytes:
@@ -119,15 +143,21 @@ def _q(text: str) -> str:
 
 
 def _competition_yaml(title: str, image: str, types: Sequence[str]) -> str:
-    columns = "".join(f"      - title: {_q(name)}\n        key: {_q(key)}\n        index: {k}\n        sorting: desc\n"
-                      f"        computation: null\n        computation_indexes: null\n"
-                      for k, (key, name) in enumerate(leaderboard_columns(types)))
+    columns = "".join(
+        f"      - title: {_q(name)}\n        key: {_q(key)}\n        index: {k}\n        sorting: desc\n"
+        f"        computation: null\n        computation_indexes: null\n"
+        for k, (key, name) in enumerate(leaderboard_columns(types))
+    )
     pages = "".join(f"  - title: {_q(name)}\n    file: {_q(path)}\n" for name, path in _PAGES)
     return f"""# Codabench competition bundle (version 2), made by `python -m scorer bundle`.
 version: 2
 title: {_q(title)}
-description: {_q("Answer multimodal dialogues (text, images, audio) in Russian; scored by a Russian METEOR and a "
-                 "hidden metric derived from the model's perplexities, weighted by dialogue type.")}
+description: {
+        _q(
+            "Answer multimodal dialogues (text, images, audio) in Russian; scored by a Russian METEOR and a "
+            "hidden metric derived from the model's perplexities, weighted by dialogue type."
+        )
+    }
 image: logo.png
 registration_auto_approve: false
 docker_image: {_q(image)}
@@ -265,7 +295,8 @@ _TERMS = """# Terms
 
 def starting_kit(dialogues_bytes: bytes) -> dict[str, bytes]:
     """An example upload that ``validate`` accepts, for the dialogues of ``dialogues_bytes`` (a checked
-    ``dialogues.jsonl``): each turn answered with its own text parts (a baseline that repeats the question) and
+    ``dialogues.jsonl``): each turn answered with its own text parts (a baseline that repeats the question)
+    and
     a perplexity between 2 and 22 drawn from the turn's dialog_id, and a README that says how to check one."""
     lines, ppl = [], {}
     for line in dialogues_bytes.decode("utf-8-sig").splitlines():
@@ -288,12 +319,15 @@ Then upload the two files, or one `.zip` of them:
 
     zip submission.zip {SUBMISSION} {PPL}
 """
-    return {SUBMISSION: ("\n".join(lines) + "\n").encode("utf-8"),
-            PPL: (json.dumps(ppl, ensure_ascii=False) + "\n").encode("utf-8"), "README.md": readme.encode("utf-8")}
+    return {
+        SUBMISSION: ("\n".join(lines) + "\n").encode("utf-8"),
+        PPL: (json.dumps(ppl, ensure_ascii=False) + "\n").encode("utf-8"),
+        "README.md": readme.encode("utf-8"),
+    }
 
 
 def _example_ppl(dialog_id: str, turn: int) -> float:
-    digest = hashlib.sha256(f"{dialog_id}\0{turn}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{dialog_id}\0{turn}".encode()).digest()
     return round(2 + int.from_bytes(digest[:4], "big") % 2000 / 100, 2)
 
 
@@ -313,14 +347,24 @@ def logo_png(size: int = 96) -> bytes:
         rows.append(bytes(row))
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
 
     header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"".join(rows), 9))
-            + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"".join(rows), 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def write_bundle(output: Path, files: dict[str, bytes]) -> None:
-    """Put the bundle's ``files`` into ``output`` (``competition.yaml`` last), removing the files of an earlier
+    """Put the bundle's ``files`` into ``output`` (``competition.yaml`` last), removing the files of an
+    earlier
     bundle there that this one lacks."""
     publish(output, files, bundle_paths(), COMPETITION_YAML)

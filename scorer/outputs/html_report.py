@@ -8,6 +8,7 @@ intervals, and the per-type scores on zoomed axes. No external file,
 script or font is referenced; the SVG carries no date, so equal inputs give
 an equal page.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -17,17 +18,18 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from scorer.errors import IssuesError
 from scorer.inputs.contract import SHORT_TYPES
 from scorer.metric.stages import REGISTRY, stages_line
 
 if TYPE_CHECKING:
+    from scorer.scoring.aggregate import Summary
     from scorer.scoring.correlation_result import Meta
     from scorer.scoring.explain import ExplainedTurn
     from scorer.scoring.leaderboard_result import Leaderboard, Standing
-    from scorer.scoring.aggregate import Summary
     from scorer.scoring.result import ScoreResult
 
 _STYLE = """body{font-family:sans-serif;margin:2em;color:#222}p,h2,.turn,.tokens{max-width:72em}
@@ -35,17 +37,24 @@ _STYLE = """body{font-family:sans-serif;margin:2em;color:#222}p,h2,.turn,.tokens
 td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right;white-space:nowrap}
 td.wrap,td.name{white-space:normal;overflow-wrap:anywhere;text-align:left}td.name{min-width:8em;max-width:24em}
 table.board th{white-space:normal}
-td:first-child,th:first-child,td.name,th.name{text-align:left}tr.total td{font-weight:bold;border-top:2px solid #888}
-.sig{font-family:monospace;font-size:.85em}.sig span{white-space:nowrap}.invalid{color:#a00}.invalid ul{margin:.2em 0;padding-left:1.2em}
+td:first-child,th:first-child,td.name,th.name{text-align:left}
+tr.total td{font-weight:bold;border-top:2px solid #888}
+.sig{font-family:monospace;font-size:.85em}.sig span{white-space:nowrap}.invalid{color:#a00}
+.invalid ul{margin:.2em 0;padding-left:1.2em}
 figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 .turn{border:1px solid #ddd;border-radius:4px;padding:.5em .8em;margin:.8em 0}
 .turn h3{font-size:1em;margin:.2em 0 .5em}.turn .raw{color:#666;font-size:.9em;margin:.2em 0 .4em}
-.tokens{line-height:2}.tokens th{width:7em;vertical-align:top;border:none;text-align:left;font-weight:normal;color:#555}
-.tokens td{text-align:left;border:none}.tok{padding:.1em .25em;margin:0 .1em;border-radius:3px;white-space:nowrap}
-.exact{background:#c8e6c9;border-bottom:2px solid #2e7d32}.lemma{background:#bbdefb;border-bottom:2px dashed #1565c0}
+.tokens{line-height:2}
+.tokens th{width:7em;vertical-align:top;border:none;text-align:left;font-weight:normal;color:#555}
+.tokens td{text-align:left;border:none}
+.tok{padding:.1em .25em;margin:0 .1em;border-radius:3px;white-space:nowrap}
+.exact{background:#c8e6c9;border-bottom:2px solid #2e7d32}
+.lemma{background:#bbdefb;border-bottom:2px dashed #1565c0}
 .synonym{background:#ffe0b2;border-bottom:2px dotted #e65100}.none{color:#777}
 .legend .tok{margin-right:.6em}"""
-_STAGE_TITLES: dict[str | None, str] = {name: stage.title for name, stage in REGISTRY.items()} | {None: "not matched"}
+_STAGE_TITLES: dict[str | None, str] = {name: stage.title for name, stage in REGISTRY.items()} | {
+    None: "not matched"
+}
 
 
 def _pyplot() -> Any:
@@ -75,12 +84,14 @@ def _svg(fig: Any) -> str:
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     _pyplot().close(fig)
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 def _page(title: str, body: str) -> str:
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{_STYLE}</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{_STYLE}</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n"
+    )
 
 
 def _stages(stages: tuple[str, ...]) -> str:
@@ -90,7 +101,7 @@ def _stages(stages: tuple[str, ...]) -> str:
 def _signature(signature: str) -> str:
     """The signature in small type, allowed to wrap after each ``|``."""
     fields = "|<wbr>".join(f"<span>{html.escape(field)}</span>" for field in signature.split("|"))
-    return f"<p class=\"sig\">{fields}</p>"
+    return f'<p class="sig">{fields}</p>'
 
 
 def _type_dots(by_type: dict) -> str:
@@ -98,19 +109,36 @@ def _type_dots(by_type: dict) -> str:
     plt = _pyplot()
     names = list(by_type)[::-1]
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) + 1.0))
-    # each figure a little above or below its row, so that equal values (an empty submission's zeros) stay visible
-    for attr, label, marker, colour, shift in (("meteor", "METEOR", "o", "#4477aa", 0.18),
-                                               ("hidden_metric", "hidden metric", "^", "#ee7733", 0.0),
-                                               ("score", "score S_j", "s", "#222222", -0.18)):
-        ax.plot([getattr(by_type[n], attr) for n in names], [k + shift for k in range(len(names))],
-                linestyle="none", marker=marker, color=colour, label=label, markersize=7, alpha=0.9, clip_on=False)
+    # each figure a little above or below its row, so that equal values (an empty submission's zeros) stay
+    # visible
+    for attr, label, marker, colour, shift in (
+        ("meteor", "METEOR", "o", "#4477aa", 0.18),
+        ("hidden_metric", "hidden metric", "^", "#ee7733", 0.0),
+        ("score", "score S_j", "s", "#222222", -0.18),
+    ):
+        ax.plot(
+            [getattr(by_type[n], attr) for n in names],
+            [k + shift for k in range(len(names))],
+            linestyle="none",
+            marker=marker,
+            color=colour,
+            label=label,
+            markersize=7,
+            alpha=0.9,
+            clip_on=False,
+        )
     ax.set_yticks(range(len(names)), names)
     ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_xlim(-0.03, 1.03)  # a dot at 0 or 1 stays off the frame
     ax.grid(axis="x", color="#ddd")
     ax.set_xlabel("value (mean over the type's dialogues)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.22), ncols=3,
-              fontsize="small", frameon=False)
+    ax.legend(
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.35 if len(names) < 3 else -0.22),
+        ncols=3,
+        fontsize="small",
+        frameon=False,
+    )
     return _svg(fig)
 
 
@@ -129,38 +157,52 @@ def _histogram(values: list[float], title: str) -> str:
 
 def _type_table(summary: Summary) -> str:
     """Per-type rows and a weighted total row (the integral)."""
-    rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{t.weight:g}</td><td>{t.dialogs}</td><td>{t.turns}</td>"
-                   f"<td>{t.meteor:.4f}</td><td>{t.hidden_metric:.4f}</td><td>{t.score:.4f}</td></tr>"
-                   for n, t in summary.by_type.items())
-    total = (f"<tr class=\"total\"><td>weighted total</td><td>{sum(t.weight for t in summary.by_type.values()):g}"
-             f"</td><td>{summary.dialogs}</td><td>{summary.turns}</td><td>{summary.meteor:.4f}</td>"
-             f"<td>{summary.hidden_metric:.4f}</td><td>{summary.integral:.4f}</td></tr>")
-    return ("<table><tr><th>type</th><th>weight</th><th>dialogues</th><th>turns</th><th>METEOR</th>"
-            f"<th>hidden metric</th><th>score S_j</th></tr>{rows}{total}</table>")
+    rows = "".join(
+        f"<tr><td>{html.escape(n)}</td><td>{t.weight:g}</td><td>{t.dialogs}</td><td>{t.turns}</td>"
+        f"<td>{t.meteor:.4f}</td><td>{t.hidden_metric:.4f}</td><td>{t.score:.4f}</td></tr>"
+        for n, t in summary.by_type.items()
+    )
+    total = (
+        f'<tr class="total"><td>weighted total</td><td>{sum(t.weight for t in summary.by_type.values()):g}'
+        f"</td><td>{summary.dialogs}</td><td>{summary.turns}</td><td>{summary.meteor:.4f}</td>"
+        f"<td>{summary.hidden_metric:.4f}</td><td>{summary.integral:.4f}</td></tr>"
+    )
+    return (
+        "<table><tr><th>type</th><th>weight</th><th>dialogues</th><th>turns</th><th>METEOR</th>"
+        f"<th>hidden metric</th><th>score S_j</th></tr>{rows}{total}</table>"
+    )
 
 
 def _tokens(tokens: tuple[str, ...], stages: list[str | None], partners: list[str | None]) -> str:
     spans = []
     for token, stage, partner in zip(tokens, stages, partners):
         title = _STAGE_TITLES[stage] + (f" \u2194 {partner}" if partner else "")
-        spans.append(f"<span class=\"tok {stage or 'none'}\" title=\"{html.escape(title)}\">{html.escape(token)}</span>")
+        spans.append(
+            f'<span class="tok {stage or "none"}" title="{html.escape(title)}">{html.escape(token)}</span>'
+        )
     return " ".join(spans) or "<i>no tokens</i>"
 
 
 def _explained_turn(turn: ExplainedTurn, stages: tuple[str, ...]) -> str:
     """One lowest-scoring turn: raw texts, then tokens coloured by the stage that linked them."""
-    answer_partner = [None if link is None else turn.reference_tokens[link.ref] for link in turn.answer_links()]
-    reference_partner = [None if link is None else turn.answer_tokens[link.cand] for link in turn.reference_links()]
+    answer_partner = [
+        None if link is None else turn.reference_tokens[link.ref] for link in turn.answer_links()
+    ]
+    reference_partner = [
+        None if link is None else turn.answer_tokens[link.cand] for link in turn.reference_links()
+    ]
     counts = ", ".join(f"{sum(1 for x in turn.links if x.stage == st)} {st}" for st in stages)
-    return (f"<div class=\"turn\"><h3>{html.escape(turn.dialog_id)} &middot; turn {turn.turn} &middot; "
-            f"{html.escape(turn.type)} &middot; METEOR {turn.meteor:.4f}</h3>"
-            f"<table class=\"tokens\"><tr><th>answer</th><td><div class=\"raw\">{_raw(turn.answer)}"
-            f"</div>{_tokens(turn.answer_tokens, turn.answer_stages(), answer_partner)}</td></tr>"
-            f"<tr><th>reference {turn.best_reference}<br><small>(best variant)</small></th><td><div class=\"raw\">"
-            f"{_raw(turn.reference)}</div>"
-            f"{_tokens(turn.reference_tokens, turn.reference_stages(), reference_partner)}</td></tr></table>"
-            f"<small>{len(turn.links)} link(s): {counts} &middot; {_precision(turn)}, "
-            f"R = {len(turn.links)}/{len(turn.reference_tokens)}</small></div>")
+    return (
+        f'<div class="turn"><h3>{html.escape(turn.dialog_id)} &middot; turn {turn.turn} &middot; '
+        f"{html.escape(turn.type)} &middot; METEOR {turn.meteor:.4f}</h3>"
+        f'<table class="tokens"><tr><th>answer</th><td><div class="raw">{_raw(turn.answer)}'
+        f"</div>{_tokens(turn.answer_tokens, turn.answer_stages(), answer_partner)}</td></tr>"
+        f'<tr><th>reference {turn.best_reference}<br><small>(best variant)</small></th><td><div class="raw">'
+        f"{_raw(turn.reference)}</div>"
+        f"{_tokens(turn.reference_tokens, turn.reference_stages(), reference_partner)}</td></tr></table>"
+        f"<small>{len(turn.links)} link(s): {counts} &middot; {_precision(turn)}, "
+        f"R = {len(turn.links)}/{len(turn.reference_tokens)}</small></div>"
+    )
 
 
 def _precision(turn: ExplainedTurn) -> str:
@@ -178,22 +220,30 @@ def _clip(text: str, limit: int = 600) -> str:
 def _lowest(result: ScoreResult) -> str:
     if not result.lowest:
         return ""
-    legend = " ".join(f"<span class=\"tok {stage or 'none'}\">{_STAGE_TITLES[stage]}</span>"
-                      for stage in (*result.stages, None))
-    return (f"<h2 id=\"lowest\">Lowest-scoring turns</h2><p>The {len(result.lowest)} turns of lowest METEOR, each against "
-            "its best reference variant. Words are shown as the scorer compares them (normalised tokens); "
-            "hover a word to see what it was linked to.</p>"
-            f"<p class=\"legend\">{legend}</p>" + "".join(_explained_turn(t, result.stages) for t in result.lowest))
+    legend = " ".join(
+        f'<span class="tok {stage or "none"}">{_STAGE_TITLES[stage]}</span>'
+        for stage in (*result.stages, None)
+    )
+    return (
+        f'<h2 id="lowest">Lowest-scoring turns</h2><p>The {len(result.lowest)} turns of lowest METEOR, '
+        "each against "
+        "its best reference variant. Words are shown as the scorer compares them (normalised tokens); "
+        "hover a word to see what it was linked to.</p>"
+        f'<p class="legend">{legend}</p>' + "".join(_explained_turn(t, result.stages) for t in result.lowest)
+    )
 
 
-def score_report(result: ScoreResult, turn_hidden_metric: bool = True,
-                 progress: Callable[[int, int], None] | None = None) -> str:
+def score_report(
+    result: ScoreResult, turn_hidden_metric: bool = True, progress: Callable[[int, int], None] | None = None
+) -> str:
     """The page for one scored submission (a :class:`scorer.scoring.result.ScoreResult`); without
     ``turn_hidden_metric`` it shows no turn's hidden-metric value (per-type and overall means stay).
     ``progress(done, total)`` hears its parts drawn (the charts, then the lowest turns)."""
     s = result.summary
-    parts: list[Callable[[], str]] = [lambda: _type_dots(s.by_type),
-                                      lambda: _histogram([t.meteor for t in result.turns], "METEOR per turn")]
+    parts: list[Callable[[], str]] = [
+        lambda: _type_dots(s.by_type),
+        lambda: _histogram([t.meteor for t in result.turns], "METEOR per turn"),
+    ]
     if turn_hidden_metric:
         parts.append(lambda: _histogram([t.hidden_metric for t in result.turns], "Hidden metric per turn"))
     parts.append(lambda: _lowest(result))
@@ -205,14 +255,16 @@ def score_report(result: ScoreResult, turn_hidden_metric: bool = True,
     if progress:
         progress(len(parts), len(parts))
     dots, histograms, lowest = drawn[0], "".join(drawn[1:-1]), drawn[-1]
-    body = (f"<p><b>Integral: {s.integral:.6f}</b> &middot; METEOR {s.meteor:.4f} &middot; hidden metric "
-            f"{s.hidden_metric:.4f} &middot; {s.dialogs} dialogues, {s.turns} turns</p>"
-            f"{_stages(result.stages)}"
-            f"<h2>By dialogue type</h2>{_type_table(s)}"
-            f"<figure>{dots}</figure>"
-            f"<h2>Distribution over turns</h2>"
-            f"<figure>{histograms}</figure>"
-            f"{lowest}{_signature(result.signature)}")
+    body = (
+        f"<p><b>Integral: {s.integral:.6f}</b> &middot; METEOR {s.meteor:.4f} &middot; hidden metric "
+        f"{s.hidden_metric:.4f} &middot; {s.dialogs} dialogues, {s.turns} turns</p>"
+        f"{_stages(result.stages)}"
+        f"<h2>By dialogue type</h2>{_type_table(s)}"
+        f"<figure>{dots}</figure>"
+        f"<h2>Distribution over turns</h2>"
+        f"<figure>{histograms}</figure>"
+        f"{lowest}{_signature(result.signature)}"
+    )
     return _page(f"Submission score: {result.name}" if result.name else "Submission score", body)
 
 
@@ -222,8 +274,10 @@ def _ranked_intervals(ranked: tuple[Standing, ...]) -> str:
     ys = list(range(len(ranked)))[::-1]
     integrals = [e.scored().summary.integral for e in ranked]
     intervals = [e.interval() for e in ranked]
-    errors = [[i - low for i, (low, _) in zip(integrals, intervals)],
-              [high - i for i, (_, high) in zip(integrals, intervals)]]
+    errors = [
+        [i - low for i, (low, _) in zip(integrals, intervals)],
+        [high - i for i, (_, high) in zip(integrals, intervals)],
+    ]
     ax.errorbar(integrals, ys, xerr=errors, fmt="o", color="#4477aa", capsize=3)
     ax.set_yticks(ys, [f"{e.rank}. {e.name}" for e in ranked])
     ax.grid(axis="x", color="#ddd")
@@ -244,8 +298,9 @@ def _type_dot_panels(ranked: tuple[Standing, ...], types: tuple[str, ...]) -> st
     """One panel per dialogue type: each submission's S_j as a dot, on an axis zoomed to that type's range."""
     plt = _pyplot()
     ys = list(range(len(ranked)))[::-1]
-    fig, axes = plt.subplots(1, len(types), figsize=(2.4 * len(types) + 1.6, 0.4 * len(ranked) + 1.4),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(types), figsize=(2.4 * len(types) + 1.6, 0.4 * len(ranked) + 1.4), sharey=True, squeeze=False
+    )
     for ax, name in zip(axes[0], types):
         values = [e.scored().summary.by_type[name].score for e in ranked]
         span = _zoomed(values)
@@ -274,35 +329,48 @@ def _board_row(standing: Standing, types: tuple[str, ...]) -> str:
     if standing.result is None:
         errors = "".join(f"<li>{html.escape(str(issue))}</li>" for issue in row["errors"])
         more = f"<li>... and {standing.errors_not_shown} more</li>" if standing.errors_not_shown else ""
-        return (f"<tr class=\"invalid\"><td></td><td class=\"name\">{name}</td>"
-                f"<td colspan=\"{5 + len(types)}\" class=\"wrap\">{standing.status}:<ul>{errors}{more}</ul></td></tr>")
-    link = f"<a href=\"submissions/{html.escape(row['submission'])}/report.html\">{name}</a>"
+        return (
+            f'<tr class="invalid"><td></td><td class="name">{name}</td>'
+            f'<td colspan="{5 + len(types)}" class="wrap">{standing.status}:<ul>{errors}{more}</ul></td></tr>'
+        )
+    link = f'<a href="submissions/{html.escape(row["submission"])}/report.html">{name}</a>'
     cells = "".join(f"<td>{_number(row[t])}</td>" for t in types)
-    return (f"<tr><td>{row['rank']}</td><td class=\"name\">{link}</td><td>{row['integral']:.6f}</td>"
-            f"<td>[{row['ci_low']:.4f}, {row['ci_high']:.4f}]</td><td>{_number(row['meteor'])}</td>"
-            f"<td>{_number(row['hidden_metric'])}</td>{cells}<td>{_number(row['p_value'])}</td></tr>")
+    return (
+        f'<tr><td>{row["rank"]}</td><td class="name">{link}</td><td>{row["integral"]:.6f}</td>'
+        f"<td>[{row['ci_low']:.4f}, {row['ci_high']:.4f}]</td><td>{_number(row['meteor'])}</td>"
+        f"<td>{_number(row['hidden_metric'])}</td>{cells}<td>{_number(row['p_value'])}</td></tr>"
+    )
 
 
 def leaderboard_report(board: Leaderboard) -> str:
     """The page for a ranked leaderboard (a :class:`scorer.scoring.leaderboard.Leaderboard`)."""
     ranked, types = board.ranked, board.types
-    heads = "".join(f"<th title=\"{t}\">{SHORT_TYPES[t]}</th>" for t in types)
-    charts = (f"<figure>{_ranked_intervals(ranked)}</figure><figure>{_type_dot_panels(ranked, types)}</figure>"
-              if ranked else "")
-    skipped = (f"<p>Skipped (not a folder or .zip): {html.escape(', '.join(board.skipped))}</p>"
-               if board.skipped else "")
+    heads = "".join(f'<th title="{t}">{SHORT_TYPES[t]}</th>' for t in types)
+    charts = (
+        f"<figure>{_ranked_intervals(ranked)}</figure><figure>{_type_dot_panels(ranked, types)}</figure>"
+        if ranked
+        else ""
+    )
+    skipped = (
+        f"<p>Skipped (not a folder or .zip): {html.escape(', '.join(board.skipped))}</p>"
+        if board.skipped
+        else ""
+    )
     legend = ", ".join(f"{SHORT_TYPES[t]} = {t}" for t in types)
     failed = sum(1 for e in board.entries if e.status == "error")
-    body = (f"<p>{len(ranked)} scored, {len(board.entries) - len(ranked) - failed} invalid"
-            f"{f', {failed} failed (error)' if failed else ''}. Intervals: {board.resamples} "
-            f"bootstrap resamples of dialogues, stratified by type, seed {board.seed}; p: paired bootstrap "
-            "against the submission ranked just above.</p>"
-            f"{_stages(board.stages)}"
-            "<div class=\"scroll\"><table class=\"board\"><tr><th>rank</th><th class=\"name\">submission</th><th>integral</th><th>95% interval</th>"
-            f"<th>METEOR</th><th>hidden metric</th>{heads}<th>p vs above</th></tr>"
-            f"{''.join(_board_row(e, types) for e in board.entries)}</table></div>"
-            f"<p><small>Per-type columns: the score S_j; {legend}.</small></p>{skipped}{charts}"
-            f"{_signature(board.signature)}")
+    body = (
+        f"<p>{len(ranked)} scored, {len(board.entries) - len(ranked) - failed} invalid"
+        f"{f', {failed} failed (error)' if failed else ''}. Intervals: {board.resamples} "
+        f"bootstrap resamples of dialogues, stratified by type, seed {board.seed}; p: paired bootstrap "
+        "against the submission ranked just above.</p>"
+        f"{_stages(board.stages)}"
+        '<div class="scroll"><table class="board"><tr><th>rank</th><th '
+        'class="name">submission</th><th>integral</th><th>95% interval</th>'
+        f"<th>METEOR</th><th>hidden metric</th>{heads}<th>p vs above</th></tr>"
+        f"{''.join(_board_row(e, types) for e in board.entries)}</table></div>"
+        f"<p><small>Per-type columns: the score S_j; {legend}.</small></p>{skipped}{charts}"
+        f"{_signature(board.signature)}"
+    )
     return _page("Leaderboard", body)
 
 
@@ -315,15 +383,20 @@ def failure_report(error: Exception, status: str) -> str:
         items += error.unchecked_notes()
     else:
         items = [str(error)]
-    headline = ("The submission is invalid and was not scored: fix every error below and upload it again."
-                if status == "invalid" else "The submission could not be scored: the scoring program stopped.")
+    headline = (
+        "The submission is invalid and was not scored: fix every error below and upload it again."
+        if status == "invalid"
+        else "The submission could not be scored: the scoring program stopped."
+    )
     listed = "".join(f"<li>{html.escape(item)}</li>" for item in items)
-    return _page("Scoring result", f"<p class=\"invalid\">{html.escape(headline)}</p>\n<ul class=\"errors\">"
-                                   f"{listed}</ul>")
+    return _page(
+        "Scoring result", f'<p class="invalid">{html.escape(headline)}</p>\n<ul class="errors">{listed}</ul>'
+    )
 
 
 def correlation_report(meta: Meta) -> str:
-    """The ``correlate`` page: the table, then one scatter plot (human score against figure) per level and figure."""
+    """The ``correlate`` page: the table, then one scatter plot (human score against figure) per level and
+    figure."""
     plt = _pyplot()
 
     def fmt(v: float | None) -> str:
@@ -334,19 +407,26 @@ def correlation_report(meta: Meta) -> str:
         f"<td>{fmt(r.pearson)} [{fmt(r.pearson_low)}, {fmt(r.pearson_high)}]</td>"
         f"<td>{fmt(r.spearman)} [{fmt(r.spearman_low)}, {fmt(r.spearman_high)}]</td>"
         f"<td>{fmt(r.kendall)} [{fmt(r.kendall_low)}, {fmt(r.kendall_high)}]</td>"
-        f"<td>{fmt(r.pairwise_accuracy)}</td></tr>" for r in meta.rows)
-    body = [f"<p>Human ratings given at <b>{meta.ratings_level}</b> level; {meta.resamples} bootstrap resamples, "
-            f"seed {meta.seed}; intervals are 95%.</p>",
-            "<div class=\"scroll\"><table class=\"board\"><tr><th>level</th><th class=\"name\">figure</th><th>n</th>"
-            "<th>Pearson r</th><th>Spearman &rho;</th>"
-            f"<th>Kendall &tau;-b</th><th>pairwise accuracy</th></tr>{rows}</table></div>"]
+        f"<td>{fmt(r.pairwise_accuracy)}</td></tr>"
+        for r in meta.rows
+    )
+    body = [
+        f"<p>Human ratings given at <b>{meta.ratings_level}</b> level; {meta.resamples} bootstrap resamples, "
+        f"seed {meta.seed}; intervals are 95%.</p>",
+        '<div class="scroll"><table class="board"><tr><th>level</th><th class="name">figure</th><th>n</th>'
+        "<th>Pearson r</th><th>Spearman &rho;</th>"
+        f"<th>Kendall &tau;-b</th><th>pairwise accuracy</th></tr>{rows}</table></div>",
+    ]
     by_key = {(r.level, r.figure): r for r in meta.rows}
     for data in meta.levels:
         figures = list(data.figures)
-        columns = min(3, len(figures))  # at most three panels a row, so that the page does not shrink the text
+        columns = min(
+            3, len(figures)
+        )  # at most three panels a row, so that the page does not shrink the text
         rows_of_panels = -(-len(figures) // columns)
-        fig, axes = plt.subplots(rows_of_panels, columns, figsize=(3.6 * columns, 3.3 * rows_of_panels),
-                                 squeeze=False)
+        fig, axes = plt.subplots(
+            rows_of_panels, columns, figsize=(3.6 * columns, 3.3 * rows_of_panels), squeeze=False
+        )
         panels = [ax for row in axes for ax in row]
         for ax, name in zip(panels, figures):
             ax.scatter(data.human, data.figures[name], s=18, alpha=0.7, color="#3465a4", clip_on=False)
@@ -356,7 +436,7 @@ def correlation_report(meta: Meta) -> str:
             ax.set_xlabel("human score", fontsize=10)
             ax.set_ylabel(name, fontsize=10)
             ax.tick_params(labelsize=9)
-        for ax in panels[len(figures):]:
+        for ax in panels[len(figures) :]:
             ax.set_visible(False)
         fig.tight_layout()
         body.append(f"<h2>{data.level} level ({len(data.human)} items)</h2><figure>{_svg(fig)}</figure>")

@@ -13,17 +13,18 @@
   beside it, even after a SIGKILL; temporaries of killed runs are removed
   by the next run, under the lock.
 """
+
 from __future__ import annotations
 
 import fcntl
 import os
 import shutil
 import signal
-import threading
 import tempfile
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
 
 from scorer.errors import UsageError
 
@@ -45,8 +46,9 @@ def prepare(output: str | os.PathLike) -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise UsageError(f"output directory {path} cannot be written ({exc.strerror}); make it writable "
-                         "or give another") from None
+        raise UsageError(
+            f"output directory {path} cannot be written ({exc.strerror}); make it writable or give another"
+        ) from None
     return path
 
 
@@ -113,8 +115,11 @@ def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str], ma
             target = output / name
             target.parent.mkdir(parents=True, exist_ok=True)
             temporaries[name] = _temporary(target, data)
-        held = (signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_BACK)
-                if in_main_thread() and hasattr(signal, "pthread_sigmask") else None)
+        held = (
+            signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_BACK)
+            if in_main_thread() and hasattr(signal, "pthread_sigmask")
+            else None
+        )
         try:
             _unlink(output / marker)
             _sync_directory(output)

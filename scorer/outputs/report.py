@@ -5,29 +5,34 @@ into place, so a reader sees the old file or the new one, never half of one.
 For an invalid submission only ``scores.json`` is written and earlier score
 files are removed, so no stale score survives next to an invalid verdict.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import json
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
+from scorer.errors import MAX_LISTED_ERRORS, Issue, IssueLog, IssuesError, SubmissionInvalid
 from scorer.inputs.contract import DETAILED_RESULTS, DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
-from scorer.errors import Issue, IssueLog, IssuesError, MAX_LISTED_ERRORS, SubmissionInvalid
-from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS, Meta
+from scorer.metric.stages import stages_line
+from scorer.progress import WRITING, Progress
+from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS
+from scorer.scoring.correlation_result import Meta
 from scorer.scoring.leaderboard import folder_name
 from scorer.scoring.leaderboard_result import COLUMNS, Leaderboard
+from scorer.scoring.result import DETAIL_COLUMNS, ScoreResult, detail_rows
+
 from .html_report import correlation_report, failure_report, leaderboard_report, score_report
 from .output_dir import publish
-from scorer.progress import WRITING, Progress
-from scorer.scoring.result import DETAIL_COLUMNS, ScoreResult, detail_rows
-from scorer.metric.stages import stages_line
 
 ERROR_LOG = "scorer-error.log"
 #: Every file a ``score`` run can write; each run rewrites or removes all of them.
 SCORE_OUTPUTS = (SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML, DETAILED_RESULTS, ERROR_LOG)
+
 
 def utf8(text: str) -> bytes:
     """``text`` as UTF-8 for an output file. A path named in it may carry the surrogates Python decodes a
@@ -52,9 +57,17 @@ def scores_payload(result: ScoreResult) -> dict[str, Any]:
         "integral": s.integral,
         "meteor": s.meteor,
         "hidden_metric": s.hidden_metric,
-        "by_type": {name: {"weight": t.weight, "dialogs": t.dialogs, "turns": t.turns, "meteor": t.meteor,
-                           "hidden_metric": t.hidden_metric, "score": t.score}
-                    for name, t in s.by_type.items()},
+        "by_type": {
+            name: {
+                "weight": t.weight,
+                "dialogs": t.dialogs,
+                "turns": t.turns,
+                "meteor": t.meteor,
+                "hidden_metric": t.hidden_metric,
+                "score": t.score,
+            }
+            for name, t in s.by_type.items()
+        },
         "counts": {"dialogs": s.dialogs, "turns": s.turns},
         "signature": result.signature,
         "warnings": [w.to_dict() for w in result.warnings[:MAX_LISTED_ERRORS]],
@@ -83,15 +96,18 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
     if more:
         payload["more_errors"] = more
     if isinstance(error, IssuesError) and error.unchecked:
-        payload["unchecked"] = [{"file": file, "from_line": line, "lines": lines}
-                                for file, line, lines in error.unchecked]
+        payload["unchecked"] = [
+            {"file": file, "from_line": line, "lines": lines} for file, line, lines in error.unchecked
+        ]
     return payload
 
 
 ROWS_PER_REPORT = 20_000
 
 
-def details_csv(result: ScoreResult, progress: Progress | None = None, turn_hidden_metric: bool = True) -> bytes:
+def details_csv(
+    result: ScoreResult, progress: Progress | None = None, turn_hidden_metric: bool = True
+) -> bytes:
     """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed,
     ``hidden_metric`` empty unless ``turn_hidden_metric``.
 
@@ -117,15 +133,23 @@ def scores_txt(result: ScoreResult) -> bytes:
     return utf8("\n".join(lines) + "\n")
 
 
-def score_files(result: ScoreResult, report: bool = False, progress: Progress | None = None,
-                turn_hidden_metric: bool = True, page: str = REPORT_HTML) -> dict[str, bytes]:
+def score_files(
+    result: ScoreResult,
+    report: bool = False,
+    progress: Progress | None = None,
+    turn_hidden_metric: bool = True,
+    page: str = REPORT_HTML,
+) -> dict[str, bytes]:
     """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written.
     With ``report``, the page is written under the name ``page`` (``codalab``: ``detailed_results.html``).
 
     Without ``turn_hidden_metric`` no output holds a turn's hidden-metric value (for pages shown to
     participants when the hidden metric's settings are private, contract section 7)."""
-    files = {DETAILS_CSV: details_csv(result, progress, turn_hidden_metric), SCORES_TXT: scores_txt(result),
-             SCORES_JSON: json_bytes(scores_payload(result))}
+    files = {
+        DETAILS_CSV: details_csv(result, progress, turn_hidden_metric),
+        SCORES_TXT: scores_txt(result),
+        SCORES_JSON: json_bytes(scores_payload(result)),
+    }
     if report:
         step = (lambda done, total: progress(f"{WRITING} {page}", done, total)) if progress else None
         files[page] = utf8(score_report(result, turn_hidden_metric, step))
@@ -141,15 +165,31 @@ def failure_files(error: Exception, status: str, page: str | None = None) -> dic
     return files
 
 
-def write_outputs(result: ScoreResult, output: Path, report: bool = False, progress: Progress | None = None,
-                  turn_hidden_metric: bool = True, page: str = REPORT_HTML) -> None:
+def write_outputs(
+    result: ScoreResult,
+    output: Path,
+    report: bool = False,
+    progress: Progress | None = None,
+    turn_hidden_metric: bool = True,
+    page: str = REPORT_HTML,
+) -> None:
     """Publish :func:`score_files` in ``output``, removing any other file a ``score`` run writes."""
-    publish(Path(output), score_files(result, report, progress, turn_hidden_metric, page), SCORE_OUTPUTS,
-            SCORES_JSON)
+    publish(
+        Path(output),
+        score_files(result, report, progress, turn_hidden_metric, page),
+        SCORE_OUTPUTS,
+        SCORES_JSON,
+    )
 
 
-def write_failure(error: Exception, status: str, output: Path, extra: dict[str, bytes] | None = None,
-                  page: str | None = None, marker: str = SCORES_JSON) -> None:
+def write_failure(
+    error: Exception,
+    status: str,
+    output: Path,
+    extra: dict[str, bytes] | None = None,
+    page: str | None = None,
+    marker: str = SCORES_JSON,
+) -> None:
     """Publish :func:`failure_files` (and ``extra`` files) in ``output``, removing every other output of the
     command whose commit marker is ``marker`` (``scores.json``, ``leaderboard.json`` or ``correlation.json``):
     the marker then holds the verdict, ``{"status": "error", "errors": [...]}`` or ``"invalid"``."""
@@ -164,11 +204,15 @@ def summary_table(result: ScoreResult) -> str:
     header = f"{'type':<18}{'weight':>8}{'dialogs':>9}{'turns':>7}{'METEOR':>9}{'HM':>9}{'score':>9}"
     lines = [header, "-" * len(header)]
     for name, t in s.by_type.items():
-        lines.append(f"{name:<18}{t.weight:>8.2f}{t.dialogs:>9}{t.turns:>7}{t.meteor:>9.4f}"
-                     f"{t.hidden_metric:>9.4f}{t.score:>9.4f}")
+        lines.append(
+            f"{name:<18}{t.weight:>8.2f}{t.dialogs:>9}{t.turns:>7}{t.meteor:>9.4f}"
+            f"{t.hidden_metric:>9.4f}{t.score:>9.4f}"
+        )
     lines.append("-" * len(header))
-    lines.append(f"{'weighted':<18}{'':>8}{s.dialogs:>9}{s.turns:>7}{s.meteor:>9.4f}{s.hidden_metric:>9.4f}"
-                 f"{s.integral:>9.4f}")
+    lines.append(
+        f"{'weighted':<18}{'':>8}{s.dialogs:>9}{s.turns:>7}{s.meteor:>9.4f}{s.hidden_metric:>9.4f}"
+        f"{s.integral:>9.4f}"
+    )
     lines.append(f"integral: {s.integral:.6f}")
     lines.append(f"stages: {stages_line(result.stages)}")
     lines.append(f"signature: {result.signature}")
@@ -179,7 +223,9 @@ def summary_table(result: ScoreResult) -> str:
 SHOWN_PER_KIND = 3
 
 
-def issue_lines(issues: Iterable[Issue], more: int = 0, notes: Iterable[str] = (), every: bool = False) -> str:
+def issue_lines(
+    issues: Iterable[Issue], more: int = 0, notes: Iterable[str] = (), every: bool = False
+) -> str:
     """The errors for the terminal: the first :data:`SHOWN_PER_KIND` of each kind (code), each further one
     counted under its kind (with ``every``, each one listed); ``more`` errors found beyond the listed ones;
     then ``notes``."""
@@ -232,13 +278,25 @@ def leaderboard_csv(board: Leaderboard) -> bytes:
 
 
 def leaderboard_payload(board: Leaderboard) -> dict[str, Any]:
-    return {"status": "ok", "signature": board.signature,
-            "bootstrap": {"resamples": board.resamples, "seed": board.seed, "confidence": 0.95,
-                          "unit": "dialogue", "strata": "type", "test": "paired bootstrap vs the rank above"},
-            "submissions": leaderboard_rows(board), "skipped": list(board.skipped)}
+    return {
+        "status": "ok",
+        "signature": board.signature,
+        "bootstrap": {
+            "resamples": board.resamples,
+            "seed": board.seed,
+            "confidence": 0.95,
+            "unit": "dialogue",
+            "strata": "type",
+            "test": "paired bootstrap vs the rank above",
+        },
+        "submissions": leaderboard_rows(board),
+        "skipped": list(board.skipped),
+    }
 
 
-def write_leaderboard(board: Leaderboard, output: Path, report: bool = True, progress: Progress | None = None) -> None:
+def write_leaderboard(
+    board: Leaderboard, output: Path, report: bool = True, progress: Progress | None = None
+) -> None:
     """leaderboard.csv, leaderboard.json, report.html, and each submission's own outputs (with its own
     report.html when ``report``) under ``submissions/<name>/``; folders of entries no longer present are
     removed. ``progress("writing submissions", done, total)`` hears the entries written."""
@@ -248,9 +306,13 @@ def write_leaderboard(board: Leaderboard, output: Path, report: bool = True, pro
         if progress:
             progress(f"{WRITING} {SUBMISSIONS_DIR}", k, len(board.entries))
         folder = f"{SUBMISSIONS_DIR}/{folder_name(entry.name)}/"
-        produced = (score_files(entry.result, report) if entry.result is not None
-                    else failure_files(SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)),
-                                       entry.status))
+        produced = (
+            score_files(entry.result, report)
+            if entry.result is not None
+            else failure_files(
+                SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)), entry.status
+            )
+        )
         files.update((folder + name, data) for name, data in produced.items())
     if progress:
         progress(f"{WRITING} {SUBMISSIONS_DIR}", len(board.entries), len(board.entries))
@@ -274,9 +336,12 @@ def _cell(value: float | None, width: int, digits: int = 4) -> str:
 
 
 def leaderboard_table(board: Leaderboard) -> str:
-    """The ranked table printed on the terminal after ``leaderboard`` (the rows of :func:`leaderboard_rows`)."""
-    header = (f"{'rank':>4}  {'submission':<24}{'integral':>10}  {'95% interval':<18}{'METEOR':>8}{'HM':>8}"
-              f"{'p vs above':>12}")
+    """The ranked table printed on the terminal after ``leaderboard`` (the rows of
+    :func:`leaderboard_rows`)."""
+    header = (
+        f"{'rank':>4}  {'submission':<24}{'integral':>10}  {'95% interval':<18}{'METEOR':>8}{'HM':>8}"
+        f"{'p vs above':>12}"
+    )
     lines = [header, "-" * len(header)]
     for standing in board.entries:
         row = standing.values()
@@ -290,8 +355,10 @@ def leaderboard_table(board: Leaderboard) -> str:
                 lines.append(f"          ... and {standing.errors_not_shown} more")
             continue
         interval = f"[{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
-        lines.append(f"{row['rank']:>4}  {name:<24}{row['integral']:>10.6f}  {interval:<18}"
-                     f"{_cell(row['meteor'], 8)}{_cell(row['hidden_metric'], 8)}{_cell(row['p_value'], 12)}")
+        lines.append(
+            f"{row['rank']:>4}  {name:<24}{row['integral']:>10.6f}  {interval:<18}"
+            f"{_cell(row['meteor'], 8)}{_cell(row['hidden_metric'], 8)}{_cell(row['p_value'], 12)}"
+        )
     if board.skipped:
         lines.append(f"skipped (not a folder or .zip): {', '.join(board.skipped)}")
     lines.append(f"stages: {stages_line(board.stages)}")
@@ -313,28 +380,49 @@ def write_correlation(meta: Meta, output: Path) -> None:
     writer.writerow(CORRELATION_COLUMNS)
     for row in meta.rows:
         writer.writerow(["" if v is None or (isinstance(v, float) and v != v) else v for v in row.row()])
-    payload = {"rows": [{c: _plain(v) for c, v in zip(CORRELATION_COLUMNS, row.row())} for row in meta.rows],
-               "signature": meta.signature, "ratings_level": meta.ratings_level,
-               "settings": {"resamples": meta.resamples, "seed": meta.seed, "baselines": list(meta.baselines),
-                            "interval": "95% percentile bootstrap", "coefficients": "scipy.stats"},
-               "warnings": meta.warnings,
-               "left_out": [{"submission": name, "status": status} for name, status in meta.left_out],
-               "skipped": list(meta.skipped)}
-    publish(Path(output), {CORRELATION_CSV: utf8(buffer.getvalue()), CORRELATION_JSON: json_bytes(payload),
-                           REPORT_HTML: utf8(correlation_report(meta))},
-            [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG], CORRELATION_JSON)
+    payload = {
+        "rows": [{c: _plain(v) for c, v in zip(CORRELATION_COLUMNS, row.row())} for row in meta.rows],
+        "signature": meta.signature,
+        "ratings_level": meta.ratings_level,
+        "settings": {
+            "resamples": meta.resamples,
+            "seed": meta.seed,
+            "baselines": list(meta.baselines),
+            "interval": "95% percentile bootstrap",
+            "coefficients": "scipy.stats",
+        },
+        "warnings": meta.warnings,
+        "left_out": [{"submission": name, "status": status} for name, status in meta.left_out],
+        "skipped": list(meta.skipped),
+    }
+    publish(
+        Path(output),
+        {
+            CORRELATION_CSV: utf8(buffer.getvalue()),
+            CORRELATION_JSON: json_bytes(payload),
+            REPORT_HTML: utf8(correlation_report(meta)),
+        },
+        [CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG],
+        CORRELATION_JSON,
+    )
 
 
 def correlation_table(meta: Meta) -> str:
     """The terminal table of ``correlate``."""
+
     def f(v: float | None) -> str:
         return "   -  " if v is None or v != v else f"{v:6.3f}"
 
-    lines = [f"{'level':<7}{'figure':<15}{'n':>6}  {'pearson':>8} {'[95%]':<17}{'kendall':>8} {'[95%]':<17}{'pairwise':>8}",
-             "-" * 86]
+    lines = [
+        f"{'level':<7}{'figure':<15}{'n':>6}  {'pearson':>8} {'[95%]':<17}{'kendall':>8} "
+        f"{'[95%]':<17}{'pairwise':>8}",
+        "-" * 86,
+    ]
     for r in meta.rows:
-        lines.append(f"{r.level:<7}{r.figure:<15}{r.n:>6}  {f(r.pearson):>8} [{f(r.pearson_low)},{f(r.pearson_high)}] "
-                     f"{f(r.kendall):>8} [{f(r.kendall_low)},{f(r.kendall_high)}] {f(r.pairwise_accuracy):>8}")
+        lines.append(
+            f"{r.level:<7}{r.figure:<15}{r.n:>6}  {f(r.pearson):>8} [{f(r.pearson_low)},{f(r.pearson_high)}] "
+            f"{f(r.kendall):>8} [{f(r.kendall_low)},{f(r.kendall_high)}] {f(r.pairwise_accuracy):>8}"
+        )
     lines.extend(meta.left_out_lines())
     return "\n".join(lines)
 

@@ -7,14 +7,16 @@
 Top-level ``meteor`` and ``hidden_metric`` are combined with the same weights.
 Sums use ``math.fsum``, so the result does not depend on the order of lines.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
-from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.errors import ConfigError
+from scorer.inputs.contract import DIALOGUE_TYPES
 
 if TYPE_CHECKING:
     from scorer.metric.meteor import MeteorScore
@@ -70,20 +72,27 @@ def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summa
         rows = per_type.get(name)
         if rows:
             by_type[name] = TypeSummary(
-                weight=float(weights[name]), dialogs=len(rows), turns=sum(r[3] for r in rows),
-                meteor=_mean([r[0] for r in rows]), hidden_metric=_mean([r[1] for r in rows]),
-                score=_mean([r[2] for r in rows]))
+                weight=float(weights[name]),
+                dialogs=len(rows),
+                turns=sum(r[3] for r in rows),
+                meteor=_mean([r[0] for r in rows]),
+                hidden_metric=_mean([r[1] for r in rows]),
+                score=_mean([r[2] for r in rows]),
+            )
     scaled = scaled_weights({name: t.weight for name, t in by_type.items()})
     total = math.fsum(scaled.values())
     if not total > 0:
-        raise ConfigError("the weights of the dialogue types present sum to 0; give one of "
-                          f"{', '.join(by_type)} a positive weight")
+        raise ConfigError(
+            "the weights of the dialogue types present sum to 0; give one of "
+            f"{', '.join(by_type)} a positive weight"
+        )
 
     def combine(attr: str) -> float:
         return math.fsum(scaled[name] * getattr(s, attr) for name, s in by_type.items()) / total
 
-    return Summary(combine("score"), combine("meteor"), combine("hidden_metric"), by_type,
-                   len(dialogs), len(turns))
+    return Summary(
+        combine("score"), combine("meteor"), combine("hidden_metric"), by_type, len(dialogs), len(turns)
+    )
 
 
 def scaled_weights(weights: Mapping[str, float]) -> dict[str, float]:
@@ -106,8 +115,10 @@ def _dialog_means(turns: Sequence[TurnScore]) -> list[tuple[str, float, float, i
     by_dialog: dict[str, list[TurnScore]] = {}
     for t in turns:
         by_dialog.setdefault(t.dialog_id, []).append(t)
-    return [(ts[0].type, _mean([t.meteor for t in ts]), _mean([t.hidden_metric for t in ts]), len(ts))
-            for ts in by_dialog.values()]
+    return [
+        (ts[0].type, _mean([t.meteor for t in ts]), _mean([t.hidden_metric for t in ts]), len(ts))
+        for ts in by_dialog.values()
+    ]
 
 
 def dialog_scores(turns: Sequence[TurnScore]) -> dict[str, list[float]]:

@@ -11,17 +11,26 @@ Everything here is plain Python (no numpy or scipy import, which would cost a wa
 itself): Spearman's rho is the Pearson correlation of average ranks, as ``scipy.stats.spearmanr`` computes
 it (the tests check the two agree).
 """
+
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 #: The audit's thresholds (contract section 7, ``[audit]``) and their defaults.
-AUDIT_DEFAULTS: dict[str, float] = {"max_share_at_one": 0.01, "min_distinct_share": 0.01, "check_tolerance": 0.01,
-                                    "min_share_within": 0.95, "same_share": 0.95, "outlier_mads": 5.0}
-#: Below this many turns with a token, rho is left empty; from this many on, ``ppl_against_meteor`` may be raised.
+AUDIT_DEFAULTS: dict[str, float] = {
+    "max_share_at_one": 0.01,
+    "min_distinct_share": 0.01,
+    "check_tolerance": 0.01,
+    "min_share_within": 0.95,
+    "same_share": 0.95,
+    "outlier_mads": 5.0,
+}
+#: Below this many turns with a token, rho is left empty; from this many on, ``ppl_against_meteor`` may be
+#: raised.
 MIN_RHO_TURNS, MIN_RHO_FLAG_TURNS = 10, 100
 #: From this many turns on, ``few_distinct`` compares ``distinct`` with ``min_distinct_share`` of them.
 MIN_DISTINCT_TURNS = 20
@@ -78,11 +87,20 @@ class Audit:
 
     def figures(self) -> dict[str, Any]:
         """The figures as ``audit.json`` writes them."""
-        found: dict[str, Any] = {"turns": self.turns, "at_one": self.at_one, "distinct": self.distinct,
-                                 "rho": self.rho, "rho_low": self.rho_low, "rho_high": self.rho_high,
-                                 "rho_turns": self.rho_turns, "median_log_ppl": self.median_log_ppl}
+        found: dict[str, Any] = {
+            "turns": self.turns,
+            "at_one": self.at_one,
+            "distinct": self.distinct,
+            "rho": self.rho,
+            "rho_low": self.rho_low,
+            "rho_high": self.rho_high,
+            "rho_turns": self.rho_turns,
+            "median_log_ppl": self.median_log_ppl,
+        }
         if self.checked is not None:
-            found.update(checked=self.checked, within=self.within, median_log_difference=self.median_log_difference)
+            found.update(
+                checked=self.checked, within=self.within, median_log_difference=self.median_log_difference
+            )
         if self.same_ppl_as:
             found["same_ppl_as"] = list(self.same_ppl_as)
         return found
@@ -142,9 +160,13 @@ def _count(n: int, what: str) -> str:
     return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
-def audit_submission(ppl: Sequence[float], meteor: Sequence[float], has_tokens: Sequence[bool],
-                     settings: AuditSettings = AuditSettings(),
-                     checked: Sequence[tuple[float, float]] | None = None) -> Audit:
+def audit_submission(
+    ppl: Sequence[float],
+    meteor: Sequence[float],
+    has_tokens: Sequence[bool],
+    settings: AuditSettings = AuditSettings(),
+    checked: Sequence[tuple[float, float]] | None = None,
+) -> Audit:
     """The audit of one submission's turns: each turn's reported perplexity, METEOR and whether its answer has
     a token; ``checked``, when the organizer recomputed some turns, the (reported, recomputed) pairs."""
     n = len(ppl)
@@ -159,35 +181,68 @@ def audit_submission(ppl: Sequence[float], meteor: Sequence[float], has_tokens: 
     flags: list[Flag] = []
     at_one = ones / n if n else 0.0
     if n and at_one > settings.max_share_at_one:
-        flags.append(Flag("ppl_at_one", f"{ones:,} of {_count(n, 'turn')} report perplexity exactly 1: a model "
-                                        "gives every token probability 1 almost never; check the perplexity code"))
+        flags.append(
+            Flag(
+                "ppl_at_one",
+                f"{ones:,} of {_count(n, 'turn')} report perplexity exactly 1: a model "
+                "gives every token probability 1 almost never; check the perplexity code",
+            )
+        )
     if (n >= MIN_DISTINCT_TURNS and distinct < settings.min_distinct_share * n) or (distinct == 1 and n >= 2):
-        flags.append(Flag("few_distinct", f"{_count(n, 'turn')} report only {_count(distinct, 'distinct perplexity')}"
-                                          f"{'' if distinct > 1 else f' ({ppl[0]!r})'}: a constant, rounded or "
-                                          "placeholder value rather than the model's"))
+        flags.append(
+            Flag(
+                "few_distinct",
+                f"{_count(n, 'turn')} report only {_count(distinct, 'distinct perplexity')}"
+                f"{'' if distinct > 1 else f' ({ppl[0]!r})'}: a constant, rounded or "
+                "placeholder value rather than the model's",
+            )
+        )
     if rho is not None and low is not None and len(pairs) >= MIN_RHO_FLAG_TURNS and low > 0:
-        flags.append(Flag("ppl_against_meteor", f"perplexity rises with METEOR (Spearman rho {rho:.3f}, 95% interval "
-                                                f"[{low:.3f}, {high:.3f}] over {_count(len(pairs), 'turn')}): a model "
-                                                "usually finds likelier the answers closest to the references; "
-                                                "the values may be inverted, shuffled or another model's"))
-    audit = Audit(n, at_one, distinct, rho, low, high, len(pairs), median_log_ppl=statistics.median(logs) if logs else None)
+        flags.append(
+            Flag(
+                "ppl_against_meteor",
+                f"perplexity rises with METEOR (Spearman rho {rho:.3f}, 95% interval "
+                f"[{low:.3f}, {high:.3f}] over {_count(len(pairs), 'turn')}): a model "
+                "usually finds likelier the answers closest to the references; "
+                "the values may be inverted, shuffled or another model's",
+            )
+        )
+    audit = Audit(
+        n,
+        at_one,
+        distinct,
+        rho,
+        low,
+        high,
+        len(pairs),
+        median_log_ppl=statistics.median(logs) if logs else None,
+    )
     if checked is not None:
         differences = [abs(math.log(a) - math.log(b)) for a, b in checked]
-        within = (sum(1 for d in differences if d <= settings.check_tolerance) / len(differences)
-                  if differences else None)
+        within = (
+            sum(1 for d in differences if d <= settings.check_tolerance) / len(differences)
+            if differences
+            else None
+        )
         median = statistics.median(differences) if differences else None
         audit = replace(audit, checked=len(differences), within=within, median_log_difference=median)
         if within is not None and within < settings.min_share_within:
             agree = sum(1 for d in differences if d <= settings.check_tolerance)
-            flags.append(Flag("check_mismatch", f"the organizer's recomputed perplexities agree with the reported "
-                                                f"ones on {agree:,} of {_count(len(differences), 'checked turn')} "
-                                                f"(median |ln difference| {median:.4f}): the reported values are "
-                                                "not this model's"))
+            flags.append(
+                Flag(
+                    "check_mismatch",
+                    f"the organizer's recomputed perplexities agree with the reported "
+                    f"ones on {agree:,} of {_count(len(differences), 'checked turn')} "
+                    f"(median |ln difference| {median:.4f}): the reported values are "
+                    "not this model's",
+                )
+            )
     return replace(audit, flags=tuple(flags))
 
 
-def audit_board(entries: Mapping[str, tuple[Audit, Sequence[float]]],
-                settings: AuditSettings = AuditSettings()) -> dict[str, Audit]:
+def audit_board(
+    entries: Mapping[str, tuple[Audit, Sequence[float]]], settings: AuditSettings = AuditSettings()
+) -> dict[str, Audit]:
     """The audits of a leaderboard's scored entries (name -> (its own audit, its perplexities in turn order)),
     with the flags found across entries added: ``same_ppl_as`` (at least 2 entries) and ``low_outlier`` (at
     least 5)."""
@@ -197,7 +252,7 @@ def audit_board(entries: Mapping[str, tuple[Audit, Sequence[float]]],
     if len(names) >= 2:
         same: dict[str, list[str]] = {name: [] for name in names}
         for k, a in enumerate(names):
-            for b in names[k + 1:]:
+            for b in names[k + 1 :]:
                 pa, pb = found[a][1], found[b][1]
                 if pa and len(pa) == len(pb):
                     equal = sum(1 for x, y in zip(pa, pb) if x == y)
@@ -207,8 +262,11 @@ def audit_board(entries: Mapping[str, tuple[Audit, Sequence[float]]],
         for name, others in same.items():
             if others:
                 audit = audits[name]
-                flag = Flag("same_ppl_as", f"its perplexities equal those of {', '.join(others)} on nearly every "
-                                           "turn: the same model scored twice, or values copied from another entry")
+                flag = Flag(
+                    "same_ppl_as",
+                    f"its perplexities equal those of {', '.join(others)} on nearly every "
+                    "turn: the same model scored twice, or values copied from another entry",
+                )
                 audits[name] = replace(audit, same_ppl_as=tuple(others), flags=audit.flags + (flag,))
     medians = {name: a.median_log_ppl for name, a in audits.items() if a.median_log_ppl is not None}
     if len(medians) >= MIN_OUTLIER_ENTRIES:
@@ -219,10 +277,13 @@ def audit_board(entries: Mapping[str, tuple[Audit, Sequence[float]]],
                 distance = (centre - medians[name]) / mad
                 if distance > settings.outlier_mads:
                     audit = audits[name]
-                    flag = Flag("low_outlier", f"its median perplexity ({math.exp(medians[name]):.3g}) lies "
-                                               f"{distance:.1f} scaled MADs below the entries' median "
-                                               f"({math.exp(centre):.3g}): far likelier answers than every other "
-                                               "model gives; check how it was computed")
+                    flag = Flag(
+                        "low_outlier",
+                        f"its median perplexity ({math.exp(medians[name]):.3g}) lies "
+                        f"{distance:.1f} scaled MADs below the entries' median "
+                        f"({math.exp(centre):.3g}): far likelier answers than every other "
+                        "model gives; check how it was computed",
+                    )
                     audits[name] = replace(audit, flags=audit.flags + (flag,))
     return audits
 
@@ -230,8 +291,10 @@ def audit_board(entries: Mapping[str, tuple[Audit, Sequence[float]]],
 def audit_payload(audits: Mapping[str, Audit], settings: AuditSettings) -> dict[str, Any]:
     """``audit.json``: every audited submission by name, in name order, and whether the thresholds are the
     default's (``"default"``) or the organizer's own (``"private"``, never shown)."""
-    return {"submissions": {name: audits[name].to_dict() for name in sorted(audits)},
-            "settings": "private" if settings.is_private else "default"}
+    return {
+        "submissions": {name: audits[name].to_dict() for name in sorted(audits)},
+        "settings": "private" if settings.is_private else "default",
+    }
 
 
 def flagged_lines(audits: Mapping[str, Audit]) -> Iterable[str]:
@@ -252,7 +315,7 @@ def sample_counts(turns_by_type: Mapping[str, int], n: int) -> dict[str, int]:
     exact = {t: n * c / total for t, c in turns_by_type.items()}
     counts = {t: int(v) for t, v in exact.items()}
     order = sorted(turns_by_type, key=lambda t: -(exact[t] - counts[t]))
-    for t in order[:n - sum(counts.values())]:
+    for t in order[: n - sum(counts.values())]:
         counts[t] += 1
     return counts
 
@@ -264,9 +327,14 @@ def validate_warnings(ppl: Iterable[float]) -> str | None:
     if len(values) < 2:
         return None
     if all(p == 1.0 for p in values):
-        return (f"every one of the {len(values):,} perplexities is exactly 1: a model gives every token "
-                "probability 1 almost never; check the perplexity function")
+        return (
+            f"every one of the {len(values):,} perplexities is exactly 1: a model gives every token "
+            "probability 1 almost never; check the perplexity function"
+        )
     if len(set(values)) == 1:
-        return (f"all {len(values):,} perplexities are equal ({values[0]!r}): a constant is nearly always a bug in "
-                "the perplexity function")
+        return (
+            f"all {len(values):,} perplexities are equal ({values[0]!r}): a constant is nearly always a "
+            "bug in "
+            "the perplexity function"
+        )
     return None

@@ -20,36 +20,44 @@ resample. The interval is the order statistics ``R // 40`` and
 to hold the point estimate when the resampled values all lie to one side of
 it (as happens for coefficients near +-1 on few items).
 """
+
 from __future__ import annotations
 
 import csv
-import os
 import io
 import math
+import os
 import re
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
 
-from scorer.inputs.contract import DIALOGUE_TYPES
-from .correlation_result import Correlation
 from scorer.errors import EXIT_USAGE, Issue, IssueLog, IssuesError
+from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.inputs.jsonio import shorten
-from .leaderboard_result import Leaderboard
 from scorer.progress import BOOTSTRAP, Progress
+
+from .correlation_result import Correlation
+from .leaderboard_result import Leaderboard
 from .significance import make_strata, resampled_integrals
 
 LEVELS = ("turn", "dialog", "system")
-FIGURES = {"turn": ("meteor", "hidden_metric", "turn_score"),
-           "dialog": ("meteor", "hidden_metric", "dialog_score"),
-           "system": ("meteor", "hidden_metric", "integral")}
+FIGURES = {
+    "turn": ("meteor", "hidden_metric", "turn_score"),
+    "dialog": ("meteor", "hidden_metric", "dialog_score"),
+    "system": ("meteor", "hidden_metric", "integral"),
+}
 BASELINES = ("chrf", "bleu")
-SHAPES = {("submission", "score"): "system", ("submission", "dialog_id", "score"): "dialog",
-          ("submission", "dialog_id", "turn", "score"): "turn"}
+SHAPES = {
+    ("submission", "score"): "system",
+    ("submission", "dialog_id", "score"): "dialog",
+    ("submission", "dialog_id", "turn", "score"): "turn",
+}
 MIN_ITEMS = 3
 SYSTEMS_STEP = "system-level figures"
 
@@ -66,8 +74,8 @@ class HumanRatingsError(IssuesError):
 
 @dataclass(frozen=True)
 class HumanRatings:
-    level: str                                   # "system", "dialog" or "turn"
-    scores: dict[tuple, float]                   # (submission,) / (submission, dialog_id) / (..., turn) -> mean
+    level: str  # "system", "dialog" or "turn"
+    scores: dict[tuple, float]  # (submission,) / (submission, dialog_id) / (..., turn) -> mean
 
 
 #: The largest ratings file read (it is the organizer's, but still bounded).
@@ -98,17 +106,29 @@ def read_human(path: str | os.PathLike, submissions: Mapping[str, Mapping[str, i
         raise HumanRatingsError(log) from None
     level = SHAPES.get(header)
     if level is None:
-        log.add(Issue(name, "the header must be one of: submission,score / submission,dialog_id,score / "
-                            f"submission,dialog_id,turn,score (found {shorten(','.join(header))})", "bad_header",
-                      line=1))
+        log.add(
+            Issue(
+                name,
+                "the header must be one of: submission,score / submission,dialog_id,score / "
+                f"submission,dialog_id,turn,score (found {shorten(','.join(header))})",
+                "bad_header",
+                line=1,
+            )
+        )
         raise HumanRatingsError(log)
     while True:
         number = reader.line_num + 1
         try:
             row = next(reader, None)
         except csv.Error as exc:
-            log.add(Issue(name, f"not a readable CSV row ({exc}); check for a stray double quote", "bad_row",
-                          line=number))
+            log.add(
+                Issue(
+                    name,
+                    f"not a readable CSV row ({exc}); check for a stray double quote",
+                    "bad_row",
+                    line=number,
+                )
+            )
             break
         if row is None:
             break
@@ -151,13 +171,27 @@ def _human_text(path: Path, name: str, log: IssueLog) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        log.add(Issue(name, f"the file is not valid UTF-8 (bad byte at line {line}, column {column}); save it as "
-                            "UTF-8", "not_utf8", line=line, column=column))
+        log.add(
+            Issue(
+                name,
+                f"the file is not valid UTF-8 (bad byte at line {line}, column {column}); save it as UTF-8",
+                "not_utf8",
+                line=line,
+                column=column,
+            )
+        )
         raise HumanRatingsError(log) from None
 
 
-def _key(row: list[str], header: Sequence[str], number: int, name: str, by_name: Mapping[str, str],
-         submissions: Mapping[str, Mapping[str, int]], log: IssueLog) -> tuple | None:
+def _key(
+    row: list[str],
+    header: Sequence[str],
+    number: int,
+    name: str,
+    by_name: Mapping[str, str],
+    submissions: Mapping[str, Mapping[str, int]],
+    log: IssueLog,
+) -> tuple | None:
     def bad(message: str, code: str) -> tuple | None:
         """Log the row's fault; the row has no key."""
         log.add(Issue(name, message, code, line=number))
@@ -174,8 +208,10 @@ def _key(row: list[str], header: Sequence[str], number: int, name: str, by_name:
         return bad(f"score {shorten(text)!r} is not a finite number", "bad_score")
     submission = by_name.get(row[0].strip())
     if submission is None:
-        return bad(f"unknown submission {shorten(row[0].strip())!r} (not an entry of the submissions folder)",
-                   "unknown_submission")
+        return bad(
+            f"unknown submission {shorten(row[0].strip())!r} (not an entry of the submissions folder)",
+            "unknown_submission",
+        )
     if len(header) == 2:
         return (submission,)
     dialog_id = row[1].strip()
@@ -186,8 +222,10 @@ def _key(row: list[str], header: Sequence[str], number: int, name: str, by_name:
         return (submission, dialog_id)
     turn_text = row[2].strip()
     if not _TURN.fullmatch(turn_text) or int(turn_text) >= turns:
-        return bad(f"turn {shorten(turn_text, 20)!r} is not a turn of {shorten(dialog_id)!r} (0 to {turns - 1})",
-                   "unknown_turn")
+        return bad(
+            f"turn {shorten(turn_text, 20)!r} is not a turn of {shorten(dialog_id)!r} (0 to {turns - 1})",
+            "unknown_turn",
+        )
     return (submission, dialog_id, int(turn_text))
 
 
@@ -202,8 +240,11 @@ def coefficients(x: Sequence[float], y: Sequence[float]) -> tuple[float, float, 
         return math.nan, math.nan, math.nan
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return (float(stats.pearsonr(x, y)[0]), float(stats.spearmanr(x, y)[0]),
-                float(stats.kendalltau(x, y)[0]))
+        return (
+            float(stats.pearsonr(x, y)[0]),
+            float(stats.spearmanr(x, y)[0]),
+            float(stats.kendalltau(x, y)[0]),
+        )
 
 
 def resampled_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -221,17 +262,27 @@ def resampled_coefficients(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np
         warnings.simplefilter("ignore")
         pearson = np.asarray(stats.pearsonr(x, y, axis=1)[0], dtype=np.float64)
         kendall = np.asarray(stats.kendalltau(x, y, axis=1)[0], dtype=np.float64)
-        undefined = ((x == x[:, :1]).all(axis=1) | (y == y[:, :1]).all(axis=1)
-                     | np.isnan(x).any(axis=1) | np.isnan(y).any(axis=1))
+        undefined = (
+            (x == x[:, :1]).all(axis=1)
+            | (y == y[:, :1]).all(axis=1)
+            | np.isnan(x).any(axis=1)
+            | np.isnan(y).any(axis=1)
+        )
         x_ranks, y_ranks = stats.rankdata(x, axis=1), stats.rankdata(y, axis=1)
-        spearman = np.array([math.nan if undefined[r] else
-                             float(np.corrcoef(np.column_stack((x_ranks[r], y_ranks[r])), rowvar=False)[1, 0])
-                             for r in range(rows)])
+        spearman = np.array(
+            [
+                math.nan
+                if undefined[r]
+                else float(np.corrcoef(np.column_stack((x_ranks[r], y_ranks[r])), rowvar=False)[1, 0])
+                for r in range(rows)
+            ]
+        )
     return pearson, spearman, kendall
 
 
 def pairwise_accuracy(figure: Sequence[float], human: Sequence[float]) -> float | None:
-    """Share of pairs with unequal human scores that ``figure`` orders the same way (ties in it count wrong)."""
+    """Share of pairs with unequal human scores that ``figure`` orders the same way (ties in it count
+    wrong)."""
     agree = pairs = 0
     for a in range(len(human)):
         for b in range(a + 1, len(human)):
@@ -275,8 +326,9 @@ class Statistics:
     resampled: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
-def correlate(levels: Sequence[LevelData], progress: Progress | None = None,
-              statistics: Statistics | None = None) -> list[Correlation]:
+def correlate(
+    levels: Sequence[LevelData], progress: Progress | None = None, statistics: Statistics | None = None
+) -> list[Correlation]:
     """Coefficients, intervals and (at system level) pairwise accuracy for every level and figure;
     ``statistics``: the coefficients (by default :data:`CONTRACT_STATISTICS`, contract section 8);
     ``progress`` hears the (level, figure) pairs done."""
@@ -292,8 +344,20 @@ def correlate(levels: Sequence[LevelData], progress: Progress | None = None,
             per_draw = statistics.resampled(drawn_figures[figure], drawn_human)
             bounds = [interval(per_draw[k].tolist(), point[k]) for k in range(3)]
             accuracy = pairwise_accuracy(values, data.human) if data.level == "system" else None
-            rows.append(Correlation(data.level, figure, len(values), point[0], *bounds[0], point[1], *bounds[1],
-                                    point[2], *bounds[2], accuracy))
+            rows.append(
+                Correlation(
+                    data.level,
+                    figure,
+                    len(values),
+                    point[0],
+                    *bounds[0],
+                    point[1],
+                    *bounds[1],
+                    point[2],
+                    *bounds[2],
+                    accuracy,
+                )
+            )
     if progress:
         progress(BOOTSTRAP, total, total)
     return rows
@@ -303,7 +367,7 @@ def correlate(levels: Sequence[LevelData], progress: Progress | None = None,
 CONTRACT_STATISTICS = Statistics(coefficients, resampled_coefficients)
 
 
-def item_resamples(n: int, resamples: int, seed: int) -> "np.ndarray":  # noqa: F821
+def item_resamples(n: int, resamples: int, seed: int) -> np.ndarray:  # noqa: F821
     import numpy as np
 
     return np.random.default_rng(seed).integers(0, n, size=(resamples, n), dtype=np.int64)
@@ -316,10 +380,15 @@ def types_in_order(types: Sequence[str]) -> list[str]:
 # --- building the levels from a scored leaderboard -----------------------------------------------
 
 
-def _sentence_baselines(names: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict[str, list[float]]:
+def _sentence_baselines(
+    names: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequence[str]]
+) -> dict[str, list[float]]:
     import sacrebleu
 
-    functions: dict[str, Callable[..., Any]] = {"chrf": sacrebleu.sentence_chrf, "bleu": sacrebleu.sentence_bleu}
+    functions: dict[str, Callable[..., Any]] = {
+        "chrf": sacrebleu.sentence_chrf,
+        "bleu": sacrebleu.sentence_bleu,
+    }
     return {name: [functions[name](h, list(r)).score for h, r in zip(hyps, refs)] for name in names}
 
 
@@ -350,9 +419,13 @@ def _score_of_stats(metric: Any, totals: Sequence[int]) -> float:
 class _Figures:
     """The scored leaderboard's turns and dialogues by entry, and the sentence baselines (computed once)."""
 
-    def __init__(self, board: Leaderboard, references: Mapping[str, list[list[str]]], baselines: Sequence[str]):
+    def __init__(
+        self, board: Leaderboard, references: Mapping[str, list[list[str]]], baselines: Sequence[str]
+    ):
         self.entries = {e.name: e for e in board.entries if e.result is not None}
-        self.turns_of = {name: {(t.dialog_id, t.turn): t for t in e.scored().turns} for name, e in self.entries.items()}
+        self.turns_of = {
+            name: {(t.dialog_id, t.turn): t for t in e.scored().turns} for name, e in self.entries.items()
+        }
         self.dialogs_of: dict[str, dict[str, list]] = {}
         for name, e in self.entries.items():
             for t in e.scored().turns:
@@ -370,15 +443,20 @@ class _Figures:
         return self._sentence.get(key, {})
 
 
-def _item_draws(figures: Series, human_values: list[float], resamples: int,
-                seed: int) -> Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]:
+def _item_draws(
+    figures: Series, human_values: list[float], resamples: int, seed: int
+) -> Callable[[], tuple[dict[str, np.ndarray], np.ndarray]]:
     """The bootstrap draws of a turn- or dialogue-level: the items resampled with replacement."""
+
     def make() -> tuple[dict[str, np.ndarray], np.ndarray]:
         import numpy as np
 
         idx = item_resamples(len(human_values), resamples, seed)
-        return ({f: np.asarray(v, dtype=np.float64)[idx] for f, v in figures.items()},
-                np.asarray(human_values, dtype=np.float64)[idx])
+        return (
+            {f: np.asarray(v, dtype=np.float64)[idx] for f, v in figures.items()},
+            np.asarray(human_values, dtype=np.float64)[idx],
+        )
+
     return make
 
 
@@ -416,13 +494,24 @@ def _dialog_level(data: _Figures, human: HumanRatings, resamples: int, seed: int
     return LevelData("dialog", hv, figures, _item_draws(figures, hv, resamples, seed))
 
 
-def _system_level(data: _Figures, human: HumanRatings, resamples: int, seed: int, weights: Mapping[str, float],
-                  progress: Progress | None) -> LevelData | None:
+def _system_level(
+    data: _Figures,
+    human: HumanRatings,
+    resamples: int,
+    seed: int,
+    weights: Mapping[str, float],
+    progress: Progress | None,
+) -> LevelData | None:
     """Every figure per rated system, and its draws: the dialogues resampled by type (as the leaderboard
     does), each figure and the human score recomputed on every resample."""
     import numpy as np
 
-    entries, dialogs_of, baselines, references = data.entries, data.dialogs_of, data.baselines, data.references
+    entries, dialogs_of, baselines, references = (
+        data.entries,
+        data.dialogs_of,
+        data.baselines,
+        data.references,
+    )
     names = sorted(n for n in entries if any(k[0] == n for k in human.scores))
     first = entries[names[0]].result if names else None
     if first is None:
@@ -445,21 +534,38 @@ def _system_level(data: _Figures, human: HumanRatings, resamples: int, seed: int
         figures["hidden_metric"].append(summary.hidden_metric)
         figures["integral"].append(summary.integral)
         per_dialog = {t: [dialogs_of[name][d] for d in order[t]] for t in types}
-        for f, mean_of in (("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
-                           ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
-                           ("integral", lambda ts: (math.fsum(x.meteor for x in ts) + math.fsum(
-                               x.hidden_metric for x in ts)) / len(ts) / 2)):
-            drawn[f].append(resampled_integrals(strata, {t: [mean_of(ts) for ts in per_dialog[t]] for t in types}))
+        for f, mean_of in (
+            ("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
+            ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
+            (
+                "integral",
+                lambda ts: (
+                    (math.fsum(x.meteor for x in ts) + math.fsum(x.hidden_metric for x in ts)) / len(ts) / 2
+                ),
+            ),
+        ):
+            drawn[f].append(
+                resampled_integrals(strata, {t: [mean_of(ts) for ts in per_dialog[t]] for t in types})
+            )
         for b in baselines:
             metric = metrics[b]
             all_turns = [x for t in types for ts in per_dialog[t] for x in ts]
             if [(x.dialog_id, x.turn) for x in all_turns] != turn_order:
-                raise ValueError(f"{name}: its turns are not in the test set's order (validated submissions are)")
+                raise ValueError(
+                    f"{name}: its turns are not in the test set's order (validated submissions are)"
+                )
             stats = _corpus_stats(metric, [x.answer for x in all_turns])
             figures[b].append(_score_of_stats(metric, [sum(col) for col in zip(*stats)]))
             by_turn = {(x.dialog_id, x.turn): s for x, s in zip(all_turns, stats)}
-            dstats = {t: np.asarray([[sum(col) for col in zip(*(by_turn[(x.dialog_id, x.turn)] for x in ts))]
-                                     for ts in per_dialog[t]]) for t in types}
+            dstats = {
+                t: np.asarray(
+                    [
+                        [sum(col) for col in zip(*(by_turn[(x.dialog_id, x.turn)] for x in ts))]
+                        for ts in per_dialog[t]
+                    ]
+                )
+                for t in types
+            }
             total = sum(dstats[t][strata.indices[t]].sum(axis=1) for t in types)
             drawn[b].append(np.asarray([_score_of_stats(metric, row) for row in total]))
         if human_fixed:
@@ -471,8 +577,12 @@ def _system_level(data: _Figures, human: HumanRatings, resamples: int, seed: int
             # sums of ratings scaled by a power of two (exact), so that ratings near the largest double
             # cannot overflow; the means are scaled back
             shift = -math.frexp(max(abs(v) for v in rated.values()))[1]
-            sums = {t: np.asarray([sum(math.ldexp(v, shift) for k, v in rated.items() if k[1] == d)
-                                   for d in order[t]]) for t in types}
+            sums = {
+                t: np.asarray(
+                    [sum(math.ldexp(v, shift) for k, v in rated.items() if k[1] == d) for d in order[t]]
+                )
+                for t in types
+            }
             counts = {t: np.asarray([sum(1 for k in rated if k[1] == d) for d in order[t]]) for t in types}
             num = sum(sums[t][strata.indices[t]].sum(axis=1) for t in types)
             den = sum(counts[t][strata.indices[t]].sum(axis=1) for t in types)
@@ -482,15 +592,24 @@ def _system_level(data: _Figures, human: HumanRatings, resamples: int, seed: int
         progress(SYSTEMS_STEP, len(names), len(names))
 
     def system_draws() -> tuple[dict[str, np.ndarray], np.ndarray]:
-        return ({f: np.column_stack(arrays).astype(np.float64) for f, arrays in drawn.items()},
-                np.column_stack(h_drawn).astype(np.float64))
+        return (
+            {f: np.column_stack(arrays).astype(np.float64) for f, arrays in drawn.items()},
+            np.column_stack(h_drawn).astype(np.float64),
+        )
 
     return LevelData("system", hv, figures, system_draws)
 
 
-def build_levels(board: Leaderboard, references: Mapping[str, list[list[str]]], human: HumanRatings, baselines: Sequence[str],
-                 resamples: int, seed: int, weights: Mapping[str, float],
-                 progress: Progress | None = None) -> tuple[list[LevelData], list[str]]:
+def build_levels(
+    board: Leaderboard,
+    references: Mapping[str, list[list[str]]],
+    human: HumanRatings,
+    baselines: Sequence[str],
+    resamples: int,
+    seed: int,
+    weights: Mapping[str, float],
+    progress: Progress | None = None,
+) -> tuple[list[LevelData], list[str]]:
     """The levels contract section 8 asks for, from the leaderboard's scored entries; and the warnings.
 
     Turn ratings give all three levels, dialogue ratings the dialogue and system levels, system ratings the
@@ -508,8 +627,10 @@ def build_levels(board: Leaderboard, references: Mapping[str, list[list[str]]], 
     kept = []
     for level in levels:
         if len(level.human) < MIN_ITEMS:
-            warnings_.append(f"{level.level} level left out: {len(level.human)} rated item(s), at least {MIN_ITEMS} "
-                             "are needed")
+            warnings_.append(
+                f"{level.level} level left out: {len(level.human)} rated item(s), at least {MIN_ITEMS} "
+                "are needed"
+            )
         else:
             kept.append(level)
     return kept, warnings_

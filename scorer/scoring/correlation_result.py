@@ -1,12 +1,26 @@
 """What ``correlate`` gives (contract section 8): one :class:`Correlation` row per level and figure, in
 :data:`COLUMNS`, and :class:`Meta`, the rows with the data behind them and the settings."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 #: The columns of ``correlation.csv`` and of every correlation table, in order.
-COLUMNS = ["level", "figure", "n", "pearson", "pearson_low", "pearson_high", "spearman", "spearman_low",
-           "spearman_high", "kendall", "kendall_low", "kendall_high", "pairwise_accuracy"]
+COLUMNS = [
+    "level",
+    "figure",
+    "n",
+    "pearson",
+    "pearson_low",
+    "pearson_high",
+    "spearman",
+    "spearman_low",
+    "spearman_high",
+    "kendall",
+    "kendall_low",
+    "kendall_high",
+    "pairwise_accuracy",
+]
 
 
 @dataclass(frozen=True)
@@ -46,8 +60,10 @@ class Meta:
 
     def left_out_lines(self) -> list[str]:
         """One line per entry left out and one for the names skipped, for every surface."""
-        lines = [f"left out: {name} ({status}; see `scorer validate` or the leaderboard for its errors)"
-                 for name, status in self.left_out]
+        lines = [
+            f"left out: {name} ({status}; see `scorer validate` or the leaderboard for its errors)"
+            for name, status in self.left_out
+        ]
         if self.skipped:
             lines.append(f"skipped (not a folder or .zip): {', '.join(self.skipped)}")
         return lines

@@ -4,17 +4,19 @@ The alignment is shown in both modes: with the penalty off it does not
 change the number (only the link count does), but it shows a participant
 what matched.
 """
+
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
-from .aggregate import TurnScore
 from scorer.metric.engine.alignment import chunk_runs
 from scorer.metric.meteor import Link, MeteorRu, MeteorScore
 from scorer.metric.stages import REGISTRY, stages_line
 from scorer.metric.text import tokenise
+
+from .aggregate import TurnScore
 
 #: How many turns a submission's report explains.
 LOWEST_TURNS = 10
@@ -58,8 +60,13 @@ class ExplainedTurn:
         return [None if link is None else link.stage for link in self.reference_links()]
 
 
-def lowest_turns(turns: Sequence[TurnScore], references: Mapping[str, Sequence[Sequence[str]]], metric: MeteorRu,
-                 count: int = LOWEST_TURNS, progress: Callable[[int], None] | None = None) -> tuple[ExplainedTurn, ...]:
+def lowest_turns(
+    turns: Sequence[TurnScore],
+    references: Mapping[str, Sequence[Sequence[str]]],
+    metric: MeteorRu,
+    count: int = LOWEST_TURNS,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[ExplainedTurn, ...]:
     """The ``count`` turns of lowest METEOR (file order among equals), each aligned against its best variant.
 
     ``references[dialog_id][turn]`` holds the turn's reference variants as raw text; ``progress(done)``
@@ -72,8 +79,20 @@ def lowest_turns(turns: Sequence[TurnScore], references: Mapping[str, Sequence[S
         reference = references[t.dialog_id][t.turn][t.best_reference]
         cand, ref = tokenise(t.answer), tokenise(reference)
         links = metric.score_tokens(cand, ref, with_alignment=True).alignment if cand and ref else ()
-        explained.append(ExplainedTurn(t.dialog_id, t.type, t.turn, t.meteor, t.answer, t.best_reference,
-                                       reference, tuple(cand), tuple(ref), links))
+        explained.append(
+            ExplainedTurn(
+                t.dialog_id,
+                t.type,
+                t.turn,
+                t.meteor,
+                t.answer,
+                t.best_reference,
+                reference,
+                tuple(cand),
+                tuple(ref),
+                links,
+            )
+        )
         if progress:
             progress(len(explained))
     return tuple(explained)
@@ -102,20 +121,30 @@ def explain(candidate: str, references: Sequence[str], metric: MeteorRu) -> str:
     for index, reference in enumerate(references):
         ref = tokenise(reference)
         lines.append("")
-        lines.append(f"reference {index} tokens ({len(ref)}): " + " ".join(f"{j}:{t}" for j, t in enumerate(ref)))
+        lines.append(
+            f"reference {index} tokens ({len(ref)}): " + " ".join(f"{j}:{t}" for j, t in enumerate(ref))
+        )
         if not ref:
             lines.append("  no tokens: this variant is skipped")
             continue
         s = metric.score_tokens(cand, ref, with_alignment=True)
         for link in s.alignment:
-            lines.append(f"  {link.stage:<8} cand {link.cand}:{cand[link.cand]}  <->  ref {link.ref}:{ref[link.ref]}"
-                         f"{_shared(metric, link.stage, cand[link.cand], ref[link.ref])}")
-        by_stage = ", ".join(f"{stage} {sum(1 for x in s.alignment if x.stage == stage)}" for stage in params.stages)
+            lines.append(
+                f"  {link.stage:<8} cand {link.cand}:{cand[link.cand]}  <->  ref {link.ref}:{ref[link.ref]}"
+                f"{_shared(metric, link.stage, cand[link.cand], ref[link.ref])}"
+            )
+        by_stage = ", ".join(
+            f"{stage} {sum(1 for x in s.alignment if x.stage == stage)}" for stage in params.stages
+        )
         lines.append(f"  links: {s.matches} ({by_stage})")
-        lines.append(f"  chunks: {s.chunks}  " + " ".join("[" + " ".join(run) + "]" for run in _chunks(s, cand)))
-        lines.append(f"  m={s.matches} t={s.cand_len} r={s.ref_len}  P={s.precision:.6f}  R={s.recall:.6f}  "
-                     f"Fmean={s.fmean:.6f}  penalty={s.penalty:.6f}  METEOR={s.score:.6f}"
-                     + ("" if s.exact_search else "  (search budget reached: best alignment found)"))
+        lines.append(
+            f"  chunks: {s.chunks}  " + " ".join("[" + " ".join(run) + "]" for run in _chunks(s, cand))
+        )
+        lines.append(
+            f"  m={s.matches} t={s.cand_len} r={s.ref_len}  P={s.precision:.6f}  R={s.recall:.6f}  "
+            f"Fmean={s.fmean:.6f}  penalty={s.penalty:.6f}  METEOR={s.score:.6f}"
+            + ("" if s.exact_search else "  (search budget reached: best alignment found)")
+        )
         if s.score > best_score:
             best_index, best_score = index, s.score
     lines.append("")

@@ -10,11 +10,12 @@ Invalid ones follow, unranked, with their first errors; then entries whose
 scoring failed for another reason (status ``error``, with the message), so
 one entry's failure never stops the others from being ranked.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.metric.stages import STAGE_NAMES
@@ -23,6 +24,7 @@ from scorer.progress import BOOTSTRAP, Progress
 from .aggregate import dialog_scores
 from .leaderboard_result import Entry, Leaderboard, Standing
 from .significance import interval, make_strata, paired_p_value, resampled_integrals
+
 
 def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
     """``(name, path)`` of every submission in ``folder``, by name; and the names skipped. A name is the
@@ -34,8 +36,9 @@ def find_submissions(folder: Path) -> tuple[list[tuple[str, Path]], list[str]]:
         name = entry_name(entry.name)
         if name.startswith("."):
             continue
-        if entry.is_dir(follow_symlinks=False) or (entry.is_file(follow_symlinks=False)
-                                                    and name.lower().endswith(".zip")):
+        if entry.is_dir(follow_symlinks=False) or (
+            entry.is_file(follow_symlinks=False) and name.lower().endswith(".zip")
+        ):
             found.append((name, path))
         else:
             skipped.append(name)
@@ -53,13 +56,21 @@ def folder_name(name: str) -> str:
     return os.fsdecode(name.encode("utf-8"))
 
 
-def rank(entries: Sequence[Entry], weights: Mapping[str, float], resamples: int, seed: int,
-         signature: str, skipped: Sequence[str], stages: tuple[str, ...] = STAGE_NAMES,
-         progress: Progress | None = None) -> Leaderboard:
+def rank(
+    entries: Sequence[Entry],
+    weights: Mapping[str, float],
+    resamples: int,
+    seed: int,
+    signature: str,
+    skipped: Sequence[str],
+    stages: tuple[str, ...] = STAGE_NAMES,
+    progress: Progress | None = None,
+) -> Leaderboard:
     """Order, rank and compare ``entries`` (scored or invalid) as the module docstring says;
     ``progress`` hears the entries resampled."""
-    valid = sorted((e for e in entries if e.result is not None),
-                   key=lambda e: (-e.scored().summary.integral, e.name))
+    valid = sorted(
+        (e for e in entries if e.result is not None), key=lambda e: (-e.scored().summary.integral, e.name)
+    )
     invalid = sorted((e for e in entries if e.result is None), key=lambda e: (e.failed, e.name))
     standings: list[Standing] = []
     if valid:

@@ -1,6 +1,7 @@
 """What ranking gives (contract section 6): :class:`Entry` (a submission as read and scored),
 :class:`Standing` (its place, interval and p-value) and :class:`Leaderboard` (every standing, the
 settings), which owns its rows and columns."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,8 +17,20 @@ from .result import ScoreResult
 #: How many of an invalid entry's errors the leaderboard shows.
 FIRST_ERRORS = 5
 #: The columns of every leaderboard table (``leaderboard.csv``, ``.json``, the page), in order.
-COLUMNS = ("rank", "submission", "integral", "ci_low", "ci_high", "meteor", "hidden_metric", "status",
-           *DIALOGUE_TYPES, "p_value", "compared_with", "errors")
+COLUMNS = (
+    "rank",
+    "submission",
+    "integral",
+    "ci_low",
+    "ci_high",
+    "meteor",
+    "hidden_metric",
+    "status",
+    *DIALOGUE_TYPES,
+    "p_value",
+    "compared_with",
+    "errors",
+)
 TEXT_COLUMNS = ("submission", "status", "compared_with", "errors")
 
 
@@ -93,11 +106,20 @@ class Standing:
     def values(self) -> dict[str, Any]:
         """The row by :data:`COLUMNS` (None where not applicable; ``errors`` as :class:`Issue` objects)."""
         s = self.entry.result.summary if self.entry.result else None
-        return {"rank": self.rank, "submission": self.name, "integral": s.integral if s else None,
-                "ci_low": self.ci_low, "ci_high": self.ci_high, "meteor": s.meteor if s else None,
-                "hidden_metric": s.hidden_metric if s else None, "status": self.status,
-                **{t: s.by_type[t].score if s and t in s.by_type else None for t in DIALOGUE_TYPES},
-                "p_value": self.p_value, "compared_with": self.compared_with, "errors": list(self.shown_errors)}
+        return {
+            "rank": self.rank,
+            "submission": self.name,
+            "integral": s.integral if s else None,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "meteor": s.meteor if s else None,
+            "hidden_metric": s.hidden_metric if s else None,
+            "status": self.status,
+            **{t: s.by_type[t].score if s and t in s.by_type else None for t in DIALOGUE_TYPES},
+            "p_value": self.p_value,
+            "compared_with": self.compared_with,
+            "errors": list(self.shown_errors),
+        }
 
 
 @dataclass(frozen=True)

@@ -1,27 +1,43 @@
 """What scoring a submission gives: its summary, its turns, its signature, its warnings."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from .aggregate import Summary, TurnScore
-from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.errors import Issue
-from .explain import ExplainedTurn
+from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.metric.meteor import MeteorScore
 from scorer.metric.stages import STAGE_NAMES
 
+from .aggregate import Summary, TurnScore
+from .explain import ExplainedTurn
 
 #: The columns of ``details.csv`` and of :meth:`ScoreResult.to_frame`, in order.
-DETAIL_COLUMNS = ["dialog_id", "type", "turn", "meteor", "best_reference", "hidden_metric", "ppl",
-                  "matches", "chunks", "precision", "recall", "fmean", "penalty",
-                  "cand_tokens", "ref_tokens", "exact_search"]
+DETAIL_COLUMNS = [
+    "dialog_id",
+    "type",
+    "turn",
+    "meteor",
+    "best_reference",
+    "hidden_metric",
+    "ppl",
+    "matches",
+    "chunks",
+    "precision",
+    "recall",
+    "fmean",
+    "penalty",
+    "cand_tokens",
+    "ref_tokens",
+    "exact_search",
+]
 
 
 @dataclass(frozen=True)
 class ScoreResult:
     summary: Summary
-    turns: list[TurnScore]   # each carries its answer and its MeteorScore (``details``)
+    turns: list[TurnScore]  # each carries its answer and its MeteorScore (``details``)
     signature: str
     warnings: list[Issue]
     lowest: tuple[ExplainedTurn, ...] = ()  # the turns of lowest METEOR, aligned (the report's last section)
@@ -38,9 +54,18 @@ class ScoreResult:
 
         frame = pd.DataFrame(detail_rows(self), columns=DETAIL_COLUMNS)
         frame["chunks"] = frame["chunks"].replace("", None).astype("Int64")
-        return frame.astype({"dialog_id": "string", "type": pd.CategoricalDtype(DIALOGUE_TYPES), "turn": "int64", "best_reference": "int64",
-                             "matches": "int64", "cand_tokens": "int64", "ref_tokens": "int64",
-                             "exact_search": "bool"})
+        return frame.astype(
+            {
+                "dialog_id": "string",
+                "type": pd.CategoricalDtype(DIALOGUE_TYPES),
+                "turn": "int64",
+                "best_reference": "int64",
+                "matches": "int64",
+                "cand_tokens": "int64",
+                "ref_tokens": "int64",
+                "exact_search": "bool",
+            }
+        )
 
     def dialogs_frame(self) -> Any:
         """One row per dialogue: type, turns, mean METEOR, mean hidden metric and S_i."""
@@ -48,19 +73,34 @@ class ScoreResult:
 
         frame = self.to_frame()
         grouped = frame.groupby("dialog_id", sort=False, observed=True)
-        out = grouped.agg(type=("type", "first"), turns=("turn", "size"), meteor=("meteor", "mean"),
-                          hidden_metric=("hidden_metric", "mean")).reset_index()
+        out = grouped.agg(
+            type=("type", "first"),
+            turns=("turn", "size"),
+            meteor=("meteor", "mean"),
+            hidden_metric=("hidden_metric", "mean"),
+        ).reset_index()
         out["score"] = (out["meteor"] + out["hidden_metric"]) / 2
         return out.astype({"dialog_id": "string"}) if isinstance(out, pd.DataFrame) else out
 
 
-def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None,
-                turn_hidden_metric: bool = True) -> list[tuple]:
+def detail_rows(
+    result: ScoreResult, start: int = 0, stop: int | None = None, turn_hidden_metric: bool = True
+) -> list[tuple]:
     """The rows of ``details.csv`` for turns ``start:stop`` (``chunks`` is "" when no alignment was built;
     ``hidden_metric`` is "" unless ``turn_hidden_metric``)."""
-    return [(t.dialog_id, t.type, t.turn, t.meteor, t.best_reference, t.hidden_metric if turn_hidden_metric else "",
-             t.ppl, *_alignment_columns(t))
-            for t in result.turns[start:stop]]
+    return [
+        (
+            t.dialog_id,
+            t.type,
+            t.turn,
+            t.meteor,
+            t.best_reference,
+            t.hidden_metric if turn_hidden_metric else "",
+            t.ppl,
+            *_alignment_columns(t),
+        )
+        for t in result.turns[start:stop]
+    ]
 
 
 def _alignment_columns(turn: TurnScore) -> tuple:
@@ -68,5 +108,14 @@ def _alignment_columns(turn: TurnScore) -> tuple:
     d = turn.details
     if d is None:
         return ("",) * 9
-    return (d.matches, "" if d.chunks is None else d.chunks, d.precision, d.recall, d.fmean, d.penalty,
-            d.cand_len, d.ref_len, d.exact_search)
+    return (
+        d.matches,
+        "" if d.chunks is None else d.chunks,
+        d.precision,
+        d.recall,
+        d.fmean,
+        d.penalty,
+        d.cand_len,
+        d.ref_len,
+        d.exact_search,
+    )

@@ -6,6 +6,7 @@ hidden metric, the weights and the scorer's version follow. Two runs with the
 same signature and the same inputs give the same scores. Private hidden-metric
 settings appear as a digest only.
 """
+
 from __future__ import annotations
 
 import hashlib

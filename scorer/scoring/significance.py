@@ -16,10 +16,12 @@ resampled with the same indices, so comparisons are paired.
   ``p = (#{d - mean(d) > D} + 1) / (resamples + 1)``; equal integrals
   (``D = 0``, nothing to explain) give ``p = 1``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,14 +43,21 @@ class Strata:
     seed: int
 
 
-def make_strata(dialogs_per_type: Mapping[str, int], weights: Mapping[str, float],
-                resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> Strata:
+def make_strata(
+    dialogs_per_type: Mapping[str, int],
+    weights: Mapping[str, float],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Strata:
     """Indices for ``resamples`` stratified resamples; ``dialogs_per_type`` in the contract's type order."""
     import numpy as np  # numpy loads only when a bootstrap runs
 
     rng = np.random.default_rng(seed)
-    indices = {t: rng.integers(0, n, size=(resamples, n), dtype=np.int64)
-               for t, n in dialogs_per_type.items() if n > 0}
+    indices = {
+        t: rng.integers(0, n, size=(resamples, n), dtype=np.int64)
+        for t, n in dialogs_per_type.items()
+        if n > 0
+    }
     return Strata(indices, scaled_weights({t: float(weights[t]) for t in indices}), resamples, seed)
 
 
@@ -74,8 +83,9 @@ def interval(samples: np.ndarray) -> tuple[float, float]:
     return float(ordered[cut]), float(ordered[len(ordered) - cut - 1])
 
 
-def paired_p_value(samples: np.ndarray, baseline_samples: np.ndarray, observed: float,
-                   baseline_observed: float) -> float:
+def paired_p_value(
+    samples: np.ndarray, baseline_samples: np.ndarray, observed: float, baseline_observed: float
+) -> float:
     """p-value that ``samples``' system differs from the baseline only by chance."""
     import numpy as np  # numpy loads only when a bootstrap runs
 

@@ -13,13 +13,15 @@ otherwise every worker would analyse nearly every type itself. Without
 the penalty, on the compiled engine, turns are scored on workers only when
 there are many (:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
 """
+
 from __future__ import annotations
 
 import os
 import signal
 import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from scorer.errors import EXIT_USAGE, ScorerError
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variants
@@ -30,7 +32,8 @@ MIN_TURNS_PER_JOB = 500
 PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
 #: Without the penalty, on the compiled engine, a turn costs about 18 microseconds in one process (rule 1's
 #: counts on ids), and workers must first be started and every result handed back: they score only when
-#: each has at least this many turns (20,000 WMT21 turns on 2 cores: 1.11 s in one process, 1.34 s with two workers;
+#: each has at least this many turns (20,000 WMT21 turns on 2 cores: 1.11 s in one process, 1.34 s with two
+#: workers;
 #: 100,000: 5.1-5.5 s and 4.5-4.8 s).
 MIN_TURNS_PER_JOB_WITHOUT_PENALTY = 20_000
 
@@ -50,8 +53,13 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def score_turns(answers: Sequence[str], variants: Sequence[Sequence[list[str]]], metric: MeteorRu, jobs: int = 1,
-                progress: Callable[[int], None] | None = None) -> list[tuple[int, MeteorScore]]:
+def score_turns(
+    answers: Sequence[str],
+    variants: Sequence[Sequence[list[str]]],
+    metric: MeteorRu,
+    jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> list[tuple[int, MeteorScore]]:
     """For each turn, the index and score of the best reference variant of ``answers[k]``; ``variants[k]``
     are that turn's reference variants, tokenised.
 
@@ -110,10 +118,18 @@ class Work(NamedTuple):
 
     def score_span(self, span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
         start, stop = span
-        cands = ([self.tokenise(a) for a in self.answers[start:stop]] if self.tokens is None
-                 else self.tokens[start:stop])
-        return best_variants(cands, self.variants[start:stop], self.metric.matcher, self.metric.params,
-                             engine=self.metric.engine)
+        cands = (
+            [self.tokenise(a) for a in self.answers[start:stop]]
+            if self.tokens is None
+            else self.tokens[start:stop]
+        )
+        return best_variants(
+            cands,
+            self.variants[start:stop],
+            self.metric.matcher,
+            self.metric.params,
+            engine=self.metric.engine,
+        )
 
 
 _HELD = {signal.SIGINT, signal.SIGTERM}
@@ -141,8 +157,12 @@ class WorkerPool:
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
         try:
             try:
-                self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                                    initializer=_start_worker, initargs=(work, held))
+                self.executor = ProcessPoolExecutor(
+                    workers,
+                    mp_context=multiprocessing.get_context("fork"),
+                    initializer=_start_worker,
+                    initargs=(work, held),
+                )
                 self.executor.submit(int)  # forks every worker now, while the signals are held
                 self.processes = dict(getattr(self.executor, "_processes", None) or {})
             finally:
@@ -151,7 +171,7 @@ class WorkerPool:
             self.close()
             raise
 
-    def __enter__(self) -> "WorkerPool":
+    def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -170,8 +190,10 @@ class WorkerPool:
             try:
                 yield future.result()
             except BrokenProcessPool:
-                raise WorkerDied(f"a worker process died ({self._deaths()}); the run was stopped. If the system "
-                                 "ran out of memory, give fewer --jobs or more memory") from None
+                raise WorkerDied(
+                    f"a worker process died ({self._deaths()}); the run was stopped. If the system "
+                    "ran out of memory, give fewer --jobs or more memory"
+                ) from None
 
     def _deaths(self) -> str:
         """How the workers that are gone ended (the pool stops the others by SIGTERM once one died: a worker
@@ -179,8 +201,13 @@ class WorkerPool:
         deadline = time.monotonic() + 2.0
         while any(p.exitcode is None for p in self.processes.values()) and time.monotonic() < deadline:
             time.sleep(0.01)  # the pool is reaping them: their exit codes are known within moments
-        ended = sorted(((p.exitcode == -signal.SIGTERM, pid, _ending(p.exitcode))
-                        for pid, p in self.processes.items() if p.exitcode not in (None, 0)))
+        ended = sorted(
+            (
+                (p.exitcode == -signal.SIGTERM, pid, _ending(p.exitcode))
+                for pid, p in self.processes.items()
+                if p.exitcode not in (None, 0)
+            )
+        )
         return ", ".join(f"pid {pid}: {how}" for _, pid, how in ended) or "killed"
 
     def close(self) -> None:

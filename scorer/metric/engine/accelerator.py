@@ -19,15 +19,17 @@ until rebuilt) and the environment variable
 ``SCORER_PURE_PYTHON`` is unset or ``0``. Both paths give the same numbers;
 CI checks it. ``scorer --version`` says which one is active and why.
 """
+
 from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable, Container, Iterable, Sequence
 from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
-from typing import Callable, Container, Iterable, NamedTuple, Protocol, Sequence
+from typing import NamedTuple, Protocol
 
 from . import alignment, counting, links
 from .alignment import Alignment
@@ -56,7 +58,11 @@ def _built() -> tuple[dict[str, ModuleType], str]:
     if len(modules) < len(found):
         missing = ", ".join(name for name in COMPILED if name not in modules)
         return {}, f"compiled engine not built: {missing}"
-    stale = [name for name, module in modules.items() if getattr(module, "__source_sha256__", None) != _digest(name)]
+    stale = [
+        name
+        for name, module in modules.items()
+        if getattr(module, "__source_sha256__", None) != _digest(name)
+    ]
     if stale:
         return {}, f"compiled engine out of date: {', '.join(stale)} built from another source"
     return modules, ""
@@ -97,6 +103,7 @@ def description() -> str:
 class StoredTable(NamedTuple):
     """A token table as ``KeyTable.export`` gives it, with the key strings in id order: what
     :mod:`scorer.metric.key_table_cache` keeps across runs."""
+
     tokens: list[str]
     keys: list[str]
     start: bytes
@@ -147,7 +154,9 @@ class FastCounts:
 
     def counts(self, cand: Sequence[str], ref: Sequence[str]) -> list[int] | None:
         """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""
-        return self.table.counts(cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref))
+        return self.table.counts(
+            cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref)
+        )
 
     def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
         """:meth:`counts` of ``cand`` against each of ``refs``; None also for an empty text."""
@@ -169,32 +178,56 @@ class Engine(Protocol):
     #: Whether rule 1 is counted on interned token ids (a turn then costs a few microseconds).
     counts_on_ids: bool
 
-    def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
-                     any_keys: Callable[[str], frozenset[str]]) -> list[int]:
+    def rule1_counts(
+        self,
+        cand: Sequence[str],
+        ref: Sequence[str],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+    ) -> list[int]:
         """Links of each stage under rule 1, for two non-empty token sequences."""
         ...
 
-    def variant_counts(self, cand: Sequence[str], variants: Sequence[Sequence[str]],
-                       key_functions: tuple[KeyFunction, ...],
-                       any_keys: Callable[[str], frozenset[str]]) -> list[list[int] | None]:
+    def variant_counts(
+        self,
+        cand: Sequence[str],
+        variants: Sequence[Sequence[str]],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+    ) -> list[list[int] | None]:
         """:meth:`rule1_counts` of a non-empty ``cand`` against each variant; None for a variant without
         tokens."""
         ...
 
-    def variant_counts_each(self, cands: Sequence[Sequence[str]], variants: Sequence[Sequence[Sequence[str]]],
-                            key_functions: tuple[KeyFunction, ...], any_keys: Callable[[str], frozenset[str]]
-                            ) -> list[list[list[int] | None]]:
+    def variant_counts_each(
+        self,
+        cands: Sequence[Sequence[str]],
+        variants: Sequence[Sequence[Sequence[str]]],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+    ) -> list[list[list[int] | None]]:
         """:meth:`variant_counts` of each non-empty ``cands[k]`` against ``variants[k]``."""
         ...
 
-    def align(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
-              any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET) -> Alignment:
+    def align(
+        self,
+        cand: Sequence[str],
+        ref: Sequence[str],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+        budget: int = alignment.NODE_BUDGET,
+    ) -> Alignment:
         """The alignment of rules 1-5."""
         ...
 
-    def link_chunks(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
-                    any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET
-                    ) -> tuple[int, int, bool]:
+    def link_chunks(
+        self,
+        cand: Sequence[str],
+        ref: Sequence[str],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+        budget: int = alignment.NODE_BUDGET,
+    ) -> tuple[int, int, bool]:
         """(links, chunks, exact) of :meth:`align`'s alignment of two non-empty token sequences."""
         ...
 
@@ -203,8 +236,9 @@ class Engine(Protocol):
         it fits (a speed-up only: no number depends on it)."""
         ...
 
-    def table_to_store(self, key_functions: tuple[KeyFunction, ...], skip: Container[str],
-                       more: Iterable[str]) -> StoredTable | None:
+    def table_to_store(
+        self, key_functions: tuple[KeyFunction, ...], skip: Container[str], more: Iterable[str]
+    ) -> StoredTable | None:
         """The token table for these key functions to keep, with the tokens of ``more`` and without those in
         ``skip``; None when the engine keeps none or it holds nothing new."""
         ...
@@ -219,8 +253,14 @@ class ModuleEngine:
     """The engine made of ``links``, ``counting`` and ``alignment``: the pure modules, or the same modules
     compiled with the compiled ``id_counts`` in front of them."""
 
-    def __init__(self, name: str, links: ModuleType, counting: ModuleType, alignment: ModuleType,
-                 id_counts: ModuleType | None = None):
+    def __init__(
+        self,
+        name: str,
+        links: ModuleType,
+        counting: ModuleType,
+        alignment: ModuleType,
+        id_counts: ModuleType | None = None,
+    ):
         self.name, self.links, self.counting, self.alignment = name, links, counting, alignment
         self.id_counts = id_counts
         self.counts_on_ids = id_counts is not None
@@ -232,28 +272,44 @@ class ModuleEngine:
             self._fast[key_functions] = fast_counts(self.id_counts, key_functions)
         return self._fast[key_functions]
 
-    def variant_counts(self, cand: Sequence[str], variants: Sequence[Sequence[str]],
-                       key_functions: tuple[KeyFunction, ...],
-                       any_keys: Callable[[str], frozenset[str]]) -> list[list[int] | None]:
+    def variant_counts(
+        self,
+        cand: Sequence[str],
+        variants: Sequence[Sequence[str]],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+    ) -> list[list[int] | None]:
         fast = self.fast_counts(key_functions)
-        found: list[list[int] | None] = (fast.counts_each(cand, variants) if fast is not None
-                                          else [None] * len(variants))
+        found: list[list[int] | None] = (
+            fast.counts_each(cand, variants) if fast is not None else [None] * len(variants)
+        )
         return self._declined(cand, variants, found, key_functions, any_keys)
 
-    def variant_counts_each(self, cands: Sequence[Sequence[str]], variants: Sequence[Sequence[Sequence[str]]],
-                            key_functions: tuple[KeyFunction, ...], any_keys: Callable[[str], frozenset[str]]
-                            ) -> list[list[list[int] | None]]:
+    def variant_counts_each(
+        self,
+        cands: Sequence[Sequence[str]],
+        variants: Sequence[Sequence[Sequence[str]]],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+    ) -> list[list[list[int] | None]]:
         fast = self.fast_counts(key_functions)
         if fast is None:
             return [self.variant_counts(c, v, key_functions, any_keys) for c, v in zip(cands, variants)]
         counts_each, declined = fast.table.counts_each, self._declined
         found = [counts_each(c, v) for c, v in zip(cands, variants)]
-        return [f if None not in f else declined(c, v, f, key_functions, any_keys)
-                for c, v, f in zip(cands, variants, found)]
+        return [
+            f if None not in f else declined(c, v, f, key_functions, any_keys)
+            for c, v, f in zip(cands, variants, found)
+        ]
 
-    def _declined(self, cand: Sequence[str], variants: Sequence[Sequence[str]], found: list[list[int] | None],
-                  key_functions: tuple[KeyFunction, ...], any_keys: Callable[[str], frozenset[str]]
-                  ) -> list[list[int] | None]:
+    def _declined(
+        self,
+        cand: Sequence[str],
+        variants: Sequence[Sequence[str]],
+        found: list[list[int] | None],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+    ) -> list[list[int] | None]:
         """``found``, with the counts the compiled table declined (None for a non-empty variant) from the
         definition."""
         cand_counts = None
@@ -264,32 +320,48 @@ class ModuleEngine:
                 found[k] = self.counting.stage_counts(graph, len(key_functions))
         return found
 
-    def rule1_counts(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
-                     any_keys: Callable[[str], frozenset[str]]) -> list[int]:
+    def rule1_counts(
+        self,
+        cand: Sequence[str],
+        ref: Sequence[str],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+    ) -> list[int]:
         found = self.variant_counts(cand, [ref], key_functions, any_keys)[0]
         if found is None:  # an empty text: outside the contract of this method
             raise ValueError("rule 1's counts need two non-empty token sequences")
         return found
 
-    def align(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
-              any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET) -> Alignment:
+    def align(
+        self,
+        cand: Sequence[str],
+        ref: Sequence[str],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+        budget: int = alignment.NODE_BUDGET,
+    ) -> Alignment:
         found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
         return found if type(found) is Alignment else Alignment(found.links, found.chunks, found.exact)
 
-    def link_chunks(self, cand: Sequence[str], ref: Sequence[str], key_functions: tuple[KeyFunction, ...],
-                    any_keys: Callable[[str], frozenset[str]], budget: int = alignment.NODE_BUDGET
-                    ) -> tuple[int, int, bool]:
+    def link_chunks(
+        self,
+        cand: Sequence[str],
+        ref: Sequence[str],
+        key_functions: tuple[KeyFunction, ...],
+        any_keys: Callable[[str], frozenset[str]],
+        budget: int = alignment.NODE_BUDGET,
+    ) -> tuple[int, int, bool]:
         found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
         return len(found.links), found.chunks, found.exact
-
 
     def restore_table(self, key_functions: tuple[KeyFunction, ...], stored: StoredTable) -> None:
         fast = self.fast_counts(key_functions)
         if fast is not None:
             fast.restore(stored)
 
-    def table_to_store(self, key_functions: tuple[KeyFunction, ...], skip: Container[str],
-                       more: Iterable[str]) -> StoredTable | None:
+    def table_to_store(
+        self, key_functions: tuple[KeyFunction, ...], skip: Container[str], more: Iterable[str]
+    ) -> StoredTable | None:
         fast = self.fast_counts(key_functions)
         return fast.stored(skip, more) if fast is not None else None
 
@@ -303,8 +375,13 @@ def engine() -> ModuleEngine:
     else pure. Chosen once; it keeps the compiled token table for that metric's key functions."""
     if active():
         modules = _built()[0]
-        return ModuleEngine("compiled (Cython)", modules["links"], modules["counting"], modules["alignment"],
-                            modules["id_counts"])
+        return ModuleEngine(
+            "compiled (Cython)",
+            modules["links"],
+            modules["counting"],
+            modules["alignment"],
+            modules["id_counts"],
+        )
     return ModuleEngine("pure Python", links, counting, alignment)
 
 

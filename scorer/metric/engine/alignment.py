@@ -37,15 +37,16 @@ exact is shown in ``docs/alignment.md``.
    is kept, or one read off rule 1's flow when none was found; it satisfies
    rule 1 and is deterministic, and the result is flagged inexact.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .counting import stage_counts, type_flows
 from .links import KeyFunction, TypeGraph, components, counts_of, type_graph
-
 
 #: Search nodes per pair before the deterministic fallback applies.
 NODE_BUDGET = 50_000
@@ -55,9 +56,9 @@ LinkTriple = tuple[int, int, int]  # (candidate position, reference position, st
 
 @dataclass(frozen=True)
 class Alignment:
-    links: tuple[LinkTriple, ...]   # sorted by candidate position
+    links: tuple[LinkTriple, ...]  # sorted by candidate position
     chunks: int
-    exact: bool                     # False when the search budget ran out
+    exact: bool  # False when the search budget ran out
 
 
 def chunk_count(links: Sequence[LinkTriple]) -> int:
@@ -80,14 +81,19 @@ def crossings(pairs: Sequence[tuple[int, ...]]) -> int:
     """Number of crossing couples among ``pairs`` (``(i, j, ...)`` tuples)."""
     seen: list[int] = []
     total = 0
-    for i, j, *_ in sorted(pairs):
+    for _, j, *_ in sorted(pairs):
         total += len(seen) - bisect_right(seen, j)
         insort(seen, j)
     return total
 
 
-def align(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFunction],
-          any_keys: Callable[[str], frozenset[str]], budget: int = NODE_BUDGET) -> Alignment:
+def align(
+    cand: Sequence[str],
+    ref: Sequence[str],
+    key_functions: Sequence[KeyFunction],
+    any_keys: Callable[[str], frozenset[str]],
+    budget: int = NODE_BUDGET,
+) -> Alignment:
     """The alignment of rules 1-5 between two token lists."""
     graph = type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys)
     target = stage_counts(graph, len(key_functions))
@@ -102,8 +108,8 @@ def align(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFu
                 options.setdefault(i, []).extend((j, 0) for j in rpos[x])
     for component in components(graph.links):
         if len(component) == 1:
-            (a, b), = component
-            if (a not in graph.shared and b not in graph.shared and len(cpos[a]) == len(rpos[b])):
+            ((a, b),) = component
+            if a not in graph.shared and b not in graph.shared and len(cpos[a]) == len(rpos[b]):
                 s = graph.links[(a, b)]
                 forced.update((i, (j, s)) for i, j in zip(cpos[a], rpos[b]))
                 continue
@@ -126,8 +132,13 @@ def align(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFu
     return Alignment(tuple(links), chunk_count(links), search.exact)
 
 
-def _fallback(cand: Sequence[str], ref: Sequence[str], graph: TypeGraph, cpos: dict[str, list[int]],
-              rpos: dict[str, list[int]]) -> Alignment:
+def _fallback(
+    cand: Sequence[str],
+    ref: Sequence[str],
+    graph: TypeGraph,
+    cpos: dict[str, list[int]],
+    rpos: dict[str, list[int]],
+) -> Alignment:
     """A rule-1 alignment read off the type flow: first free positions first (deterministic)."""
     used_c: set[int] = set()
     used_r: set[int] = set()
@@ -152,24 +163,36 @@ def _fallback(cand: Sequence[str], ref: Sequence[str], graph: TypeGraph, cpos: d
 class _Search:
     """Branch and bound over the undecided candidate positions (module docstring, point 2)."""
 
-    def __init__(self, cand: Sequence[str], ref: Sequence[str], forced: dict[int, tuple[int, int]],
-                 options: dict[int, list[tuple[int, int]]], target: list[int],
-                 groups: list[tuple[list[int], list[int]]], budget: int):
+    def __init__(
+        self,
+        cand: Sequence[str],
+        ref: Sequence[str],
+        forced: dict[int, tuple[int, int]],
+        options: dict[int, list[tuple[int, int]]],
+        target: list[int],
+        groups: list[tuple[list[int], list[int]]],
+        budget: int,
+    ):
         self.cand, self.ref, self.target, self.budget = cand, ref, target, budget
         self.exact = True
         self.nodes = 0
         self.order = sorted(options)
         n_stages = len(target)
         t, r = len(cand), len(ref)
-        self.w1 = t * r + 1                      # displacement never reaches this
-        self.w2 = (min(t, r) + 1) * self.w1      # nor chunks * w1 + displacement this
+        self.w1 = t * r + 1  # displacement never reaches this
+        self.w2 = (min(t, r) + 1) * self.w1  # nor chunks * w1 + displacement this
         self.forced_at = {i: j for i, (j, _) in forced.items()}
         forced_pairs = sorted(self.forced_at.items())
         all_q = sorted(j for _, j in forced_pairs)
         decided = set(self.order)
-        base_chunks = sum(1 for i, j in forced_pairs if i - 1 not in decided and self.forced_at.get(i - 1) != j - 1)
-        self.base = (crossings(forced_pairs) * self.w2 + base_chunks * self.w1
-                     + sum(abs(i - j) for i, j in forced_pairs))
+        base_chunks = sum(
+            1 for i, j in forced_pairs if i - 1 not in decided and self.forced_at.get(i - 1) != j - 1
+        )
+        self.base = (
+            crossings(forced_pairs) * self.w2
+            + base_chunks * self.w1
+            + sum(abs(i - j) for i, j in forced_pairs)
+        )
         # per undecided position: its options with their crossings with forced links
         self.options: list[list[tuple[int, int, int]]] = []
         before: list[int] = []
@@ -201,10 +224,12 @@ class _Search:
         to make when its first ``a`` candidate positions are decided and its first ``q`` reference
         positions are behind the last one linked (None: rule 1 can no longer be met)."""
         index_of = {i: d for d, i in enumerate(self.order)}
-        self.group_at: dict[int, tuple[int, int]] = {}   # decision index -> (group, a)
+        self.group_at: dict[int, tuple[int, int]] = {}  # decision index -> (group, a)
         self.ref_rank: list[dict[int, int]] = []
         self.tables: list[list[list[int | None]]] = []
-        self.start_bound = 0  # the sum of every table's [0][0]: the least cost the groups add to any alignment
+        self.start_bound = (
+            0  # the sum of every table's [0][0]: the least cost the groups add to any alignment
+        )
         for g, (cs, rs) in enumerate(groups):
             c, r = len(cs), len(rs)
             rank = {j: q for q, j in enumerate(rs)}
@@ -228,7 +253,9 @@ class _Search:
                         best = skip
                     table[a][q] = best
             if table[0][0] is None:
-                raise ValueError("a partly exact type whose exact links cannot all be made")  # rule 1 ensures they can
+                raise ValueError(
+                    "a partly exact type whose exact links cannot all be made"
+                )  # rule 1 ensures they can
             self.start_bound += table[0][0]
             self.tables.append(table)
             self.ref_rank.append(rank)
@@ -245,7 +272,9 @@ class _Search:
         found = self._dfs(greedy=False, start=greedy)
         return greedy[1] if found is None else found[1]
 
-    def _dfs(self, greedy: bool, start: tuple[int, list[LinkTriple]] | None) -> tuple[int, list[LinkTriple]] | None:
+    def _dfs(
+        self, greedy: bool, start: tuple[int, list[LinkTriple]] | None
+    ) -> tuple[int, list[LinkTriple]] | None:
         """``greedy``: the cheapest choice first, stop at the first alignment. Otherwise the
         lexicographic search of the module docstring, starting from the ``start`` alignment."""
         cand, ref, order, options = self.cand, self.ref, self.order, self.options
@@ -290,8 +319,12 @@ class _Search:
                 now = at_state
             found = []
             for j, s, static in options[d]:
-                if j in used or need[s] == 0 or (only_stage is not None and s != only_stage) \
-                        or j <= last_twin.get((cand[i], ref[j]), -1):
+                if (
+                    j in used
+                    or need[s] == 0
+                    or (only_stage is not None and s != only_stage)
+                    or j <= last_twin.get((cand[i], ref[j]), -1)
+                ):
                     continue
                 delta = 0
                 if grouped is not None:
@@ -316,7 +349,11 @@ class _Search:
                 if unlinked is None:
                     return found
                 delta = unlinked - now
-            if not short and total_need <= any_avail[d + 1] and (limit is None or floor + skip_inc + delta <= limit):
+            if (
+                not short
+                and total_need <= any_avail[d + 1]
+                and (limit is None or floor + skip_inc + delta <= limit)
+            ):
                 found.append((skip_inc, -1, -1, delta))
             return found
 
@@ -354,8 +391,11 @@ class _Search:
                 continue
             frame[1] = k + 1
             inc, j, s, delta = options_here[k]
-            if greedy and self.lex_first and ((j < 0 and len(options_here) > 1)
-                                              or any(0 <= o[1] < j for o in options_here)):
+            if (
+                greedy
+                and self.lex_first
+                and ((j < 0 and len(options_here) > 1) or any(0 <= o[1] < j for o in options_here))
+            ):
                 self.lex_first = False
             self.nodes += 1
             if self.nodes > self.budget:
@@ -392,8 +432,12 @@ class _Search:
         return best
 
 
-def fallback_alignment(cand: Sequence[str], ref: Sequence[str], key_functions: Sequence[KeyFunction],
-                       any_keys: Callable[[str], frozenset[str]]) -> Alignment:
+def fallback_alignment(
+    cand: Sequence[str],
+    ref: Sequence[str],
+    key_functions: Sequence[KeyFunction],
+    any_keys: Callable[[str], frozenset[str]],
+) -> Alignment:
     """What :func:`align` returns when its search finds no alignment within the budget (point 3): the
     alignment read off rule 1's flow, flagged inexact."""
     graph = type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys)

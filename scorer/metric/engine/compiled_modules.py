@@ -4,12 +4,18 @@
 source into ``scorer/_compiled/`` and stamps it with :func:`source_digest`; ``accelerator`` compares the
 stamps with the sources at import.
 """
+
 import hashlib
 from pathlib import Path
 
 #: name -> the Python source in this folder it is compiled from (a ``.pxd`` beside it adds C types).
-COMPILED = {"links": "links.py", "counting": "counting.py", "alignment": "alignment.py", "id_counts": "id_counts.py",
-            "word_split": "word_split.py"}
+COMPILED = {
+    "links": "links.py",
+    "counting": "counting.py",
+    "alignment": "alignment.py",
+    "id_counts": "id_counts.py",
+    "word_split": "word_split.py",
+}
 
 
 def source_digest(folder: Path, source: str) -> str:

@@ -15,9 +15,10 @@ raised there alone. Per component:
   ``B ** (stages - 1 - s)``, ``B`` above any possible count, so that
   comparing weights compares the vectors lexicographically.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .links import Counts, Link, TypeGraph, components
 
@@ -33,7 +34,7 @@ def stage_counts(graph: TypeGraph, n_stages: int) -> list[int]:
     if not links:
         return counts
     if len(links) == 1:
-        ((a, b), s), = links.items()
+        (((a, b), s),) = links.items()
         counts[s] += min(graph.cand[a], graph.ref[b])
         return counts
     for component in components(links):
@@ -43,7 +44,8 @@ def stage_counts(graph: TypeGraph, n_stages: int) -> list[int]:
 
 
 def type_flows(graph: TypeGraph) -> Flow:
-    """How many links each type pair takes in one alignment satisfying rule 1 (leading exact links excluded)."""
+    """How many links each type pair takes in one alignment satisfying rule 1 (leading exact links
+    excluded)."""
     flow: Flow = []
     for component in components(graph.links):
         flow.extend(component_flow(component, graph))
@@ -54,7 +56,7 @@ def component_flow(component: Sequence[Link], graph: TypeGraph) -> Flow:
     """The links of one component, by type pair: closed forms, else a maximum-weight flow."""
     cand, ref, stage = graph.cand, graph.ref, graph.links
     if len(component) == 1:
-        (a, b), = component
+        ((a, b),) = component
         return [(a, b, stage[(a, b)], min(cand[a], ref[b]))]
     if len({a for a, _ in component}) == 1:
         return _star(component, stage, cand[component[0][0]], ref, 1)
@@ -98,8 +100,10 @@ def _max_weight_flow(component: Sequence[Link], stage: dict[Link, int], cand: Co
         edge(source, cand_node[a], cand[a], 0)
     for b in refs:
         edge(ref_node[b], sink, ref[b], 0)
-    link_edge = {link: edge(cand_node[link[0]], ref_node[link[1]], base, -base ** (n_stages - 1 - stage[link]))
-                 for link in sorted(component)}
+    link_edge = {
+        link: edge(cand_node[link[0]], ref_node[link[1]], base, -(base ** (n_stages - 1 - stage[link])))
+        for link in sorted(component)
+    }
     while True:
         dist: list[int | None] = [None] * (sink + 1)
         via = [-1] * (sink + 1)
@@ -129,5 +133,8 @@ def _max_weight_flow(component: Sequence[Link], stage: dict[Link, int], cand: Co
         for e in path:
             cap[e] -= push
             cap[e ^ 1] += push
-    return [(a, b, stage[(a, b)], cap[link_edge[(a, b)] ^ 1]) for a, b in sorted(component)
-            if cap[link_edge[(a, b)] ^ 1] > 0]
+    return [
+        (a, b, stage[(a, b)], cap[link_edge[(a, b)] ^ 1])
+        for a, b in sorted(component)
+        if cap[link_edge[(a, b)] ^ 1] > 0
+    ]

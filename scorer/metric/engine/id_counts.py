@@ -13,10 +13,11 @@ graph (``tests/test_id_counts.py``); ``setup.py`` compiles this same file, typed
 beside it (Cython's pure-Python mode), and CI checks that both engines write byte-identical outputs
 on the WMT21 benchmark.
 """
+
 from __future__ import annotations
 
 from array import array
-from typing import Any, Callable, Collection, Container, MutableSequence, Sequence
+from collections.abc import Callable, Collection, Container, MutableSequence, Sequence
 
 Ints = MutableSequence[int]  # an array('i') (a typed memoryview of one when compiled)
 
@@ -117,12 +118,14 @@ class KeyTable:
         self.n_stages = n_stages
         self.n_tokens = 0
         self.n_data = 0
-        self.start = _zeros("i", 1024 * max(n_stages, 1))   # start[t * n_stages + s]: where t's keys at s begin
+        self.start = _zeros(
+            "i", 1024 * max(n_stages, 1)
+        )  # start[t * n_stages + s]: where t's keys at s begin
         self.length = _zeros("i", 1024 * max(n_stages, 1))
         self.mask = _zeros("Q", 1024 * MASK_WORDS)
         self.data = _zeros("i", 16384)
-        self.work = _zeros("i", 1024)                        # scratch for one pair
-        self.order = _zeros("i", 1024)                       # a pair's ids in text order (aligned)
+        self.work = _zeros("i", 1024)  # scratch for one pair
+        self.order = _zeros("i", 1024)  # a pair's ids in text order (aligned)
 
     def add(self, token: str, keys_by_stage: list[list[int]]) -> int:
         """Intern a token: ``keys_by_stage[s]`` is its sorted list of key ids at stage ``s``."""
@@ -239,7 +242,7 @@ class KeyTable:
 
     def _mark(self, t: int, k: int) -> None:
         """Sets the bit of key id ``k`` in token ``t``'s key filter."""
-        h = ((k * _HASH) & 0xFFFFFFFF) >> 24     # a byte of the key id's hash: one of 256 bits
+        h = ((k * _HASH) & 0xFFFFFFFF) >> 24  # a byte of the key id's hash: one of 256 bits
         bit = 1
         bit <<= h & 63
         self.mask[t * MASK_WORDS + ((h >> 6) & (MASK_WORDS - 1))] |= bit
@@ -261,8 +264,8 @@ class KeyTable:
             if nc == 0 or nr == 0:
                 found.append(None)
                 continue
-            self._place(ref, nc)   # after the candidate's sorted ids, which stay in place
-            work = self.work       # taken after interning, which may grow the other arrays but never this one
+            self._place(ref, nc)  # after the candidate's sorted ids, which stay in place
+            work = self.work  # taken after interning, which may grow the other arrays but never this one
             _sort(work, nc, nc + nr)
             found.append(self._rule1(work, nc, nr)[0])
         return found
@@ -278,7 +281,8 @@ class KeyTable:
             self.work[at + i] = intern(tokens[i]) if found is None else found
 
     def _rule1(self, work: Ints, nc: int, nr: int) -> tuple[list[int] | None, int, int, int]:
-        """Rule 1 on the sorted ids ``work[:nc]`` (candidate) and ``work[nc:nc + nr]`` (reference): the links of
+        """Rule 1 on the sorted ids ``work[:nc]`` (candidate) and ``work[nc:nc + nr]`` (reference): the links
+        of
         each stage (None where the definition must answer), and how many free candidate types, free
         reference types and links between them it left in ``self.work`` (grown if needed).
 
@@ -301,9 +305,9 @@ class KeyTable:
         """The leading exact stage on the sorted ids: (its links, free candidate types, free reference
         types). Min counts of every shared type are linked; what is left over is free, written to
         ``work`` after the ids with its counts."""
-        fc_id = nc + nr                        # free candidate types, then their counts,
+        fc_id = nc + nr  # free candidate types, then their counts,
         fc_n = fc_id + nc
-        fr_id = fc_n + nc                      # free reference types, then their counts
+        fr_id = fc_n + nc  # free reference types, then their counts
         fr_n = fr_id + nr
         i, j, end_c, end_r = 0, nc, nc, nc + nr
         nfc = nfr = exact = 0
@@ -346,13 +350,17 @@ class KeyTable:
             ta = work[fc_id + i]
             for j in range(nfr):
                 tb = work[fr_id + j]
-                if not ((mask[ta * MASK_WORDS] & mask[tb * MASK_WORDS])
-                        | (mask[ta * MASK_WORDS + 1] & mask[tb * MASK_WORDS + 1])
-                        | (mask[ta * MASK_WORDS + 2] & mask[tb * MASK_WORDS + 2])
-                        | (mask[ta * MASK_WORDS + 3] & mask[tb * MASK_WORDS + 3])):
+                if not (
+                    (mask[ta * MASK_WORDS] & mask[tb * MASK_WORDS])
+                    | (mask[ta * MASK_WORDS + 1] & mask[tb * MASK_WORDS + 1])
+                    | (mask[ta * MASK_WORDS + 2] & mask[tb * MASK_WORDS + 2])
+                    | (mask[ta * MASK_WORDS + 3] & mask[tb * MASK_WORDS + 3])
+                ):
                     continue
                 for s in range(S):
-                    if _meet(data, start[ta * S + s], length[ta * S + s], start[tb * S + s], length[tb * S + s]):
+                    if _meet(
+                        data, start[ta * S + s], length[ta * S + s], start[tb * S + s], length[tb * S + s]
+                    ):
                         work[links + 3 * n_links] = i
                         work[links + 3 * n_links + 1] = j
                         work[links + 3 * n_links + 2] = s
@@ -360,18 +368,19 @@ class KeyTable:
                         break
         return n_links
 
-    def _later_stages(self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int,
-                      n_links: int) -> list[int] | None:
+    def _later_stages(
+        self, counts: list[int], work: Ints, nc: int, nr: int, nfc: int, nfr: int, n_links: int
+    ) -> list[int] | None:
         """The stages after the exact one, between the free types that :meth:`_rule1` left in ``work``
         with their ``n_links`` links (:meth:`_type_links`); adds to ``counts`` and returns it."""
         S = self.n_stages
-        fc_n = nc + nr + nc                    # the counts of the free candidate types
-        fr_n = fc_n + nc + nr                  # the counts of the free reference types
-        links = 3 * (nc + nr)                  # (candidate index, reference index, stage) of each link
-        parent = links + 3 * nfc * nfr         # union-find over candidate nodes, then reference nodes
-        size = parent + nfc + nfr              # links in the component of each root
-        same_a = size + nfc + nfr              # the one candidate index of the root's links (-1: several)
-        same_b = same_a + nfc + nfr            # the one reference index of the root's links (-1: several)
+        fc_n = nc + nr + nc  # the counts of the free candidate types
+        fr_n = fc_n + nc + nr  # the counts of the free reference types
+        links = 3 * (nc + nr)  # (candidate index, reference index, stage) of each link
+        parent = links + 3 * nfc * nfr  # union-find over candidate nodes, then reference nodes
+        size = parent + nfc + nfr  # links in the component of each root
+        same_a = size + nfc + nfr  # the one candidate index of the root's links (-1: several)
+        same_b = same_a + nfc + nfr  # the one reference index of the root's links (-1: several)
         # components: union-find on candidate nodes 0..nfc-1 and reference nodes nfc..
         for k in range(nfc + nfr):
             work[parent + k] = k
@@ -395,8 +404,9 @@ class KeyTable:
                 return None  # a general component: the definition's maximum-weight flow
         for k in range(n_links):
             if work[size + _find(work, parent, work[links + 3 * k])] == 1:
-                counts[work[links + 3 * k + 2] + 1] += min(work[fc_n + work[links + 3 * k]],
-                                                           work[fr_n + work[links + 3 * k + 1]])
+                counts[work[links + 3 * k + 2] + 1] += min(
+                    work[fc_n + work[links + 3 * k]], work[fr_n + work[links + 3 * k + 1]]
+                )
         # stars: the centre's tokens go to the leaves of the earliest stage first
         for root in range(nfc + nfr):
             if work[size + root] < 2:
@@ -407,7 +417,9 @@ class KeyTable:
                 for k in range(n_links):
                     if work[links + 3 * k + 2] != s or _find(work, parent, work[links + 3 * k]) != root:
                         continue
-                    leaf = work[fr_n + work[links + 3 * k + 1]] if by_cand else work[fc_n + work[links + 3 * k]]
+                    leaf = (
+                        work[fr_n + work[links + 3 * k + 1]] if by_cand else work[fc_n + work[links + 3 * k]]
+                    )
                     n = min(centre, leaf)
                     centre -= n
                     counts[s + 1] += n

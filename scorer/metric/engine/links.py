@@ -11,15 +11,16 @@ shared type, and nothing else, so the tokens left over (``cand``/``ref`` of
 are listed between those leftover types only, after dropping every type that
 shares no key with the other side (``can_link``).
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import not_
-from typing import Callable, Iterable, Optional, Sequence
 
 #: A token's keys at one stage; None stands for the exact stage (the token itself).
-KeyFunction = Optional[Callable[[str], frozenset[str]]]
+KeyFunction = Callable[[str], frozenset[str]] | None
 Counts = dict[str, int]
 Link = tuple[str, str]
 AnyKeys = Callable[[str], frozenset[str]]
@@ -27,11 +28,11 @@ AnyKeys = Callable[[str], frozenset[str]]
 
 @dataclass(frozen=True)
 class TypeGraph:
-    exact: int                 # links made by a leading exact stage
-    shared: frozenset[str]     # the types it linked
-    cand: Counts               # free candidate types and how many of each are left
-    ref: Counts                # free reference types and how many of each are left
-    links: dict[Link, int]     # (candidate type, reference type) -> stage index, free types only
+    exact: int  # links made by a leading exact stage
+    shared: frozenset[str]  # the types it linked
+    cand: Counts  # free candidate types and how many of each are left
+    ref: Counts  # free reference types and how many of each are left
+    links: dict[Link, int]  # (candidate type, reference type) -> stage index, free types only
 
 
 def counts_of(tokens: Sequence[str]) -> Counts:
@@ -48,7 +49,9 @@ def can_link(cand: Iterable[str], ref: Iterable[str], any_keys: AnyKeys) -> tupl
     return shares(cand), shares(ref)
 
 
-def _stage_links(cs: list[str], rs: list[str], key_functions: Sequence[KeyFunction], offset: int) -> dict[Link, int]:
+def _stage_links(
+    cs: list[str], rs: list[str], key_functions: Sequence[KeyFunction], offset: int
+) -> dict[Link, int]:
     """Links between ``cs`` and ``rs``, each with the first stage whose keys meet (through a key index)."""
     links: dict[Link, int] = {}
     for s, keys in enumerate(key_functions, start=offset):
@@ -67,7 +70,9 @@ def _stage_links(cs: list[str], rs: list[str], key_functions: Sequence[KeyFuncti
     return links
 
 
-def type_graph(cand: Counts, ref: Counts, key_functions: Sequence[KeyFunction], any_keys: AnyKeys) -> TypeGraph:
+def type_graph(
+    cand: Counts, ref: Counts, key_functions: Sequence[KeyFunction], any_keys: AnyKeys
+) -> TypeGraph:
     """The links between the types of two texts (see the module docstring)."""
     if key_functions and key_functions[0] is None:
         shared = cand.keys() & ref.keys()

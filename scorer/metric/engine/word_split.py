@@ -16,6 +16,7 @@ growth (``tests/test_word_split.py``); ``setup.py``
 compiles this same file, typed by ``word_split.pxd`` (Cython's pure-Python mode), and CI checks that
 both engines write byte-identical outputs on the WMT21 benchmark.
 """
+
 from __future__ import annotations
 
 from array import array
@@ -26,10 +27,22 @@ _FNV_OFFSET = 14695981039346656037
 _FNV_PRIME = 1099511628211
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
+
 def in_alphabet(c: int) -> bool:
     """Whether the code point ``c`` is in the alphabet :class:`WordSplitter` handles."""
-    return (c < 0x80 or 0x400 <= c <= 0x45F or c == 0xAB or c == 0xBB or c == 0x2013 or c == 0x2014
-            or c == 0x2018 or c == 0x2019 or c == 0x201C or c == 0x201D or c == 0x201E)
+    return (
+        c < 0x80
+        or 0x400 <= c <= 0x45F
+        or c == 0xAB
+        or c == 0xBB
+        or c == 0x2013
+        or c == 0x2014
+        or c == 0x2018
+        or c == 0x2019
+        or c == 0x201C
+        or c == 0x201D
+        or c == 0x201E
+    )
 
 
 def is_word(c: int) -> bool:
