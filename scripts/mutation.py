@@ -1,7 +1,8 @@
 """Mutation testing of the pure engine: does the test suite notice when the engine's code is changed?
 
 Each mutant changes one site of one engine module (an operator, a comparison,
-a constant, a boolean connective, a ``not``), is written into a copy of the
+a constant one up or one down, a boolean connective, a ``not``, or deletes an
+assignment or a call statement), is written into a copy of the
 project, and the engine's tests run against it with the compiled core off.
 A mutant the tests fail on is *killed*; one they pass on *survived*.
 
@@ -104,7 +105,16 @@ class _Sites(ast.NodeTransformer):
         return self._swap_operator(node, "")
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
-        return self._swap_operator(node, "=")
+        return self._deletable(self._swap_operator(node, "="), "augmented assignment")
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        return self._deletable(self.generic_visit(node), "assignment")
+
+    def _deletable(self, node: ast.AST, kind: str) -> ast.AST:
+        """A statement that can be deleted (replaced by ``pass``)."""
+        if self._site(node, f"delete {kind}"):
+            return ast.copy_location(ast.Pass(), node)
+        return node
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
@@ -134,15 +144,18 @@ class _Sites(ast.NodeTransformer):
         if isinstance(value, bool):
             if self._site(node, f"{value} -> {not value}"):
                 return ast.copy_location(ast.Constant(not value), node)
-        elif isinstance(value, int):
-            if self._site(node, f"{value} -> {value + 1}"):
+        elif isinstance(value, (int, float)):  # both ways
+            if self._site(node, f"{value!r} -> {value + 1!r}"):
                 return ast.copy_location(ast.Constant(value + 1), node)
+            if self._site(node, f"{value!r} -> {value - 1!r}"):
+                return ast.copy_location(ast.Constant(value - 1), node)
         return node
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return node  # a docstring
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        return self._deletable(node, "call") if isinstance(node.value, ast.Call) else node
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         if node.value is not None:

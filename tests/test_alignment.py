@@ -6,11 +6,18 @@ import random
 import pytest
 from bruteforce import brute_align, exhaustive_align
 from bruteforce import chunk_count as brute_chunks
-from helpers import STAGE_ORDERS, WORDS
+from helpers import STAGE_ORDERS, WORDS, counted
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorer.metric.engine.alignment import Alignment, align, chunk_count, chunk_runs, crossings
+from scorer.metric.engine.alignment import (
+    Alignment,
+    align,
+    chunk_count,
+    chunk_runs,
+    crossings,
+    fallback_alignment,
+)
 from scorer.metric.engine.counting import stage_counts
 from scorer.metric.engine.links import counts_of, type_graph
 from scorer.metric.meteor import MeteorParams, meteor_tokens
@@ -269,3 +276,36 @@ def test_the_budget_counts_search_nodes_one_by_one(matcher):
     proven, cut = align(cand, ref, keys, any_keys, budget=984), align(cand, ref, keys, any_keys, budget=983)
     assert proven.exact and not cut.exact
     assert proven.links == cut.links == tuple(exhaustive_align(cand, ref, matcher, stages))
+
+
+@pytest.mark.parametrize(
+    "cand, ref, fallback",
+    [
+        # a star centred on the reference side: x y against b b
+        (["выпивать", "пила"], ["пить", "пить"], ((0, 1, 2), (1, 0, 1))),
+        # and on the candidate side: b b against x y
+        (["пить", "пить"], ["выпивать", "пила"], ((0, 1, 1), (1, 0, 2))),
+    ],
+)
+def test_a_star_keeps_its_budget_fallback(matcher, cand, ref, fallback):
+    """x y against b b, y-b by lemma (пила: пить), x-b by synonym (выпивать ~ пить): rule 1 gives 2 links.
+    With no search budget the alignment is read off rule 1's flow, the star's links by stage (the lemma link
+    first): 2 chunks, METEOR 1 * (1 - 0.5 * (2 / 2)^3) = 0.5. The search finds 1 chunk: 1 - 0.5 / 8 = 0.9375."""
+    stages = ("exact", "lemma", "synonym")
+    cut = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, beta=3.0, budget=0))
+    assert (cut.matches, cut.chunks, cut.exact_search, cut.score) == (2, 2, False, 0.5)
+    assert (
+        align(cand, ref, matcher.key_functions(stages), matcher.any_keys(stages), budget=0).links == fallback
+    )
+    found = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, beta=3.0))
+    assert (found.matches, found.chunks, found.exact_search, found.score) == (2, 1, True, 0.9375)
+
+
+def test_the_fallback_alignment_satisfies_rule_1_on_its_own(matcher):
+    stages = ("exact", "lemma", "synonym")
+    keys, any_keys = matcher.key_functions(stages), matcher.any_keys(stages)
+    cand, ref = ["мчаться", "лечу"], ["лететь", "лететь"]
+    fallback = fallback_alignment(cand, ref, keys, any_keys)
+    assert fallback == Alignment(((0, 1, 2), (1, 0, 1)), 2, False)
+    assert fallback == align(cand, ref, keys, any_keys, budget=0)
+    assert counted(cand, ref, matcher, stages) == [0, 1, 1]

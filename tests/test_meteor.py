@@ -160,6 +160,10 @@ def test_metric_object_states_its_signature(matcher):
         dict(MeteorRu(MeteorParams(stages=("exact",)), matcher=matcher).signature_fields())["morph"] == "none"
     )
     assert dict(MeteorRu(matcher=matcher).signature_fields())["align"] == "rule1-count"
+    # without synonyms (--no-synonyms) the lemma stage still uses the morphology, and the signature says which
+    lemma_only = dict(MeteorRu(MeteorParams(stages=("exact", "lemma")), matcher=matcher).signature_fields())
+    assert lemma_only["morph"].startswith("pymorphy3-") and "+dicts-ru-" in lemma_only["morph"]
+    assert lemma_only["rwn"] == "none"
     with pytest.raises(ValueError, match="needs a thesaurus"):
         MeteorRu(MeteorParams(), thesaurus=None, matcher=None)
 
