@@ -25,7 +25,12 @@ sys.path.insert(0, str(HERE))
 from build_wmt21 import build  # noqa: E402
 
 #: Each persistent cache by the prefix of its files' names in the cache directory.
-CACHES = {"thesaurus index": "rwn-", "token keys": "tokens-", "token table": "keys-", "reference data": "references-"}
+CACHES = {
+    "thesaurus index": "rwn-",
+    "token keys": "tokens-",
+    "token table": "keys-",
+    "reference data": "references-",
+}
 
 
 def timed(command: list[str], env: dict[str, str], remove: str | None, folder: Path) -> float:
@@ -42,17 +47,32 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--gamma", type=float, default=0.0)
-    parser.add_argument("--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru")
+    parser.add_argument(
+        "--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru"
+    )
     args = parser.parse_args()
     work = HERE / "work" / f"speed-{args.turns}"
     if not (work / "submissions" / "ALL" / "submission.jsonl").exists():
         build(args.corpus, work, turns=args.turns)
     folder = Path(tempfile.mkdtemp(prefix="cache-ab-"))
     env = dict(os.environ, SCORER_CACHE_DIR=str(folder))
-    command = [sys.executable, "-m", "scorer", "score", "--data", str(work / "data"), "--submission",
-               str(work / "submissions" / "ALL"), "--output", str(folder / "out"), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "scorer",
+        "score",
+        "--data",
+        str(work / "data"),
+        "--submission",
+        str(work / "submissions" / "ALL"),
+        "--output",
+        str(folder / "out"),
+        "--quiet",
+    ]
     if args.gamma:
-        (folder / "penalty.toml").write_text(f"[meteor]\ngamma = {args.gamma}\nbeta = 3.0\n", encoding="utf-8")
+        (folder / "penalty.toml").write_text(
+            f"[meteor]\ngamma = {args.gamma}\nbeta = 3.0\n", encoding="utf-8"
+        )
         command += ["--config", str(folder / "penalty.toml")]
     timed(command, env, None, folder)  # fills every cache
     print(f"{args.turns:,} turns, gamma {args.gamma}, {args.runs} runs a side, interleaved")

@@ -290,7 +290,7 @@ def test_the_budget_counts_search_nodes_one_by_one(matcher):
 def test_a_star_keeps_its_budget_fallback(matcher, cand, ref, fallback):
     """x y against b b, y-b by lemma (пила: пить), x-b by synonym (выпивать ~ пить): rule 1 gives 2 links.
     With no search budget the alignment is read off rule 1's flow, the star's links by stage (the lemma link
-    first): 2 chunks, METEOR 1 * (1 - 0.5 * (2 / 2)^3) = 0.5. The search finds 1 chunk: 1 - 0.5 / 8 = 0.9375."""
+    first): 2 chunks, METEOR 1 * (1 - 0.5 * (2 / 2)^3) = 0.5. The search: 1 chunk, 1 - 0.5 / 8 = 0.9375."""
     stages = ("exact", "lemma", "synonym")
     cut = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, beta=3.0, budget=0))
     assert (cut.matches, cut.chunks, cut.exact_search, cut.score) == (2, 2, False, 0.5)

@@ -8,7 +8,7 @@ from conftest import MINI_RWN, make_split, make_submission
 from scorer import api
 from scorer.inputs import reference_cache
 from scorer.inputs.config import load_config
-from scorer.metric import thesaurus
+from scorer.metric import morphology, thesaurus
 from scorer.metric.engine import accelerator
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
@@ -40,20 +40,20 @@ def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamm
     absorbed: list[str] = []
     original = Matcher.absorb
 
-    def counting(self, lemmas, synsets, unanalysed):
-        absorbed.extend(lemmas)
-        return original(self, lemmas, synsets, unanalysed)
+    def counting(self, new, unanalysed):
+        absorbed.extend(new.get("lemma", ()))
+        return original(self, new, unanalysed)
 
     alone, _ = scored(answers, references, params, 1)
     computed_here: list[str] = []
-    lemmas_of = Matcher._lemmas_of
+    analyse = morphology.analyse
 
-    def here(self, token):
+    def here(token):
         computed_here.append(token)
-        return lemmas_of(self, token)
+        return analyse(token)
 
     monkeypatch.setattr(Matcher, "absorb", counting)
-    monkeypatch.setattr(Matcher, "_lemmas_of", here)  # in this process only: a worker's calls are its own
+    monkeypatch.setattr(morphology, "analyse", here)  # in this process only: a worker's calls are its own
     together, matcher = scored(answers, references, params, 2)
     assert together == alone
     types = {t for a in ANSWERS for t in tokenise(a)} | {t for turn in REFERENCES for v in turn for t in v}

@@ -133,7 +133,9 @@ def test_the_table_is_written_with_the_workers_tokens_and_without_unanalysed_wor
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     m = metric(rwn)
     m.best_variant(["кот", "спит"], [["кошка", "спит"]])
-    m.matcher.absorb({"дом": frozenset({"дом"})}, {"дом": frozenset()}, {})  # computed on a worker
+    m.matcher.absorb(
+        {"lemma": {"дом": frozenset({"дом"})}, "synonym": {"дом": frozenset()}}, {}
+    )  # a worker's
     m.matcher.unanalysed["спит"] = "made up for the test"
     m.save_token_table()
     path = m.matcher.table_file(m.params.stages)

@@ -36,9 +36,10 @@ def test_a_warm_matcher_needs_no_morphology(rwn, tmp_path, monkeypatch):
     [
         b"",
         b"garbage",
-        marshal.dumps((token_cache.FORMAT, {"a": 1}, {})),
+        marshal.dumps((token_cache.FORMAT, {"lemma": {"a": 1}})),
+        marshal.dumps((token_cache.FORMAT, {1: {}})),
         marshal.dumps([1, 2, 3]),
-        marshal.dumps((99, {}, {})),
+        marshal.dumps((99, {})),
     ],
 )
 def test_a_bad_cache_file_is_ignored_and_rebuilt(rwn, tmp_path, monkeypatch, content):
@@ -49,8 +50,7 @@ def test_a_bad_cache_file_is_ignored_and_rebuilt(rwn, tmp_path, monkeypatch, con
     matcher = fresh(rwn)
     assert matcher.lemmas["коты"] == frozenset({"кот", "коты"})
     matcher.save()
-    lemmas, _ = token_cache.load(path)
-    assert lemmas["коты"] == frozenset({"кот", "коты"})
+    assert token_cache.load(path)["lemma"]["коты"] == frozenset({"кот", "коты"})
 
 
 def test_saves_from_two_runs_merge(rwn, tmp_path, monkeypatch):
@@ -59,7 +59,7 @@ def test_saves_from_two_runs_merge(rwn, tmp_path, monkeypatch):
     a.lemmas["кот"], b.lemmas["дома"]
     a.save()
     b.save()
-    lemmas, _ = token_cache.load(token_cache.cache_path(morphology.morphology_id(), rwn.identity))
+    lemmas = token_cache.load(token_cache.cache_path(morphology.morphology_id(), rwn.identity))["lemma"]
     assert {"кот", "дома"} <= lemmas.keys()
 
 
@@ -70,7 +70,7 @@ def test_the_cache_is_bounded(rwn, tmp_path, monkeypatch):
     for token in ("кот", "дом", "дома", "коты"):
         matcher.lemmas[token]
     matcher.save()
-    lemmas, _ = token_cache.load(token_cache.cache_path(morphology.morphology_id(), rwn.identity))
+    lemmas = token_cache.load(token_cache.cache_path(morphology.morphology_id(), rwn.identity))["lemma"]
     assert len(lemmas) == 2
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from scorer.errors import ConfigError
 from scorer.metric.hidden_metric import METHODS
 from scorer.metric.meteor import MeteorParams
-from scorer.metric.stages import STAGE_NAMES as STAGES
+from scorer.metric.stages import REGISTRY
 
 from .contract import CONFIG_IN_REFERENCE, DIALOGUE_TYPES
 
@@ -182,9 +182,9 @@ def _build(raw: dict[str, Any]) -> Config:
             f"config key meteor.stages must be a non-empty list of stage names, got {_shown(stages)}"
         )
     for stage in stages:
-        if stage not in STAGES:
+        if stage not in REGISTRY:
             raise ConfigError(
-                f"config key meteor.stages: unknown stage {_shown(stage)} (known: {', '.join(STAGES)})"
+                f"config key meteor.stages: unknown stage {_shown(stage)} (known: {', '.join(REGISTRY)})"
             )
     if len(set(stages)) != len(stages):
         raise ConfigError(f"config key meteor.stages lists a stage twice: {_shown(stages)}")

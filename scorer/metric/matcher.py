@@ -34,7 +34,8 @@ class _Memo(dict):
 
 
 class Matcher:
-    """Stage keys of tokens, for the stages of one run.
+    """Stage keys of tokens, for the stages of one run: one memo per stage of the registry
+    (:mod:`scorer.metric.stages`), made when the stage is first asked for.
 
     ``thesaurus`` is needed by the synonym stage only. With ``persistent``
     the keys of earlier runs are read from the token cache, and
@@ -48,26 +49,24 @@ class Matcher:
             if persistent
             else None
         )
-        lemmas, synsets = token_cache.load(self._cache_file) if self._cache_file else ({}, {})
-        #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached on
-        #: disk.
+        self._known = token_cache.load(self._cache_file) if self._cache_file else {}
+        #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached.
         self.unanalysed: dict[str, str] = {}
-        self.lemmas = _Memo(self._lemmas_of, lemmas)
-        self.synsets = _Memo(self._synsets_of, synsets if thesaurus is not None else None)
+        self.memos: _Memos = _Memos(self)
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
         self._any_keys: dict[tuple[str, ...], _Memo] = {}
 
-    def _lemmas_of(self, token: str) -> frozenset[str]:
-        found, why = morphology.analyse(token)
-        if why is not None:
-            self.unanalysed[token] = why
-        return found
+    def knows_tokens(self) -> bool:
+        """Whether any stage's keys are known for any token (from the token cache, or computed)."""
+        return any(self._known.values()) or any(self.memos.values())
 
-    def _synsets_of(self, token: str) -> frozenset[str]:
-        if self.thesaurus is None:
-            raise ValueError("the synonym stage needs a thesaurus")
-        found = [self.thesaurus.synsets(lemma) for lemma in self.lemmas[token]]
-        return frozenset().union(*found) if found else _EMPTY
+    @property
+    def lemmas(self) -> _Memo:
+        return self.memos["lemma"]
+
+    @property
+    def synsets(self) -> _Memo:
+        return self.memos["synonym"]
 
     def table_file(self, stages: tuple[str, ...]) -> Path | None:
         """Where the compiled engine's token table for ``stages`` is kept beside the token cache; None when
@@ -106,23 +105,20 @@ class Matcher:
         function = self.key_function(stage)
         return frozenset((token,)) if function is None else function(token)
 
-    def take_new(self) -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], dict[str, str]]:
-        """The keys computed since the last call and the tokens found unanalysable (to hand from a worker
-        to its parent)."""
-        new = (self.lemmas.added, self.synsets.added, dict(self.unanalysed))
-        self.lemmas.added, self.synsets.added = {}, {}
-        return new
+    def take_new(self) -> tuple[dict[str, dict[str, frozenset[str]]], dict[str, str]]:
+        """The keys computed since the last call, by stage, and the tokens found unanalysable (to hand from a
+        worker to its parent)."""
+        new = {name: memo.added for name, memo in self.memos.items() if memo.added}
+        for memo in self.memos.values():
+            memo.added = {}
+        return new, dict(self.unanalysed)
 
-    def absorb(
-        self,
-        lemmas: dict[str, frozenset[str]],
-        synsets: dict[str, frozenset[str]],
-        unanalysed: dict[str, str],
-    ) -> None:
+    def absorb(self, new: dict[str, dict[str, frozenset[str]]], unanalysed: dict[str, str]) -> None:
         """Take keys computed elsewhere (by a worker) as if computed here."""
         self.unanalysed.update(unanalysed)
-        for memo, new in ((self.lemmas, lemmas), (self.synsets, synsets)):
-            for token, keys in new.items():
+        for name, found in new.items():
+            memo = self.memos[name]
+            for token, keys in found.items():
                 if token not in memo:
                     memo[token] = memo.added[token] = keys
 
@@ -130,12 +126,34 @@ class Matcher:
         """Add the keys computed in this run to the token cache (best effort). Tokens that could not be
         analysed are left out, so every run that meets them says so."""
         if self._cache_file is not None:
-            lemmas, synsets, unanalysed = self.take_new()
-            for token in unanalysed:
-                lemmas.pop(token, None)
-            if not lemmas and not synsets:
-                return
-            token_cache.save(self._cache_file, lemmas, synsets)
+            new, unanalysed = self.take_new()
+            for found in new.values():
+                for token in unanalysed:
+                    found.pop(token, None)
+            if any(new.values()):
+                token_cache.save(self._cache_file, new)
+
+
+class _Memos(dict):
+    """The memo of each stage's keys by stage name, made on first use from the stage's key function and
+    what the token cache holds for it."""
+
+    def __init__(self, run: Matcher):
+        super().__init__()
+        self.run = run
+
+    def __missing__(self, name: str) -> _Memo:
+        stage = stage_plan((name,))[0]
+        if stage.keys is None:
+            raise KeyError(f"the {name} stage keeps no memo: its key is the token itself")
+        keys = stage.keys
+        known = (
+            self.run._known.get(name)
+            if (self.run.thesaurus is not None or not stage.needs_thesaurus)
+            else None
+        )
+        memo = self[name] = _Memo(lambda token: keys(self.run, token), known)
+        return memo
 
 
 def related(a: str, b: str, key_functions: Iterable[KeyFunction]) -> int | None:

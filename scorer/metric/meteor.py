@@ -334,7 +334,7 @@ class MeteorRu:
         keys, skip, more = (
             self.matcher.key_functions(self.params.stages),
             dict(self.matcher.unanalysed),
-            list(self.matcher.lemmas.added),
+            sorted(set().union(*(memo.added for memo in self.matcher.memos.values()))),
         )
         if not more and not self.engine.table_grew(keys):
             return  # nothing new to keep

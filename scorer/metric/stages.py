@@ -3,53 +3,115 @@
 A stage relates a candidate token and a reference token when their keys at
 that stage intersect. ``exact``: the key is the token itself. ``lemma``: its
 pymorphy3 lemma set. ``synonym``: its RuWordNet synset set. Each
-:class:`Stage` owns how its key function is made from a run's token memo,
-its title for pages, the name of its keys in explanations, and what it needs
-(morphology, thesaurus), so a run loads only that and nothing else compares
-stage names.
+:class:`Stage` owns its key function, its title and colour for pages, the
+name of its keys in explanations, and what it needs (morphology, thesaurus),
+so a run loads only that and nothing else compares stage names. A new stage
+is one :func:`register` call (docs/architecture.md shows one): the matcher's
+memo, the token cache, the signature and the pages take it from here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from scorer.metric.engine.links import KeyFunction
 
+from . import morphology
+
 
 class TokenKeys(Protocol):
-    """A run's memo of token keys (:class:`scorer.metric.matcher.Matcher`)."""
+    """What a stage's key function may use of a run (:class:`scorer.metric.matcher.Matcher`): its thesaurus,
+    the memo of every stage's keys by stage name, and where to note a word the morphology cannot analyse."""
 
     @property
-    def lemmas(self) -> Mapping[str, frozenset[str]]: ...
+    def thesaurus(self) -> Any: ...
 
     @property
-    def synsets(self) -> Mapping[str, frozenset[str]]: ...
+    def memos(self) -> Mapping[str, Mapping[str, frozenset[str]]]: ...
+
+    @property
+    def unanalysed(self) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True)
 class Stage:
+    """One matching stage: a plug-in. Its key function gives a token's keys (two tokens are related at the
+    stage when their keys intersect); the run memoises them (and keeps them across runs in the token cache),
+    the signature names the stage, and pages colour its links with ``css``."""
+
     name: str
     title: str  # what a link of this stage means, for pages
     key_name: str | None  # what its keys are called in explanations; None: the token itself
     needs_morphology: bool
     needs_thesaurus: bool
-    keys_from: Callable[[TokenKeys], KeyFunction]  # the stage's key function over a run's memo
+    #: A token's keys, given the run (None: the exact stage, whose key is the token itself).
+    keys: Callable[[TokenKeys, str], frozenset[str]] | None
+    css: str = "background:#eeeeee"  # how pages mark its links
 
     @property
     def is_exact(self) -> bool:
-        return self.key_name is None
+        return self.keys is None
+
+    def keys_from(self, run: TokenKeys) -> KeyFunction:
+        """The stage's key function over the run's memo; None for the exact stage."""
+        return None if self.keys is None else run.memos[self.name].__getitem__
 
 
-EXACT = Stage("exact", "exact match", None, False, False, lambda memo: None)
-LEMMA = Stage("lemma", "same lemma", "lemma", True, False, lambda memo: memo.lemmas.__getitem__)
-SYNONYM = Stage("synonym", "RuWordNet synonym", "synset", True, True, lambda memo: memo.synsets.__getitem__)
+def _lemmas(run: TokenKeys, token: str) -> frozenset[str]:
+    """pymorphy3's normal forms over all parses (a word it cannot analyse is its own lemma, and noted)."""
+    found, why = morphology.analyse(token)
+    if why is not None:
+        run.unanalysed[token] = why
+    return found
 
-#: Every stage by name, in the default order.
+
+def _synsets(run: TokenKeys, token: str) -> frozenset[str]:
+    """The RuWordNet synsets of a single-word sense equal to one of the token's lemmas."""
+    if run.thesaurus is None:
+        raise ValueError("the synonym stage needs a thesaurus")
+    found = [run.thesaurus.synsets(lemma) for lemma in run.memos["lemma"][token]]
+    return frozenset().union(*found) if found else frozenset()
+
+
+EXACT = Stage(
+    "exact", "exact match", None, False, False, None, "background:#c8e6c9;border-bottom:2px solid #2e7d32"
+)
+LEMMA = Stage(
+    "lemma",
+    "same lemma",
+    "lemma",
+    True,
+    False,
+    _lemmas,
+    "background:#bbdefb;border-bottom:2px dashed #1565c0",
+)
+SYNONYM = Stage(
+    "synonym",
+    "RuWordNet synonym",
+    "synset",
+    True,
+    True,
+    _synsets,
+    "background:#ffe0b2;border-bottom:2px dotted #e65100",
+)
+
+#: Every stage by name: the contract's three, then any registered (:func:`register`).
 REGISTRY: dict[str, Stage] = {stage.name: stage for stage in (EXACT, LEMMA, SYNONYM)}
-#: Every known stage name, in the default order.
+#: The contract's stage names, in the default order.
 STAGE_NAMES: tuple[str, ...] = tuple(REGISTRY)
+
+
+def register(stage: Stage) -> Stage:
+    """Add a stage to the registry, so that a configuration may name it (``[meteor] stages``); the name must
+    be new, a word of letters, digits and ``_``."""
+    if stage.name in REGISTRY:
+        raise ValueError(f"a stage named {stage.name!r} is registered already")
+    if not stage.name.isidentifier() or stage.keys is None:
+        raise ValueError("a new stage needs a name made of letters, digits and _, and a key function")
+    REGISTRY[stage.name] = stage
+    return stage
 
 
 def stage_plan(names: tuple[str, ...]) -> tuple[Stage, ...]:
@@ -62,7 +124,7 @@ def stage_plan(names: tuple[str, ...]) -> tuple[Stage, ...]:
 
 def stages_line(stages: tuple[str, ...]) -> str:
     """What every surface says of the stages that ran: ``exact, lemma (synonym: off)``."""
-    off = [s for s in STAGE_NAMES if s not in stages]
+    off = [s for s in REGISTRY if s not in stages and s in STAGE_NAMES]
     return ", ".join(stages) + (f" ({', '.join(off)}: off)" if off else "")
 
 

@@ -1,4 +1,5 @@
-"""A persistent cache of what the stages know of each token: its lemma set and its synset set.
+"""A persistent cache of what the stages know of each token: its keys at every stage that has a memo
+(the lemma set, the synset set, and those of any stage registered), by stage name.
 
 One file per (pymorphy3 + dictionary version, thesaurus identity) in the
 cache directory (:mod:`scorer.metric.cache`), in ``marshal`` form, sealed with that
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from .cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
 
-FORMAT = 2
+FORMAT = 3
 MAX_TOKENS = 1_000_000
 MAX_BYTES = 256 << 20
 
@@ -53,30 +54,31 @@ def _well_formed(table: object) -> bool:
     )
 
 
-def load(path: Path) -> tuple[KeySets, KeySets]:
-    """(lemma sets, synset sets) by token; two empty tables when the file is missing or bad."""
+def load(path: Path) -> dict[str, KeySets]:
+    """Each stage's keys by token, by stage name; empty when the file is missing or bad."""
     content = loads_marshal(read_sealed(path, _seal_key(path), MAX_BYTES))
     if (
         type(content) is not tuple
-        or len(content) != 3
+        or len(content) != 2
         or content[0] != FORMAT
-        or not _well_formed(content[1])
-        or not _well_formed(content[2])
+        or type(content[1]) is not dict
     ):
-        return {}, {}
-    return content[1], content[2]
+        return {}
+    tables = content[1]
+    if not all(type(name) is str and _well_formed(table) for name, table in tables.items()):
+        return {}
+    return tables
 
 
-def save(path: Path, lemmas: KeySets, synsets: KeySets) -> bool:
-    """Merge the new entries into the file at ``path``; False when it could not be written."""
-    if not lemmas and not synsets:
+def save(path: Path, new: dict[str, KeySets]) -> bool:
+    """Merge the new entries (by stage name) into the file at ``path``; False when it could not be written."""
+    if not any(new.values()):
         return True
-    old_lemmas, old_synsets = load(path)
-    merged = []
-    for old, new in ((old_lemmas, lemmas), (old_synsets, synsets)):
+    merged = load(path)
+    for name, found in new.items():
+        old = merged.setdefault(name, {})
         room = MAX_TOKENS - len(old)
         if room > 0:
-            for token in sorted(new.keys() - old.keys())[:room]:
-                old[token] = new[token]
-        merged.append(old)
-    return write_best_effort(path, seal(_seal_key(path), marshal.dumps((FORMAT, merged[0], merged[1]))))
+            for token in sorted(found.keys() - old.keys())[:room]:
+                old[token] = found[token]
+    return write_best_effort(path, seal(_seal_key(path), marshal.dumps((FORMAT, merged))))

@@ -48,13 +48,17 @@ figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 .tokens th{width:7em;vertical-align:top;border:none;text-align:left;font-weight:normal;color:#555}
 .tokens td{text-align:left;border:none}
 .tok{padding:.1em .25em;margin:0 .1em;border-radius:3px;white-space:nowrap}
-.exact{background:#c8e6c9;border-bottom:2px solid #2e7d32}
-.lemma{background:#bbdefb;border-bottom:2px dashed #1565c0}
-.synonym{background:#ffe0b2;border-bottom:2px dotted #e65100}.none{color:#777}
+.none{color:#777}
 .legend .tok{margin-right:.6em}"""
-_STAGE_TITLES: dict[str | None, str] = {name: stage.title for name, stage in REGISTRY.items()} | {
-    None: "not matched"
-}
+
+
+def _stage_title(stage: str | None) -> str:
+    return REGISTRY[stage].title if stage is not None else "not matched"
+
+
+def _stage_css() -> str:
+    """Each registered stage's colour for its links (``.tok.<stage>``)."""
+    return "".join(f".{name}{{{stage.css}}}\n" for name, stage in REGISTRY.items())
 
 
 def _pyplot() -> Any:
@@ -90,7 +94,8 @@ def _svg(fig: Any) -> str:
 def _page(title: str, body: str) -> str:
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{_STYLE}</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n"
+        f"<style>{_STYLE}{_stage_css()}</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n"
+        "</body></html>\n"
     )
 
 
@@ -176,7 +181,7 @@ def _type_table(summary: Summary) -> str:
 def _tokens(tokens: tuple[str, ...], stages: list[str | None], partners: list[str | None]) -> str:
     spans = []
     for token, stage, partner in zip(tokens, stages, partners):
-        title = _STAGE_TITLES[stage] + (f" \u2194 {partner}" if partner else "")
+        title = _stage_title(stage) + (f" \u2194 {partner}" if partner else "")
         spans.append(
             f'<span class="tok {stage or "none"}" title="{html.escape(title)}">{html.escape(token)}</span>'
         )
@@ -221,7 +226,7 @@ def _lowest(result: ScoreResult) -> str:
     if not result.lowest:
         return ""
     legend = " ".join(
-        f'<span class="tok {stage or "none"}">{_STAGE_TITLES[stage]}</span>'
+        f'<span class="tok {stage or "none"}">{_stage_title(stage)}</span>'
         for stage in (*result.stages, None)
     )
     return (

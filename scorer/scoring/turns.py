@@ -67,7 +67,7 @@ def score_turns(
     worker process dies.
     """
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
-    learners = jobs if jobs > 1 and not metric.matcher.lemmas else 0
+    learners = jobs if jobs > 1 and not metric.matcher.knows_tokens() else 0
     if not metric.params.gamma and metric.engine.counts_on_ids:
         jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB_WITHOUT_PENALTY)
     if not _can_fork():
