@@ -9,18 +9,27 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from scorer.inputs import reference_cache
 from scorer.inputs.config import Config, Limits, config_for, load_config
-from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUES, SUBMISSION
+from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.intake import read_submission
 from scorer.inputs.jsonio import shorten
 from scorer.inputs.stored_references import StoredReferences
-from scorer.inputs.validation import Dialogue, Submission, check_submission, read_dialogues, read_references
+from scorer.inputs.validation import (
+    Dialogue,
+    Submission,
+    check_submission,
+    read_dialogues,
+    read_ppl_check,
+    read_references,
+)
 from scorer.metric.hidden_metric import hidden_metric_of
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, params_without_synonyms
@@ -30,6 +39,7 @@ from scorer.metric.thesaurus import Thesaurus, load_thesaurus
 from scorer.metric.tokeniser import tokeniser
 from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
 from scorer.scoring.aggregate import TurnScore, aggregate
+from scorer.scoring.audit import audit_board, audit_submission, sample_counts, validate_warnings
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.explain import LOWEST_TURNS, lowest_turns
@@ -178,12 +188,18 @@ def validate_submission(
     config: Config | None = None,
     progress: Progress | None = None,
 ) -> Submission:
-    """Check a submission against the public dialogues; raises ``SubmissionInvalid``.
+    """Check a submission against the public dialogues and return it, valid; raises ``SubmissionInvalid``
+    (exit 1) or ``UsageError``, ``ConfigError``, ``ReferenceDataError`` (exit 2).
 
-    ``progress(step, done, total)`` hears each file's bytes read and checked."""
+    Its warnings say, besides, when every perplexity is 1 or all are equal (nearly always a bug in the
+    perplexity function). ``progress(step, done, total)`` hears each file's bytes read and checked."""
     config = config or load_config()
     reference = load_reference(data_dir, config.limits, with_answers=False, progress=progress)
-    return _read_and_check(reference, submission, ppl, config.limits, progress)
+    valid = _read_and_check(reference, submission, ppl, config.limits, progress)
+    suspicious = validate_warnings(p for values in valid.ppl.values() for p in values)
+    if suspicious:
+        return replace(valid, warnings=[*valid.warnings, Issue(PPL, suspicious, "ppl_suspicious")])
+    return valid
 
 
 def _read_and_check(
@@ -222,20 +238,29 @@ def score_submission(
     synonyms: bool = True,
     jobs: int = 1,
     progress: Progress | None = None,
+    ppl_check: PathLike | None = None,
 ) -> ScoreResult:
-    """Validate and score a submission against the reference directory ``data_dir``.
+    """Validate and score a submission against the reference directory ``data_dir``; the result carries
+    the perplexity audit (``result.audit``; with ``ppl_check``, the organizer's recomputed perplexities,
+    compared).
 
-    Order of checks: configuration, reference data, submission, thesaurus: an
-    invalid upload is exit 1 whatever the thesaurus's state.
+    Order of checks: configuration, reference data, submission, recomputed perplexities, thesaurus: an
+    invalid upload is exit 1 whatever the state of the others.
     ``progress(step, done, total)`` hears every phase (:mod:`scorer.progress`).
+
+    Raises :class:`~scorer.errors.SubmissionInvalid` (exit 1), or a :class:`~scorer.errors.ScorerError` of
+    exit 2: ``UsageError``, ``ConfigError``, ``ReferenceDataError``, ``PplCheckInvalid``, ``ThesaurusError``.
     """
     config = with_synonyms(config or load_config(), synonyms)
     with no_cycle_collection():
         reference = load_reference(data_dir, config.limits, progress=progress)
         valid = _read_and_check(reference, submission, ppl, config.limits, progress)
+        checked = (
+            read_ppl_check(ppl_check, reference.dialogues, config.limits) if ppl_check is not None else None
+        )
         rwn = thesaurus_for(config, thesaurus)
         return score_validated(
-            reference, valid, config, rwn, jobs, progress, name=submission_name(submission)
+            reference, valid, config, rwn, jobs, progress, name=submission_name(submission), ppl_check=checked
         )
 
 
@@ -258,8 +283,10 @@ def score_validated(
     progress: Progress | None = None,
     matcher: Matcher | None = None,
     name: str = "",
+    ppl_check: Mapping[str, list[float | None]] | None = None,
 ) -> ScoreResult:
-    """Score a submission already known to be valid against ``reference``, on ``jobs`` processes.
+    """Score a submission already known to be valid against ``reference``, on ``jobs`` processes, and audit
+    its perplexities (with ``ppl_check``, against the organizer's recomputed ones).
 
     ``progress("scoring", done, total)`` hears about scored turns; a ``matcher`` shared
     between submissions keeps its memoised lemmas and synsets. The result
@@ -300,8 +327,30 @@ def score_validated(
     )
     if progress:
         progress(AGGREGATING, total, total)
+    checked = None
+    if ppl_check is not None:
+        checked = [
+            (t.ppl, again)
+            for t in turns
+            if (again := (ppl_check.get(t.dialog_id) or [None] * (t.turn + 1))[t.turn]) is not None
+        ]
+    audit = audit_submission(
+        [t.ppl for t in turns],
+        [t.meteor for t in turns],
+        [bool(t.details and t.details.cand_len) for t in turns],
+        config.audit,
+        checked,
+    )
     return ScoreResult(
-        summary, turns, signature(config, metric), warnings, lowest, name, config.meteor.stages
+        summary,
+        turns,
+        signature(config, metric),
+        warnings,
+        lowest,
+        name,
+        config.meteor.stages,
+        audit,
+        config.audit.is_private,
     )
 
 
@@ -419,7 +468,7 @@ def _score_board(
             )
             entries.append(_board_entry(reference, name, path, config, rwn, jobs, step, matcher))
         matcher.save()
-    return rank(
+    board = rank(
         entries,
         config.weights,
         resamples,
@@ -429,6 +478,12 @@ def _score_board(
         config.meteor.stages,
         progress,
     )
+    scored = {
+        e.name: (e.result.audit, [t.ppl for t in e.result.turns])
+        for e in entries
+        if e.result is not None and e.result.audit is not None
+    }
+    return replace(board, audit=audit_board(scored, config.audit), audit_private=config.audit.is_private)
 
 
 def _board_entry(
@@ -528,3 +583,46 @@ def competition_bundle(
         raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
     source = BundleSource(dialogues_bytes, answers_bytes, reference.dialogues, settings, config_bytes)
     return bundle_files(source, image.strip(), title.strip() if title and title.strip() else DEFAULT_TITLE)
+
+
+def audit_sample(
+    data_dir: PathLike,
+    submission: PathLike,
+    n: int,
+    *,
+    seed: int = DEFAULT_SEED,
+    ppl: PathLike | None = None,
+    config: Config | None = None,
+) -> list[dict[str, Any]]:
+    """The turns an organizer should recompute the perplexities of (contract section 9): ``n`` turns drawn
+    without replacement, allotted to the dialogue types in proportion to their turns, reproducible from
+    ``seed``; each ``{"dialog_id", "turn", "type", "ppl"}``, in the order of ``dialogues.jsonl``.
+
+    Raises :class:`~scorer.errors.SubmissionInvalid` or ``UsageError`` as :func:`validate_submission` does,
+    and ``UsageError`` for ``n`` below 1 or a seed outside 0 to 2**63 - 1."""
+    if n < 1:
+        raise UsageError(f"n = {n}: give how many turns to draw (1 or more)")
+    if not 0 <= seed <= MAX_SEED:
+        raise UsageError(f"seed = {shorten(str(seed), 30)}: give a whole number from 0 to 2**63 - 1")
+    config = config or load_config()
+    reference = load_reference(data_dir, config.limits, with_answers=False)
+    valid = _read_and_check(reference, submission, ppl, config.limits)
+    by_type: dict[str, list[tuple[int, int]]] = {}
+    for k, dialogue in enumerate(reference.dialogues):
+        by_type.setdefault(dialogue.type, []).extend((k, turn) for turn in range(dialogue.n_turns))
+    rng = random.Random(seed)
+    chosen: list[tuple[int, int]] = []
+    for kind, count in sample_counts({t: len(by_type[t]) for t in DIALOGUE_TYPES if t in by_type}, n).items():
+        chosen.extend(rng.sample(by_type[kind], count))
+    rows = []
+    for k, turn in sorted(chosen):
+        dialogue = reference.dialogues[k]
+        rows.append(
+            {
+                "dialog_id": dialogue.dialog_id,
+                "turn": turn,
+                "type": dialogue.type,
+                "ppl": valid.ppl[dialogue.dialog_id][turn],
+            }
+        )
+    return rows

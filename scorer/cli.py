@@ -25,7 +25,7 @@ from scorer.inputs.jsonio import shorten
 from scorer.metric.meteor import MeteorRu
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
 from scorer.outputs.bundle import write_bundle
-from scorer.outputs.output_dir import in_main_thread, locked, prepare
+from scorer.outputs.output_dir import in_main_thread, locked, prepare, write_file
 from scorer.outputs.report import (
     CORRELATION_JSON,
     ERROR_LOG,
@@ -41,6 +41,7 @@ from scorer.outputs.report import (
     write_leaderboard,
     write_outputs,
 )
+from scorer.scoring.audit import flagged_lines
 from scorer.scoring.explain import explain
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import default_jobs
@@ -106,6 +107,7 @@ EXIT_CODES = {
     ],
     "explain": ["  0  explained", "  2  usage, configuration or thesaurus error"],
     "bundle": ["  0  written", "  2  usage, configuration or reference-data error"],
+    "audit-sample": ["  0  written", _INVALID, "  2  usage, configuration or reference-data error"],
 }
 NO_THESAURUS = "without RuWordNet at hand: add --no-synonyms; the signature then says rwn:none"
 
@@ -124,6 +126,8 @@ EXAMPLES = {
     "correlate": "python -m scorer correlate --data reference_data/public --submissions submissions_examples "
     "--human reference_data/public/human_turns.csv --output meta --baselines chrf,bleu",
     "explain": 'python -m scorer explain --candidate "лечу мчаться" --reference "лететь лечить" --gamma 0.5',
+    "audit-sample": "python -m scorer audit-sample --data reference_data/public --submission "
+    "submissions_examples/realistic --n 20 --output recompute.jsonl",
     "bundle": "python -m scorer bundle --data reference_data/public --output competition "
     "--image docker.io/you/dialogue-scorer:1.0",
 }
@@ -148,6 +152,10 @@ DESCRIPTIONS = {
     "report.html.",
     "explain": "Show how METEOR scores one answer: tokens, the alignment (each link's stage), chunks, "
     "formula.",
+    "audit-sample": "Draw the turns whose perplexities the organizer should recompute with the entry's "
+    "model (N turns, in proportion to each dialogue type's turns, reproducible from --seed), as JSON "
+    "Lines of dialog_id, turn, type and the reported ppl; the recomputed values go back through "
+    "score --ppl-check.",
     "bundle": "Write a Codabench competition bundle (competition.yaml, pages, scoring program, reference and "
     "public data, starting kit, leaderboard) into --output, with bundle.zip to upload. Only "
     "reference_data/ holds the answers and the configuration.",
@@ -156,7 +164,7 @@ DESCRIPTIONS = {
 
 def _epilog(name: str) -> str:
     example = f"example:\n  {EXAMPLES[name]}"
-    if name not in ("validate", "bundle"):
+    if name not in ("validate", "bundle", "audit-sample"):
         example += f"\n  ({NO_THESAURUS})"
     parts = [example]
     if name != "explain":
@@ -234,6 +242,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scoring_args(s)
     s.add_argument("--report", action="store_true", help="also write report.html (charts; takes a second)")
+    s.add_argument(
+        "--ppl-check",
+        metavar="FILE",
+        help="perplexities the organizer recomputed for some turns "
+        "(ppl_output.json's shape, null where not recomputed): audit.json compares them",
+    )
 
     lb = sub.add_parser(
         "leaderboard",
@@ -331,6 +345,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--title", metavar="TEXT", help="the competition's title")
     b.add_argument("--quiet", action="store_true", help="print nothing on success")
 
+    a = sub.add_parser(
+        "audit-sample",
+        help="the turns whose perplexities to recompute (for score --ppl-check)",
+        description=DESCRIPTIONS["audit-sample"],
+        epilog=_epilog("audit-sample"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    submission_args(a)
+    a.add_argument("--n", type=_jobs, required=True, metavar="N", help="how many turns to draw")
+    a.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the draw's seed (default {DEFAULT_SEED})")
+    a.add_argument("--output", required=True, metavar="FILE", help="the JSON Lines file to write")
+
     e = sub.add_parser(
         "explain",
         help="show how METEOR scores one answer: tokens, matches, chunks, formula",
@@ -388,6 +414,26 @@ def _bundle(args: argparse.Namespace) -> int:
             f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(files)} files); "
             "upload bundle.zip on Codabench (Benchmarks > Management > Upload)"
         )
+    return EXIT_OK
+
+
+def _audit_sample(args: argparse.Namespace) -> int:
+    config = _config(args, args.data)
+    try:
+        rows = api.audit_sample(
+            args.data, args.submission, args.n, seed=args.seed, ppl=args.ppl, config=config
+        )
+    except SubmissionInvalid as exc:
+        _print_invalid(exc)
+        return EXIT_INVALID
+    output = Path(args.output)
+    if output.is_dir():
+        raise UsageError(f"--output {output} is a folder; give the file to write")
+    write_file(output, utf8("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)))
+    emit(
+        f"audit sample: {len(rows)} turns in {output}; recompute their perplexities with the participant's "
+        "model, then score with --ppl-check"
+    )
     return EXIT_OK
 
 
@@ -460,6 +506,7 @@ def _score(args: argparse.Namespace) -> int:
                 synonyms=not args.no_synonyms,
                 jobs=args.jobs or default_jobs(),
                 progress=display,
+                ppl_check=getattr(args, "ppl_check", None),
             )
         except SubmissionInvalid as exc:
             display.close()
@@ -475,9 +522,18 @@ def _score(args: argparse.Namespace) -> int:
         # section 7)
         private = codalab and config.hidden_is_private
         write_outputs(
-            result, output, report=args.report, progress=display, turn_hidden_metric=not private, page=page
+            result,
+            output,
+            report=args.report,
+            progress=display,
+            turn_hidden_metric=not private,
+            page=page,
+            audit=not codalab,
         )
     _print_warnings(result.warnings)
+    if not codalab and result.audit is not None:  # the audit is the organizer's: never in codalab's outputs
+        for line in flagged_lines({result.name: result.audit}):
+            print(line, file=sys.stderr)
     if not args.quiet:
         emit(summary_table(result))
     return EXIT_OK
@@ -507,6 +563,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
         write_leaderboard(board, output, report=not args.no_report, progress=display)
     if not args.quiet:
         emit(leaderboard_table(board))
+    for line in flagged_lines(board.audit):
+        print(line, file=sys.stderr)
     return EXIT_OK
 
 
@@ -650,6 +708,7 @@ def _main(argv: Sequence[str] | None) -> int:
         "codalab": _codalab,
         "correlate": _correlate,
         "bundle": _bundle,
+        "audit-sample": _audit_sample,
     }[args.command]
     previous = {sig: signal.signal(sig, _stop) for sig in _STOPS} if in_main_thread() else {}
     try:

@@ -181,3 +181,14 @@ class SubmissionInvalid(IssuesError):
         self.warnings = warnings or []
         total = issues.total if isinstance(issues, IssueLog) else len(issues)
         super().__init__(issues, f"submission is invalid ({total} error(s))")
+
+
+class PplCheckInvalid(IssuesError):
+    """The organizer's recomputed perplexities (``--ppl-check``) break the shape of ``ppl_output.json``."""
+
+    exit_code = EXIT_USAGE
+    kind = "ppl_check"
+
+    def __init__(self, issues: list[Issue] | IssueLog, file: str):
+        total = issues.total if isinstance(issues, IssueLog) else len(issues)
+        super().__init__(issues, f"the recomputed perplexities in {file} are invalid ({total} error(s))")

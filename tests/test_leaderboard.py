@@ -100,7 +100,7 @@ def test_leaderboard_ranks_scores_and_lists_invalid(folder, tmp_path):
     assert single["integral"] == 0.3769621616774081
     assert json.loads((out / "submissions" / "broken" / "scores.json").read_text())["status"] == "invalid"
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert page.count("<svg") == 2 and "<script" not in page and "realistic-copy" in page
+    assert page.count("<svg") == 3 and "<script" not in page and "realistic-copy" in page  # + the audit
 
 
 def test_leaderboard_is_reproducible_and_independent_of_jobs(folder, tmp_path):

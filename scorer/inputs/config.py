@@ -31,12 +31,41 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class AuditSettings:
+    """The perplexity audit's thresholds (``[audit]``, contract sections 7 and 9)."""
+
+    max_share_at_one: float = 0.01
+    min_distinct_share: float = 0.01
+    check_tolerance: float = 0.01
+    min_share_within: float = 0.95
+    same_share: float = 0.95
+    outlier_mads: float = 5.0
+
+    @property
+    def is_private(self) -> bool:
+        """Whether they differ from the built-in default (then no output shows them)."""
+        return self != AuditSettings()
+
+
+#: Each ``[audit]`` key's bounds: shares in [0, 1], the tolerance and the MADs at least 0.
+_AUDIT_BOUNDS = {
+    "max_share_at_one": (0, 1),
+    "min_distinct_share": (0, 1),
+    "check_tolerance": (0, None),
+    "min_share_within": (0, 1),
+    "same_share": (0, 1),
+    "outlier_mads": (0, None),
+}
+
+
+@dataclass(frozen=True)
 class Config:
     weights: Mapping[str, float]
     meteor: MeteorParams
     hm_method: str
     hm_params: Mapping[str, float]
     limits: Limits = field(default_factory=Limits)
+    audit: AuditSettings = field(default_factory=AuditSettings)
 
     @property
     def hidden_settings(self) -> dict[str, Any]:
@@ -213,4 +242,7 @@ def _build(raw: dict[str, Any]) -> Config:
             for k in ("max_file_mib", "max_answer_chars", "max_json_depth")
         }
     )
-    return Config(weights, meteor, method, params, limits)
+    audit = AuditSettings(
+        **{k: _number("audit", k, raw["audit"][k], *bounds) for k, bounds in _AUDIT_BOUNDS.items()}
+    )
+    return Config(weights, meteor, method, params, limits, audit)

@@ -25,7 +25,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not
 from pathlib import Path
 from typing import Any, cast
 
-from scorer.errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
+from scorer.errors import Issue, IssueLog, PplCheckInvalid, ReferenceDataError, SubmissionInvalid, UsageError
 from scorer.metric.nonstarters import long_mark_run, mark_run_message, mark_run_screen
 from scorer.metric.text import has_token
 from scorer.progress import CHECKING, READING, Progress
@@ -881,3 +881,75 @@ def _scan_values(
             return turn, pos + 1, values if ok else None
         issue("not valid JSON: expected ',' or ']' in the list of perplexities", "bad_json", pos, dialog_id)
         return None, None, None
+
+
+def read_ppl_check(
+    path: str | os.PathLike, dialogues: Iterable[Dialogue], limits: Limits
+) -> dict[str, list[float | None]]:
+    """The perplexities an organizer recomputed (``--ppl-check``, contract section 9): ``ppl_output.json``'s
+    shape for any subset of the dialogues, ``null`` for a turn not recomputed. Raises
+    :class:`~scorer.errors.PplCheckInvalid` (exit 2) listing every problem, or ``UsageError`` when the file
+    cannot be read."""
+    name = Path(path).name
+    try:
+        if not Path(path).is_file():
+            raise UsageError(f"--ppl-check {path}: not a regular file")
+        if os.path.getsize(path) > limits.max_file_bytes:
+            raise PplCheckInvalid(
+                [Issue(name, f"the file is larger than {limits.max_file_mib} MiB", "file_too_large")], name
+            )
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        value = parse_json(data.decode("utf-8-sig"), limits.max_json_depth)
+    except (UnicodeDecodeError, JsonError) as exc:
+        raise PplCheckInvalid(
+            [Issue(name, f"not valid UTF-8 JSON ({shorten(str(exc), 120)})", "bad_json")], name
+        ) from None
+    if not isinstance(value, dict):
+        raise PplCheckInvalid(
+            [
+                Issue(
+                    name,
+                    "the file must be one JSON object: dialog_id -> list of perplexities "
+                    "(null for a turn not recomputed)",
+                    "bad_shape",
+                )
+            ],
+            name,
+        )
+    turns = {d.dialog_id: d.n_turns for d in dialogues}
+    log = IssueLog()
+    found: dict[str, list[float | None]] = {}
+    for dialog_id, values in value.items():
+        shown = shorten(dialog_id)
+        if dialog_id not in turns:
+            log.add(
+                Issue(name, f"unknown dialog_id {shorten(dialog_id)!r}", "unknown_dialog", dialog_id=shown)
+            )
+        elif not isinstance(values, list) or len(values) != turns[dialog_id]:
+            log.add(
+                Issue(
+                    name,
+                    f"give a list of {turns[dialog_id]} perplexities (null where not recomputed)",
+                    "wrong_turn_count",
+                    dialog_id=shown,
+                )
+            )
+        else:
+            for turn, p in enumerate(values):
+                if p is not None and not _good_ppl(p):
+                    log.add(
+                        Issue(
+                            name,
+                            f"perplexity {shorten(repr(p))} is not a finite number >= 1 (or null)",
+                            "bad_ppl",
+                            turn=turn,
+                            dialog_id=shown,
+                        )
+                    )
+            found[dialog_id] = [None if p is None else float(p) for p in values]
+    if log:
+        raise PplCheckInvalid(log, name)
+    return found

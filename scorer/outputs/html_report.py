@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import html
 import io
+import math
 import os
 import shutil
 import sys
@@ -374,9 +375,50 @@ def leaderboard_report(board: Leaderboard) -> str:
         f"<th>METEOR</th><th>hidden metric</th>{heads}<th>p vs above</th></tr>"
         f"{''.join(_board_row(e, types) for e in board.entries)}</table></div>"
         f"<p><small>Per-type columns: the score S_j; {legend}.</small></p>{skipped}{charts}"
-        f"{_signature(board.signature)}"
+        f"{_audit_section(board)}{_signature(board.signature)}"
     )
     return _page("Leaderboard", body)
+
+
+def _audit_section(board: Leaderboard) -> str:
+    """The perplexity audit: each scored entry's distribution of ln perplexity (flagged entries in red), then
+    every flag with its message. No threshold is shown (they may be the organizer's own)."""
+    ranked = [e for e in board.ranked if e.name in board.audit]
+    if not ranked:
+        return ""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 0.4 * len(ranked) + 1.4))
+    logs = [[math.log(t.ppl) for t in e.scored().turns] or [0.0] for e in ranked]
+    flagged = [bool(board.audit[e.name].flags) for e in ranked]
+    parts = ax.boxplot(logs, orientation="horizontal", patch_artist=True, widths=0.6, showfliers=False)
+    for box, bad in zip(parts["boxes"], flagged):
+        box.set(facecolor="#f4c7c3" if bad else "#cfe0f3", edgecolor="#a00" if bad else "#4477aa")
+    ax.set_yticks(
+        range(1, len(ranked) + 1), [("\u26a0 " if bad else "") + e.name for e, bad in zip(ranked, flagged)]
+    )
+    ax.invert_yaxis()
+    ax.grid(axis="x", color="#ddd")
+    ax.set_xlabel("ln perplexity per turn (box: quartiles; whiskers: 1.5 IQR)")
+    ax.set_title("Reported perplexities (flagged entries in red)")
+    rows = "".join(
+        f'<tr><td class="name">{html.escape(name)}</td><td class="wrap">'
+        + "<br>".join(
+            f"<b>{html.escape(f.flag)}</b>: {html.escape(f.message)}" for f in board.audit[name].flags
+        )
+        + "</td></tr>"
+        for name in sorted(board.audit)
+        if board.audit[name].flags
+    )
+    table = (
+        f'<table><tr><th class="name">submission</th><th class="wrap">flags</th></tr>{rows}</table>'
+        if rows
+        else "<p>No entry is flagged.</p>"
+    )
+    return (
+        '<h2 id="audit">Perplexity audit</h2><p>The hidden metric rests on perplexities the participants '
+        "report. A flag is a reason to look, never a verdict: it changes no score and no rank (audit.json "
+        f"holds every figure).</p><figure>{_svg(fig)}</figure>{table}"
+    )
 
 
 def failure_report(error: Exception, status: str) -> str:

@@ -97,6 +97,12 @@ def _unlink(path: str | Path) -> None:
         pass
 
 
+def write_file(path: Path, data: bytes) -> None:
+    """Write one file atomically (a temporary file beside it, renamed into place); an OSError names it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(_temporary(path, data), path)
+
+
 def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str], marker: str) -> None:
     """Put ``files`` (name -> bytes) into ``output`` and remove the other names of ``outputs`` there.
 

@@ -20,6 +20,7 @@ from scorer.errors import MAX_LISTED_ERRORS, Issue, IssueLog, IssuesError, Submi
 from scorer.inputs.contract import DETAILED_RESULTS, DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from scorer.metric.stages import stages_line
 from scorer.progress import WRITING, Progress
+from scorer.scoring.audit import audit_payload
 from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.leaderboard import folder_name
@@ -31,7 +32,8 @@ from .output_dir import publish
 
 ERROR_LOG = "scorer-error.log"
 #: Every file a ``score`` run can write; each run rewrites or removes all of them.
-SCORE_OUTPUTS = (SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML, DETAILED_RESULTS, ERROR_LOG)
+AUDIT_JSON = "audit.json"
+SCORE_OUTPUTS = (SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML, DETAILED_RESULTS, AUDIT_JSON, ERROR_LOG)
 
 
 def utf8(text: str) -> bytes:
@@ -139,17 +141,21 @@ def score_files(
     progress: Progress | None = None,
     turn_hidden_metric: bool = True,
     page: str = REPORT_HTML,
+    audit: bool = True,
 ) -> dict[str, bytes]:
     """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written.
     With ``report``, the page is written under the name ``page`` (``codalab``: ``detailed_results.html``).
 
     Without ``turn_hidden_metric`` no output holds a turn's hidden-metric value (for pages shown to
-    participants when the hidden metric's settings are private, contract section 7)."""
+    participants when the hidden metric's settings are private, contract section 7). With ``audit``,
+    ``audit.json`` holds the perplexity audit (organizer-side commands only, contract section 9)."""
     files = {
         DETAILS_CSV: details_csv(result, progress, turn_hidden_metric),
         SCORES_TXT: scores_txt(result),
         SCORES_JSON: json_bytes(scores_payload(result)),
     }
+    if audit and result.audit is not None:
+        files[AUDIT_JSON] = json_bytes(audit_payload({result.name: result.audit}, result.audit_private))
     if report:
         step = (lambda done, total: progress(f"{WRITING} {page}", done, total)) if progress else None
         files[page] = utf8(score_report(result, turn_hidden_metric, step))
@@ -172,11 +178,12 @@ def write_outputs(
     progress: Progress | None = None,
     turn_hidden_metric: bool = True,
     page: str = REPORT_HTML,
+    audit: bool = True,
 ) -> None:
     """Publish :func:`score_files` in ``output``, removing any other file a ``score`` run writes."""
     publish(
         Path(output),
-        score_files(result, report, progress, turn_hidden_metric, page),
+        score_files(result, report, progress, turn_hidden_metric, page, audit),
         SCORE_OUTPUTS,
         SCORES_JSON,
     )
@@ -307,7 +314,7 @@ def write_leaderboard(
             progress(f"{WRITING} {SUBMISSIONS_DIR}", k, len(board.entries))
         folder = f"{SUBMISSIONS_DIR}/{folder_name(entry.name)}/"
         produced = (
-            score_files(entry.result, report)
+            score_files(entry.result, report, audit=False)
             if entry.result is not None
             else failure_files(
                 SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)), entry.status
@@ -320,7 +327,8 @@ def write_leaderboard(
         files[REPORT_HTML] = utf8(leaderboard_report(board))
     files[LEADERBOARD_CSV] = leaderboard_csv(board)
     files[LEADERBOARD_JSON] = json_bytes(leaderboard_payload(board))
-    outputs = [LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML, ERROR_LOG]
+    files[AUDIT_JSON] = json_bytes(audit_payload(board.audit, board.audit_private))
+    outputs = [LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML, AUDIT_JSON, ERROR_LOG]
     current = {folder_name(entry.name) for entry in board.entries}
     old = output / SUBMISSIONS_DIR
     if old.is_dir():
@@ -430,6 +438,6 @@ def correlation_table(meta: Meta) -> str:
 #: The outputs each command's failure replaces or removes, by its commit marker.
 FAILURE_OUTPUTS: dict[str, tuple[str, ...]] = {
     SCORES_JSON: SCORE_OUTPUTS,
-    LEADERBOARD_JSON: (LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML, ERROR_LOG),
+    LEADERBOARD_JSON: (LEADERBOARD_CSV, LEADERBOARD_JSON, REPORT_HTML, AUDIT_JSON, ERROR_LOG),
     CORRELATION_JSON: (CORRELATION_CSV, CORRELATION_JSON, REPORT_HTML, ERROR_LOG),
 }

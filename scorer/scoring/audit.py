@@ -20,15 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-#: The audit's thresholds (contract section 7, ``[audit]``) and their defaults.
-AUDIT_DEFAULTS: dict[str, float] = {
-    "max_share_at_one": 0.01,
-    "min_distinct_share": 0.01,
-    "check_tolerance": 0.01,
-    "min_share_within": 0.95,
-    "same_share": 0.95,
-    "outlier_mads": 5.0,
-}
+from scorer.inputs.config import AuditSettings
+
 #: Below this many turns with a token, rho is left empty; from this many on, ``ppl_against_meteor`` may be
 #: raised.
 MIN_RHO_TURNS, MIN_RHO_FLAG_TURNS = 10, 100
@@ -37,23 +30,6 @@ MIN_DISTINCT_TURNS = 20
 #: At least this many scored entries for ``low_outlier``; the MAD's scale to a normal's standard deviation.
 MIN_OUTLIER_ENTRIES, MAD_SCALE = 5, 1.4826
 Z_95 = statistics.NormalDist().inv_cdf(0.975)
-
-
-@dataclass(frozen=True)
-class AuditSettings:
-    """The ``[audit]`` thresholds in force."""
-
-    max_share_at_one: float = AUDIT_DEFAULTS["max_share_at_one"]
-    min_distinct_share: float = AUDIT_DEFAULTS["min_distinct_share"]
-    check_tolerance: float = AUDIT_DEFAULTS["check_tolerance"]
-    min_share_within: float = AUDIT_DEFAULTS["min_share_within"]
-    same_share: float = AUDIT_DEFAULTS["same_share"]
-    outlier_mads: float = AUDIT_DEFAULTS["outlier_mads"]
-
-    @property
-    def is_private(self) -> bool:
-        """Whether they differ from the built-in default (then no output shows them)."""
-        return self != AuditSettings()
 
 
 @dataclass(frozen=True)
@@ -288,12 +264,12 @@ def audit_board(
     return audits
 
 
-def audit_payload(audits: Mapping[str, Audit], settings: AuditSettings) -> dict[str, Any]:
+def audit_payload(audits: Mapping[str, Audit], private: bool) -> dict[str, Any]:
     """``audit.json``: every audited submission by name, in name order, and whether the thresholds are the
     default's (``"default"``) or the organizer's own (``"private"``, never shown)."""
     return {
         "submissions": {name: audits[name].to_dict() for name in sorted(audits)},
-        "settings": "private" if settings.is_private else "default",
+        "settings": "private" if private else "default",
     }
 
 
@@ -338,3 +314,36 @@ def validate_warnings(ppl: Iterable[float]) -> str | None:
             "the perplexity function"
         )
     return None
+
+
+#: The columns of :func:`audit_frame`, in order.
+AUDIT_COLUMNS = (
+    "submission",
+    "turns",
+    "at_one",
+    "distinct",
+    "rho",
+    "rho_low",
+    "rho_high",
+    "rho_turns",
+    "median_log_ppl",
+    "checked",
+    "within",
+    "median_log_difference",
+    "flags",
+)
+
+
+def audit_frame(audits: Mapping[str, Audit]) -> Any:
+    """One row per audited submission (pandas, imported here): :data:`AUDIT_COLUMNS`, floats NaN where a
+    figure is empty, ``flags`` the flag names joined by ``;``."""
+    import pandas as pd
+
+    rows = [
+        {"submission": name, **audits[name].figures(), "flags": ";".join(audits[name].flag_names)}
+        for name in sorted(audits)
+    ]
+    frame = pd.DataFrame(rows, columns=list(AUDIT_COLUMNS))
+    numbers = [c for c in AUDIT_COLUMNS if c not in ("submission", "flags")]
+    frame[numbers] = frame[numbers].astype("float64")
+    return frame.astype({"submission": "string", "flags": "string"})

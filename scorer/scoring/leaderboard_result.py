@@ -4,7 +4,8 @@ settings), which owns its rows and columns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from scorer.errors import Issue
 from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.metric.stages import STAGE_NAMES
 
+from .audit import Audit, audit_frame
 from .result import ScoreResult
 
 #: How many of an invalid entry's errors the leaderboard shows.
@@ -30,8 +32,9 @@ COLUMNS = (
     "p_value",
     "compared_with",
     "errors",
+    "flags",
 )
-TEXT_COLUMNS = ("submission", "status", "compared_with", "errors")
+TEXT_COLUMNS = ("submission", "status", "compared_with", "errors", "flags")
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,7 @@ class Standing:
             "p_value": self.p_value,
             "compared_with": self.compared_with,
             "errors": list(self.shown_errors),
+            "flags": "",
         }
 
 
@@ -130,6 +134,13 @@ class Leaderboard:
     seed: int
     skipped: tuple[str, ...]
     stages: tuple[str, ...] = STAGE_NAMES  # the matching stages that ran, in order
+    #: The perplexity audit of every scored entry, flags across entries included (contract section 9).
+    audit: Mapping[str, Audit] = field(default_factory=dict)
+    audit_private: bool = False  # whether the audit's thresholds are the organizer's own (never shown)
+
+    def audit_frame(self) -> Any:
+        """The audit of every scored entry, one row each (:func:`scorer.scoring.audit.audit_frame`)."""
+        return audit_frame(self.audit)
 
     @property
     def ranked(self) -> tuple[Standing, ...]:
@@ -144,7 +155,11 @@ class Leaderboard:
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per entry by :data:`COLUMNS` (None where not applicable; ``errors`` as :class:`Issue`)."""
-        return [standing.values() for standing in self.entries]
+        rows = [standing.values() for standing in self.entries]
+        for row in rows:
+            audit = self.audit.get(row["submission"])
+            row["flags"] = ";".join(audit.flag_names) if audit is not None else ""
+        return rows
 
     def to_frame(self) -> Any:
         """The rows as a pandas DataFrame, as ``leaderboard.csv`` reads: numbers as floats (NaN where not

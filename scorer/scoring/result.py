@@ -11,6 +11,7 @@ from scorer.metric.meteor import MeteorScore
 from scorer.metric.stages import STAGE_NAMES
 
 from .aggregate import Summary, TurnScore
+from .audit import Audit, audit_frame
 from .explain import ExplainedTurn
 
 #: The columns of ``details.csv`` and of :meth:`ScoreResult.to_frame`, in order.
@@ -43,6 +44,13 @@ class ScoreResult:
     lowest: tuple[ExplainedTurn, ...] = ()  # the turns of lowest METEOR, aligned (the report's last section)
     name: str = ""  # the submission's name (its file or folder), when it has one
     stages: tuple[str, ...] = STAGE_NAMES  # the matching stages that ran, in order
+    audit: Audit | None = None  # the perplexity audit (contract section 9); it never changes a number above
+    audit_private: bool = False  # whether the audit's thresholds are the organizer's own (never shown)
+
+    def audit_frame(self) -> Any:
+        """The audit's figures and flags as a one-row pandas DataFrame (columns: ``submission``, the figures
+        of ``audit.json``, ``flags`` joined by ``;``)."""
+        return audit_frame({self.name: self.audit} if self.audit is not None else {})
 
     @property
     def details(self) -> list[MeteorScore | None]:

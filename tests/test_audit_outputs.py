@@ -1,0 +1,218 @@
+"""The perplexity audit's outputs (contract sections 6 and 9): audit.json, the flags column, a stderr line
+per flagged entry, --ppl-check, audit-sample, validate's warning; nothing in codalab; no score moves."""
+
+import json
+import shutil
+
+from conftest import EXAMPLES, PUBLIC, write_json
+
+from scorer import api, cli
+
+
+def run(*args):
+    return cli.main([str(a) for a in args])
+
+
+def board_of(tmp_path, *names):
+    folder = tmp_path / "uploads"
+    for name in names:
+        shutil.copytree(EXAMPLES / name, folder / name)
+    return folder
+
+
+def test_score_writes_a_deterministic_audit_and_changes_no_score(tmp_path, capsys):
+    outs = []
+    for k in range(2):
+        out = tmp_path / f"out{k}"
+        assert (
+            run(
+                "score",
+                "--data",
+                PUBLIC,
+                "--submission",
+                EXAMPLES / "echo_first_variant",
+                "--output",
+                out,
+                "--quiet",
+            )
+            == 0
+        )
+        outs.append(out)
+    first, second = ((o / "audit.json").read_bytes() for o in outs)
+    assert first == second
+    audit = json.loads(first)
+    assert audit["settings"] == "default"
+    entry = audit["submissions"]["echo_first_variant"]
+    assert [f["flag"] for f in entry["flags"]] == ["ppl_at_one", "few_distinct"]
+    assert entry["figures"]["at_one"] == 1.0 and entry["figures"]["distinct"] == 1
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if line.startswith("audit: echo_first_variant: ppl_at_one: 66 of 66 turns")]
+    # a ppl check that disagrees flags it, and changes no byte of the scores
+    check = {
+        d: [p * 2 for p in v]
+        for d, v in json.loads(
+            (EXAMPLES / "realistic" / "ppl_output.json").read_text(encoding="utf-8")
+        ).items()
+    }
+    write_json(tmp_path / "check.json", check)
+    assert (
+        run(
+            "score",
+            "--data",
+            PUBLIC,
+            "--submission",
+            EXAMPLES / "realistic",
+            "--output",
+            tmp_path / "a",
+            "--quiet",
+        )
+        == 0
+    )
+    assert (
+        run(
+            "score",
+            "--data",
+            PUBLIC,
+            "--submission",
+            EXAMPLES / "realistic",
+            "--output",
+            tmp_path / "b",
+            "--quiet",
+            "--ppl-check",
+            tmp_path / "check.json",
+        )
+        == 0
+    )
+    for name in ("scores.json", "details.csv", "scores.txt"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    figures = json.loads((tmp_path / "b" / "audit.json").read_text())["submissions"]["realistic"]
+    assert figures["figures"]["checked"] == 66 and figures["figures"]["within"] == 0.0
+    assert [f["flag"] for f in figures["flags"]] == ["check_mismatch"]
+
+
+def test_a_bad_ppl_check_file_is_exit_2_naming_it(tmp_path, capsys):
+    write_json(tmp_path / "check.json", {"d-0001": [0.5, None], "nope": [2.0]})
+    out = tmp_path / "out"
+    assert (
+        run(
+            "score",
+            "--data",
+            PUBLIC,
+            "--submission",
+            EXAMPLES / "realistic",
+            "--output",
+            out,
+            "--ppl-check",
+            tmp_path / "check.json",
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "the recomputed perplexities in check.json are invalid (2 error(s))" in err
+    assert "unknown dialog_id 'nope'" in err and "perplexity 0.5 is not a finite number >= 1 (or null)" in err
+    assert json.loads((out / "scores.json").read_text())["status"] == "error"
+
+
+def test_codalab_shows_no_audit(tmp_path, capsys):
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    shutil.copytree(EXAMPLES / "echo_first_variant", root / "res")
+    assert run("codalab", root, tmp_path / "out") == 0
+    assert not (tmp_path / "out" / "audit.json").exists()
+    captured = capsys.readouterr()
+    assert "audit" not in captured.err and "ppl_at_one" not in captured.out
+    for path in (tmp_path / "out").iterdir():
+        assert "ppl_at_one" not in path.read_text(encoding="utf-8")
+
+
+def test_leaderboard_flags_column_audit_and_page(tmp_path, capsys):
+    folder = board_of(tmp_path, "realistic", "echo_first_variant", "empty_answers")
+    shutil.copytree(EXAMPLES / "realistic", folder / "realistic_copy")
+    out = tmp_path / "board"
+    assert run("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet") == 0
+    header, *rows = (out / "leaderboard.csv").read_text(encoding="utf-8").splitlines()
+    assert header.split(",")[-1] == "flags"
+    flags = {row.split(",")[1]: row.split(",")[-1] for row in rows}
+    assert flags["echo_first_variant"] == "ppl_at_one;few_distinct"
+    assert flags["realistic"] == flags["realistic_copy"] == "same_ppl_as"
+    audit = json.loads((out / "audit.json").read_text(encoding="utf-8"))
+    assert sorted(audit["submissions"]) == sorted(flags)
+    assert audit["submissions"]["realistic"]["figures"]["same_ppl_as"] == ["realistic_copy"]
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("audit: ")]
+    assert len(err) == 3  # one line per flagged entry
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Perplexity audit" in page and "same_ppl_as" in page and page.count("<svg") == 3
+
+
+def test_private_audit_settings_are_never_shown(tmp_path, capsys):
+    config = tmp_path / "c.toml"
+    config.write_text("[audit]\nmax_share_at_one = 0.37\nsame_share = 0.83\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert (
+        run(
+            "score",
+            "--data",
+            PUBLIC,
+            "--submission",
+            EXAMPLES / "echo_first_variant",
+            "--output",
+            out,
+            "--config",
+            config,
+        )
+        == 0
+    )
+    shown = capsys.readouterr()
+    audit = (out / "audit.json").read_text(encoding="utf-8")
+    assert json.loads(audit)["settings"] == "private"
+    for text in (audit, shown.out, shown.err, (out / "scores.json").read_text(encoding="utf-8")):
+        assert "0.37" not in text and "0.83" not in text and "max_share_at_one" not in text
+
+
+def test_validate_warns_of_constant_perplexities(tmp_path, capsys):
+    assert run("validate", "--data", PUBLIC, "--submission", EXAMPLES / "echo_first_variant") == 0
+    assert (
+        "warning: ppl_output.json: every one of the 66 perplexities is exactly 1" in capsys.readouterr().err
+    )
+    sub = tmp_path / "sub"
+    shutil.copytree(EXAMPLES / "realistic", sub)
+    ppl = json.loads((sub / "ppl_output.json").read_text(encoding="utf-8"))
+    write_json(sub / "ppl_output.json", {d: [4.0] * len(v) for d, v in ppl.items()})
+    assert run("validate", "--data", PUBLIC, "--submission", sub, "--json") == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert [w["code"] for w in warnings] == ["ppl_suspicious"]
+    assert warnings[0]["message"].startswith("all 66 perplexities are equal (4.0)")
+
+
+def test_audit_sample_is_reproducible_and_proportional(tmp_path):
+    rows = api.audit_sample(PUBLIC, EXAMPLES / "realistic", 33, seed=7)
+    assert rows == api.audit_sample(PUBLIC, EXAMPLES / "realistic", 33, seed=7)
+    assert rows != api.audit_sample(PUBLIC, EXAMPLES / "realistic", 33, seed=8)
+    kinds = [r["type"] for r in rows]
+    # 15, 17, 16, 18 turns of the four types: half of 66 is 7.5, 8.5, 8, 9 -> 8, 8, 8, 9 by largest remainders
+    assert [kinds.count(t) for t in ("Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text")] == [
+        8,
+        8,
+        8,
+        9,
+    ]
+    assert len({(r["dialog_id"], r["turn"]) for r in rows}) == 33
+    assert set(rows[0]) == {"dialog_id", "turn", "type", "ppl"}
+    out = tmp_path / "sample.jsonl"
+    assert (
+        run(
+            "audit-sample",
+            "--data",
+            PUBLIC,
+            "--submission",
+            EXAMPLES / "realistic",
+            "--n",
+            33,
+            "--seed",
+            7,
+            "--output",
+            out,
+        )
+        == 0
+    )
+    assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == rows
