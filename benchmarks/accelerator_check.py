@@ -24,16 +24,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from build_wmt21 import build  # noqa: E402
+from build_wmt21 import build, default_corpus  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru"
-    )
+    parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--work", type=Path, default=HERE / "work" / "wmt21-all")
     args = parser.parse_args()
+    args.corpus = args.corpus or default_corpus()
     if not (args.work / "submissions" / "ALL" / "submission.jsonl").exists():
         build(args.corpus, args.work, turns=9 * 1002)
     out = Path(tempfile.mkdtemp(prefix="accelerator-check-"))

@@ -9,13 +9,14 @@ submission, ``ALL``, repeats the systems instead: its k-th block of 1,002
 turns holds the answers of system k mod 9, so a scaled-up benchmark is not
 one system's text over and over.
 
-    python benchmarks/build_wmt21.py --corpus ../shared/benchmarks/wmt21-en-ru --out benchmarks/work/wmt21
+    python benchmarks/build_wmt21.py --corpus "$WMT21_DIR" --out benchmarks/work/wmt21
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 from pathlib import Path
 
@@ -45,6 +46,16 @@ def group_sizes(n: int, seed: int) -> list[int]:
         sizes.append(size)
         left -= size
     return sizes
+
+
+def default_corpus() -> Path:
+    """The WMT21 en-ru folder: ``$WMT21_DIR`` (benchmarks/README.md says where the files come from)."""
+    found = os.environ.get("WMT21_DIR")
+    if not found:
+        raise SystemExit(
+            "set WMT21_DIR to the WMT21 en-ru folder, or give --corpus (see benchmarks/README.md)"
+        )
+    return Path(found)
 
 
 def build(
@@ -121,13 +132,14 @@ def main() -> None:
     parser.add_argument(
         "--corpus",
         type=Path,
-        default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru",
+        default=None,
     )
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "work" / "wmt21")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--turns", type=int, help="exact number of turns (overrides --repeat)")
     parser.add_argument("--systems", nargs="*", default=SYSTEMS)
     args = parser.parse_args()
+    args.corpus = args.corpus or default_corpus()
     build(args.corpus, args.out, args.repeat, args.systems, args.turns)
     print(f"wrote {args.out}")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from build_wmt21 import build  # noqa: E402
+from build_wmt21 import build, default_corpus  # noqa: E402
 
 #: Each persistent cache by the prefix of its files' names in the cache directory.
 CACHES = {
@@ -47,10 +47,9 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--gamma", type=float, default=0.0)
-    parser.add_argument(
-        "--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru"
-    )
+    parser.add_argument("--corpus", type=Path, default=None)
     args = parser.parse_args()
+    args.corpus = args.corpus or default_corpus()
     work = HERE / "work" / f"speed-{args.turns}"
     if not (work / "submissions" / "ALL" / "submission.jsonl").exists():
         build(args.corpus, work, turns=args.turns)

@@ -7,12 +7,13 @@ within its budget, how the type graph looked (nothing left after the exact
 stage, no possible link, single links only, a star, a general component),
 and the time per pair of each path::
 
-    python benchmarks/count_check.py [--corpus ../shared/benchmarks/wmt21-en-ru]
+    python benchmarks/count_check.py [--corpus DIR]   # default: $WMT21_DIR
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -56,14 +57,25 @@ def shape(graph) -> str:
     return "general component" if "general" in kinds else "a star" if "star" in kinds else "single links only"
 
 
+def default_corpus() -> Path:
+    """The WMT21 en-ru folder: ``$WMT21_DIR`` (benchmarks/README.md says where the files come from)."""
+    found = os.environ.get("WMT21_DIR")
+    if not found:
+        raise SystemExit(
+            "set WMT21_DIR to the WMT21 en-ru folder, or give --corpus (see benchmarks/README.md)"
+        )
+    return Path(found)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--corpus",
         type=Path,
-        default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru",
+        default=None,
     )
     args = parser.parse_args()
+    args.corpus = args.corpus or default_corpus()
     read = lambda name: (args.corpus / name).read_text(encoding="utf-8").rstrip("\n").split("\n")  # noqa: E731
     refs = [read("newstest2021.en-ru.ref.A.ru"), read("newstest2021.en-ru.ref.B.ru")]
     matcher = Matcher(load_thesaurus(), persistent=False)

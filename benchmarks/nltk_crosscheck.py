@@ -9,12 +9,13 @@ empty WordNet), so its alignment is its exact stage alone.
 Prints how often the scores agree (to 1e-9) and, where they differ, whether
 this scorer found at least as many matches and no more chunks.
 
-    python benchmarks/nltk_crosscheck.py [--corpus ../shared/benchmarks/wmt21-en-ru]
+    python benchmarks/nltk_crosscheck.py [--corpus DIR]   # default: $WMT21_DIR
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from nltk.translate.meteor_score import _count_chunks, _enum_align_words, _generate_enums, single_meteor_score
@@ -52,14 +53,25 @@ def nltk_alignment(hyp: list[str], ref: list[str]) -> tuple[int, int]:
     return len(matches), _count_chunks(matches)
 
 
+def default_corpus() -> Path:
+    """The WMT21 en-ru folder: ``$WMT21_DIR`` (benchmarks/README.md says where the files come from)."""
+    found = os.environ.get("WMT21_DIR")
+    if not found:
+        raise SystemExit(
+            "set WMT21_DIR to the WMT21 en-ru folder, or give --corpus (see benchmarks/README.md)"
+        )
+    return Path(found)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--corpus",
         type=Path,
-        default=Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "wmt21-en-ru",
+        default=None,
     )
     args = parser.parse_args()
+    args.corpus = args.corpus or default_corpus()
     refs = (args.corpus / "newstest2021.en-ru.ref.A.ru").read_text(encoding="utf-8").rstrip("\n").split("\n")
     params = MeteorParams(alpha=0.9, beta=3.0, gamma=0.5, stages=("exact",))
     matcher = Matcher(None, persistent=False)

@@ -33,7 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from build_wmt21 import build  # noqa: E402
+from build_wmt21 import build, default_corpus  # noqa: E402
 
 
 def run(command: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -156,9 +156,7 @@ def benchmark(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--corpus", type=Path, default=HERE.parents[1] / "shared" / "benchmarks" / "wmt21-en-ru"
-    )
+    parser.add_argument("--corpus", type=Path, default=None)
     parser.add_argument("--work", type=Path, default=HERE / "work")
     parser.add_argument("--turns", type=int, nargs="+", default=[20_000])
     parser.add_argument("--runs", type=int, default=5)
@@ -174,6 +172,7 @@ def main() -> None:
         help="skip the scorer's runs from an empty cache directory",
     )
     args = parser.parse_args()
+    args.corpus = args.corpus or default_corpus()
     if not os.environ.get("RUWORDNET_PATH"):
         raise SystemExit("set RUWORDNET_PATH to the RuWordNet XML directory")
     from scorer.version import engine_description

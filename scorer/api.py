@@ -222,7 +222,9 @@ def with_synonyms(config: Config, synonyms: bool) -> Config:
 
 
 def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> Thesaurus | None:
-    """The thesaurus the configured stages need: None without a synonym stage, else loaded."""
+    """The thesaurus the configured stages need: None without a synonym stage, else ``thesaurus`` itself
+    or the one loaded from it (a path, else ``$RUWORDNET_PATH``, else the ``ruwordnet`` package's download).
+    Raises :class:`~scorer.errors.ThesaurusError` when it cannot be found or read."""
     if not needs_thesaurus(config.meteor.stages):
         return None
     return thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
@@ -289,8 +291,9 @@ def score_validated(
     its perplexities (with ``ppl_check``, against the organizer's recomputed ones).
 
     ``progress("scoring", done, total)`` hears about scored turns; a ``matcher`` shared
-    between submissions keeps its memoised lemmas and synsets. The result
-    carries the submission's ``name`` and its lowest-scoring turns, aligned.
+    between submissions keeps its memoised lemmas and synsets. Returns a :class:`ScoreResult` carrying the
+    submission's ``name``, its lowest-scoring turns, aligned, and its audit. Raises
+    :class:`~scorer.scoring.turns.WorkerDied` (exit 2) when a worker process dies.
     """
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
@@ -410,11 +413,13 @@ def score_leaderboard(
     seed: int = DEFAULT_SEED,
     progress: Progress | None = None,
 ) -> Leaderboard:
-    """Validate and score every submission in ``submissions_dir``, then rank them.
+    """Validate and score every submission in ``submissions_dir`` (each subfolder or ``.zip``), rank them and
+    audit their perplexities; returns a :class:`~scorer.scoring.leaderboard_result.Leaderboard`.
 
-    An invalid submission is listed with its errors, never raised; reference,
-    configuration and thesaurus errors are raised as for one submission.
-    ``progress`` hears every phase, each submission's steps prefixed by its name.
+    An invalid submission is listed with its errors, never raised; a submission whose scoring fails for
+    another reason is listed with status ``error``. Raises ``UsageError`` (no such folder, nothing in it,
+    resamples or seed out of range), ``ConfigError``, ``ReferenceDataError`` or ``ThesaurusError``, all
+    exit 2. ``progress`` hears every phase, each submission's steps prefixed by its name.
     """
     config = with_synonyms(config or load_config(), synonyms)
     _check_board(submissions_dir, resamples, seed)
@@ -527,7 +532,10 @@ def correlate_submissions(
     progress: Progress | None = None,
 ) -> Meta:
     """Score every submission once (as :func:`score_leaderboard`), then correlate the figures with the
-    human ratings at every level contract section 8 gives (:mod:`scorer.scoring.correlation`)."""
+    human ratings at every level contract section 8 gives (:mod:`scorer.scoring.correlation`); returns a
+    :class:`~scorer.scoring.correlation_result.Meta` (its rows, levels and warnings). Raises what
+    :func:`score_leaderboard` raises, and ``UsageError`` for an unknown baseline or a ratings file with
+    errors (each with its CSV line)."""
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
         raise UsageError(f"unknown baseline {unknown[0]!r} (known: {', '.join(BASELINES)})")

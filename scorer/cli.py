@@ -424,7 +424,7 @@ def _audit_sample(args: argparse.Namespace) -> int:
             args.data, args.submission, args.n, seed=args.seed, ppl=args.ppl, config=config
         )
     except SubmissionInvalid as exc:
-        _print_invalid(exc)
+        _print_invalid(exc, scoring=False)
         return EXIT_INVALID
     output = Path(args.output)
     if output.is_dir():
@@ -458,7 +458,7 @@ def _validate(args: argparse.Namespace) -> int:
                 payload = failure_payload(exc, "invalid")
                 payload["warnings"] = [w.to_dict() for w in exc.warnings]
                 emit(json.dumps(payload, ensure_ascii=False, indent=2))
-            _print_invalid(exc)
+            _print_invalid(exc, scoring=False)
             return EXIT_INVALID
     turns = sum(len(a) for a in valid.answers.values())
     if args.json:
@@ -636,10 +636,14 @@ def _try_write_failure(
         pass
 
 
-def _print_invalid(exc: SubmissionInvalid, every: bool = False) -> None:
+def _print_invalid(exc: SubmissionInvalid, every: bool = False, scoring: bool = True) -> None:
     """The verdict on stderr: the first errors of each kind, or with ``every`` each listed error, one a
-    line."""
-    print(f"error: the submission is invalid ({exc.total} error(s)); it was not scored:", file=sys.stderr)
+    line; a command that scores says it did not."""
+    count = f"{exc.total} error" + ("" if exc.total == 1 else "s")
+    print(
+        f"error: the submission is invalid ({count}){'; it was not scored' if scoring else ''}:",
+        file=sys.stderr,
+    )
     print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes(), every=every), file=sys.stderr)
     _print_warnings(exc.warnings)
 

@@ -606,7 +606,7 @@ def test_a_utf16_file_gets_one_message(tmp_path, capsys):
     (folder / "submission.jsonl").write_bytes(text.encode("utf-16"))
     assert run("validate", "--data", PUBLIC, "--submission", folder) == 1
     assert capsys.readouterr().err.splitlines()[1:] == [
-        "error: the submission is invalid (1 error(s)); it was not scored:",
+        "error: the submission is invalid (1 error):",
         "  - submission.jsonl, line 1, column 1: the file is not valid UTF-8 (bad byte at column 1); "
         "it looks like UTF-16 text; save it as UTF-8",
     ]
@@ -618,7 +618,7 @@ def test_errors_of_one_kind_collapse_on_the_terminal_but_not_in_scores_json(tmp_
     (folder / "ppl_output.json").write_text(json.dumps({k: v[0] for k, v in ppl.items()}), encoding="utf-8")
     assert score(folder, tmp_path / "o") == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[1] == "error: the submission is invalid (40 error(s)); it was not scored:"
+    assert err[1] == "error: the submission is invalid (40 errors); it was not scored:"
     assert len(err) == 6 and err[2].startswith(
         "  - ppl_output.json, line 1, column 12, dialog_id 'd-0001': the "
     )

@@ -293,3 +293,29 @@ def test_baseline_statistics_give_sacrebleus_public_corpus_score(name):
         _score_of_stats(metric, totals)
         == public([hyps[k] for k in drawn], streams([refs[k] for k in drawn])).score
     )
+
+
+def test_the_terminal_table_shows_spearman_and_warns_of_three_systems(tmp_path, capsys):
+    code, out = run_correlate(tmp_path, PUBLIC / "human_turns.csv")
+    assert code == 0
+    cli.main(
+        [
+            "correlate",
+            "--data",
+            str(PUBLIC),
+            "--submissions",
+            str(EXAMPLES),
+            "--human",
+            str(PUBLIC / "human_turns.csv"),
+            "--output",
+            str(tmp_path / "again"),
+            "--resamples",
+            "200",
+        ]
+    )
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split()[:6] == ["level", "figure", "n", "pearson", "[95%]", "spearman"]
+    rows = list(csv.DictReader((out / "correlation.csv").read_text(encoding="utf-8").splitlines()))
+    first = next(line for line in printed if line.startswith("turn   meteor"))
+    assert f"{float(rows[0]['spearman']):6.3f}" in first
+    assert any(line.startswith("note: the system level has 3 items") for line in printed)

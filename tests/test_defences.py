@@ -178,7 +178,7 @@ def test_a_million_bad_perplexities_cost_bounded_time_and_memory(tmp_path):
     bad = b'{"d-0001": [' + b", ".join([b"0.5"] * 1_000_000) + b"]}"
     err = _bounded(tmp_path, submission_dir(tmp_path / "s", ppl=bad), 1)
     # the values past the dialogue's two turns are counted, not checked one by one
-    assert "dialog_id 'd-0001': 1000000 perplexities given, but the dialogue has 2 turn(s)" in err
+    assert "dialog_id 'd-0001': 1,000,000 perplexities given, but the dialogue has 2 turns" in err
     assert "turn 2: perplexity 0.5 is below 1" in err and "turn 3:" not in err
 
 

@@ -85,7 +85,7 @@ def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
         )
     assert err[:2] == [
         "config: the built-in default configuration",
-        "error: the submission is invalid (12 error(s)); it was not scored:",
+        "error: the submission is invalid (12 errors); it was not scored:",
     ]
     page = (out / "detailed_results.html").read_text(encoding="utf-8")
     assert page.count("<li>") == 12 and "invalid" in page
@@ -295,3 +295,18 @@ def test_codalab_metadata_files_are_the_bundles():
         ]
         == "python3 -m scorer codalab $input $output"
     )
+
+
+def test_the_order_of_checks_puts_the_upload_before_the_thesaurus(tmp_path, monkeypatch, capsys):
+    """configuration, reference data, submission, thesaurus (README, "Exit codes"; api.score_submission)."""
+    monkeypatch.setenv("RUWORDNET_PATH", str(tmp_path / "no-thesaurus"))
+    bad = platform_input(tmp_path, "files", EXAMPLES / "invalid" / "nan_perplexity")
+    assert run("codalab", bad, tmp_path / "a") == 1
+    assert "RuWordNet" not in capsys.readouterr().err
+    good = platform_input(tmp_path, "folder")
+    assert run("codalab", good, tmp_path / "b") == 2
+    assert "RuWordNet was not found" in capsys.readouterr().err
+    assert load(tmp_path / "b")["status"] == "error"
+    (good / "ref" / "config.toml").write_text("[meteor]\nalpha = 7\n", encoding="utf-8")  # before all else
+    assert run("codalab", good, tmp_path / "c") == 2
+    assert "meteor.alpha" in capsys.readouterr().err

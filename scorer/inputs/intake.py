@@ -453,7 +453,7 @@ def _pick_zip_members(zip_name: str, files: list[zipfile.ZipInfo]) -> dict[str, 
             hint = (
                 f"; it is at {deeper[0][:80]}: put it at the root or in one top-level folder"
                 if deeper
-                else ""
+                else _holds({str(p): 0 for p in by_path})
             )
             issues.append(
                 Issue(

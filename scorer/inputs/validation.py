@@ -13,6 +13,7 @@ object) are said once, first, instead of line after line.
 
 from __future__ import annotations
 
+import difflib
 import json
 import mmap
 import os
@@ -299,10 +300,17 @@ def _parsed_lines(
                     )
                 )
                 return
+            cut_short = after > len(data)  # the last line, and no line end after it
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 bad_encoding += 1
+                if cut_short and exc.reason == "unexpected end of data":
+                    guessed = guess_dialog_id(raw[: exc.start].decode("utf-8"))
+                    if guessed is not None:
+                        on_bad_id(guessed)
+                    log.add(_cut_short(file, number, shorten(guessed) if guessed else None))
+                    continue
                 if bad_encoding == 1:
                     state.unreadable = True
                     log.add(
@@ -327,6 +335,11 @@ def _parsed_lines(
                 guessed = guess_dialog_id(text)
                 if guessed is not None:
                     on_bad_id(guessed)
+                if cut_short and (
+                    exc.pos is None or exc.pos >= len(text.rstrip()) - 1 or "Unterminated" in exc.message
+                ):
+                    log.add(_cut_short(file, number, shorten(guessed) if guessed else None))
+                    continue
                 log.add(
                     Issue(
                         file,
@@ -339,6 +352,50 @@ def _parsed_lines(
                 )
                 continue
             yield number, value, may_hold_mark_run(text) if may_hold_mark_run else True
+
+
+def _counted(n: int, one: str, many: str | None = None) -> str:
+    """``1 turn``, ``2 turns``: a count with its noun."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def _did_you_mean(dialog_id: str, known: Container[str]) -> str:
+    """``"; did you mean 'd-0002'?"`` when one known id is close to a mistyped one (the closest of at most
+    :data:`CLOSE_IDS_LOOKED_AT` ids sharing its length give or take one), else ``""``."""
+    if not isinstance(known, dict) or len(dialog_id) > 200:
+        return ""
+    near = [k for k in known if abs(len(k) - len(dialog_id)) <= 2][:CLOSE_IDS_LOOKED_AT]
+    same_numbers = [k for k in near if _ZEROS.sub("", k) == _ZEROS.sub("", dialog_id)]
+    if len(same_numbers) == 1:  # d-002 for d-0002: the same numbers, other leading zeros
+        return f"; did you mean {shorten(same_numbers[0])!r}?"
+    found = difflib.get_close_matches(dialog_id, near, n=2, cutoff=0.85)
+    if len(found) == 1 or (
+        len(found) == 2
+        and difflib.SequenceMatcher(None, dialog_id, found[0]).ratio()
+        > difflib.SequenceMatcher(None, dialog_id, found[1]).ratio()
+    ):
+        return f"; did you mean {shorten(found[0])!r}?"
+    return ""
+
+
+#: Leading zeros of a run of digits.
+_ZEROS = re.compile(r"(?<!\d)0+(?=\d)")
+
+
+#: How many known ids a mistyped one is compared with (bounded work on a large test set).
+CLOSE_IDS_LOOKED_AT = 5000
+
+
+def _cut_short(file: str, number: int, dialog_id: str | None = None) -> Issue:
+    """The last line of a file that stops in its middle (no line end, and not whole JSON or UTF-8)."""
+    return Issue(
+        file,
+        "the file ends in the middle of this line: it looks cut short (an interrupted upload or copy); "
+        "upload or copy the whole file again",
+        "truncated",
+        line=number,
+        dialog_id=dialog_id,
+    )
 
 
 def _shaped_lines(
@@ -580,7 +637,8 @@ def _check_answers(
             log.add(
                 Issue(
                     file,
-                    "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id",
+                    "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id"
+                    + ("" if log.full else _did_you_mean(dialog_id, turns)),
                     "unknown_id",
                     **_where(number, dialog_id),
                 )
@@ -605,7 +663,7 @@ def _check_answers(
             log.add(
                 Issue(
                     file,
-                    f"{given} answer(s) given, but the dialogue has {expected} turn(s); "
+                    f"{_counted(given, 'answer')} given, but the dialogue has {_counted(expected, 'turn')}; "
                     "give one string per turn",
                     "turn_count",
                     **_where(number, dialog_id),
@@ -773,10 +831,17 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
             pos = end
             if not repeated:
                 if dialog_id not in turns:
-                    issue("unknown dialog_id: it is not in dialogues.jsonl", "unknown_id", key_pos, dialog_id)
+                    issue(
+                        "unknown dialog_id: it is not in dialogues.jsonl"
+                        + ("" if log.full else _did_you_mean(dialog_id, turns)),
+                        "unknown_id",
+                        key_pos,
+                        dialog_id,
+                    )
                 elif count is not None and count != turns[dialog_id]:
                     issue(
-                        f"{count} perplexities given, but the dialogue has {turns[dialog_id]} turn(s); "
+                        f"{_counted(count, 'perplexity', 'perplexities')} given, but the dialogue has "
+                        f"{_counted(turns[dialog_id], 'turn')}; "
                         "give one number per turn",
                         "turn_count",
                         key_pos,

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 _STYLE = """body{font-family:sans-serif;margin:2em;color:#222}p,h2,.turn,.tokens{max-width:72em}
 .scroll{overflow-x:auto}table{border-collapse:collapse;margin:1em 0}table.board{width:100%}
 td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right;white-space:nowrap}
-td.wrap,td.name{white-space:normal;overflow-wrap:anywhere;text-align:left}td.name{min-width:8em;max-width:24em}
+td.wrap,td.name{white-space:normal;overflow-wrap:break-word;text-align:left}td.name{min-width:8em;max-width:24em}
 table.board th{white-space:normal}
 td:first-child,th:first-child,td.name,th.name{text-align:left}
 tr.total td{font-weight:bold;border-top:2px solid #888}
@@ -152,12 +152,15 @@ def _histogram(values: list[float], title: str) -> str:
     import numpy as np
 
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     fig, ax = plt.subplots(figsize=(4.5, 2.8))
     counts, edges = np.histogram(np.fromiter(values, float, len(values)), bins=20, range=(0, 1))
     ax.stairs(counts, edges, fill=True, color="#4477aa", edgecolor="white")
     ax.set_title(title)
     ax.set_xlabel("value per turn")
     ax.set_ylabel("turns")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of turns: whole numbers only
     return _svg(fig)
 
 

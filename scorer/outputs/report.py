@@ -356,7 +356,9 @@ def leaderboard_table(board: Leaderboard) -> str:
         name = row["submission"] if len(row["submission"]) <= 24 else row["submission"][:23] + "~"
         if standing.result is None:
             total = len(standing.entry.errors) + standing.entry.more_errors
-            lines.append(f"{'':>4}  {name:<24}  {standing.status} ({total} error(s)):")
+            lines.append(
+                f"{'':>4}  {name:<24}  {standing.status} ({total} error{'' if total == 1 else 's'}):"
+            )
             for issue in row["errors"]:
                 lines.extend("          " + part for part in textwrap.wrap(str(issue), 90))
             if standing.errors_not_shown:
@@ -415,6 +417,10 @@ def write_correlation(meta: Meta, output: Path) -> None:
     )
 
 
+#: Below this many items a level's coefficients carry a small-sample note.
+SMALL_SAMPLE = 5
+
+
 def correlation_table(meta: Meta) -> str:
     """The terminal table of ``correlate``."""
 
@@ -422,14 +428,21 @@ def correlation_table(meta: Meta) -> str:
         return "   -  " if v is None or v != v else f"{v:6.3f}"
 
     lines = [
-        f"{'level':<7}{'figure':<15}{'n':>6}  {'pearson':>8} {'[95%]':<17}{'kendall':>8} "
-        f"{'[95%]':<17}{'pairwise':>8}",
-        "-" * 86,
+        f"{'level':<7}{'figure':<15}{'n':>6}  {'pearson':>8} {'[95%]':<17}{'spearman':>8} {'[95%]':<17}"
+        f"{'kendall':>8} {'[95%]':<17}{'pairwise':>8}",
+        "-" * 112,
     ]
     for r in meta.rows:
         lines.append(
             f"{r.level:<7}{r.figure:<15}{r.n:>6}  {f(r.pearson):>8} [{f(r.pearson_low)},{f(r.pearson_high)}] "
+            f"{f(r.spearman):>8} [{f(r.spearman_low)},{f(r.spearman_high)}] "
             f"{f(r.kendall):>8} [{f(r.kendall_low)},{f(r.kendall_high)}] {f(r.pairwise_accuracy):>8}"
+        )
+    few = sorted({r.n for r in meta.rows if r.level == "system" and r.n < SMALL_SAMPLE})
+    if few:
+        lines.append(
+            f"note: the system level has {few[0]} items: with so few, a coefficient of 1 or -1 is easy to "
+            "reach by chance and its interval says little; rate more systems before trusting it"
         )
     lines.extend(meta.left_out_lines())
     return "\n".join(lines)

@@ -128,6 +128,12 @@ class Standing:
 
 @dataclass(frozen=True)
 class Leaderboard:
+    """What ranking a folder of submissions gives (``api.score_leaderboard``): every entry in table order
+    with its rank, 95% interval and paired p-value (invalid and failed entries after the ranked ones), the
+    signature, the bootstrap's settings, the names skipped, and the perplexity audit of every scored entry.
+    ``rows()`` and ``to_frame()`` give the table as ``leaderboard.csv`` has it; ``audit_frame()`` the
+    audit."""
+
     entries: tuple[Standing, ...]  # ranked valid entries, then invalid ones by name, then failed ones by name
     signature: str
     resamples: int

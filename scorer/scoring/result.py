@@ -37,6 +37,11 @@ DETAIL_COLUMNS = [
 
 @dataclass(frozen=True)
 class ScoreResult:
+    """What scoring one submission gives (``api.score_submission``): the per-type and overall figures
+    (``summary``: the integral, METEOR, hidden metric, each type's S_j), every turn with its METEOR details,
+    the signature, the warnings, the lowest turns explained, and the perplexity audit. ``to_frame()`` and
+    ``dialogs_frame()`` give the turns and dialogues as pandas DataFrames, ``audit_frame()`` the audit."""
+
     summary: Summary
     turns: list[TurnScore]  # each carries its answer and its MeteorScore (``details``)
     signature: str
