@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import json
 import os
 import signal
@@ -801,4 +802,6 @@ def run() -> None:
     reopen_closed()
     for sig in _STOPS:  # outside main's run (which stops on the first), and at exit: a signal changes nothing
         signal.signal(sig, signal.SIG_IGN)
-    sys.exit(main())
+    code = main()
+    gc.freeze()  # the exit's last collection then skips every object the run left (0.03-0.05 s at 20,000 turns)
+    sys.exit(code)

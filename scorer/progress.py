@@ -48,6 +48,8 @@ def render(step: str, done: int, total: int, elapsed: float) -> str:
     'reading answers.jsonl [#######                       ]  25%  3.0/12.0 MiB  3s left'
     >>> render("aggregating", 0, 1, 0.5)
     'aggregating [                              ]   0%'
+    >>> render("checking ppl_output.json", 2048, 5120, 0.2)
+    'checking ppl_output.json [############                  ]  40%  2.0/5.0 KiB  0s left'
     """
     total = max(total, 1)
     done = min(max(done, 0), total)
@@ -57,7 +59,8 @@ def render(step: str, done: int, total: int, elapsed: float) -> str:
         seconds = int(elapsed * (total - done) / done)
         left = f"  {seconds // 60}m{seconds % 60:02d}s left" if seconds >= 60 else f"  {seconds}s left"
     if counts_bytes(step):
-        amount = f"  {done / MIB:.1f}/{total / MIB:.1f} MiB"
+        unit, size = ("MiB", MIB) if total >= MIB else ("KiB", 1024)  # a small file in KiB, not 0.0/0.0 MiB
+        amount = f"  {done / size:.1f}/{total / size:.1f} {unit}"
     else:
         amount = f"  {done:,}/{total:,}" if total > 1 else ""  # a step of one item shows no count
     return f"{step} [{'#' * filled}{' ' * (WIDTH - filled)}] {100 * done // total:3d}%{amount}{left}"
