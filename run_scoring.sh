@@ -13,8 +13,9 @@ cd "$ROOT"
 synonyms=()
 if [ -z "${RUWORDNET_PATH:-}" ] && ! "$SCORER_PY" -c "import sys; from scorer.metric.thesaurus import default_location as d; p = d(); sys.exit(0 if p and p.exists() else 1)"; then
     echo "RuWordNet not found: trying \`ruwordnet download\` ..." >&2
-    if ! "$VENV/bin/ruwordnet" download >/dev/null 2>&1; then
-        echo "warning: RuWordNet could not be downloaded; scoring the example WITHOUT synonyms (--no-synonyms)." >&2
+    if ! why="$("$VENV/bin/ruwordnet" download 2>&1 >/dev/null)"; then
+        echo "warning: RuWordNet could not be downloaded ($(printf '%s' "$why" | tail -n 1 | cut -c1-200));" >&2
+        echo "         scoring the example WITHOUT synonyms (--no-synonyms)." >&2
         echo "         Set RUWORDNET_PATH to a RuWordNet SQLite file or XML directory to score with them." >&2
         synonyms=(--no-synonyms)
     fi

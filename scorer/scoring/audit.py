@@ -18,9 +18,12 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer.inputs.config import AuditSettings
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Below this many turns with a token, rho is left empty; from this many on, ``ppl_against_meteor`` may be
 #: raised.
@@ -334,7 +337,7 @@ AUDIT_COLUMNS = (
 )
 
 
-def audit_frame(audits: Mapping[str, Audit]) -> Any:
+def audit_frame(audits: Mapping[str, Audit]) -> pd.DataFrame:
     """One row per audited submission (pandas, imported here): :data:`AUDIT_COLUMNS`, floats NaN where a
     figure is empty, ``flags`` the flag names joined by ``;``."""
     import pandas as pd

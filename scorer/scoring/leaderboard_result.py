@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorer.errors import Issue
 from scorer.inputs.contract import DIALOGUE_TYPES
@@ -15,6 +15,9 @@ from scorer.metric.stages import STAGE_NAMES
 
 from .audit import Audit, audit_frame
 from .result import ScoreResult
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: How many of an invalid entry's errors the leaderboard shows.
 FIRST_ERRORS = 5
@@ -144,7 +147,7 @@ class Leaderboard:
     audit: Mapping[str, Audit] = field(default_factory=dict)
     audit_private: bool = False  # whether the audit's thresholds are the organizer's own (never shown)
 
-    def audit_frame(self) -> Any:
+    def audit_frame(self) -> pd.DataFrame:
         """The audit of every scored entry, one row each (:func:`scorer.scoring.audit.audit_frame`)."""
         return audit_frame(self.audit)
 
@@ -167,7 +170,7 @@ class Leaderboard:
             row["flags"] = ";".join(audit.flag_names) if audit is not None else ""
         return rows
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """The rows as a pandas DataFrame, as ``leaderboard.csv`` reads: numbers as floats (NaN where not
         applicable), ``rank`` as Int64, text as str ("" where none), the errors joined by `` | ``."""
         import pandas as pd

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scorer.errors import Issue
 from scorer.inputs.contract import DIALOGUE_TYPES
@@ -13,6 +13,9 @@ from scorer.metric.stages import STAGE_NAMES
 from .aggregate import Summary, TurnScore
 from .audit import Audit, audit_frame
 from .explain import ExplainedTurn
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The columns of ``details.csv`` and of :meth:`ScoreResult.to_frame`, in order.
 DETAIL_COLUMNS = [
@@ -52,7 +55,7 @@ class ScoreResult:
     audit: Audit | None = None  # the perplexity audit (contract section 9); it never changes a number above
     audit_private: bool = False  # whether the audit's thresholds are the organizer's own (never shown)
 
-    def audit_frame(self) -> Any:
+    def audit_frame(self) -> pd.DataFrame:
         """The audit's figures and flags as a one-row pandas DataFrame (columns: ``submission``, the figures
         of ``audit.json``, ``flags`` joined by ``;``)."""
         return audit_frame({self.name: self.audit} if self.audit is not None else {})
@@ -61,7 +64,7 @@ class ScoreResult:
     def details(self) -> list[MeteorScore | None]:
         return [t.details for t in self.turns]
 
-    def to_frame(self) -> Any:
+    def to_frame(self) -> pd.DataFrame:
         """One row per turn: the ``details.csv`` columns, with proper dtypes (pandas, imported here)."""
         import pandas as pd
 
@@ -70,7 +73,7 @@ class ScoreResult:
         return frame.astype(
             {
                 "dialog_id": "string",
-                "type": pd.CategoricalDtype(DIALOGUE_TYPES),
+                "type": pd.CategoricalDtype(list(DIALOGUE_TYPES)),
                 "turn": "int64",
                 "best_reference": "int64",
                 "matches": "int64",
@@ -80,7 +83,7 @@ class ScoreResult:
             }
         )
 
-    def dialogs_frame(self) -> Any:
+    def dialogs_frame(self) -> pd.DataFrame:
         """One row per dialogue: type, turns, mean METEOR, mean hidden metric and S_i."""
         import pandas as pd
 
