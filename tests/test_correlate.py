@@ -223,12 +223,16 @@ def test_entries_left_out_and_names_skipped_are_listed_everywhere(tmp_path, caps
         == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-2:] == [
+    assert lines[-3:] == [
+        "left out: board (invalid; see `scorer validate` or the leaderboard for its errors)",
         "left out: invalid (invalid; see `scorer validate` or the leaderboard for its errors)",
         "skipped (not a folder or .zip): README.md",
     ]
     payload = json.loads((out / "correlation.json").read_text(encoding="utf-8"))
-    assert payload["left_out"] == [{"submission": "invalid", "status": "invalid"}]
+    assert payload["left_out"] == [
+        {"submission": "board", "status": "invalid"},
+        {"submission": "invalid", "status": "invalid"},
+    ]
     assert payload["skipped"] == ["README.md"]
     page = (out / "report.html").read_text(encoding="utf-8")
     assert (
