@@ -51,7 +51,7 @@ from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import score_turns
 
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
-from .progress import AGGREGATING, READING, SCORING, Progress
+from .progress import AGGREGATING, EXPLAINING, READING, SAVING, SCORING, Progress
 
 PathLike = str | os.PathLike
 
@@ -307,8 +307,9 @@ def score_validated(
     metric.load_token_table()
     scored = score_turns(answers, variant_tokens, metric, jobs, report)
     metric.save_token_table()
-    # aggregating: every turn's record, then the summary, then the lowest turns explained (one unit each)
-    total = len(keys) + 1 + min(LOWEST_TURNS, len(keys))
+    # aggregating: every turn's record, then the summary (one unit each); then the lowest turns explained,
+    # then what the run learnt kept in the cache, each a step of its own
+    total = len(keys) + 1
     if progress:
         progress(AGGREGATING, 0, total)
     hm = hidden_metric_of(config.hm_method, config.hm_params)
@@ -321,15 +322,20 @@ def score_validated(
     summary = aggregate(turns, config.weights)
     if progress:
         progress(AGGREGATING, len(keys) + 1, total)
-    explained = (lambda done: progress(AGGREGATING, len(keys) + 1 + done, total)) if progress else None
+    n_lowest = min(LOWEST_TURNS, len(keys))
+    explained = (lambda done: progress(EXPLAINING, done, n_lowest)) if progress else None
+    if explained:
+        explained(0)  # the step's start is shown before its first turn is explained
     lowest = lowest_turns(turns, references, metric, progress=explained)
     if matcher is None:
+        if progress:
+            progress(SAVING, 0, 1)
         metric.matcher.save()
+        if progress:
+            progress(SAVING, 1, 1)
     warnings = submission.warnings + unanalysed_warnings(
         keys, answers, variant_tokens, metric.matcher.unanalysed
     )
-    if progress:
-        progress(AGGREGATING, total, total)
     checked = None
     if ppl_check is not None:
         checked = [

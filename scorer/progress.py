@@ -24,6 +24,7 @@ from typing import TextIO
 #: ``progress(step, done, total)``.
 Progress = Callable[[str, int, int], None]
 READING, CHECKING, SCORING, AGGREGATING, WRITING = "reading", "checking", "scoring", "aggregating", "writing"
+EXPLAINING, SAVING = "explaining the lowest turns", "keeping the words' keys in the cache"
 #: The step of a bootstrap (a leaderboard's intervals, correlate's coefficients), counting what is resampled.
 BOOTSTRAP = "bootstrap intervals"
 
