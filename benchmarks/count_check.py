@@ -13,7 +13,7 @@ and the time per pair of each path::
 from __future__ import annotations
 
 import argparse
-import os
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,17 +25,10 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import load_thesaurus
 
-SYSTEMS = [
-    "Facebook-AI",
-    "Manifold",
-    "NVIDIA-NeMo",
-    "NiuTrans",
-    "Online-A",
-    "Online-B",
-    "Online-G",
-    "Online-W",
-    "Online-Y",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from build_wmt21 import SYSTEMS, default_corpus  # noqa: E402
+
 STAGES = ("exact", "lemma", "synonym")
 
 
@@ -55,16 +48,6 @@ def shape(graph) -> str:
         for c in components(graph.links)
     }
     return "general component" if "general" in kinds else "a star" if "star" in kinds else "single links only"
-
-
-def default_corpus() -> Path:
-    """The WMT21 en-ru folder: ``$WMT21_DIR`` (benchmarks/README.md says where the files come from)."""
-    found = os.environ.get("WMT21_DIR")
-    if not found:
-        raise SystemExit(
-            "set WMT21_DIR to the WMT21 en-ru folder, or give --corpus (see benchmarks/README.md)"
-        )
-    return Path(found)
 
 
 def main() -> None:

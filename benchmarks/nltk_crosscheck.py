@@ -15,7 +15,7 @@ this scorer found at least as many matches and no more chunks.
 from __future__ import annotations
 
 import argparse
-import os
+import sys
 from pathlib import Path
 
 from nltk.translate.meteor_score import _count_chunks, _enum_align_words, _generate_enums, single_meteor_score
@@ -24,17 +24,9 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, meteor_tokens
 from scorer.metric.text import tokenise
 
-SYSTEMS = [
-    "Facebook-AI",
-    "Manifold",
-    "NVIDIA-NeMo",
-    "NiuTrans",
-    "Online-A",
-    "Online-B",
-    "Online-G",
-    "Online-W",
-    "Online-Y",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from build_wmt21 import SYSTEMS, default_corpus  # noqa: E402
 
 
 class _Identity:
@@ -51,16 +43,6 @@ def nltk_alignment(hyp: list[str], ref: list[str]) -> tuple[int, int]:
     enum_hyp, enum_ref = _generate_enums(hyp, ref, preprocess=lambda w: w)
     matches, _, _ = _enum_align_words(enum_hyp, enum_ref, stemmer=_Identity(), wordnet=_NoSynonyms())
     return len(matches), _count_chunks(matches)
-
-
-def default_corpus() -> Path:
-    """The WMT21 en-ru folder: ``$WMT21_DIR`` (benchmarks/README.md says where the files come from)."""
-    found = os.environ.get("WMT21_DIR")
-    if not found:
-        raise SystemExit(
-            "set WMT21_DIR to the WMT21 en-ru folder, or give --corpus (see benchmarks/README.md)"
-        )
-    return Path(found)
 
 
 def main() -> None:
