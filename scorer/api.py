@@ -35,7 +35,7 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
-from scorer.metric.thesaurus import Thesaurus, load_thesaurus
+from scorer.metric.thesaurus import Thesaurus, build_index, index_cached, load_thesaurus
 from scorer.metric.tokeniser import tokeniser
 from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
 from scorer.scoring.aggregate import TurnScore, aggregate
@@ -48,7 +48,7 @@ from scorer.scoring.leaderboard_result import Entry, Leaderboard
 from scorer.scoring.result import ScoreResult
 from scorer.scoring.signature import signature
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-from scorer.scoring.turns import score_turns
+from scorer.scoring.turns import WorkerPool, score_turns
 
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
 from .progress import AGGREGATING, EXPLAINING, READING, SAVING, SCORING, Progress
@@ -230,6 +230,26 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> The
     return thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
 
 
+@contextmanager
+def _index_built_meanwhile(
+    config: Config, thesaurus: Thesaurus | PathLike | None, jobs: int
+) -> Iterator[None]:
+    """With more than one process allowed and the thesaurus's index not cached, the index built on a worker of
+    the pool while the block reads the inputs (about a fifth of a second saved from an empty cache), and
+    waited for at the block's end; nothing else changes when it fails (the load builds it, or says why)."""
+    if jobs < 2 or isinstance(thesaurus, Thesaurus) or not needs_thesaurus(config.meteor.stages):
+        yield
+        return
+    location = None if thesaurus is None else os.fspath(thesaurus)
+    if index_cached(location):
+        yield
+        return
+    with WorkerPool(1, None) as pool:
+        built = pool.submit_all(build_index, [location])[0]
+        yield
+        pool.settle(built)
+
+
 def score_submission(
     data_dir: PathLike,
     submission: PathLike,
@@ -254,9 +274,10 @@ def score_submission(
     exit 2: ``UsageError``, ``ConfigError``, ``ReferenceDataError``, ``PplCheckInvalid``, ``ThesaurusError``.
     """
     config = with_synonyms(config or load_config(), synonyms)
-    with no_cycle_collection():
+    with no_cycle_collection(), _index_built_meanwhile(config, thesaurus, jobs):
         reference = load_reference(data_dir, config.limits, progress=progress)
         valid = _read_and_check(reference, submission, ppl, config.limits, progress)
+    with no_cycle_collection():
         checked = (
             read_ppl_check(ppl_check, reference.dialogues, config.limits) if ppl_check is not None else None
         )
@@ -429,7 +450,8 @@ def score_leaderboard(
     """
     config = with_synonyms(config or load_config(), synonyms)
     _check_board(submissions_dir, resamples, seed)
-    reference = load_reference(data_dir, config.limits, progress=progress)
+    with _index_built_meanwhile(config, thesaurus, jobs):
+        reference = load_reference(data_dir, config.limits, progress=progress)
     return _score_board(reference, submissions_dir, config, thesaurus, jobs, resamples, seed, progress)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from conftest import MINI_RWN, make_split, make_submission
 
 from scorer import api
+from scorer.errors import ThesaurusError
 from scorer.inputs import reference_cache
 from scorer.inputs.config import load_config
 from scorer.metric import morphology, thesaurus
@@ -93,3 +96,35 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
         )
         assert key and reference_cache.load(key, load_config().limits) is not None
     assert results[0] == results[1]
+
+
+def test_the_thesaurus_index_is_built_on_a_worker_while_the_inputs_are_read(tmp_path, monkeypatch):
+    """From an empty cache with two processes allowed, the index is built on the pool's worker (the load then
+    finds it in the cache); with one process, here. The numbers are the same either way."""
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 10**9)  # turns scored here: only the index goes out
+    built_by = tmp_path / "built-by"
+    original = thesaurus._build_index
+
+    def recording(pairs):
+        with open(built_by, "a") as out:
+            out.write(f"{os.getpid()}\n")
+        return original(pairs)
+
+    monkeypatch.setattr(thesaurus, "_build_index", recording)
+    data = make_split(tmp_path, [("d1", "Text2Text", [["кошка спит"]]), ("d2", "Text2Text", [["пес лает"]])])
+    sub = make_submission(tmp_path, {"d1": ["кот спит"], "d2": ["собака лает"]}, {"d1": [3.0], "d2": [2.0]})
+    results = []
+    for jobs in (2, 1):
+        monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
+        results.append(api.score_submission(data, sub, config=load_config(), jobs=jobs).summary)
+        builders = [int(pid) for pid in built_by.read_text().split()]
+        assert builders[-1] != os.getpid() if jobs == 2 else builders[-1] == os.getpid()
+        built_by.unlink()
+    assert results[0] == results[1]
+    # a thesaurus that cannot be read is reported by the run itself, as without the worker
+    broken = tmp_path / "rwn"
+    broken.mkdir()
+    (broken / "synsets.V.xml").write_text("<synsets><synset id='1'><sense>", encoding="utf-8")
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache-broken"))
+    with pytest.raises(ThesaurusError, match="cannot read RuWordNet file"):
+        api.score_submission(data, sub, config=load_config(), jobs=2, thesaurus=broken)

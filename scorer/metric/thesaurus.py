@@ -130,6 +130,23 @@ def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
     return Thesaurus(identity, build())
 
 
+def index_cached(location: str | os.PathLike | None = None) -> bool:
+    """Whether the index of the thesaurus at ``location`` is in the cache (False when it cannot be found or
+    read: :func:`load_thesaurus` says why)."""
+    try:
+        source = resolve_location(location)
+        kind, files = _source_files(source)
+        return _exists(_cache_path(_identity(kind, files)))
+    except (ThesaurusError, OSError):
+        return True  # nothing to build ahead: the load reports it
+
+
+def build_index(location: str | os.PathLike | None = None) -> None:
+    """Build the index of the thesaurus at ``location`` into the cache (run on a worker while the inputs are
+    read; the load then finds it there)."""
+    load_thesaurus(location)
+
+
 def _exists(path: Path) -> bool:
     """Whether a cache file is there (any fault, a name too long included, counts as not there)."""
     try:

@@ -148,7 +148,7 @@ class WorkerPool:
       still there and waits for it.
     """
 
-    def __init__(self, workers: int, work: Work):
+    def __init__(self, workers: int, work: Work | None):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
@@ -176,6 +176,14 @@ class WorkerPool:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def settle(self, future: Future) -> None:
+        """Wait for ``future``, whatever comes of it: for work whose failure changes nothing (the caller does
+        it again, and reports what goes wrong, in its own place)."""
+        try:
+            future.result()
+        except Exception:  # noqa: BLE001 - a failed or broken helper only costs the time it saved
+            pass
 
     def submit_all(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Future]:
         if self.executor is None:
@@ -261,7 +269,7 @@ def _compute_keys(metric: MeteorRu, types: list[str]) -> None:
 _given: Work | None = None
 
 
-def _start_worker(work: Work, held: set[int | signal.Signals]) -> None:
+def _start_worker(work: Work | None, held: set[int | signal.Signals]) -> None:
     """A worker's start: its signal handlers set while SIGINT and SIGTERM are still held (it was forked with
     them held), then the parent's mask back; the work kept; only keys computed from now on handed back."""
     global _given
@@ -269,7 +277,8 @@ def _start_worker(work: Work, held: set[int | signal.Signals]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, held)
     _given = work
-    work.metric.matcher.take_new()
+    if work is not None:
+        work.metric.matcher.take_new()
 
 
 def _work() -> Work:
