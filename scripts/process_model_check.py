@@ -82,6 +82,29 @@ def one(command: list[str], case: str, out: Path) -> str:
     return f"exit {process.returncode}: {' / '.join(lines)[:300]}"
 
 
+def penalty_command(root: Path) -> list[str]:
+    """A penalty-mode score of 39,600 turns on two workers (written under ``root``): about 2 s of scoring."""
+    data, sub = big_split(root, copies=600)
+    config = root / "penalty.toml"
+    config.write_text("[meteor]\ngamma = 0.5\nbeta = 3.0\n", encoding="utf-8")
+    return [
+        sys.executable,
+        "-m",
+        "scorer",
+        "score",
+        "--data",
+        str(data),
+        "--submission",
+        str(sub),
+        "--config",
+        str(config),
+        "--jobs",
+        "2",
+        "--quiet",
+        "--no-synonyms",
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tries", type=int, default=30)
@@ -89,25 +112,7 @@ def main() -> int:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        data, sub = big_split(root, copies=600)
-        config = root / "penalty.toml"
-        config.write_text("[meteor]\ngamma = 0.5\nbeta = 3.0\n", encoding="utf-8")
-        command = [
-            sys.executable,
-            "-m",
-            "scorer",
-            "score",
-            "--data",
-            str(data),
-            "--submission",
-            str(sub),
-            "--config",
-            str(config),
-            "--jobs",
-            "2",
-            "--quiet",
-            "--no-synonyms",
-        ]
+        command = penalty_command(root)
         failed = False
         for case in options.cases.split(","):
             outcomes = Counter(one(command, case, root / f"out-{case}-{k}") for k in range(options.tries))

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, big_split
+from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from process_model_check import one  # noqa: E402  the cases, as the script runs them
+from process_model_check import one, penalty_command  # noqa: E402  the cases, as the script runs them
 
 TRIES = 4
 
@@ -18,26 +18,7 @@ TRIES = 4
 @pytest.fixture(scope="module")
 def penalty_run(tmp_path_factory):
     """A penalty-mode run on two workers long enough to be caught while they work (the pure engine)."""
-    root = tmp_path_factory.mktemp("big")
-    data, sub = big_split(root, copies=600)  # 39,600 turns: about 2 s of scoring on two workers
-    config = root / "penalty.toml"
-    config.write_text("[meteor]\ngamma = 0.5\nbeta = 3.0\n", encoding="utf-8")
-    return [
-        sys.executable,
-        "-m",
-        "scorer",
-        "score",
-        "--data",
-        str(data),
-        "--submission",
-        str(sub),
-        "--config",
-        str(config),
-        "--jobs",
-        "2",
-        "--quiet",
-        "--no-synonyms",
-    ]
+    return penalty_command(tmp_path_factory.mktemp("big"))
 
 
 @pytest.mark.parametrize("case", ["kill", "term", "int", "termx8", "intx8"])
