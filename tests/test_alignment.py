@@ -16,7 +16,6 @@ from scorer.metric.engine.alignment import (
     chunk_count,
     chunk_runs,
     crossings,
-    fallback_alignment,
 )
 from scorer.metric.engine.counting import stage_counts
 from scorer.metric.engine.links import counts_of, type_graph
@@ -302,10 +301,13 @@ def test_a_star_keeps_its_budget_fallback(matcher, cand, ref, fallback):
 
 
 def test_the_fallback_alignment_satisfies_rule_1_on_its_own(matcher):
+    """With no budget, the alignment read off rule 1's flow, on the pure path as on the compiled one."""
     stages = ("exact", "lemma", "synonym")
     keys, any_keys = matcher.key_functions(stages), matcher.any_keys(stages)
     cand, ref = ["мчаться", "лечу"], ["лететь", "лететь"]
-    fallback = fallback_alignment(cand, ref, keys, any_keys)
+    fallback = align(cand, ref, keys, any_keys, budget=0)
     assert fallback == Alignment(((0, 1, 2), (1, 0, 1)), 2, False)
-    assert fallback == align(cand, ref, keys, any_keys, budget=0)
+    assert [sum(1 for *_, s in fallback.links if s == k) for k in range(3)] == counted(
+        cand, ref, matcher, stages
+    )
     assert counted(cand, ref, matcher, stages) == [0, 1, 1]

@@ -148,8 +148,7 @@ def _has_zip_magic(path: Path) -> bool:
 
 
 def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
-    _refuse_links(root)
-    entries = _listing(root)
+    entries = _refuse_links(root)
     folder = root
     if SUBMISSION not in entries and PPL not in entries:
         subdirs = [
@@ -200,14 +199,16 @@ def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
 MAX_DIRECTORY_ENTRIES = 10_000
 
 
-def _refuse_links(root: Path) -> None:
+def _refuse_links(root: Path) -> dict[str, int]:
     """Refuse a submission directory that holds a symbolic link anywhere, file or folder (contract section 3),
-    or more than :data:`MAX_DIRECTORY_ENTRIES` entries; links are not followed while looking."""
+    or more than :data:`MAX_DIRECTORY_ENTRIES` entries; links are not followed while looking. Returns the
+    names and modes of ``root``'s own entries (:func:`_listing`)."""
+    top = _listing(root)
     seen = 0
     pending = [root]
     while pending:
         folder = pending.pop()
-        for name, mode in sorted(_listing(folder).items()):
+        for name, mode in sorted((top if folder == root else _listing(folder)).items()):
             seen += 1
             path = folder / name
             if stat.S_ISLNK(mode):
@@ -236,6 +237,7 @@ def _refuse_links(root: Path) -> None:
                 )
             if stat.S_ISDIR(mode):
                 pending.append(path)
+    return top
 
 
 #: How many names of a folder a message lists.

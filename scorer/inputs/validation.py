@@ -359,10 +359,11 @@ def _counted(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
-def _did_you_mean(dialog_id: str, known: Container[str]) -> str:
-    """``"; did you mean 'd-0002'?"`` when one known id is close to a mistyped one (the closest of at most
-    :data:`CLOSE_IDS_LOOKED_AT` ids sharing its length give or take one), else ``""``."""
-    if not isinstance(known, dict) or len(dialog_id) > 200:
+def _did_you_mean(dialog_id: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'd-0002'?"`` when one known id is close to a mistyped one (the same numbers with
+    other leading zeros, else the one clearly closest of at most :data:`CLOSE_IDS_LOOKED_AT` ids of about its
+    length), else ``""``."""
+    if len(dialog_id) > 200:
         return ""
     near = [k for k in known if abs(len(k) - len(dialog_id)) <= 2][:CLOSE_IDS_LOOKED_AT]
     same_numbers = [k for k in near if _ZEROS.sub("", k) == _ZEROS.sub("", dialog_id)]

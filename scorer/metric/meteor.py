@@ -103,6 +103,12 @@ def _fmean(precision: float, recall: float, alpha: float) -> float:
     return precision * recall / (alpha * precision + (1 - alpha) * recall)
 
 
+def _links_fmean(m: int, t: int, r: int, alpha: float) -> float:
+    """The F-mean of ``m`` links between ``t`` candidate and ``r`` reference tokens (0 without a link): the
+    score without the penalty, and its bound with it."""
+    return _fmean(m / t, m / r, alpha) if m else 0.0
+
+
 def meteor_tokens(
     cand: Sequence[str],
     ref: Sequence[str],
@@ -171,17 +177,16 @@ def best_variant(
     keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
     if params.gamma == 0 and not with_alignment and cand:
         return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys, any_keys), params)
-    # With the penalty, a variant's score is its F-mean times (1 - penalty), penalty >= 0: the F-mean, read
-    # off
-    # rule 1's counts (cheap), bounds it. Variants are aligned from the highest bound down, and one whose
-    # bound
-    # is below the best score found cannot win and is not aligned; among equal scores the first variant wins.
+    # With the penalty, a variant's score is its F-mean times (1 - penalty), penalty >= 0: the F-mean,
+    # read off rule 1's counts (cheap), bounds it. Variants are aligned from the highest bound down, and
+    # one whose bound is below the best score found cannot win and is not aligned; among equal scores the
+    # first variant wins.
     order: Sequence[int] = range(len(variants))
     bounds: list[float] = []
     if cand and not with_alignment:
         counts = engine.variant_counts(cand, variants, keys, any_keys)
         bounds = [
-            _fmean(sum(c) / len(cand), sum(c) / len(ref), params.alpha) if c and sum(c) else 0.0
+            _links_fmean(sum(c), len(cand), len(ref), params.alpha) if c else 0.0
             for c, ref in zip(counts, variants)
         ]
         order = sorted(range(len(variants)), key=lambda k: (-bounds[k], k))
@@ -243,7 +248,7 @@ def _best_by_counts(
         if stage_links is None:
             continue
         m = sum(stage_links)
-        fmean = _fmean(m / t, m / len(variants[index]), params.alpha) if m else 0.0
+        fmean = _links_fmean(m, t, len(variants[index]), params.alpha)
         if fmean > best_fmean:
             best_index, best_m, best_fmean = index, m, fmean
     if best_index < 0:

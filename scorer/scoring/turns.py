@@ -32,9 +32,8 @@ MIN_TURNS_PER_JOB = 500
 PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
 #: Without the penalty, on the compiled engine, a turn costs about 18 microseconds in one process (rule 1's
 #: counts on ids), and workers must first be started and every result handed back: they score only when
-#: each has at least this many turns (20,000 WMT21 turns on 2 cores: 1.11 s in one process, 1.34 s with two
-#: workers;
-#: 100,000: 5.1-5.5 s and 4.5-4.8 s).
+#: each has at least this many turns (20,000 WMT21 turns on 2 cores: 1.11 s in one process, 1.34 s with
+#: two workers; 100,000: 5.1-5.5 s and 4.5-4.8 s).
 MIN_TURNS_PER_JOB_WITHOUT_PENALTY = 20_000
 
 

@@ -432,18 +432,6 @@ class _Search:
         return best
 
 
-def fallback_alignment(
-    cand: Sequence[str],
-    ref: Sequence[str],
-    key_functions: Sequence[KeyFunction],
-    any_keys: Callable[[str], frozenset[str]],
-) -> Alignment:
-    """What :func:`align` returns when its search finds no alignment within the budget (point 3): the
-    alignment read off rule 1's flow, flagged inexact."""
-    graph = type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys)
-    return _fallback(cand, ref, graph, _positions(cand), _positions(ref))
-
-
 def _positions(tokens: Sequence[str]) -> dict[str, list[int]]:
     """The positions of each type in ``tokens``, in increasing order."""
     positions: dict[str, list[int]] = {}
