@@ -35,7 +35,7 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
-from scorer.metric.thesaurus import Thesaurus, build_index, index_cached, load_thesaurus
+from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
 from scorer.metric.tokeniser import tokeniser
 from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
 from scorer.scoring.aggregate import TurnScore, aggregate
@@ -50,7 +50,7 @@ from scorer.scoring.signature import signature
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import WorkerPool, score_turns
 
-from .errors import Issue, ReferenceDataError, SubmissionInvalid, UsageError
+from .errors import Issue, ReferenceDataError, SubmissionInvalid, ThesaurusError, UsageError
 from .progress import AGGREGATING, EXPLAINING, READING, SAVING, SCORING, Progress
 
 PathLike = str | os.PathLike
@@ -221,9 +221,10 @@ def with_synonyms(config: Config, synonyms: bool) -> Config:
     return replace(config, meteor=params_without_synonyms(config.meteor))
 
 
-def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> Thesaurus | None:
+def thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | None) -> Thesaurus | None:
     """The thesaurus the configured stages need: None without a synonym stage, else ``thesaurus`` itself
-    or the one loaded from it (a path, else ``$RUWORDNET_PATH``, else the ``ruwordnet`` package's download).
+    or the one loaded from it (an identified :class:`~scorer.metric.thesaurus.Source`, a path, else
+    ``$RUWORDNET_PATH``, else the ``ruwordnet`` package's download).
     Raises :class:`~scorer.errors.ThesaurusError` when it cannot be found or read."""
     if not needs_thesaurus(config.meteor.stages):
         return None
@@ -233,20 +234,26 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | PathLike | None) -> The
 @contextmanager
 def _index_built_meanwhile(
     config: Config, thesaurus: Thesaurus | PathLike | None, jobs: int
-) -> Iterator[None]:
-    """With more than one process allowed and the thesaurus's index not cached, the index built on a worker of
-    the pool while the block reads the inputs (about a fifth of a second saved from an empty cache), and
-    waited for at the block's end; nothing else changes when it fails (the load builds it, or says why)."""
-    if jobs < 2 or isinstance(thesaurus, Thesaurus) or not needs_thesaurus(config.meteor.stages):
-        yield
+) -> Iterator[Source | None]:
+    """The thesaurus the run will load, found and identified once (its files hashed once a run); with more
+    than one process allowed and its index not cached, the index built on a worker of the pool while the
+    block reads the inputs (about a fifth of a second saved from an empty cache), and waited for at the
+    block's end. None where there is nothing to identify, or it cannot be found or read: the load says why,
+    after the submission is checked (the order of checks), and nothing changes when the worker fails."""
+    if isinstance(thesaurus, Thesaurus) or not needs_thesaurus(config.meteor.stages):
+        yield None
         return
-    location = None if thesaurus is None else os.fspath(thesaurus)
-    if index_cached(location):
-        yield
+    try:
+        source = identify(None if thesaurus is None else os.fspath(thesaurus))
+    except ThesaurusError:
+        yield None
+        return
+    if jobs < 2 or source.index_cached:
+        yield source
         return
     with WorkerPool(1, None) as pool:
-        built = pool.submit_all(build_index, [location])[0]
-        yield
+        built = pool.submit_all(build_index, [source])[0]
+        yield source
         pool.settle(built)
 
 
@@ -274,14 +281,14 @@ def score_submission(
     exit 2: ``UsageError``, ``ConfigError``, ``ReferenceDataError``, ``PplCheckInvalid``, ``ThesaurusError``.
     """
     config = with_synonyms(config or load_config(), synonyms)
-    with no_cycle_collection(), _index_built_meanwhile(config, thesaurus, jobs):
+    with no_cycle_collection(), _index_built_meanwhile(config, thesaurus, jobs) as source:
         reference = load_reference(data_dir, config.limits, progress=progress)
         valid = _read_and_check(reference, submission, ppl, config.limits, progress)
     with no_cycle_collection():
         checked = (
             read_ppl_check(ppl_check, reference.dialogues, config.limits) if ppl_check is not None else None
         )
-        rwn = thesaurus_for(config, thesaurus)
+        rwn = thesaurus_for(config, source or thesaurus)
         return score_validated(
             reference, valid, config, rwn, jobs, progress, name=submission_name(submission), ppl_check=checked
         )
@@ -450,9 +457,11 @@ def score_leaderboard(
     """
     config = with_synonyms(config or load_config(), synonyms)
     _check_board(submissions_dir, resamples, seed)
-    with _index_built_meanwhile(config, thesaurus, jobs):
+    with _index_built_meanwhile(config, thesaurus, jobs) as source:
         reference = load_reference(data_dir, config.limits, progress=progress)
-    return _score_board(reference, submissions_dir, config, thesaurus, jobs, resamples, seed, progress)
+    return _score_board(
+        reference, submissions_dir, config, source or thesaurus, jobs, resamples, seed, progress
+    )
 
 
 #: Bounds of the bootstrap's settings: enough resamples for a 95% interval, few enough to fit in memory.
@@ -476,7 +485,7 @@ def _score_board(
     reference: ReferenceData,
     submissions_dir: PathLike,
     config: Config,
-    thesaurus: Thesaurus | PathLike | None,
+    thesaurus: Thesaurus | Source | PathLike | None,
     jobs: int,
     resamples: int,
     seed: int,

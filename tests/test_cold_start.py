@@ -128,3 +128,20 @@ def test_the_thesaurus_index_is_built_on_a_worker_while_the_inputs_are_read(tmp_
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache-broken"))
     with pytest.raises(ThesaurusError, match="cannot read RuWordNet file"):
         api.score_submission(data, sub, config=load_config(), jobs=2, thesaurus=broken)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_run_hashes_the_thesaurus_once(tmp_path, monkeypatch, jobs):
+    """The identity follows the bytes (contract section 4), and a run reads them once to find it."""
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    hashed = []
+    original = thesaurus._identity
+    monkeypatch.setattr(
+        thesaurus, "_identity", lambda kind, files: hashed.append(kind) or original(kind, files)
+    )
+    data = make_split(tmp_path, [("d1", "Text2Text", [["кошка спит"]])])
+    sub = make_submission(tmp_path, {"d1": ["кот спит"]}, {"d1": [3.0]})
+    for _ in range(2):  # from an empty cache, then warm
+        hashed.clear()
+        api.score_submission(data, sub, config=load_config(), jobs=jobs)
+        assert hashed == ["xml"]

@@ -24,6 +24,7 @@ import marshal
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -106,45 +107,59 @@ def resolve_location(explicit: str | os.PathLike | None) -> Path:
     return where
 
 
-def load_thesaurus(location: str | os.PathLike | None = None) -> Thesaurus:
-    """Load RuWordNet from ``location`` (resolved as :func:`resolve_location`)."""
-    source = resolve_location(location)
+@dataclass(frozen=True)
+class Source:
+    """A thesaurus found and identified: where it is, its kind (``xml`` or ``sqlite``), its files and its
+    identity (the SHA-256 of their bytes), so that one run hashes its files once."""
+
+    path: Path
+    kind: str
+    files: tuple[Path, ...]
+    identity: str
+
+    @property
+    def index_cached(self) -> bool:
+        """Whether its index is in the cache."""
+        return _exists(_cache_path(self.identity))
+
+
+def identify(location: str | os.PathLike | None = None) -> Source:
+    """The thesaurus at ``location`` (resolved as :func:`resolve_location`), found and identified; raises
+    :class:`~scorer.errors.ThesaurusError` when it cannot be found or read."""
+    path = resolve_location(location)
     try:
-        kind, files = _source_files(source)
-        identity = _identity(kind, files)
+        kind, files = _source_files(path)
+        return Source(path, kind, tuple(files), _identity(kind, files))
     except OSError as exc:
         raise ThesaurusError(
-            f"cannot read RuWordNet at {source}: {exc.strerror or exc}. {HOW_TO_GET}"
+            f"cannot read RuWordNet at {path}: {exc.strerror or exc}. {HOW_TO_GET}"
         ) from None
 
+
+def load_thesaurus(location: str | os.PathLike | Source | None = None) -> Thesaurus:
+    """Load RuWordNet from ``location``: a :class:`Source`, or a location resolved as
+    :func:`resolve_location`."""
+    source = location if isinstance(location, Source) else identify(location)
+    identity = source.identity
+
     def build() -> Index:
-        pairs = _read_sqlite(files[0]) if kind == "sqlite" else _read_xml(files)
+        files = list(source.files)
+        pairs = _read_sqlite(files[0]) if source.kind == "sqlite" else _read_xml(files)
         index = _build_index(pairs)
         if not index:
-            raise ThesaurusError(f"RuWordNet at {source} holds no single-word senses. {HOW_TO_GET}")
+            raise ThesaurusError(f"RuWordNet at {source.path} holds no single-word senses. {HOW_TO_GET}")
         _write_cache(identity, index)
         return index
 
-    if _exists(_cache_path(identity)):
+    if source.index_cached:
         return Thesaurus(identity, loader=lambda: _read_cache(identity) or build())
     return Thesaurus(identity, build())
 
 
-def index_cached(location: str | os.PathLike | None = None) -> bool:
-    """Whether the index of the thesaurus at ``location`` is in the cache (False when it cannot be found or
-    read: :func:`load_thesaurus` says why)."""
-    try:
-        source = resolve_location(location)
-        kind, files = _source_files(source)
-        return _exists(_cache_path(_identity(kind, files)))
-    except (ThesaurusError, OSError):
-        return True  # nothing to build ahead: the load reports it
-
-
-def build_index(location: str | os.PathLike | None = None) -> None:
-    """Build the index of the thesaurus at ``location`` into the cache (run on a worker while the inputs are
-    read; the load then finds it there)."""
-    load_thesaurus(location)
+def build_index(source: Source) -> None:
+    """Build the index of ``source`` into the cache (run on a worker while the inputs are read; the load
+    then finds it there)."""
+    load_thesaurus(source)
 
 
 def _exists(path: Path) -> bool:
