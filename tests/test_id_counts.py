@@ -9,7 +9,6 @@ a component that is neither one link nor a star.
 
 import itertools
 import random
-from array import array
 
 import pytest
 from helpers import table_for
@@ -89,15 +88,6 @@ def test_tables_grow_past_their_first_size(module):
     assert table.counts(["t1", "t1"], ["t2"]) == [0, 1, 0]
     assert table.counts(tokens[:400], tokens[400:800]) is None  # 160,000 type pairs: beyond its bound
     assert table.n_tokens == 1510
-
-
-def test_sorting_short_and_long_runs():
-    rnd = random.Random(7)
-    for n in list(range(0, 40)) + [100, 257, 1000]:
-        values = [9, 8, 7] + [rnd.randrange(-5, 50) for _ in range(n)] + [3, 1, 2]
-        work = array("i", values)
-        id_counts._sort(work, 3, len(values) - 3)
-        assert list(work) == values[:3] + sorted(values[3:-3]) + [3, 1, 2]
 
 
 def test_long_texts_against_the_definition(module):
