@@ -36,7 +36,6 @@ from scorer.metric.meteor import MeteorRu, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
-from scorer.metric.tokeniser import tokeniser
 from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audit import audit_board, audit_submission, sample_counts, validate_warnings
@@ -80,7 +79,6 @@ class ReferenceData:
 
 def tokenise_references(references: Mapping[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
     """Every variant of every turn tokenised, in the shape of ``references``."""
-    tokenise = tokeniser()
     return {d: [[tokenise(v) for v in variants] for variants in turns] for d, turns in references.items()}
 
 

@@ -739,7 +739,11 @@ _OPTION_HINTS: dict[type[ScorerError], str] = {
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         with api.no_cycle_collection():  # one command, then exit: nothing is left for a collection to free
-            return handler(args)
+            code = handler(args)
+            # before the collector resumes: its next collection, and the exit's, skip every object the run
+            # left (0.13 s at 20,000 turns)
+            gc.freeze()
+            return code
     except IssuesError as exc:
         _json_verdict(args, exc)
         print(f"error: {exc.headline}:", file=sys.stderr)
@@ -802,6 +806,4 @@ def run() -> None:
     reopen_closed()
     for sig in _STOPS:  # outside main's run (which stops on the first), and at exit: a signal changes nothing
         signal.signal(sig, signal.SIG_IGN)
-    code = main()
-    gc.freeze()  # the exit's last collection then skips every object the run left (0.13 s at 20,000 turns)
-    sys.exit(code)
+    sys.exit(main())

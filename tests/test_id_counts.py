@@ -13,7 +13,6 @@ import random
 import pytest
 from helpers import table_for
 
-from scorer.metric.engine import id_counts
 from scorer.metric.engine.counting import stage_counts
 from scorer.metric.engine.links import components, counts_of, type_graph
 

@@ -351,6 +351,18 @@ def test_a_mark_run_is_found_whether_the_line_writes_its_marks_as_they_are_or_as
     assert may_hold_mark_run(json.dumps({"a": ["x" + run]}, ensure_ascii=True))
 
 
+def test_the_screen_of_mark_runs_agrees_with_the_search_wherever_a_run_starts():
+    """``may_hold_mark_run`` looks at one character in 31 first: a run of 31 marks or more is found
+    wherever it starts, of whatever marks, and a run of 30 never is."""
+    from scorer.metric.nonstarters import long_mark_run, may_hold_mark_run
+
+    for mark in ("\u0301", "\u0344", "\U0001d167"):
+        for length in (29, 30, 31, 32, 62):
+            for start in range(70):
+                text = '{"a": ["' + "к" * start + mark * length + '"]}'
+                assert may_hold_mark_run(text) is (long_mark_run(text) is not None) is (length > 30)
+
+
 def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_references_are(monkeypatch):
     """Only the answers' and references' texts are searched for runs of combining marks: reading
     dialogues.jsonl spends nothing on screening its lines (a run there is only text), the others screen
@@ -358,7 +370,7 @@ def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_reference
     from scorer.inputs import validation
 
     screened = []
-    monkeypatch.setattr(validation, "mark_run_screen", lambda: lambda text: screened.append(text) or True)
+    monkeypatch.setattr(validation, "may_hold_mark_run", lambda text: screened.append(text) or True)
     run = "\u0301" * 31
     dialogue = {"dialog_id": "d-1", "type": "Text2Text", "turns": [[{"type": "text", "content": "x" + run}]]}
     dialogues = read_dialogues((json.dumps(dialogue, ensure_ascii=False) + "\n").encode())

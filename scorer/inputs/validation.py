@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from scorer.errors import Issue, IssueLog, PplCheckInvalid, ReferenceDataError, SubmissionInvalid, UsageError
-from scorer.metric.nonstarters import long_mark_run, mark_run_message, mark_run_screen
+from scorer.metric.nonstarters import long_mark_run, mark_run_message, may_hold_mark_run
 from scorer.metric.text import has_token
 from scorer.progress import CHECKING, READING, Progress
 
@@ -278,7 +278,6 @@ def _parsed_lines(
     ``progress(step, done, size)`` hears the bytes read."""
     bad_encoding = 0
     first_line = True
-    may_hold_mark_run = mark_run_screen() if screen_marks else None
     report = (lambda done, size: progress(step, done, size)) if progress else None
     with _contents(source) as data:
         for number, raw, after in iter_lines(data, report):
@@ -351,7 +350,7 @@ def _parsed_lines(
                     )
                 )
                 continue
-            yield number, value, may_hold_mark_run(text) if may_hold_mark_run else True
+            yield number, value, may_hold_mark_run(text) if screen_marks else True
 
 
 def _counted(n: int, one: str, many: str | None = None) -> str:

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from functools import lru_cache
 
 from . import unicode_table
-from .engine.accelerator import active, compiled_module
 
 MAX_COMBINING_RUN = 30
 
@@ -79,26 +77,23 @@ def long_mark_run(text: str) -> tuple[int, int] | None:
     return None if found is None else (found.start(), found.end() - found.start())
 
 
+@lru_cache(maxsize=1)
+def _mark_pattern() -> re.Pattern[str]:
+    """One mark, at any code point."""
+    return re.compile(_run_pattern(True).pattern.rsplit("{", 1)[0])
+
+
 def may_hold_mark_run(json_text: str) -> bool:
     """False when no string of the JSON text ``json_text`` can hold a run :func:`long_mark_run` finds: the
-    text
-    has no ``\\u`` escape (each string is then a piece of it, verbatim) and no such run itself."""
-    return "\\u" in json_text or long_mark_run(json_text) is not None
+    text has no ``\\u`` escape (each string is then a piece of it, verbatim) and no such run itself.
 
-
-def mark_run_screen() -> Callable[[str], bool]:
-    """:func:`may_hold_mark_run`; with the compiled engine, a text written only in the tokeniser's alphabet
-    (:func:`scorer.metric.engine.word_split.all_in_alphabet`: no mark, nothing beyond U+FFFF) is passed in
-    one quick scan instead of the search."""
-    if not active():
-        return may_hold_mark_run
-    all_in_alphabet = compiled_module("word_split").all_in_alphabet
-
-    def screen(json_text: str) -> bool:
-        # an escape (``\\u0301``) is written in the alphabet: it is looked for first
-        return "\\u" in json_text or (not all_in_alphabet(json_text) and may_hold_mark_run(json_text))
-
-    return screen
+    A run of more than :data:`MAX_COMBINING_RUN` marks covers one character in every
+    ``MAX_COMBINING_RUN + 1``, so those characters are looked at first: a text without a mark among them
+    holds no run, and only a text with one is searched whole."""
+    if "\\u" in json_text:
+        return True
+    sample = json_text[:: MAX_COMBINING_RUN + 1]
+    return _mark_pattern().search(sample) is not None and long_mark_run(json_text) is not None
 
 
 def mark_run_message(run: tuple[int, int]) -> str:

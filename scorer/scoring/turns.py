@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from scorer.errors import EXIT_USAGE, ScorerError
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variants
-from scorer.metric.tokeniser import tokeniser
+from scorer.metric.text import tokenise
 
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
@@ -74,14 +74,13 @@ def score_turns(
     pieces = jobs * PIECES_PER_JOB if jobs > 1 else PIECES_PER_JOB
     bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
-    tokenise = tokeniser()
     tokens: list[list[str]] | None = None
     new_types: list[str] = []
     if learners:  # nothing known yet: every type's keys computed once, spread over the workers
         tokens = [tokenise(a) for a in answers]
         new_types = sorted(_types(tokens, variants))
         metric.matcher.prepare(metric.params.stages)  # the analyser loaded once, before the fork
-    work = Work(answers, tokens, variants, metric, tokenise)
+    work = Work(answers, tokens, variants, metric)
     results: list[tuple[int, MeteorScore]]
     if learners:  # this process takes the first share itself, the workers the others meanwhile
         shares = [new_types[k::learners] for k in range(learners)]
@@ -113,12 +112,11 @@ class Work(NamedTuple):
     tokens: list[list[str]] | None
     variants: Sequence[Sequence[list[str]]]
     metric: MeteorRu
-    tokenise: Callable[[str], list[str]]
 
     def score_span(self, span: tuple[int, int]) -> list[tuple[int, MeteorScore]]:
         start, stop = span
         cands = (
-            [self.tokenise(a) for a in self.answers[start:stop]]
+            [tokenise(a) for a in self.answers[start:stop]]
             if self.tokens is None
             else self.tokens[start:stop]
         )

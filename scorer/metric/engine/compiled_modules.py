@@ -14,7 +14,6 @@ COMPILED = {
     "counting": "counting.py",
     "alignment": "alignment.py",
     "id_counts": "id_counts.py",
-    "word_split": "word_split.py",
 }
 
 
