@@ -46,11 +46,11 @@ def bundled_variants() -> list[list[str]]:
 
 
 def core(matcher, stages):
-    """The compiled core's counter for ``stages``, whether or not the environment switches it off."""
+    """The compiled core's token table for ``stages``, whether or not the environment switches it off."""
     if stages not in _COUNTERS:
         _COUNTERS[stages] = accelerator.FastCounts(
             accelerator._built()[0]["id_counts"], matcher.key_functions(stages)
-        )
+        ).table
     return _COUNTERS[stages]
 
 
@@ -143,7 +143,7 @@ def test_the_compiled_modules_are_the_pure_ones_compiled(rwn, monkeypatch):
 
     assert engine.alignment.NODE_BUDGET == alignment.NODE_BUDGET
     params = MeteorParams(stages=STAGES, gamma=0.5)
-    pure = accelerator.ModuleEngine("pure Python", links, counting, alignment)
+    pure = accelerator.Engine("pure Python", links, counting, alignment)
     matcher = Matcher(rwn, persistent=False)
     keys, any_keys = matcher.key_functions(STAGES), matcher.any_keys(STAGES)
     rng = random.Random(11)
@@ -287,7 +287,7 @@ def test_scoring_turns_uses_the_metrics_own_engine(matcher):
 
     asked = []
 
-    class Spy(accelerator.ModuleEngine):
+    class Spy(accelerator.Engine):
         def variant_counts_each(self, cands, variants, key_functions, any_keys):
             asked.extend(list(c) for c in cands)
             return super().variant_counts_each(cands, variants, key_functions, any_keys)

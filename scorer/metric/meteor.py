@@ -151,11 +151,11 @@ def _score_pair(
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
     if params.gamma == 0 and not with_alignment:
-        return score_from_counts(sum(engine.rule1_counts(cand, ref, keys, any_keys)), None, t, r, params)
-    if not with_alignment:
-        m, chunks, exact = engine.link_chunks(cand, ref, keys, any_keys, params.budget)
-        return score_from_counts(m, chunks, t, r, params, (), exact)
+        counts = engine.variant_counts(cand, [ref], keys, any_keys)[0]
+        return score_from_counts(sum(counts or ()), None, t, r, params)
     found = engine.align(cand, ref, keys, any_keys, params.budget)
+    if not with_alignment:
+        return score_from_counts(len(found.links), found.chunks, t, r, params, (), found.exact)
     links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links)
     return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
 

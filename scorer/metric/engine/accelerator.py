@@ -1,23 +1,16 @@
-"""The optional compiled engine, and when it is used.
+"""Which build of the engine runs: the definition's modules compiled, or pure Python.
 
-The pure-Python engine (:mod:`scorer.metric.engine.links`, :mod:`scorer.metric.engine.counting`,
-:mod:`scorer.metric.engine.alignment`) defines the metric. When a C compiler was there at
-install time, the same modules sit beside it compiled with Cython
-(``scorer._compiled.*``, built by ``setup.py``), with one more, compiled with
-the C types of its ``.pxd`` (Cython's pure-Python mode):
-:mod:`scorer.metric.engine.id_counts`, rule 1's counts on interned token ids
-(the default mode), which settles nearly every pair itself and declines (None)
-where the definition's flow is needed; rules 2-5 (the penalty mode) are the
-definition's own search, compiled. Another,
-:mod:`scorer.metric.engine.word_split`, tokenises texts written in its
-alphabet (:mod:`scorer.metric.tokeniser`) and leaves the others to the definition.
+The pure-Python modules (:mod:`~scorer.metric.engine.links`, :mod:`~scorer.metric.engine.counting`,
+:mod:`~scorer.metric.engine.alignment`) define the metric. When a C compiler was there at install time,
+the same modules sit beside them compiled with Cython (``scorer._compiled.*``, built by ``setup.py``),
+with one helper more: :mod:`~scorer.metric.engine.id_counts`, rule 1's counts on interned token ids
+(the default mode), which settles nearly every pair and declines (None) where the definition's flow is
+needed. Modules with a ``.pxd`` beside them are compiled with its C types (Cython's pure-Python mode).
 
-They are used when all were built from the sources installed beside them
-(each compiled module carries ``__source_sha256__``, stamped into it by the
-build: an edited checkout, or one whose rebuild failed, runs the pure engine
-until rebuilt) and the environment variable
-``SCORER_PURE_PYTHON`` is unset or ``0``. Both paths give the same numbers;
-CI checks it. ``scorer --version`` says which one is active and why.
+The compiled modules are used when all were built from the sources installed beside them (each carries
+``__source_sha256__``, stamped by the build: an edited checkout, or one whose rebuild failed, runs the
+pure engine until rebuilt) and ``SCORER_PURE_PYTHON`` is unset or ``0``. Both give the same numbers; CI
+checks it. ``scorer --version`` says which one is active and why.
 """
 
 from __future__ import annotations
@@ -29,7 +22,7 @@ from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from . import alignment, counting, links
 from .alignment import Alignment
@@ -152,12 +145,6 @@ class FastCounts:
     def _intern(self, token: str) -> int:
         return self.table.add_keys(token, [f(token) for f in self.later], self.key_ids)
 
-    def counts(self, cand: Sequence[str], ref: Sequence[str]) -> list[int] | None:
-        """Per-stage counts of two non-empty token sequences, or None where the pure engine must answer."""
-        return self.table.counts(
-            cand if type(cand) is list else list(cand), ref if type(ref) is list else list(ref)
-        )
-
     def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
         """:meth:`counts` of ``cand`` against each of ``refs``; None also for an empty text."""
         return self.table.counts_each(cand, refs)
@@ -171,87 +158,9 @@ def fast_counts(id_counts: ModuleType | None, key_functions: Sequence[KeyFunctio
     return FastCounts(id_counts, key_functions)
 
 
-class Engine(Protocol):
-    """What METEOR asks of an engine (contract section 4). Every engine returns the same types."""
-
-    name: str
-    #: Whether rule 1 is counted on interned token ids (a turn then costs a few microseconds).
-    counts_on_ids: bool
-
-    def rule1_counts(
-        self,
-        cand: Sequence[str],
-        ref: Sequence[str],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-    ) -> list[int]:
-        """Links of each stage under rule 1, for two non-empty token sequences."""
-        ...
-
-    def variant_counts(
-        self,
-        cand: Sequence[str],
-        variants: Sequence[Sequence[str]],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-    ) -> list[list[int] | None]:
-        """:meth:`rule1_counts` of a non-empty ``cand`` against each variant; None for a variant without
-        tokens."""
-        ...
-
-    def variant_counts_each(
-        self,
-        cands: Sequence[Sequence[str]],
-        variants: Sequence[Sequence[Sequence[str]]],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-    ) -> list[list[list[int] | None]]:
-        """:meth:`variant_counts` of each non-empty ``cands[k]`` against ``variants[k]``."""
-        ...
-
-    def align(
-        self,
-        cand: Sequence[str],
-        ref: Sequence[str],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-        budget: int = alignment.NODE_BUDGET,
-    ) -> Alignment:
-        """The alignment of rules 1-5."""
-        ...
-
-    def link_chunks(
-        self,
-        cand: Sequence[str],
-        ref: Sequence[str],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-        budget: int = alignment.NODE_BUDGET,
-    ) -> tuple[int, int, bool]:
-        """(links, chunks, exact) of :meth:`align`'s alignment of two non-empty token sequences."""
-        ...
-
-    def restore_table(self, key_functions: tuple[KeyFunction, ...], stored: StoredTable) -> None:
-        """Take a token table kept from earlier runs for these key functions, where the engine keeps one and
-        it fits (a speed-up only: no number depends on it)."""
-        ...
-
-    def table_to_store(
-        self, key_functions: tuple[KeyFunction, ...], skip: Container[str], more: Iterable[str]
-    ) -> StoredTable | None:
-        """The token table for these key functions to keep, with the tokens of ``more`` and without those in
-        ``skip``; None when the engine keeps none or it holds nothing new."""
-        ...
-
-    def table_grew(self, key_functions: tuple[KeyFunction, ...]) -> bool:
-        """Whether the engine keeps a token table for these key functions and it holds tokens beyond those
-        restored (a cheap test before :meth:`table_to_store`)."""
-        ...
-
-
-class ModuleEngine:
-    """The engine made of ``links``, ``counting`` and ``alignment``: the pure modules, or the same modules
-    compiled with the compiled ``id_counts`` in front of them."""
+class Engine:
+    """What METEOR asks of the engine (contract section 4), from ``links``, ``counting`` and ``alignment``:
+    the pure modules, or the same modules compiled with the compiled ``id_counts`` in front of them."""
 
     def __init__(
         self,
@@ -320,18 +229,6 @@ class ModuleEngine:
                 found[k] = self.counting.stage_counts(graph, len(key_functions))
         return found
 
-    def rule1_counts(
-        self,
-        cand: Sequence[str],
-        ref: Sequence[str],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-    ) -> list[int]:
-        found = self.variant_counts(cand, [ref], key_functions, any_keys)[0]
-        if found is None:  # an empty text: outside the contract of this method
-            raise ValueError("rule 1's counts need two non-empty token sequences")
-        return found
-
     def align(
         self,
         cand: Sequence[str],
@@ -342,17 +239,6 @@ class ModuleEngine:
     ) -> Alignment:
         found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
         return found if type(found) is Alignment else Alignment(found.links, found.chunks, found.exact)
-
-    def link_chunks(
-        self,
-        cand: Sequence[str],
-        ref: Sequence[str],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-        budget: int = alignment.NODE_BUDGET,
-    ) -> tuple[int, int, bool]:
-        found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
-        return len(found.links), found.chunks, found.exact
 
     def restore_table(self, key_functions: tuple[KeyFunction, ...], stored: StoredTable) -> None:
         fast = self.fast_counts(key_functions)
@@ -370,22 +256,22 @@ class ModuleEngine:
         return fast is not None and fast.table.n_tokens > fast.restored
 
 
-def engine() -> ModuleEngine:
+def engine() -> Engine:
     """A new engine for one metric object: compiled when built, fresh and not switched off (:func:`active`),
     else pure. Chosen once; it keeps the compiled token table for that metric's key functions."""
     if active():
         modules = _built()[0]
-        return ModuleEngine(
+        return Engine(
             "compiled (Cython)",
             modules["links"],
             modules["counting"],
             modules["alignment"],
             modules["id_counts"],
         )
-    return ModuleEngine("pure Python", links, counting, alignment)
+    return Engine("pure Python", links, counting, alignment)
 
 
 @lru_cache(maxsize=2)
-def shared_engine(compiled_on: bool) -> ModuleEngine:
+def shared_engine(compiled_on: bool) -> Engine:
     """One engine per state of :func:`active`, for callers that score without a metric object."""
     return engine()
