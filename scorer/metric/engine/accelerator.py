@@ -22,7 +22,7 @@ from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from types import ModuleType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import alignment, counting, links
 from .alignment import Alignment
@@ -52,9 +52,7 @@ def _built() -> tuple[dict[str, ModuleType], str]:
         missing = ", ".join(name for name in COMPILED if name not in modules)
         return {}, f"compiled engine not built: {missing}"
     stale = [
-        name
-        for name, module in modules.items()
-        if getattr(module, "__source_sha256__", None) != _digest(name)
+        name for name, module in modules.items() if module.__dict__.get("__source_sha256__") != _digest(name)
     ]
     if stale:
         return {}, f"compiled engine out of date: {', '.join(stale)} built from another source"
@@ -67,11 +65,6 @@ def _digest(name: str) -> str | None:
         return source_digest(_SOURCES, COMPILED[name])
     except OSError:
         return None
-
-
-def compiled_module(name: str) -> ModuleType:
-    """The compiled module ``name`` of the active engine; KeyError when the compiled engine is not built."""
-    return _built()[0][name]
 
 
 def compiled() -> bool:
@@ -94,8 +87,7 @@ def description() -> str:
 
 
 class StoredTable(NamedTuple):
-    """A token table as ``KeyTable.export`` gives it, with the key strings in id order: what
-    :mod:`scorer.metric.key_table_cache` keeps across runs."""
+    """A token table as ``KeyTable.export`` gives it, the key strings in id order (``key_table_cache``)."""
 
     tokens: list[str]
     keys: list[str]
@@ -105,11 +97,8 @@ class StoredTable(NamedTuple):
 
 
 class FastCounts:
-    """Rule 1's per-stage counts through the compiled ``id_counts``, for one matcher's key functions.
-
-    Tokens are interned on first sight: their keys at every stage after the
-    leading exact one become sorted lists of key ids.
-    """
+    """Rule 1's per-stage counts through the compiled ``id_counts``, for one matcher's key functions: a
+    token is interned on first sight, its keys at every stage after the leading exact one made key ids."""
 
     def __init__(self, id_counts: ModuleType, key_functions: Sequence[KeyFunction]):
         self.later = [f for f in key_functions[1:] if f is not None]
@@ -145,40 +134,26 @@ class FastCounts:
     def _intern(self, token: str) -> int:
         return self.table.add_keys(token, [f(token) for f in self.later], self.key_ids)
 
-    def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
-        """:meth:`counts` of ``cand`` against each of ``refs``; None also for an empty text."""
-        return self.table.counts_each(cand, refs)
-
-
-def fast_counts(id_counts: ModuleType | None, key_functions: Sequence[KeyFunction]) -> FastCounts | None:
-    """A :class:`FastCounts` for these stages, or None when it does not apply (stages not led by exact
-    alone) or is off (no ``id_counts``)."""
-    if id_counts is None or not key_functions or key_functions[0] is not None or None in key_functions[1:]:
-        return None
-    return FastCounts(id_counts, key_functions)
-
 
 class Engine:
     """What METEOR asks of the engine (contract section 4), from ``links``, ``counting`` and ``alignment``:
     the pure modules, or the same modules compiled with the compiled ``id_counts`` in front of them."""
 
     def __init__(
-        self,
-        name: str,
-        links: ModuleType,
-        counting: ModuleType,
-        alignment: ModuleType,
-        id_counts: ModuleType | None = None,
+        self, name: str, links: ModuleType, counting: ModuleType, alignment: ModuleType, id_counts: Any = None
     ):
         self.name, self.links, self.counting, self.alignment = name, links, counting, alignment
-        self.id_counts = id_counts
+        self.id_counts = id_counts  # None: rule 1 is counted by the definition
         self.counts_on_ids = id_counts is not None
         self._fast: dict[tuple[KeyFunction, ...], FastCounts | None] = {}
 
     def fast_counts(self, key_functions: tuple[KeyFunction, ...]) -> FastCounts | None:
         """The compiled ``id_counts`` counter for these key functions, or None where it does not apply."""
-        if key_functions not in self._fast:
-            self._fast[key_functions] = fast_counts(self.id_counts, key_functions)
+        if key_functions not in self._fast:  # it applies to stages led by exact alone
+            led = bool(key_functions) and key_functions[0] is None and None not in key_functions[1:]
+            self._fast[key_functions] = (
+                FastCounts(self.id_counts, key_functions) if self.id_counts and led else None
+            )
         return self._fast[key_functions]
 
     def variant_counts(
@@ -189,9 +164,7 @@ class Engine:
         any_keys: Callable[[str], frozenset[str]],
     ) -> list[list[int] | None]:
         fast = self.fast_counts(key_functions)
-        found: list[list[int] | None] = (
-            fast.counts_each(cand, variants) if fast is not None else [None] * len(variants)
-        )
+        found = fast.table.counts_each(cand, variants) if fast is not None else [None] * len(variants)
         return self._declined(cand, variants, found, key_functions, any_keys)
 
     def variant_counts_each(
@@ -262,11 +235,7 @@ def engine() -> Engine:
     if active():
         modules = _built()[0]
         return Engine(
-            "compiled (Cython)",
-            modules["links"],
-            modules["counting"],
-            modules["alignment"],
-            modules["id_counts"],
+            "compiled (Cython)", *(modules[m] for m in ("links", "counting", "alignment", "id_counts"))
         )
     return Engine("pure Python", links, counting, alignment)
 

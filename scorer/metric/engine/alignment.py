@@ -277,95 +277,26 @@ class _Search:
     ) -> tuple[int, list[LinkTriple]] | None:
         """``greedy``: the cheapest choice first, stop at the first alignment. Otherwise the
         lexicographic search of the module docstring, starting from the ``start`` alignment."""
-        cand, ref, order, options = self.cand, self.ref, self.order, self.options
-        forced_at, w1, w2 = self.forced_at, self.w1, self.w2
-        n, need, avail_after, any_avail = len(order), list(self.target), self.avail_after, self.any_avail
-        n_stages = len(need)
-        stage_range = range(n_stages)
-        at = dict(forced_at)
-        used: set[int] = set()
-        chosen_refs: list[int] = []
-        last_twin: dict[tuple[str, str], int] = {}
+        self.greedy, self.best, self.need, self.at = greedy, start, list(self.target), dict(self.forced_at)
+        self.used: set[int] = set()
+        self.chosen_refs: list[int] = []
+        self.last_twin: dict[tuple[str, str], int] = {}
+        self.group_q, self.bound_left = [0] * len(self.tables), self.start_bound  # least cost groups add
+        cand, ref, order, group_at, ref_rank = self.cand, self.ref, self.order, self.group_at, self.ref_rank
+        need, used, chosen_refs = self.need, self.used, self.chosen_refs
+        last_twin, at, group_q = self.last_twin, self.at, self.group_q
+        n = len(order)
         chosen: list[LinkTriple | None] = [None] * n
-        best = start
         best_is_lex = False
-        group_at, tables, ref_rank = self.group_at, self.tables, self.ref_rank
-        group_q = [0] * len(tables)
-        bound_left = [self.start_bound]  # least cost the groups still add
-
-        def choices(d: int, cost: int) -> list[tuple[int, int, int, int]]:
-            """(cost increment, reference position or -1, stage, change of the groups' bound)."""
-            i = order[d]
-            after = forced_at.get(i + 1)
-            skip_inc = w1 if after is not None else 0
-            limit = None if best is None else best[0]
-            floor = cost + bound_left[0]
-            # rule 1: what the positions after this one can still give
-            left = avail_after[d]
-            short = [x for x in stage_range if need[x] > left[x]]
-            total_need = sum(need)
-            if len(short) > 1 or total_need - 1 > any_avail[d + 1]:
-                return []
-            only_stage = short[0] if short else None
-            n_chosen = len(chosen_refs)
-            grouped = group_at.get(d)
-            now, unlinked = 0, None
-            if grouped is not None:
-                g, a = grouped
-                table, q = tables[g], group_q[g]
-                at_state, unlinked = table[a][q], table[a + 1][q]
-                if at_state is None:  # never: the search enters only the states a table allows
-                    return []
-                now = at_state
-            found = []
-            for j, s, static in options[d]:
-                if (
-                    j in used
-                    or need[s] == 0
-                    or (only_stage is not None and s != only_stage)
-                    or j <= last_twin.get((cand[i], ref[j]), -1)
-                ):
-                    continue
-                delta = 0
-                if grouped is not None:
-                    later = table[a + 1][ref_rank[g][j] + 1] if s == 0 else unlinked
-                    if later is None:
-                        continue
-                    delta = later - now
-                inc = static + (n_chosen - bisect_right(chosen_refs, j)) * w2
-                if at.get(i - 1) != j - 1:
-                    inc += w1
-                if after is not None and after != j + 1:
-                    inc += w1
-                if limit is not None and floor + inc + delta > limit:
-                    continue
-                if only_stage is not None and need[s] - 1 > left[s]:
-                    continue
-                found.append((inc, j, s, delta))
-            if greedy:
-                found.sort(key=lambda option: (option[0] + option[3], option[1]))
-            delta = 0
-            if grouped is not None:
-                if unlinked is None:
-                    return found
-                delta = unlinked - now
-            if (
-                not short
-                and total_need <= any_avail[d + 1]
-                and (limit is None or floor + skip_inc + delta <= limit)
-            ):
-                found.append((skip_inc, -1, -1, delta))
-            return found
-
         cost = self.base
-        stack: list[list[Any]] = [[choices(0, cost), 0, None]]  # per depth: choices, next index, undo record
+        stack: list[list[Any]] = [[self._choices(0, cost), 0, None]]  # per depth: choices, next, undo record
         while stack:
             frame = stack[-1]
             d = len(stack) - 1
             if frame[2] is not None:  # undo the choice made at this depth
                 inc, j, s, old, delta, old_q = frame[2]
                 cost -= inc
-                bound_left[0] -= delta
+                self.bound_left -= delta
                 if old_q is not None:
                     group_q[group_at[d][0]] = old_q
                 if j >= 0:
@@ -381,9 +312,9 @@ class _Search:
                 chosen[d] = None
                 frame[2] = None
             options_here, k = frame[0], frame[1]
-            limit = None if best is None else best[0]
+            limit = None if self.best is None else self.best[0]
             while k < len(options_here):
-                if limit is None or cost + bound_left[0] + options_here[k][0] + options_here[k][3] <= limit:
+                if limit is None or cost + self.bound_left + options_here[k][0] + options_here[k][3] <= limit:
                     break
                 k += 1
             if k == len(options_here):
@@ -391,16 +322,12 @@ class _Search:
                 continue
             frame[1] = k + 1
             inc, j, s, delta = options_here[k]
-            if (
-                greedy
-                and self.lex_first
-                and ((j < 0 and len(options_here) > 1) or any(0 <= o[1] < j for o in options_here))
-            ):
+            if greedy and self.lex_first and ((j < 0 and len(options_here) > 1) or _before(options_here, j)):
                 self.lex_first = False
             self.nodes += 1
             if self.nodes > self.budget:
                 self.exact = False
-                return best
+                return self.best
             old = None
             if j >= 0:
                 i = order[d]
@@ -419,17 +346,93 @@ class _Search:
                 if s == 0 and j >= 0:
                     group_q[g] = ref_rank[g][j] + 1
             cost += inc
-            bound_left[0] += delta
+            self.bound_left += delta
             frame[2] = (inc, j, s, old, delta, old_q)
             if d + 1 == n:
                 if greedy:
                     return cost, [c for c in chosen if c is not None]
-                if best is None or cost < best[0] or not best_is_lex:
-                    best = (cost, [c for c in chosen if c is not None])
+                if self.best is None or cost < self.best[0] or not best_is_lex:
+                    self.best = (cost, [c for c in chosen if c is not None])
                     best_is_lex = True
                 continue
-            stack.append([choices(d + 1, cost), 0, None])
-        return best
+            stack.append([self._choices(d + 1, cost), 0, None])
+        return self.best
+
+    def _choices(self, d: int, cost: int) -> list[tuple[int, int, int, int]]:
+        """The choices at depth ``d``: (cost increment, reference position or -1, stage, change of the
+        groups' bound)."""
+        i = self.order[d]
+        need, left, w1 = self.need, self.avail_after[d], self.w1
+        after = self.forced_at.get(i + 1)
+        skip_inc = w1 if after is not None else 0
+        limit = None if self.best is None else self.best[0]
+        floor = cost + self.bound_left
+        # rule 1: what the positions after this one can still give
+        short = [x for x in range(len(need)) if need[x] > left[x]]
+        total_need = sum(need)
+        if len(short) > 1 or total_need - 1 > self.any_avail[d + 1]:
+            return []
+        only_stage = short[0] if short else -1
+        n_chosen = len(self.chosen_refs)
+        grouped = self.group_at.get(d)
+        now, unlinked, g, a, q = 0, None, 0, 0, 0
+        if grouped is not None:
+            g, a = grouped
+            table, q = self.tables[g], self.group_q[g]
+            at_state, unlinked = table[a][q], table[a + 1][q]
+            if at_state is None:  # never: the search enters only the states a table allows
+                return []
+            now = at_state
+        found = []
+        for j, s, static in self.options[d]:
+            if (
+                j in self.used
+                or need[s] == 0
+                or (only_stage >= 0 and s != only_stage)
+                or j <= self.last_twin.get((self.cand[i], self.ref[j]), -1)
+            ):
+                continue
+            delta = 0
+            if grouped is not None:
+                later = self.tables[g][a + 1][self.ref_rank[g][j] + 1] if s == 0 else unlinked
+                if later is None:
+                    continue
+                delta = later - now
+            inc = static + (n_chosen - bisect_right(self.chosen_refs, j)) * self.w2
+            if self.at.get(i - 1) != j - 1:
+                inc += w1
+            if after is not None and after != j + 1:
+                inc += w1
+            if limit is not None and floor + inc + delta > limit:
+                continue
+            if only_stage >= 0 and need[s] - 1 > left[s]:
+                continue
+            found.append((inc, j, s, delta))
+        if self.greedy:
+            found.sort(key=_greedy_order)
+        delta = 0
+        if grouped is not None:
+            if unlinked is None:
+                return found
+            delta = unlinked - now
+        if (
+            not short
+            and total_need <= self.any_avail[d + 1]
+            and (limit is None or floor + skip_inc + delta <= limit)
+        ):
+            found.append((skip_inc, -1, -1, delta))
+        return found
+
+
+def _before(options: list[tuple[int, int, int, int]], j: int) -> bool:
+    """Whether one of ``options`` links a reference position before ``j``."""
+    return any(0 <= o[1] < j for o in options)
+
+
+def _greedy_order(option: tuple[int, int, int, int]) -> tuple[int, int]:
+    """The greedy dive's order of choices: the least cost (with the groups' bound), then the reference
+    position."""
+    return option[0] + option[3], option[1]
 
 
 def _positions(tokens: Sequence[str]) -> dict[str, list[int]]:

@@ -1,9 +1,5 @@
-"""The one list of compiled modules, and the stamp that says what each was compiled from.
-
-``setup.py`` reads this file by itself (the package cannot be imported at build time), compiles each
-source into ``scorer/_compiled/`` and stamps it with :func:`source_digest`; ``accelerator`` compares the
-stamps with the sources at import.
-"""
+"""The one list of compiled modules, and the stamp of what each was compiled from. ``setup.py`` reads this
+file by itself (the package cannot be imported at build time); ``accelerator`` checks the stamps."""
 
 import hashlib
 from pathlib import Path

@@ -36,7 +36,11 @@ class TypeGraph:
 
 
 def counts_of(tokens: Sequence[str]) -> Counts:
-    return _counted(tokens)
+    """How many times each token occurs (what ``Counter`` gives, without its Python-level set-up per call)."""
+    counts: Counts = {}
+    for token in tokens:
+        counts[token] = counts.get(token, 0) + 1
+    return counts
 
 
 def can_link(cand: Iterable[str], ref: Iterable[str], any_keys: AnyKeys) -> tuple[list[str], list[str]]:
@@ -122,11 +126,3 @@ def components(links: dict[Link, int]) -> list[list[Link]]:
     for a, b in sorted(links):
         groups.setdefault(find((0, a)), []).append((a, b))
     return list(groups.values())
-
-
-def _counted(tokens: Sequence[str]) -> Counts:
-    """How many times each token occurs (what ``Counter`` gives, without its Python-level set-up per call)."""
-    counts: Counts = {}
-    for token in tokens:
-        counts[token] = counts.get(token, 0) + 1
-    return counts
