@@ -119,37 +119,37 @@ TOKENS = {"d1": [[["кот"]], [["да"]]], "d2": [[["нет"]]]}
 @pytest.mark.parametrize(
     "payload",
     [
-        (2, ROWS, SPANS, {"d1": [[["кот"]], [[]]], "d2": [[["нет"]]]}),  # a turn without a token
-        (2, ROWS, SPANS, {"d1": [[["кот"]], [[""]]], "d2": [[["нет"]]]}),  # an empty token
-        (2, ROWS, SPANS, {"d1": [[["кот"]], []], "d2": [[["нет"]]]}),  # a turn without variants
-        (2, ROWS, SPANS, {"d1": [[["кот"]]], "d2": [[["нет"]]]}),  # fewer tokenised turns
-        (2, ROWS, SPANS, {"d1": [[["кот"]], [[5]]], "d2": [[["нет"]]]}),
-        (2, ROWS, SPANS, {"d1": [[["кот"]], [["да", ["да"]]]], "d2": [[["нет"]]]}),  # an unhashable word
-        (2, ROWS, SPANS, {"d1": [[["кот"]], [["да", b"da"]]], "d2": [[["нет"]]]}),  # bytes among the words
-        (2, ROWS, SPANS, None),
-        (2, ROWS, None, TOKENS),
-        (2, ROWS, {"d1": SPAN}, TOKENS),  # a dialogue without its line
-        (2, ROWS, {"d1": SPAN, "d2": (5, 4, bytes(32))}, TOKENS),  # a span ending before it starts
-        (2, ROWS, {"d1": SPAN, "d2": (-1, 4, bytes(32))}, TOKENS),
-        (2, ROWS, {"d1": SPAN, "d2": (0, 4, bytes(31))}, TOKENS),  # not a SHA-256
-        (2, ROWS, {"d1": SPAN, "d2": [0, 4, bytes(32)]}, TOKENS),
-        (2, [("d1", "Text2Text", 2), ("d1", "Audio2Text", 1)], None, None),  # a duplicate id
-        (2, [("d1", "Text2Text", 2)], {"d1": SPAN}, {"d1": [[["кот"]]]}),  # the turn count
-        (2, [("d1", "Speech", 2)], None, None),  # the type
-        (2, [("d1", "Text2Text", 0)], None, None),
-        (2, [("d1", "Text2Text", 1)], {"d1": SPAN, "d9": SPAN}, {"d1": [[["кот"]]], "d9": [[["кот"]]]}),
-        (1, ROWS, SPANS, TOKENS),  # another format
-        (2, ROWS, SPANS),
+        (ROWS, SPANS, {"d1": [[["кот"]], [[]]], "d2": [[["нет"]]]}),  # a turn without a token
+        (ROWS, SPANS, {"d1": [[["кот"]], [[""]]], "d2": [[["нет"]]]}),  # an empty token
+        (ROWS, SPANS, {"d1": [[["кот"]], []], "d2": [[["нет"]]]}),  # a turn without variants
+        (ROWS, SPANS, {"d1": [[["кот"]]], "d2": [[["нет"]]]}),  # fewer tokenised turns
+        (ROWS, SPANS, {"d1": [[["кот"]], [[5]]], "d2": [[["нет"]]]}),
+        (ROWS, SPANS, {"d1": [[["кот"]], [["да", ["да"]]]], "d2": [[["нет"]]]}),  # an unhashable word
+        (ROWS, SPANS, {"d1": [[["кот"]], [["да", b"da"]]], "d2": [[["нет"]]]}),  # bytes among the words
+        (ROWS, SPANS, None),
+        (ROWS, None, TOKENS),
+        (ROWS, {"d1": SPAN}, TOKENS),  # a dialogue without its line
+        (ROWS, {"d1": SPAN, "d2": (5, 4, bytes(32))}, TOKENS),  # a span ending before it starts
+        (ROWS, {"d1": SPAN, "d2": (-1, 4, bytes(32))}, TOKENS),
+        (ROWS, {"d1": SPAN, "d2": (0, 4, bytes(31))}, TOKENS),  # not a SHA-256
+        (ROWS, {"d1": SPAN, "d2": [0, 4, bytes(32)]}, TOKENS),
+        ([("d1", "Text2Text", 2), ("d1", "Audio2Text", 1)], None, None),  # a duplicate id
+        ([("d1", "Text2Text", 2)], {"d1": SPAN}, {"d1": [[["кот"]]]}),  # the turn count
+        ([("d1", "Speech", 2)], None, None),  # the type
+        ([("d1", "Text2Text", 0)], None, None),
+        ([("d1", "Text2Text", 1)], {"d1": SPAN, "d9": SPAN}, {"d1": [[["кот"]]], "d9": [[["кот"]]]}),
+        (1, ROWS, SPANS, TOKENS),  # another layout
+        (ROWS, SPANS),
         [("d1", "Text2Text", 1)],
     ],
 )
 def test_a_sealed_entry_of_the_wrong_shape_is_ignored(tmp_path, payload):
-    assert reference_cache._well_formed(ROWS, SPANS, TOKENS)  # the shape that is accepted
+    assert reference_cache._well_formed((ROWS, SPANS, TOKENS))  # the shape that is accepted
     data = make_split(tmp_path, DIALOGUES)
     key = _key(data)
     path = reference_cache.entry_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(seal(key, marshal.dumps(payload)))
+    path.write_bytes(seal(path.name, marshal.dumps(payload)))
     assert reference_cache.load(key, Limits()) is None
     loaded = api.load_reference(data)
     assert (loaded.dialogues, loaded.references, loaded.tokens) == EXPECTED
@@ -211,7 +211,7 @@ def test_an_entry_whose_lines_do_not_match_reads_the_whole_file_again(tmp_path, 
         {"d1": (10**9, 10**9 + 5, spans["d1"][2]), "d2": spans["d2"]},
         {"d1": (0, 10**15, spans["d1"][2]), "d2": spans["d2"]},
     ):  # never a petabyte read
-        path.write_bytes(seal(key, marshal.dumps((2, rows, forged, tokens))))
+        path.write_bytes(seal(path.name, marshal.dumps((rows, forged, tokens))))
         reads.clear()
         loaded = api.load_reference(data)
         assert loaded.references["d1"] == EXPECTED[1]["d1"] and reads == [1]

@@ -6,6 +6,7 @@ import sqlite3
 import pytest
 
 from scorer.errors import ThesaurusError
+from scorer.metric import thesaurus
 from scorer.metric.thesaurus import load_thesaurus
 
 XML = """<synsets>
@@ -121,7 +122,7 @@ def test_cache_follows_the_source_content(tmp_path, monkeypatch):
     folder = xml_dir(tmp_path)
     first = load_thesaurus(folder)
     cache_files = list((tmp_path / "cache").glob("*.marshal"))
-    assert [f.name.split(".v3.")[0] for f in cache_files] == [first.identity]
+    assert [f.name for f in cache_files] == [thesaurus.INDEX_STORE.path(first.identity).name]
     assert load_thesaurus(folder) == first  # served from the cache
     cache_files[0].write_bytes(b"{broken")
     assert load_thesaurus(folder) == first  # a broken cache is rebuilt, not trusted

@@ -6,6 +6,7 @@ import marshal
 import pytest
 
 from scorer.metric import morphology, token_cache
+from scorer.metric.cache import seal
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, meteor_tokens
 
@@ -36,17 +37,22 @@ def test_a_warm_matcher_needs_no_morphology(rwn, tmp_path, monkeypatch):
     [
         b"",
         b"garbage",
-        marshal.dumps((token_cache.FORMAT, {"lemma": {"a": 1}})),
-        marshal.dumps((token_cache.FORMAT, {1: {}})),
-        marshal.dumps([1, 2, 3]),
-        marshal.dumps((99, {})),
+        seal("", b"x"),
+        ("sealed", {"lemma": {"a": 1}}),
+        ("sealed", {1: {}}),
+        ("sealed", [1, 2, 3]),
+        ("sealed", (4, {})),
+        marshal.dumps({"lemma": {"a": frozenset({"b"})}}),  # well formed, but not sealed
     ],
 )
 def test_a_bad_cache_file_is_ignored_and_rebuilt(rwn, tmp_path, monkeypatch, content):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     path = token_cache.cache_path(morphology.morphology_id(), rwn.identity)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, tuple):  # a value sealed as the store seals it, for its shape alone to refuse
+        content = seal(path.name, marshal.dumps(content[1]))
     path.write_bytes(content)
+    assert token_cache.load(path) == {}
     matcher = fresh(rwn)
     assert matcher.lemmas["коты"] == frozenset({"кот", "коты"})
     matcher.save()
@@ -102,12 +108,13 @@ def test_an_unwritable_cache_directory_costs_nothing_but_the_cache(rwn, tmp_path
     ],
 )
 def test_only_a_table_of_words_to_sets_of_words_is_taken(table, ok):
-    assert token_cache._well_formed(table) is ok
+    assert token_cache._well_formed({"lemma": table}) is ok
+    assert not token_cache._well_formed({1: table}) and not token_cache._well_formed([table])
 
 
 def test_a_table_past_its_bound_is_not_taken(monkeypatch):
     monkeypatch.setattr(token_cache, "MAX_TOKENS", 1)
-    assert not token_cache._well_formed({"a": frozenset(), "b": frozenset()})
+    assert not token_cache._well_formed({"lemma": {"a": frozenset(), "b": frozenset()}})
 
 
 def test_the_morphology_versions_are_those_installed():

@@ -1,11 +1,11 @@
 """The reference texts of a cached entry, read back one dialogue at a time from ``answers.jsonl``.
 
-A run scores on the tokenised references; it needs the texts themselves only for the few turns it
-explains. So the reference cache (:mod:`scorer.inputs.reference_cache`) keeps, per dialogue, where its
-line lies in ``answers.jsonl`` and the SHA-256 of that line, not the texts: :class:`StoredReferences`
-reads a dialogue's line when it is first asked for, checks its digest, its dialog_id and its shape
-against the stored tokens, and parses it. Any mismatch (a file changed since, a forged entry) makes
-it read and validate the whole file instead, as a run without a cache does.
+A run scores on the tokenised references and needs the texts only for the few turns it explains. So the
+reference cache (:mod:`scorer.inputs.reference_cache`) keeps, per dialogue, where its line lies in
+``answers.jsonl`` and the SHA-256 of that line: :class:`StoredReferences` reads a line when it is first
+asked for, and takes it only when its digest, dialog_id and shape (the stored tokens') match. Any
+mismatch (a file changed since, a forged entry) makes it read and validate the whole file instead, as a
+run without a cache does.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from .jsonio import JsonError, iter_lines, parse_json
+from .jsonio import iter_lines, parse_json
 
 Variants = list[list[str]]  # a dialogue's reference variants, per turn
 Span = tuple[int, int, bytes]  # (start, stop, SHA-256 of the bytes between)
@@ -28,17 +28,13 @@ def line_spans(data: bytes, dialog_ids: Iterable[str]) -> dict[str, Span]:
         stop = after - 1  # the line's newline, or the end of the data
         if data[stop - 1 : stop] == b"\r":  # a final CR is not part of the line (iter_lines drops it)
             stop -= 1
-        start = stop - len(raw)
-        spans[dialog_id] = (start, stop, hashlib.sha256(raw).digest())
+        spans[dialog_id] = (stop - len(raw), stop, hashlib.sha256(raw).digest())
     return spans
 
 
 class StoredReferences(Mapping[str, Variants]):
-    """``dialog_id -> variants per turn``, each read from its line of ``path`` when first asked for.
-
-    ``tokens[dialog_id]``: the stored tokens, one list per variant of each turn (the shape a line must
-    have); ``reread()`` reads and validates the whole file, the answer whenever a line does not match.
-    """
+    """``dialog_id -> variants per turn``, each read from its line of ``path`` when first asked for;
+    ``reread()`` reads and validates the whole file, the answer whenever a line does not match."""
 
     def __init__(
         self,
@@ -48,23 +44,23 @@ class StoredReferences(Mapping[str, Variants]):
         max_depth: int,
         reread: Callable[[], dict[str, Variants]],
     ):
-        self.path, self.spans, self.tokens, self.max_depth = path, spans, tokens, max_depth
-        self._reread = reread
-        self._read: dict[str, Variants] = {}
-        self._whole: dict[str, Variants] | None = None
+        self.path, self.spans, self.tokens, self.max_depth, self.reread = (
+            path,
+            spans,
+            tokens,
+            max_depth,
+            reread,
+        )
+        self.read: dict[str, Variants] = {}
 
     def __getitem__(self, dialog_id: str) -> Variants:
-        if self._whole is not None:
-            return self._whole[dialog_id]
-        found = self._read.get(dialog_id)
-        if found is None:
-            span = self.spans[dialog_id]  # KeyError for an unknown id, as a dict
-            found = self._line(dialog_id, span)
+        if dialog_id not in self.read:
+            found = self._line(dialog_id, *self.spans[dialog_id])  # KeyError for an unknown id, as a dict
             if found is None:
-                self._whole = self._reread()
-                return self._whole[dialog_id]
-            self._read[dialog_id] = found
-        return found
+                self.read = self.reread()
+            else:
+                self.read[dialog_id] = found
+        return self.read[dialog_id]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.spans)
@@ -72,35 +68,23 @@ class StoredReferences(Mapping[str, Variants]):
     def __len__(self) -> int:
         return len(self.spans)
 
-    def _line(self, dialog_id: str, span: Span) -> Variants | None:
-        """The variants on the line at ``span``, or None when it is not the line the entry describes."""
-        start, stop, digest = span
+    def _line(self, dialog_id: str, start: int, stop: int, digest: bytes) -> Variants | None:
+        """The variants on the line at ``start:stop``, or None when it is not the line the entry describes."""
         try:
             with open(self.path, "rb") as fh:
                 if stop > os.fstat(fh.fileno()).st_size:  # never allocate for a span the file cannot hold
                     return None
                 fh.seek(start)
                 raw = fh.read(stop - start)
-        except (OSError, ValueError, OverflowError):
-            return None
-        if hashlib.sha256(raw).digest() != digest:
-            return None
-        try:
+            if hashlib.sha256(raw).digest() != digest:
+                return None
             value = parse_json(raw.decode("utf-8"), self.max_depth)
-        except (UnicodeDecodeError, JsonError):
+        except (OSError, ValueError, OverflowError):  # a bad span; a decoding or JSON error (ValueErrors)
             return None
-        if type(value) is not dict or value.get("dialog_id") != dialog_id:
+        ours = type(value) is dict and value.get("dialog_id") == dialog_id
+        variants = value.get("references") if ours else None
+        if type(variants) is not list:
             return None
-        variants = value.get("references")
-        shape = self.tokens.get(dialog_id)
-        if (
-            type(variants) is not list
-            or shape is None
-            or len(variants) != len(shape)
-            or any(
-                type(turn) is not list or len(turn) != len(tokenised) or any(type(v) is not str for v in turn)
-                for turn, tokenised in zip(variants, shape)
-            )
-        ):
-            return None
-        return variants
+        shape = [len(turn) for turn in self.tokens.get(dialog_id, ())]
+        found = [len(t) if type(t) is list and set(map(type, t)) <= {str} else -1 for t in variants]
+        return variants if shape and found == shape else None

@@ -1,21 +1,13 @@
-"""The scorer's cache directory: untrusted data, read defensively, written atomically.
-
-``$SCORER_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialogue-scorer``, else
-``~/.cache/dialogue-scorer``. Nothing in it is trusted (docs/security.md):
-
-* :func:`read_trusted_bytes` reads a file only when it is a regular file
-  (``lstat``, no links, no FIFOs or devices), owned by this user and not
-  writable by anyone else, and no larger than the reader's cap; it is opened
-  without following links and without blocking, and checked again once open;
-* :func:`seal` / :func:`unseal` wrap a payload with a magic tag and the
-  SHA-256 of the reader's key and the payload, so a file written for another
-  key (another thesaurus, another dictionary version, another format), a
-  truncated file, or one edited in place is refused;
-* any fault, of any kind, means "not cached": the caller rebuilds.
-
-Writes go to a temporary file renamed into place, so two runs sharing the
-directory each see a whole file, never half of one; a directory that cannot
-be written only costs the next run the rebuild.
+"""The one store of every persistent cache: untrusted files of marshal values, read defensively, written
+atomically, in ``$SCORER_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialogue-scorer``, else
+``~/.cache/dialogue-scorer``. Nothing in them is trusted (docs/security.md). A :class:`Store` (one per
+kind of cache) names each file by its kind, a digest of its key, its layout version and the
+interpreter's marshal tag; it reads a file only when it is a regular file (no link, FIFO or device) of
+this user's that no one else may write, within its size cap, opened without following links or
+blocking; it seals each file with the SHA-256 of its name and payload (a file written for another key,
+layout or interpreter, cut short or edited in place is refused) and refuses a value its cache's shape
+check does not accept or fails on; it writes a temporary file renamed into place, so two runs sharing
+the directory each see a whole file. Any fault means "not cached": the caller rebuilds.
 """
 
 from __future__ import annotations
@@ -25,19 +17,21 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
+from contextlib import suppress
 from hashlib import sha256
+from itertools import chain
 from pathlib import Path
+from typing import Any
 
 ENV_CACHE = "SCORER_CACHE_DIR"
 _MAGIC = b"dialogue-scorer cache\n"
-_DIGEST = 32
 
 
 def cache_dir() -> Path:
     if os.environ.get(ENV_CACHE):
         return Path(os.environ[ENV_CACHE])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "dialogue-scorer"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dialogue-scorer"
 
 
 def marshal_tag() -> str:
@@ -47,39 +41,33 @@ def marshal_tag() -> str:
 
 def _trusted(info: os.stat_result) -> bool:
     """A regular file of this user's that no one else may write."""
-    return (
-        stat.S_ISREG(info.st_mode)
-        and info.st_uid == os.geteuid()
-        and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
+    mode = info.st_mode
+    return stat.S_ISREG(mode) and info.st_uid == os.geteuid() and not mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
     """The bytes of the cache file ``path``, or None when it is missing, not a regular file of this user's
-    that only this user may write, larger than ``max_bytes``, or unreadable for any reason."""
+    that only this user may write, larger than ``max_bytes`` (or growing), or unreadable for any reason."""
     try:
         before = os.lstat(path)
         if not _trusted(before) or before.st_size > max_bytes:
             return None
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as fh:
+            after = os.fstat(fd)
+            if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not _trusted(after):
+                return None
+            data = fh.read(after.st_size + 1)  # one byte more than it had: a file that grew is refused
     except (OSError, ValueError):  # ValueError: a NUL in the path
         return None
-    try:
-        after = os.fstat(fd)
-        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not _trusted(after):
-            return None
-        chunks, size = [], 0
-        while size <= max_bytes:  # the size it had when opened in one read, normally; more if it grew
-            chunk = os.read(fd, min(max(1 << 20, after.st_size + 1 - size), max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return None if size > max_bytes else b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return data if len(data) <= min(after.st_size, max_bytes) else None
+
+
+def _digest(key: str, payload: bytes | memoryview) -> bytes:
+    """SHA-256 of ``key``, a NUL and ``payload`` (hashed in place, not copied)."""
+    digest = sha256(key.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(payload)
+    return digest.digest()
 
 
 def seal(key: str, payload: bytes) -> bytes:
@@ -89,35 +77,14 @@ def seal(key: str, payload: bytes) -> bytes:
 
 def unseal(key: str, data: bytes | None) -> bytes | None:
     """The payload :func:`seal` wrapped with ``key``, or None when ``data`` is anything else."""
-    if data is None or not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _DIGEST:
+    start = len(_MAGIC) + 32
+    if (
+        data is None
+        or not data.startswith(_MAGIC)
+        or _digest(key, memoryview(data)[start:]) != data[start - 32 : start]
+    ):
         return None
-    digest, payload = data[len(_MAGIC) : len(_MAGIC) + _DIGEST], memoryview(data)[len(_MAGIC) + _DIGEST :]
-    if _digest(key, payload) != digest:
-        return None
-    return bytes(payload)
-
-
-def _digest(key: str, payload: bytes | memoryview) -> bytes:
-    """SHA-256 of ``key``, a NUL and ``payload`` (hashed in place, not copied)."""
-    digest = sha256(key.encode("utf-8") + b"\0")
-    digest.update(payload)
-    return digest.digest()
-
-
-def read_sealed(path: Path, key: str, max_bytes: int) -> bytes | None:
-    """The payload sealed with ``key`` in the cache file ``path``, or None (see the module docstring)."""
-    return unseal(key, read_trusted_bytes(path, max_bytes))
-
-
-def loads_marshal(payload: bytes | None) -> object | None:
-    """``marshal.loads(payload)``, or None when it fails in any way (a declared size beyond memory
-    included)."""
-    if payload is None:
-        return None
-    try:
-        return marshal.loads(payload)
-    except (ValueError, EOFError, TypeError, MemoryError, RecursionError, OverflowError):
-        return None
+    return data[start:]
 
 
 def write_best_effort(path: Path, data: bytes) -> bool:
@@ -131,9 +98,41 @@ def write_best_effort(path: Path, data: bytes) -> bool:
         os.replace(tmp, path)
         return True
     except (OSError, ValueError):
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        with suppress(OSError, TypeError):  # TypeError: no temporary file was made
+            os.unlink(tmp)  # type: ignore[arg-type]
         return False
+
+
+def sets_of_strings(table: object) -> bool:
+    """Whether ``table`` is a dict of strings to frozensets of strings (types checked at C speed)."""
+    return (
+        type(table) is dict
+        and set(map(type, table)) <= {str}
+        and set(map(type, table.values())) <= {frozenset}
+        and set(map(type, chain.from_iterable(table.values()))) <= {str}
+    )
+
+
+class Store:
+    """One kind of cache file (``kind``), whose values have layout ``version`` and pass ``well_formed``."""
+
+    def __init__(self, kind: str, version: int, max_bytes: int, well_formed: Callable[[Any], bool]):
+        self.kind, self.version, self.max_bytes, self.well_formed = kind, version, max_bytes, well_formed
+
+    def path(self, key: str) -> Path:
+        """The file of ``key`` in the cache directory."""
+        digest = sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return cache_dir() / f"{self.kind}-{digest}.v{self.version}.{marshal_tag()}.marshal"
+
+    def load(self, path: Path, max_bytes: int | None = None) -> Any:
+        """The value stored at ``path``, or None (see the module docstring)."""
+        payload = unseal(path.name, read_trusted_bytes(path, max_bytes or self.max_bytes))
+        try:
+            value = None if payload is None else marshal.loads(payload)
+            return value if value is not None and self.well_formed(value) else None
+        except Exception:  # noqa: BLE001  a file that is not marshal, or a value the shape check fails on
+            return None
+
+    def save(self, path: Path, value: Any) -> bool:
+        """Write ``value`` to ``path`` (best effort: False when it could not be written)."""
+        return write_best_effort(path, seal(path.name, marshal.dumps(value)))

@@ -20,7 +20,6 @@ is read only when a token's synsets are first asked for (a warm token cache,
 from __future__ import annotations
 
 import hashlib
-import marshal
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -30,11 +29,10 @@ from pathlib import Path
 
 from scorer.errors import ThesaurusError
 
-from .cache import cache_dir, loads_marshal, marshal_tag, read_sealed, seal, write_best_effort
+from .cache import Store, sets_of_strings
 from .text import normalise
 
 XML_FILES = ("synsets.N.xml", "synsets.V.xml", "synsets.A.xml")
-CACHE_FORMAT = 3
 ENV_PATH = "RUWORDNET_PATH"
 
 HOW_TO_GET = (
@@ -120,7 +118,7 @@ class Source:
     @property
     def index_cached(self) -> bool:
         """Whether its index is in the cache."""
-        return _exists(_cache_path(self.identity))
+        return _exists(INDEX_STORE.path(self.identity))
 
 
 def identify(location: str | os.PathLike | None = None) -> Source:
@@ -148,11 +146,11 @@ def load_thesaurus(location: str | os.PathLike | Source | None = None) -> Thesau
         index = _build_index(pairs)
         if not index:
             raise ThesaurusError(f"RuWordNet at {source.path} holds no single-word senses. {HOW_TO_GET}")
-        _write_cache(identity, index)
+        INDEX_STORE.save(INDEX_STORE.path(identity), index)
         return index
 
     if source.index_cached:
-        return Thesaurus(identity, loader=lambda: _read_cache(identity) or build())
+        return Thesaurus(identity, loader=lambda: INDEX_STORE.load(INDEX_STORE.path(identity)) or build())
     return Thesaurus(identity, build())
 
 
@@ -190,7 +188,6 @@ def _source_files(source: Path) -> tuple[str, list[Path]]:
 
 #: What an identity looks like; anything else read from the cache is refused (it also names cache files).
 IDENTITY = re.compile(r"rwn-(?:xml-[NVA]{1,3}|sqlite)-[0-9a-f]{12}")
-MAX_INDEX_BYTES = 512 << 20
 
 
 def _identity(kind: str, files: list[Path]) -> str:
@@ -254,21 +251,4 @@ def _build_index(pairs: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:
     return {lemma: frozenset(ids) for lemma, ids in sets.items()}
 
 
-def _cache_path(identity: str) -> Path:
-    return cache_dir() / f"{identity}.v{CACHE_FORMAT}.{marshal_tag()}.marshal"
-
-
-def _read_cache(identity: str) -> Index | None:
-    """The compiled index of ``identity``, or None when the cache file is missing, foreign or ill-shaped."""
-    index = loads_marshal(read_sealed(_cache_path(identity), identity, MAX_INDEX_BYTES))
-    if type(index) is not dict or not index:
-        return None
-    if not all(
-        type(k) is str and type(v) is frozenset and all(type(x) is str for x in v) for k, v in index.items()
-    ):
-        return None
-    return index
-
-
-def _write_cache(identity: str, index: Index) -> None:
-    write_best_effort(_cache_path(identity), seal(identity, marshal.dumps(index)))
+INDEX_STORE = Store("thesaurus", 4, 512 << 20, lambda index: bool(index) and sets_of_strings(index))
