@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import sys
 import unicodedata
 from collections.abc import Callable
 from io import BufferedReader
@@ -75,8 +74,8 @@ def save(
     limits: Limits,
 ) -> bool:
     """Store validated data under ``key`` (best effort: False when it could not be written); with the
-    references, the line of each in ``answers`` (read again for that). Tokens are stored once each
-    (interned, so ``marshal`` writes the repeats as references)."""
+    references, the line of each in ``answers`` (read again for that). Tokens interned are stored once
+    each (``marshal`` writes the repeats as references)."""
     rows = [(d.dialog_id, d.type, d.n_turns) for d in dialogues]
     spans = None
     if references is not None and tokens is not None:
@@ -85,9 +84,6 @@ def save(
         if data is None:
             return False
         spans = line_spans(data, references)
-        tokens = {
-            d: [[list(map(sys.intern, v)) for v in turn] for turn in turns] for d, turns in tokens.items()
-        }
     return STORE.save(entry_path(key), (rows, spans, tokens))
 
 
