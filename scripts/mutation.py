@@ -8,6 +8,7 @@ A mutant the tests fail on is *killed*; one they pass on *survived*.
 
     python scripts/mutation.py                  # every site of links.py, counting.py, alignment.py
     python scripts/mutation.py --list           # the sites only
+    python scripts/mutation.py --sample 8       # every 8th site: a study of about 15 minutes
     python scripts/mutation.py --only alignment.py:227:2   # one site (module:line:index)
     python scripts/mutation.py --deep run.log   # the survivors listed in a run's log, against many more cases
 
@@ -283,8 +284,11 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[], help="module:line:index of a site to run")
     parser.add_argument("--deep", metavar="LOG", help="run the deep check on the survivors a run's log lists")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--sample", type=int, default=1, metavar="K", help="every K-th site only (a quick study)"
+    )
     args = parser.parse_args()
-    everything = [(m, n) for module in MODULES for n, m in enumerate(mutants(module))]
+    everything = [(m, n) for module in MODULES for n, m in enumerate(mutants(module))][:: args.sample]
     if args.deep:
         args.only += [
             line.split()[1]
