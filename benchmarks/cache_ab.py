@@ -26,7 +26,7 @@ from build_wmt21 import build, default_corpus  # noqa: E402
 
 #: Each persistent cache by the prefix of its files' names in the cache directory.
 CACHES = {
-    "thesaurus index": "rwn-",
+    "thesaurus index": "thesaurus-",
     "token keys": "tokens-",
     "token table": "keys-",
     "reference data": "references-",
