@@ -42,8 +42,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .counting import stage_counts, type_flows
 from .links import KeyFunction, TypeGraph, components, counts_of, type_graph
@@ -54,8 +53,7 @@ NODE_BUDGET = 50_000
 LinkTriple = tuple[int, int, int]  # (candidate position, reference position, stage index)
 
 
-@dataclass(frozen=True)
-class Alignment:
+class Alignment(NamedTuple):
     links: tuple[LinkTriple, ...]  # sorted by candidate position
     chunks: int
     exact: bool  # False when the search budget ran out

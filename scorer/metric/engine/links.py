@@ -15,9 +15,9 @@ shares no key with the other side (``can_link``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from itertools import compress
 from operator import not_
+from typing import NamedTuple
 
 #: A token's keys at one stage; None stands for the exact stage (the token itself).
 KeyFunction = Callable[[str], frozenset[str]] | None
@@ -26,8 +26,7 @@ Link = tuple[str, str]
 AnyKeys = Callable[[str], frozenset[str]]
 
 
-@dataclass(frozen=True)
-class TypeGraph:
+class TypeGraph(NamedTuple):
     exact: int  # links made by a leading exact stage
     shared: frozenset[str]  # the types it linked
     cand: Counts  # free candidate types and how many of each are left
