@@ -60,22 +60,7 @@ def benchmark(
 ) -> None:
     root = work / f"speed-{turns}"
     if not (root / "submissions" / "ALL" / "submission.jsonl").exists():
-        build(
-            corpus,
-            root,
-            turns=turns,
-            systems=[
-                "Facebook-AI",
-                "Manifold",
-                "NVIDIA-NeMo",
-                "NiuTrans",
-                "Online-A",
-                "Online-B",
-                "Online-G",
-                "Online-W",
-                "Online-Y",
-            ],
-        )
+        build(corpus, root, turns=turns)  # every system of the corpus
     data, submission = root / "data", root / "submissions" / "ALL"
     env = dict(os.environ)
     out = Path(tempfile.mkdtemp(prefix="speed-"))

@@ -52,19 +52,22 @@ def computed_ranges() -> list[tuple[int, int]]:
     return ranges
 
 
-@lru_cache(maxsize=2)
-def _run_pattern(astral: bool) -> re.Pattern[str]:
-    """A run of marks: in the Basic Multilingual Plane only (a fast bitmap class), or of any marks."""
+def _mark_class(astral: bool) -> str:
+    """The character class of a mark: in the Basic Multilingual Plane only (a fast bitmap class), or any."""
     ranges = (
         unicode_table.NON_STARTER_RANGES
         if unicode_table.UNICODE_VERSION == unicode_version()
         else computed_ranges()
     )
     if astral:
-        marks = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
-    else:
-        marks = "".join(f"\\u{a:04x}-\\u{min(b, 0xFFFF):04x}" for a, b in ranges if a <= 0xFFFF)
-    return re.compile(f"[{marks}]{{{MAX_COMBINING_RUN + 1},}}")
+        return "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]"
+    return "[" + "".join(f"\\u{a:04x}-\\u{min(b, 0xFFFF):04x}" for a, b in ranges if a <= 0xFFFF) + "]"
+
+
+@lru_cache(maxsize=2)
+def _run_pattern(astral: bool) -> re.Pattern[str]:
+    """A run of more than :data:`MAX_COMBINING_RUN` marks (see :func:`_mark_class`)."""
+    return re.compile(f"{_mark_class(astral)}{{{MAX_COMBINING_RUN + 1},}}")
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -80,7 +83,7 @@ def long_mark_run(text: str) -> tuple[int, int] | None:
 @lru_cache(maxsize=1)
 def _mark_pattern() -> re.Pattern[str]:
     """One mark, at any code point."""
-    return re.compile(_run_pattern(True).pattern.rsplit("{", 1)[0])
+    return re.compile(_mark_class(True))
 
 
 def may_hold_mark_run(json_text: str) -> bool:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -184,10 +183,6 @@ def _source_files(source: Path) -> tuple[str, list[Path]]:
         if fh.read(16) != b"SQLite format 3\x00":
             raise ThesaurusError(f"{source} is not an SQLite database. {HOW_TO_GET}")
     return "sqlite", [source]
-
-
-#: What an identity looks like; anything else read from the cache is refused (it also names cache files).
-IDENTITY = re.compile(r"rwn-(?:xml-[NVA]{1,3}|sqlite)-[0-9a-f]{12}")
 
 
 def _identity(kind: str, files: list[Path]) -> str:
