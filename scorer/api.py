@@ -79,14 +79,13 @@ class ReferenceData:
 
 
 def tokenise_references(references: Mapping[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
-    """Every variant of every turn tokenised, in the shape of ``references``."""
-    return {d: [[tokenise(v) for v in variants] for variants in turns] for d, turns in references.items()}
-
-
-def _interned(tokens: dict[str, list[list[list[str]]]]) -> dict[str, list[list[list[str]]]]:
-    """``tokens`` with one string object a word (``sys.intern``): the reference cache writes each word
-    once, and the run compares and hashes one object a word."""
-    return {d: [[list(map(sys.intern, v)) for v in turn] for turn in turns] for d, turns in tokens.items()}
+    """Every variant of every turn tokenised, in the shape of ``references``, with one string object a word
+    (``sys.intern``): the reference cache writes each word once, and a run compares and hashes one object
+    a word."""
+    return {
+        d: [[list(map(sys.intern, tokenise(v))) for v in variants] for variants in turns]
+        for d, turns in references.items()
+    }
 
 
 @contextmanager
@@ -163,7 +162,7 @@ def load_reference(
     answers_file = _reference_file(data_dir, ANSWERS) if with_answers else None
     if answers_file is not None:
         references = read_references(answers_file, dialogues, limits, progress)
-        tokens = _interned(tokenise_references(references))
+        tokens = tokenise_references(references)
     if key and entry:
         reference_cache.save(key, dialogues, references, tokens, answers_file, limits)
         return _keep(entry, ReferenceData(dialogues, references, tokens))
