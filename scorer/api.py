@@ -80,12 +80,18 @@ class ReferenceData:
 
 def tokenise_references(references: Mapping[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
     """Every variant of every turn tokenised, in the shape of ``references``, with one string object a word
-    (``sys.intern``): the reference cache writes each word once, and a run compares and hashes one object
-    a word."""
-    return {
-        d: [[list(map(sys.intern, tokenise(v))) for v in variants] for variants in turns]
-        for d, turns in references.items()
-    }
+    (``sys.intern``) and one list a distinct text: a text several turns share is tokenised once, the
+    reference cache writes each word and each shared list once, and a run compares and hashes one object
+    a word. The lists are shared: nothing may change them."""
+    known: dict[str, list[str]] = {}
+
+    def tokens(text: str) -> list[str]:
+        found = known.get(text)
+        if found is None:
+            found = known[text] = list(map(sys.intern, tokenise(text)))
+        return found
+
+    return {d: [[tokens(v) for v in variants] for variants in turns] for d, turns in references.items()}
 
 
 @contextmanager

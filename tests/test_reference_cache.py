@@ -73,6 +73,21 @@ def test_a_second_load_comes_from_the_cache(tmp_path, monkeypatch):
     assert (again.dialogues, again.references, again.tokens) == EXPECTED
 
 
+def test_a_text_several_turns_share_is_one_list_read_and_stored(tmp_path, monkeypatch):
+    shared = [
+        ("d1", "Text2Text", [["Да, конечно.", "Нет"], ["Да, конечно."]]),
+        ("d2", "Image2Text", [["Нет"]]),
+    ]
+    data = make_split(tmp_path, shared)
+    first = api.load_reference(data).variant_tokens()
+    _no_validation(monkeypatch)
+    again = api.load_reference(data).variant_tokens()  # from the cache file
+    for tokens in (first, again):
+        assert tokens == {"d1": [[["да", "конечно"], ["нет"]], [["да", "конечно"]]], "d2": [[["нет"]]]}
+        assert tokens["d1"][0][0] is tokens["d1"][1][0] and tokens["d1"][0][1] is tokens["d2"][0][0]
+        assert tokens["d1"][0][0] is not tokens["d1"][0][1]
+
+
 def test_the_dialogues_alone_have_their_own_entry(tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))  # no entry of another test's
     data = make_split(tmp_path, DIALOGUES)
