@@ -5,8 +5,9 @@ The engine's Python modules (the list is in
 at build time and compiled with Cython from that same code: annotations are not
 used as C types, so the compiled code keeps Python's semantics, except where a
 ``.pxd`` beside the module declares C types (Cython's pure-Python mode:
-``id_counts``, rule 1's counts on token ids). CI checks the compiled engine
-against the pure one.
+``id_counts``, rule 1's counts on token ids, and ``alignment``'s search); a
+``.pxd`` copied by an earlier build whose source has none now is removed.
+CI checks the compiled engine against the pure one.
 
 Each copy ends with one added line, ``__source_sha256__ = "<SHA-256 of the
 source and its .pxd>"``, so the stamp is compiled into the module itself: a compile that
@@ -65,12 +66,14 @@ def _copy(data: bytes, target: Path) -> None:
 
 def _stamped_copy(source: str, folder: Path) -> None:
     """``source`` (and its ``.pxd``) copied into ``folder``, the source with one line added: the digest
-    of both, which the compiled module then carries."""
+    of both, which the compiled module then carries. A copied ``.pxd`` whose source has none is removed."""
     stamp = f'\n__source_sha256__ = "{source_digest(ENGINE, source)}"\n'.encode("ascii")
     _copy((ENGINE / source).read_bytes() + stamp, folder / source)
     pxd = (ENGINE / source).with_suffix(".pxd")
     if pxd.exists():
         _copy(pxd.read_bytes(), folder / pxd.name)
+    else:  # a .pxd left from an earlier build would still give the copy its C types
+        (folder / pxd.name).unlink(missing_ok=True)
 
 
 def _copy_sources() -> list[Extension]:

@@ -264,6 +264,9 @@ def test_a_build_whose_compiler_fails_on_one_module_runs_the_pure_engine_and_say
     built = copy_project(tmp_path / "a")
     assert build(built).returncode == 0
     assert version(built) == "engine: compiled (Cython))"
+    stale = built / "scorer" / "_compiled" / "links.pxd"  # as a build from a source with a .pxd leaves it
+    stale.write_text("cdef object never_declared_in_links\n", encoding="utf-8")
+    assert build(built).returncode == 0 and not stale.exists()
     with open(built / "scorer" / "metric" / "engine" / "counting.py", "a", encoding="utf-8") as fh:
         fh.write("# edited after the build\n")
     rebuilt = build(built, str(failing))
