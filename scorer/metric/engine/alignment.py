@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from .counting import stage_counts, type_flows
-from .links import KeyFunction, TypeGraph, components, counts_of, type_graph
+from .links import KeyFunction, TypeGraph, components, type_graph
 
 #: Search nodes per pair before the deterministic fallback applies.
 NODE_BUDGET = 50_000
@@ -62,7 +62,7 @@ class Alignment(NamedTuple):
 def chunk_count(links: Sequence[LinkTriple]) -> int:
     """Maximal runs of links adjacent in both texts; ``links`` sorted by candidate position."""
     at = {i: j for i, j, _ in links}
-    return sum(1 for i, j, _ in links if at.get(i - 1) != j - 1)
+    return len([i for i, j, _ in links if at.get(i - 1) != j - 1])
 
 
 def chunk_runs(links: Sequence[LinkTriple]) -> list[list[LinkTriple]]:
@@ -93,28 +93,28 @@ def align(
     budget: int = NODE_BUDGET,
 ) -> Alignment:
     """The alignment of rules 1-5 between two token lists."""
-    graph = type_graph(counts_of(cand), counts_of(ref), key_functions, any_keys)
-    target = stage_counts(graph, len(key_functions))
     cpos, rpos = _positions(cand), _positions(ref)
+    graph = type_graph(_counts(cpos), _counts(rpos), key_functions, any_keys)
+    target = stage_counts(graph, len(key_functions))
     forced: dict[int, tuple[int, int]] = {}
     options: dict[int, list[tuple[int, int]]] = {}
     for x in sorted(graph.shared):
         if len(cpos[x]) == len(rpos[x]):
-            forced.update((i, (j, 0)) for i, j in zip(cpos[x], rpos[x]))
+            forced.update({i: (j, 0) for i, j in zip(cpos[x], rpos[x])})
         else:
             for i in cpos[x]:
-                options.setdefault(i, []).extend((j, 0) for j in rpos[x])
+                options.setdefault(i, []).extend([(j, 0) for j in rpos[x]])
     for component in components(graph.links):
         if len(component) == 1:
             ((a, b),) = component
             if a not in graph.shared and b not in graph.shared and len(cpos[a]) == len(rpos[b]):
                 s = graph.links[(a, b)]
-                forced.update((i, (j, s)) for i, j in zip(cpos[a], rpos[b]))
+                forced.update({i: (j, s) for i, j in zip(cpos[a], rpos[b])})
                 continue
         for a, b in component:
             s = graph.links[(a, b)]
             for i in cpos[a]:
-                options.setdefault(i, []).extend((j, s) for j in rpos[b])
+                options.setdefault(i, []).extend([(j, s) for j in rpos[b]])
     fixed = [(i, j, s) for i, (j, s) in sorted(forced.items())]
     if not options:
         return Alignment(tuple(fixed), chunk_count(fixed), True)
@@ -181,15 +181,15 @@ class _Search:
         self.w2 = (min(t, r) + 1) * self.w1  # nor chunks * w1 + displacement this
         self.forced_at = {i: j for i, (j, _) in forced.items()}
         forced_pairs = sorted(self.forced_at.items())
-        all_q = sorted(j for _, j in forced_pairs)
+        all_q = sorted([j for _, j in forced_pairs])
         decided = set(self.order)
-        base_chunks = sum(
-            1 for i, j in forced_pairs if i - 1 not in decided and self.forced_at.get(i - 1) != j - 1
+        base_chunks = len(
+            [i for i, j in forced_pairs if i - 1 not in decided and self.forced_at.get(i - 1) != j - 1]
         )
         self.base = (
             crossings(forced_pairs) * self.w2
             + base_chunks * self.w1
-            + sum(abs(i - j) for i, j in forced_pairs)
+            + sum([abs(i - j) for i, j in forced_pairs])
         )
         # per undecided position: its options with their crossings with forced links
         self.options: list[list[tuple[int, int, int]]] = []
@@ -214,7 +214,7 @@ class _Search:
                 self.avail[s][d] = self.avail[s][d + 1] + (s in stages_here)
         self.any_avail = list(range(n, -1, -1))
         # per position: (stages the later positions cannot fill alone, positions left after it)
-        self.avail_after = [tuple(self.avail[x][d + 1] for x in range(n_stages)) for d in range(n)]
+        self.avail_after = [tuple([self.avail[x][d + 1] for x in range(n_stages)]) for d in range(n)]
         self._group_tables(groups)
 
     def _group_tables(self, groups: list[tuple[list[int], list[int]]]) -> None:
@@ -424,13 +424,21 @@ class _Search:
 
 def _before(options: list[tuple[int, int, int, int]], j: int) -> bool:
     """Whether one of ``options`` links a reference position before ``j``."""
-    return any(0 <= o[1] < j for o in options)
+    for o in options:
+        if 0 <= o[1] < j:
+            return True
+    return False
 
 
 def _greedy_order(option: tuple[int, int, int, int]) -> tuple[int, int]:
     """The greedy dive's order of choices: the least cost (with the groups' bound), then the reference
     position."""
     return option[0] + option[3], option[1]
+
+
+def _counts(positions: dict[str, list[int]]) -> dict[str, int]:
+    """How many times each type occurs, from its positions (what ``counts_of`` gives)."""
+    return {token: len(at) for token, at in positions.items()}
 
 
 def _positions(tokens: Sequence[str]) -> dict[str, list[int]]:

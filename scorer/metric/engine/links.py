@@ -15,8 +15,6 @@ shares no key with the other side (``can_link``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from itertools import compress
-from operator import not_
 from typing import NamedTuple
 
 #: A token's keys at one stage; None stands for the exact stage (the token itself).
@@ -43,13 +41,15 @@ def counts_of(tokens: Sequence[str]) -> Counts:
 
 
 def can_link(cand: Iterable[str], ref: Iterable[str], any_keys: AnyKeys) -> tuple[list[str], list[str]]:
-    """The types of each side that share a non-exact key with some type of the other side."""
-    cand, ref = list(cand), list(ref)
-    common = frozenset().union(*map(any_keys, cand)) & frozenset().union(*map(any_keys, ref))
-    if not common:
+    """The types of each side that share a non-exact key with some type of the other side: the candidate
+    types meeting the reference's keys, then the reference types meeting those candidate types' keys."""
+    ref = list(ref)
+    ref_keys = set().union(*map(any_keys, ref))
+    cs = [a for a in cand if not ref_keys.isdisjoint(any_keys(a))]
+    if not cs:
         return [], []
-    shares = lambda types: list(compress(types, map(not_, map(common.isdisjoint, map(any_keys, types)))))  # noqa: E731
-    return shares(cand), shares(ref)
+    cand_keys = set().union(*map(any_keys, cs))
+    return cs, [b for b in ref if not cand_keys.isdisjoint(any_keys(b))]
 
 
 def _stage_links(
@@ -78,20 +78,17 @@ def type_graph(
 ) -> TypeGraph:
     """The links between the types of two texts (see the module docstring)."""
     if key_functions and key_functions[0] is None:
-        shared = cand.keys() & ref.keys()
+        shared = []
         exact = 0
-        free_c = {a: cand[a] for a in cand.keys() - shared}
-        free_r = {b: ref[b] for b in ref.keys() - shared}
-        for x in shared:
-            n, k = cand[x], ref[x]
-            if n == k:
-                exact += n
-            elif n > k:
-                exact += k
+        free_c = {}
+        for x, n in cand.items():
+            k = ref.get(x, 0)
+            if k:
+                shared.append(x)
+                exact += min(n, k)
+            if n > k:
                 free_c[x] = n - k
-            else:
-                exact += n
-                free_r[x] = k - n
+        free_r = {x: k - cand.get(x, 0) for x, k in ref.items() if k > cand.get(x, 0)}
         later, offset = key_functions[1:], 1
     else:
         shared, exact, free_c, free_r, later, offset = set(), 0, dict(cand), dict(ref), key_functions, 0
