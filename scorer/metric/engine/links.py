@@ -78,7 +78,7 @@ def type_graph(
 ) -> TypeGraph:
     """The links between the types of two texts (see the module docstring)."""
     if key_functions and key_functions[0] is None:
-        shared = []
+        shared: list[str] = []
         exact = 0
         free_c = {}
         for x, n in cand.items():
@@ -91,7 +91,7 @@ def type_graph(
         free_r = {x: k - cand.get(x, 0) for x, k in ref.items() if k > cand.get(x, 0)}
         later, offset = key_functions[1:], 1
     else:
-        shared, exact, free_c, free_r, later, offset = set(), 0, dict(cand), dict(ref), key_functions, 0
+        shared, exact, free_c, free_r, later, offset = [], 0, dict(cand), dict(ref), key_functions, 0
     links: dict[Link, int] = {}
     if free_c and free_r and later:
         if None in later:  # exact after another stage: every type may link
