@@ -424,10 +424,7 @@ class _Search:
 
 def _before(options: list[tuple[int, int, int, int]], j: int) -> bool:
     """Whether one of ``options`` links a reference position before ``j``."""
-    for o in options:
-        if 0 <= o[1] < j:
-            return True
-    return False
+    return any([0 <= o[1] < j for o in options])
 
 
 def _greedy_order(option: tuple[int, int, int, int]) -> tuple[int, int]:
