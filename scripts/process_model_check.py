@@ -51,8 +51,12 @@ def one(command: list[str], case: str, out: Path) -> str:
     found = children(process.pid)
     if case == "kill":
         time.sleep(0.3)
-        if found:
+        try:
             os.kill(found[0], signal.SIGKILL)
+        except (IndexError, ProcessLookupError):  # no worker, or it ended meanwhile: the case did not happen
+            process.kill()
+            process.communicate()
+            return f"no worker to kill (children then: {found}, now: {children(process.pid)})"
     else:
         sig = signal.SIGTERM if case.startswith("term") else signal.SIGINT
         for _ in range(8 if case.endswith("x8") else 1):

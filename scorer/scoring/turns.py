@@ -140,9 +140,11 @@ class WorkerPool:
       SIGINT is the parent's to handle (ignored), SIGTERM ends a worker at once (the default action), so a
       signal to the whole process group never runs the parent's handler in a worker.
     * A worker that dies (SIGKILL, the out-of-memory killer) breaks the pool: :meth:`results` raises
-      :class:`WorkerDied` naming it, within the time the pool takes to notice (well under a second).
+      :class:`WorkerDied` naming it, within the time the pool takes to notice (well under a second). It is
+      watched from here too (:meth:`_result`): a worker killed while it was sending a result leaves the
+      pool's own manager thread waiting for the rest of that message for ever.
     * Leaving the ``with`` block, normally or by an exception (SIGINT, SIGTERM), stops every worker that is
-      still there and waits for it.
+      still there and waits for it (:func:`_wind_up`).
     """
 
     def __init__(self, workers: int, work: Work | None):
@@ -178,7 +180,7 @@ class WorkerPool:
         """Wait for ``future``, whatever comes of it: for work whose failure changes nothing (the caller does
         it again, and reports what goes wrong, in its own place)."""
         try:
-            future.result()
+            self._result(future)
         except Exception:  # noqa: BLE001 - a failed or broken helper only costs the time it saved
             pass
 
@@ -193,12 +195,24 @@ class WorkerPool:
 
         for future in futures:
             try:
-                yield future.result()
+                yield self._result(future)
             except BrokenProcessPool:
                 raise WorkerDied(
                     f"a worker process died ({self._deaths()}); the run was stopped. If the system "
                     "ran out of memory, give fewer --jobs or more memory"
                 ) from None
+
+    def _result(self, future: Future) -> Any:
+        """``future``'s result; BrokenProcessPool as soon as a worker is gone, whether or not the pool's
+        manager thread noticed."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        while True:
+            try:
+                return future.result(timeout=0.1)
+            except TimeoutError:
+                if any(p.exitcode is not None for p in self.processes.values()):
+                    raise BrokenProcessPool("a worker process ended") from None
 
     def _deaths(self) -> str:
         """How the workers that are gone ended (the pool stops the others by SIGTERM once one died: a worker
@@ -220,11 +234,35 @@ class WorkerPool:
         executor = self.executor
         if executor is None:
             return
+        self.executor = None
         for process in self.processes.values():
             if process.exitcode is None:
                 process.kill()
-        executor.shutdown(wait=True, cancel_futures=True)
-        self.executor = None
+        thread = getattr(executor, "_executor_manager_thread", None)  # shutdown(wait=False) forgets both
+        writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+        executor.shutdown(wait=False, cancel_futures=True)
+        _wind_up(thread, writer)
+
+
+def _wind_up(thread: Any, writer: Any) -> None:
+    """Wait for the pool's manager thread to end, its workers all killed. A worker killed while it was
+    writing a result to the pool's result pipe leaves a message cut short there, which the manager thread
+    (CPython's ``ProcessPoolExecutor``) waits to read to its end for ever, and the interpreter's exit waits
+    for that thread. No worker is left to write, so bytes written into the pipe from here end that read:
+    the message does not unpickle, and the thread winds the pool up as broken. ``thread`` and ``writer``:
+    the pool's manager thread and its result pipe's writing end (None where this Python has none)."""
+    if thread is None:
+        return
+    thread.join(0.05)
+    if thread.is_alive() and writer is not None:
+        os.set_blocking(writer.fileno(), False)
+    while thread.is_alive():
+        if writer is not None:
+            try:
+                os.write(writer.fileno(), bytes(4096))
+            except OSError:  # the pipe is full (the thread is not reading) or closed
+                pass
+        thread.join(0.05)
 
 
 def _ending(exitcode: int | None) -> str:
