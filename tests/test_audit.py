@@ -90,9 +90,9 @@ def test_rounded_to_one_decimal():
     # about 600 distinct values over 2,000 turns: more than 1% of them, so not flagged; rho still negative
     assert audit.flags == () and 20 < audit.distinct < N and audit.rho < -0.5
     coarse = [float(round(p)) for p in ppl][:1000]
-    assert audited(coarse, meteor[:1000], settings=AuditSettings(min_distinct_share=0.2)).flag_names == [
-        "few_distinct"
-    ]
+    flagged = audited(coarse, meteor[:1000], settings=AuditSettings(min_distinct_share=0.2))
+    assert flagged.flag_names == ["few_distinct"] and flagged.distinct > 1
+    assert f"1,000 turns report only {flagged.distinct} distinct perplexities" in flagged.flags[0].message
 
 
 def test_a_shuffled_copy_loses_rho_but_keeps_its_distribution():

@@ -135,8 +135,8 @@ def fisher_interval(rho: float, n: int) -> tuple[float, float]:
     return math.tanh(z - Z_95 * se), math.tanh(z + Z_95 * se)
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n:,} {what}" + ("" if n == 1 else "s")
+def _count(n: int, what: str, plural: str = "") -> str:
+    return f"{n:,} {what if n == 1 else plural or what + 's'}"
 
 
 def audit_submission(
@@ -171,7 +171,7 @@ def audit_submission(
         flags.append(
             Flag(
                 "few_distinct",
-                f"{_count(n, 'turn')} report only {_count(distinct, 'distinct perplexity')}"
+                f"{_count(n, 'turn')} report only {_count(distinct, 'distinct perplexity', 'distinct perplexities')}"
                 f"{'' if distinct > 1 else f' ({ppl[0]!r})'}: a constant, rounded or "
                 "placeholder value rather than the model's",
             )
