@@ -171,7 +171,8 @@ def audit_submission(
         flags.append(
             Flag(
                 "few_distinct",
-                f"{_count(n, 'turn')} report only {_count(distinct, 'distinct perplexity', 'distinct perplexities')}"
+                f"{_count(n, 'turn')} report only "
+                f"{_count(distinct, 'distinct perplexity', 'distinct perplexities')}"
                 f"{'' if distinct > 1 else f' ({ppl[0]!r})'}: a constant, rounded or "
                 "placeholder value rather than the model's",
             )
