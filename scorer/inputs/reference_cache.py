@@ -109,9 +109,9 @@ def _well_formed(content: Any) -> bool:
     known types with some turns; when the references were read, for exactly those dialogues a line span
     (start, stop, 32-byte digest) and every turn's tokens, a list of strings per variant, one not empty."""
     rows, spans, tokens = content
-    turns = {r[0]: r[2] for r in rows if type(r[0]) is str and r[1] in DIALOGUE_TYPES and type(r[2]) is int}
     if type(rows) is not list or not set(map(type, rows)) <= {tuple} or not {len(r) for r in rows} <= {3}:
         return False
+    turns = {r[0]: r[2] for r in rows if type(r[0]) is str and r[1] in DIALOGUE_TYPES and type(r[2]) is int}
     if len(turns) != len(rows) or min(turns.values(), default=1) < 1:
         return False
     if spans is None or type(spans) is not dict or type(tokens) is not dict:
