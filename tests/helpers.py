@@ -37,13 +37,16 @@ STAGE_ORDERS = [
 
 def counted(cand, ref, matcher, stages):
     keys = matcher.key_functions(stages)
-    return stage_counts(
-        type_graph(counts_of(cand), counts_of(ref), keys, matcher.any_keys(stages)), len(keys)
-    )
+    return stage_counts(type_graph(counts_of(cand), counts_of(ref), keys), len(keys))
 
 
 #: The module as Python and, when built, compiled: every test runs on both.
 ID_COUNTS_MODULES = [id_counts] + ([accelerator._built()[0]["id_counts"]] if accelerator.compiled() else [])
+
+
+def pair_counts(table, cand, ref):
+    """A key table's rule-1 counts of one candidate against one reference (``counts_each`` of one)."""
+    return table.counts_each(cand, [ref])[0]
 
 
 def table_for(keys, module=id_counts):

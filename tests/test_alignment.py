@@ -31,7 +31,7 @@ def texts(draw, min_size=0, max_size=9):
 
 
 def engine(cand, ref, matcher, stages) -> Alignment:
-    return align(cand, ref, matcher.key_functions(stages), matcher.any_keys(stages))
+    return align(cand, ref, matcher.key_functions(stages))
 
 
 @settings(max_examples=300, deadline=None)
@@ -154,14 +154,14 @@ def test_budget_fallback_keeps_rule_1_and_is_deterministic(matcher):
     cand = [rng.choice(["да", "нет", "кот"]) for _ in range(120)]
     ref = [rng.choice(["да", "нет", "кот"]) for _ in range(100)]
     stages = STAGE_ORDERS[0]
-    keys, any_keys = matcher.key_functions(stages), matcher.any_keys(stages)
-    cut = align(cand, ref, keys, any_keys, budget=50)
+    keys = matcher.key_functions(stages)
+    cut = align(cand, ref, keys, budget=50)
     assert not cut.exact
-    assert cut == align(cand, ref, keys, any_keys, budget=50)
+    assert cut == align(cand, ref, keys, budget=50)
     assert len(cut.links) == sum(min(cand.count(w), ref.count(w)) for w in set(cand))
     assert len({j for _, j, _ in cut.links}) == len(cut.links)
     assert all(cand[i] == ref[j] and s == 0 for i, j, s in cut.links)  # equal words: the exact stage (0)
-    none_found = align(cand, ref, keys, any_keys, budget=0)
+    none_found = align(cand, ref, keys, budget=0)
     assert not none_found.exact and len(none_found.links) == len(cut.links)
     s = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, budget=50))
     assert not s.exact_search and s.matches == len(cut.links)
@@ -191,10 +191,10 @@ def test_exact_after_synonym_keeps_its_links_for_a_word_without_synsets(matcher)
     stages = ("synonym", "exact")
     keys = matcher.key_functions(stages)
     assert matcher.synsets["окне"] == frozenset()  # no synset: only the exact stage can link it
-    graph = type_graph(counts_of(["окне"] * 8), counts_of(["окне"] * 5), keys, matcher.any_keys(stages))
+    graph = type_graph(counts_of(["окне"] * 8), counts_of(["окне"] * 5), keys)
     assert stage_counts(graph, 2) == [0, 5]
     assert meteor_tokens(["окне"] * 8, ["окне"] * 5, matcher, MeteorParams(stages=stages)).matches == 5
-    graph = type_graph(counts_of(["стали"] * 8), counts_of(["стали"] * 5), keys, matcher.any_keys(stages))
+    graph = type_graph(counts_of(["стали"] * 8), counts_of(["стали"] * 5), keys)
     assert stage_counts(graph, 2) == [5, 0]  # стали has synsets (стать, сталь): the synonym stage comes first
 
 
@@ -257,9 +257,7 @@ def test_cases_found_by_the_deeper_search(matcher, cand, ref, stages, counts):
     found = engine(cand, ref, matcher, stages)
     assert found.exact and list(found.links) == expected and found.chunks == brute_chunks(expected)
     keys = matcher.key_functions(stages)
-    got = stage_counts(
-        type_graph(counts_of(cand), counts_of(ref), keys, matcher.any_keys(stages)), len(stages)
-    )
+    got = stage_counts(type_graph(counts_of(cand), counts_of(ref), keys), len(stages))
     assert got == [sum(1 for _, _, s in expected if s == k) for k in range(len(stages))]
     if counts is not None:
         assert got == counts
@@ -271,8 +269,8 @@ def test_the_budget_counts_search_nodes_one_by_one(matcher):
     cand = ["нет", "кот", "нет", "нет", "кот", "кот", "да", "да", "кот", "нет"]
     ref = ["кот", "кот", "да", "да", "нет", "нет", "да", "да", "кот"]
     stages = STAGE_ORDERS[0]
-    keys, any_keys = matcher.key_functions(stages), matcher.any_keys(stages)
-    proven, cut = align(cand, ref, keys, any_keys, budget=984), align(cand, ref, keys, any_keys, budget=983)
+    keys = matcher.key_functions(stages)
+    proven, cut = align(cand, ref, keys, budget=984), align(cand, ref, keys, budget=983)
     assert proven.exact and not cut.exact
     assert proven.links == cut.links == tuple(exhaustive_align(cand, ref, matcher, stages))
 
@@ -293,9 +291,7 @@ def test_a_star_keeps_its_budget_fallback(matcher, cand, ref, fallback):
     stages = ("exact", "lemma", "synonym")
     cut = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, beta=3.0, budget=0))
     assert (cut.matches, cut.chunks, cut.exact_search, cut.score) == (2, 2, False, 0.5)
-    assert (
-        align(cand, ref, matcher.key_functions(stages), matcher.any_keys(stages), budget=0).links == fallback
-    )
+    assert align(cand, ref, matcher.key_functions(stages), budget=0).links == fallback
     found = meteor_tokens(cand, ref, matcher, MeteorParams(gamma=0.5, beta=3.0))
     assert (found.matches, found.chunks, found.exact_search, found.score) == (2, 1, True, 0.9375)
 
@@ -303,9 +299,9 @@ def test_a_star_keeps_its_budget_fallback(matcher, cand, ref, fallback):
 def test_the_fallback_alignment_satisfies_rule_1_on_its_own(matcher):
     """With no budget, the alignment read off rule 1's flow, on the pure path as on the compiled one."""
     stages = ("exact", "lemma", "synonym")
-    keys, any_keys = matcher.key_functions(stages), matcher.any_keys(stages)
+    keys = matcher.key_functions(stages)
     cand, ref = ["мчаться", "лечу"], ["лететь", "лететь"]
-    fallback = align(cand, ref, keys, any_keys, budget=0)
+    fallback = align(cand, ref, keys, budget=0)
     assert fallback == Alignment(((0, 1, 2), (1, 0, 1)), 2, False)
     assert [sum(1 for *_, s in fallback.links if s == k) for k in range(3)] == counted(
         cand, ref, matcher, stages

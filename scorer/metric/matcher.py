@@ -17,8 +17,6 @@ from . import key_table_cache, morphology, token_cache
 from .stages import KeyFunction, needs_morphology, stage_plan
 from .thesaurus import Thesaurus
 
-_EMPTY: frozenset[str] = frozenset()
-
 
 class _Memo(dict):
     """``memo[token]`` computes ``fn(token)`` once; ``added`` lists what was computed here."""
@@ -54,7 +52,6 @@ class Matcher:
         self.unanalysed: dict[str, str] = {}
         self.memos: _Memos = _Memos(self)
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
-        self._any_keys: dict[tuple[str, ...], _Memo] = {}
 
     def knows_tokens(self) -> bool:
         """Whether any stage's keys are known for any token (from the token cache, or computed)."""
@@ -89,17 +86,6 @@ class Matcher:
         if found is None:
             found = self._key_functions[stages] = tuple(self.key_function(s) for s in stages)
         return found
-
-    def any_keys(self, stages: tuple[str, ...]) -> Callable[[str], frozenset[str]]:
-        """A token's keys at every non-exact stage of ``stages`` together: tokens whose
-        ``any_keys`` do not intersect can link only if equal."""
-        memo = self._any_keys.get(stages)
-        if memo is None:
-            functions = [f for f in self.key_functions(stages) if f is not None]
-            memo = self._any_keys[stages] = _Memo(
-                lambda t: frozenset().union(*(f(t) for f in functions)) if functions else _EMPTY
-            )
-        return memo.__getitem__
 
     def keys(self, stage: str, token: str) -> frozenset[str]:
         function = self.key_function(stage)

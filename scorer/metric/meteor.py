@@ -15,7 +15,7 @@ its chunks or when asked for (``explain``, reports).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -130,7 +130,6 @@ def meteor_tokens(
         cand,
         ref,
         matcher.key_functions(params.stages),
-        matcher.any_keys(params.stages),
         params,
         engine or shared_engine(active()),
         with_alignment,
@@ -141,7 +140,6 @@ def _score_pair(
     cand: Sequence[str],
     ref: Sequence[str],
     keys: tuple[KeyFunction, ...],
-    any_keys: Callable[[str], frozenset[str]],
     params: MeteorParams,
     engine: Engine,
     with_alignment: bool,
@@ -151,9 +149,9 @@ def _score_pair(
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
     if params.gamma == 0 and not with_alignment:
-        counts = engine.variant_counts(cand, [ref], keys, any_keys)[0]
+        counts = engine.variant_counts(cand, [ref], keys)[0]
         return score_from_counts(sum(counts or ()), None, t, r, params)
-    found = engine.align(cand, ref, keys, any_keys, params.budget)
+    found = engine.align(cand, ref, keys, params.budget)
     if not with_alignment:
         return score_from_counts(len(found.links), found.chunks, t, r, params, (), found.exact)
     links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links)
@@ -174,9 +172,9 @@ def best_variant(
     Raises ``ValueError`` when no variant has a token.
     """
     engine = engine or shared_engine(active())
-    keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
+    keys = matcher.key_functions(params.stages)
     if params.gamma == 0 and not with_alignment and cand:
-        return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys, any_keys), params)
+        return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys), params)
     # With the penalty, a variant's score is its F-mean times (1 - penalty), penalty >= 0: the F-mean,
     # read off rule 1's counts (cheap), bounds it. Variants are aligned from the highest bound down, and
     # one whose bound is below the best score found cannot win and is not aligned; among equal scores the
@@ -184,7 +182,7 @@ def best_variant(
     order: Sequence[int] = range(len(variants))
     bounds: list[float] = []
     if cand and not with_alignment:
-        counts = engine.variant_counts(cand, variants, keys, any_keys)
+        counts = engine.variant_counts(cand, variants, keys)
         bounds = [
             _links_fmean(sum(c), len(cand), len(ref), params.alpha) if c else 0.0
             for c, ref in zip(counts, variants)
@@ -195,7 +193,7 @@ def best_variant(
         ref = variants[index]
         if not ref or (best is not None and bounds and bounds[index] < best[1].score):
             continue
-        scored = _score_pair(cand, ref, keys, any_keys, params, engine, with_alignment)
+        scored = _score_pair(cand, ref, keys, params, engine, with_alignment)
         if (
             best is None
             or scored.score > best[1].score
@@ -220,11 +218,9 @@ def best_variants(
     engine = engine or shared_engine(active())
     if params.gamma:
         return [best_variant(c, v, matcher, params, engine=engine) for c, v in zip(cands, variants)]
-    keys, any_keys = matcher.key_functions(params.stages), matcher.any_keys(params.stages)
+    keys = matcher.key_functions(params.stages)
     turns = [k for k, c in enumerate(cands) if c]
-    counted = engine.variant_counts_each(
-        [cands[k] for k in turns], [variants[k] for k in turns], keys, any_keys
-    )
+    counted = engine.variant_counts_each([cands[k] for k in turns], [variants[k] for k in turns], keys)
     found = [
         best_variant(c, v, matcher, params, engine=engine) if not c else None for c, v in zip(cands, variants)
     ]

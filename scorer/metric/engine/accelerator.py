@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
@@ -25,9 +25,13 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 from . import alignment, counting, links
-from .alignment import Alignment
+from .alignment import NODE_BUDGET, Alignment
 from .compiled_modules import COMPILED, source_digest
 from .links import KeyFunction, counts_of
+
+Keys = tuple[KeyFunction, ...]  # the key function of each stage
+Texts = Sequence[Sequence[str]]  # token lists
+Counted = list[int] | None  # links of each stage, or None: no tokens, or declined
 
 PURE_ENV = "SCORER_PURE_PYTHON"
 _SOURCES = Path(__file__).resolve().parent  # the engine's sources, which the compiled modules must match
@@ -145,9 +149,9 @@ class Engine:
         self.name, self.links, self.counting, self.alignment = name, links, counting, alignment
         self.id_counts = id_counts  # None: rule 1 is counted by the definition
         self.counts_on_ids = id_counts is not None
-        self._fast: dict[tuple[KeyFunction, ...], FastCounts | None] = {}
+        self._fast: dict[Keys, FastCounts | None] = {}
 
-    def fast_counts(self, key_functions: tuple[KeyFunction, ...]) -> FastCounts | None:
+    def fast_counts(self, key_functions: Keys) -> FastCounts | None:
         """The compiled ``id_counts`` counter for these key functions, or None where it does not apply."""
         if key_functions not in self._fast:  # it applies to stages led by exact alone
             led = bool(key_functions) and key_functions[0] is None and None not in key_functions[1:]
@@ -156,75 +160,59 @@ class Engine:
             )
         return self._fast[key_functions]
 
-    def variant_counts(
-        self,
-        cand: Sequence[str],
-        variants: Sequence[Sequence[str]],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-    ) -> list[list[int] | None]:
+    def variant_counts(self, cand: Sequence[str], variants: Texts, key_functions: Keys) -> list[Counted]:
         fast = self.fast_counts(key_functions)
         found = fast.table.counts_each(cand, variants) if fast is not None else [None] * len(variants)
-        return self._declined(cand, variants, found, key_functions, any_keys)
+        return self._declined(cand, variants, found, key_functions)
 
     def variant_counts_each(
-        self,
-        cands: Sequence[Sequence[str]],
-        variants: Sequence[Sequence[Sequence[str]]],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-    ) -> list[list[list[int] | None]]:
+        self, cands: Texts, variants: Sequence[Texts], key_functions: Keys
+    ) -> list[list[Counted]]:
         fast = self.fast_counts(key_functions)
         if fast is None:
-            return [self.variant_counts(c, v, key_functions, any_keys) for c, v in zip(cands, variants)]
+            return [self.variant_counts(c, v, key_functions) for c, v in zip(cands, variants)]
         counts_each, declined = fast.table.counts_each, self._declined
         found = [counts_each(c, v) for c, v in zip(cands, variants)]
         return [
-            f if None not in f else declined(c, v, f, key_functions, any_keys)
+            f if None not in f else declined(c, v, f, key_functions)
             for c, v, f in zip(cands, variants, found)
         ]
 
     def _declined(
-        self,
-        cand: Sequence[str],
-        variants: Sequence[Sequence[str]],
-        found: list[list[int] | None],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-    ) -> list[list[int] | None]:
+        self, cand: Sequence[str], variants: Texts, found: list[Counted], key_functions: Keys
+    ) -> list[Counted]:
         """``found``, with the counts the compiled table declined (None for a non-empty variant) from the
         definition."""
         cand_counts = None
         for k, ref in enumerate(variants):
             if found[k] is None and ref:  # declined, or no compiled counts: the definition answers
                 cand_counts = cand_counts or counts_of(cand)
-                graph = self.links.type_graph(cand_counts, counts_of(ref), key_functions, any_keys)
+                graph = self.links.type_graph(cand_counts, counts_of(ref), key_functions)
                 found[k] = self.counting.stage_counts(graph, len(key_functions))
         return found
 
     def align(
-        self,
-        cand: Sequence[str],
-        ref: Sequence[str],
-        key_functions: tuple[KeyFunction, ...],
-        any_keys: Callable[[str], frozenset[str]],
-        budget: int = alignment.NODE_BUDGET,
+        self, cand: Sequence[str], ref: Sequence[str], key_functions: Keys, budget: int = NODE_BUDGET
     ) -> Alignment:
-        found = self.alignment.align(cand, ref, key_functions, any_keys, budget)
+        """Rules 1-5's alignment; on the compiled engine the type graph is found on ids (``id_counts``)."""
+        fast = self.fast_counts(key_functions)
+        fields = fast.table.graph(cand, ref) if fast is not None else None
+        graph = self.links.TypeGraph(*fields) if fields is not None else None
+        found = self.alignment.align(cand, ref, key_functions, budget, graph)
         return found if type(found) is Alignment else Alignment(found.links, found.chunks, found.exact)
 
-    def restore_table(self, key_functions: tuple[KeyFunction, ...], stored: StoredTable) -> None:
+    def restore_table(self, key_functions: Keys, stored: StoredTable) -> None:
         fast = self.fast_counts(key_functions)
         if fast is not None:
             fast.restore(stored)
 
     def table_to_store(
-        self, key_functions: tuple[KeyFunction, ...], skip: Container[str], more: Iterable[str]
+        self, key_functions: Keys, skip: Container[str], more: Iterable[str]
     ) -> StoredTable | None:
         fast = self.fast_counts(key_functions)
         return fast.stored(skip, more) if fast is not None else None
 
-    def table_grew(self, key_functions: tuple[KeyFunction, ...]) -> bool:
+    def table_grew(self, key_functions: Keys) -> bool:
         fast = self.fast_counts(key_functions)
         return fast is not None and fast.table.n_tokens > fast.restored
 

@@ -41,7 +41,7 @@ exact is shown in ``docs/alignment.md``.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .counting import stage_counts, type_flows
@@ -89,12 +89,12 @@ def align(
     cand: Sequence[str],
     ref: Sequence[str],
     key_functions: Sequence[KeyFunction],
-    any_keys: Callable[[str], frozenset[str]],
     budget: int = NODE_BUDGET,
+    graph: TypeGraph | None = None,
 ) -> Alignment:
-    """The alignment of rules 1-5 between two token lists."""
+    """The alignment of rules 1-5 between two token lists (``graph``: their type graph, when known)."""
     cpos, rpos = _positions(cand), _positions(ref)
-    graph = type_graph(_counts(cpos), _counts(rpos), key_functions, any_keys)
+    graph = graph or type_graph(_counts(cpos), _counts(rpos), key_functions)
     target = stage_counts(graph, len(key_functions))
     forced: dict[int, tuple[int, int]] = {}
     options: dict[int, list[tuple[int, int]]] = {}

@@ -12,6 +12,7 @@ cdef bint _meet(int[::1] data, Py_ssize_t i, Py_ssize_t ni, Py_ssize_t j, Py_ssi
 
 cdef class KeyTable:
     cdef public dict ids
+    cdef public list tokens
     cdef public object intern
     cdef public Py_ssize_t n_stages, n_tokens, n_data
     cdef int[::1] start, length, data, work, tally
@@ -24,14 +25,12 @@ cdef class KeyTable:
     @cython.locals(numbered=list)
     cpdef Py_ssize_t add_keys(self, str token, list keys_by_stage, dict key_ids) except -1
 
-    @cython.locals(S=Py_ssize_t, i=Py_ssize_t, tokens=list, kept=list)
+    @cython.locals(S=Py_ssize_t, i=Py_ssize_t, kept=list)
     cpdef tuple export(self, object skip)
 
     @cython.locals(S=Py_ssize_t, n=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, ids=dict, kv="int[::1]",
                    sv="int[::1]", lv="int[::1]")
     cpdef bint restore(self, list tokens, bytes start, bytes length, bytes data, Py_ssize_t n_keys) except -1
-
-    cpdef object counts(self, list cand, list ref)
 
     @cython.locals(nc=Py_ssize_t, found=list)
     cpdef list counts_each(self, object cand, object refs)
@@ -39,10 +38,19 @@ cdef class KeyTable:
     @cython.locals(i=Py_ssize_t)
     cdef Py_ssize_t _place(self, object tokens, Py_ssize_t at) except -1
 
+    @cython.locals(nc=Py_ssize_t, exact=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, n_links=Py_ssize_t,
+                   fc=Py_ssize_t, fr=Py_ssize_t, a=Py_ssize_t, b=Py_ssize_t, k=Py_ssize_t, w="int[::1]", t=list)
+    cpdef object graph(self, object cand, object ref)
+
+    @cython.locals(S=Py_ssize_t, n=Py_ssize_t, lc=Py_ssize_t, ec=Py_ssize_t, lr=Py_ssize_t, er=Py_ssize_t,
+                   exact=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, n_links=Py_ssize_t, s=Py_ssize_t,
+                   k=Py_ssize_t, m=int, counts=list, work="int[::1]")
+    cdef object _counts(self, Py_ssize_t nc, Py_ssize_t nr)
+
     @cython.locals(S=Py_ssize_t, n=Py_ssize_t, i=Py_ssize_t, fc=Py_ssize_t, lc=Py_ssize_t, ec=Py_ssize_t,
                    fr=Py_ssize_t, lr=Py_ssize_t, er=Py_ssize_t, exact=Py_ssize_t, nfc=Py_ssize_t,
                    nfr=Py_ssize_t, n_links=Py_ssize_t, a=Py_ssize_t, b=Py_ssize_t, ta=Py_ssize_t,
-                   tb=Py_ssize_t, w=Py_ssize_t, s=Py_ssize_t, k=Py_ssize_t, m=int, counts=list,
+                   tb=Py_ssize_t, w=Py_ssize_t, s=Py_ssize_t, k=Py_ssize_t,
                    tally="int[::1]", work="int[::1]", start="int[::1]", length="int[::1]",
                    mask="unsigned long long[::1]", data="int[::1]")
-    cdef object _counts(self, Py_ssize_t nc, Py_ssize_t nr)
+    cdef object _links(self, Py_ssize_t nc, Py_ssize_t nr)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Collection, Container, MutableSequence, Sequence
+from typing import Any
 
 Ints = MutableSequence[int]  # an array (a typed memoryview of one when compiled)
 
@@ -66,6 +67,7 @@ class KeyTable:
 
     def __init__(self, n_stages: int, intern: Callable[[str], int]):
         self.ids: dict[str, int] = {}
+        self.tokens: list[str] = []  # by id
         self.intern = intern
         self.n_stages = n_stages
         self.n_tokens = 0
@@ -103,6 +105,7 @@ class KeyTable:
                 _mark(self.mask, t, k)
         self.n_data, self.n_tokens = n_data, t + 1
         self.ids[token] = t
+        self.tokens.append(token)
         return t
 
     def add_keys(self, token: str, keys_by_stage: list[Collection[str]], key_ids: dict[str, int]) -> int:
@@ -119,8 +122,7 @@ class KeyTable:
         """The interned tokens, except those in ``skip``, in id order, with their keys as :meth:`restore`
         takes them: (tokens, start, length, data), the arrays as bytes of ``array('i')``."""
         S = self.n_stages
-        tokens = sorted(self.ids, key=self.ids.__getitem__)
-        kept = [token for token in tokens if token not in skip]
+        kept = [token for token in self.tokens if token not in skip]
         start, length, data = array("i"), array("i"), array("i")
         for token in kept:
             for i in range(self.ids[token] * S, self.ids[token] * S + S):
@@ -154,13 +156,8 @@ class KeyTable:
             for k in range(sv[i], sv[i] + lv[i]):
                 _mark(mask, i // S, kv[k])
         self.start, self.length, self.data, self.mask = starts, lengths, keys, mask
-        self.ids, self.n_tokens, self.n_data = ids, n, len(keys)
+        self.ids, self.tokens, self.n_tokens, self.n_data = ids, list(tokens), n, len(keys)
         return True
-
-    def counts(self, cand: list[str], ref: list[str]) -> list[int] | None:
-        """Links of each stage (the exact stage first) under rule 1, or None where the definition must
-        answer. ``cand`` and ``ref`` are non-empty lists of tokens."""
-        return self.counts_each(cand, [ref])[0]
 
     def counts_each(self, cand: Sequence[str], refs: Sequence[Sequence[str]]) -> list[list[int] | None]:
         """:meth:`counts` of ``cand`` against each of ``refs``, the candidate looked up once; None for an
@@ -180,9 +177,50 @@ class KeyTable:
             self.work[at + i] = self.intern(tokens[i]) if t is None else t
         return len(tokens)
 
+    def graph(self, cand: Sequence[str], ref: Sequence[str]) -> tuple[Any, ...] | None:
+        """The fields of :class:`~scorer.metric.engine.links.TypeGraph` for non-empty ``cand`` and ``ref``,
+        found on ids (the compiled alignment's type graph); None above :data:`MAX_TYPE_PAIRS`."""
+        nc = self._place(cand, 0)
+        found = self._links(nc, self._place(ref, nc))
+        if found is None:
+            return None
+        exact, nfc, nfr, n_links = found
+        w, t, fc, fr = self.work, self.tokens, nc + len(ref), 4 * nc + len(ref)  # as in _links
+        free_c = {t[w[fc + a]]: w[fc + nc + a] for a in range(nfc)}
+        free_r = {t[w[fr + b]]: w[fr + len(ref) + b] for b in range(nfr)}
+        links = {
+            (t[w[fc + w[k]]], t[w[fr + w[k + 1]]]): w[k + 2] + 1
+            for k in range(4 * fc, 4 * fc + 3 * n_links, 3)
+        }
+        return exact, frozenset(cand).intersection(ref), free_c, free_r, links
+
     def _counts(self, nc: int, nr: int) -> list[int] | None:
         """Links of each stage (the exact stage first) between the ids ``work[:nc]`` (candidate) and
         ``work[nc:nc + nr]`` (reference), or None."""
+        found = self._links(nc, nr)
+        if found is None:
+            return None
+        exact, nfc, nfr, n_links = found
+        S, n, work = self.n_stages, nc + nr, self.work
+        lc, ec, lr, er = n + nc, n + 2 * nc, n + 3 * nc + nr, n + 3 * nc + 2 * nr
+        counts = [exact] + [0] * S
+        for k in range(4 * n, 4 * n + 3 * n_links, 3):
+            if work[ec + work[k]] > 1 and work[er + work[k + 1]] > 1:
+                return None  # a general component: the definition's maximum-weight flow
+        for s in range(S):
+            for k in range(4 * n, 4 * n + 3 * n_links, 3):
+                if work[k + 2] == s:
+                    m = min(work[lc + work[k]], work[lr + work[k + 1]])
+                    work[lc + work[k]] -= m
+                    work[lr + work[k + 1]] -= m
+                    counts[s + 1] += m
+        return counts
+
+    def _links(self, nc: int, nr: int) -> tuple[int, int, int, int] | None:
+        """Between the ids ``work[:nc]`` (candidate) and ``work[nc:nc + nr]`` (reference): the exact links,
+        then each free type of a side with its surplus and its number of links, then the links (candidate
+        index, reference index, stage after the exact one) written to ``work``; returns (exact links, free
+        candidate types, free reference types, links), or None above :data:`MAX_TYPE_PAIRS`."""
         S, n = self.n_stages, nc + nr
         if len(self.tally) < self.n_tokens:
             self.tally = _grown("i", self.tally, 0, self.n_tokens)
@@ -206,9 +244,8 @@ class KeyTable:
                 work[fr + nfr], work[lr + nfr], work[er + nfr] = work[i], -tally[work[i]], 0
                 tally[work[i]] = 0
                 nfr += 1
-        counts = [exact] + [0] * S
         if nfc == 0 or nfr == 0 or S == 0:
-            return counts
+            return exact, nfc, nfr, 0
         if nfc * nfr > MAX_TYPE_PAIRS:
             return None
         if 4 * n + 3 * nfc * nfr > len(work):
@@ -233,14 +270,4 @@ class KeyTable:
                         work[er + b] += 1
                         n_links += 1
                         break
-        for k in range(4 * n, 4 * n + 3 * n_links, 3):
-            if work[ec + work[k]] > 1 and work[er + work[k + 1]] > 1:
-                return None  # a general component: the definition's maximum-weight flow
-        for s in range(S):
-            for k in range(4 * n, 4 * n + 3 * n_links, 3):
-                if work[k + 2] == s:
-                    m = min(work[lc + work[k]], work[lr + work[k + 1]])
-                    work[lc + work[k]] -= m
-                    work[lr + work[k + 1]] -= m
-                    counts[s + 1] += m
-        return counts
+        return exact, nfc, nfr, n_links

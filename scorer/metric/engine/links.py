@@ -8,20 +8,18 @@ When the first stage is ``exact`` its links are settled by counting: rule 1
 makes it link ``min(count in candidate, count in reference)`` tokens of every
 shared type, and nothing else, so the tokens left over (``cand``/``ref`` of
 :class:`TypeGraph`) are known without positions. Links of the later stages
-are listed between those leftover types only, after dropping every type that
-shares no key with the other side (``can_link``).
+are listed between those leftover types only, through an index of their keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 #: A token's keys at one stage; None stands for the exact stage (the token itself).
 KeyFunction = Callable[[str], frozenset[str]] | None
 Counts = dict[str, int]
 Link = tuple[str, str]
-AnyKeys = Callable[[str], frozenset[str]]
 
 
 class TypeGraph(NamedTuple):
@@ -38,18 +36,6 @@ def counts_of(tokens: Sequence[str]) -> Counts:
     for token in tokens:
         counts[token] = counts.get(token, 0) + 1
     return counts
-
-
-def can_link(cand: Iterable[str], ref: Iterable[str], any_keys: AnyKeys) -> tuple[list[str], list[str]]:
-    """The types of each side that share a non-exact key with some type of the other side: the candidate
-    types meeting the reference's keys, then the reference types meeting those candidate types' keys."""
-    ref = list(ref)
-    ref_keys = set().union(*map(any_keys, ref))
-    cs = [a for a in cand if not ref_keys.isdisjoint(any_keys(a))]
-    if not cs:
-        return [], []
-    cand_keys = set().union(*map(any_keys, cs))
-    return cs, [b for b in ref if not cand_keys.isdisjoint(any_keys(b))]
 
 
 def _stage_links(
@@ -73,9 +59,7 @@ def _stage_links(
     return links
 
 
-def type_graph(
-    cand: Counts, ref: Counts, key_functions: Sequence[KeyFunction], any_keys: AnyKeys
-) -> TypeGraph:
+def type_graph(cand: Counts, ref: Counts, key_functions: Sequence[KeyFunction]) -> TypeGraph:
     """The links between the types of two texts (see the module docstring)."""
     if key_functions and key_functions[0] is None:
         shared: list[str] = []
@@ -94,12 +78,7 @@ def type_graph(
         shared, exact, free_c, free_r, later, offset = [], 0, dict(cand), dict(ref), key_functions, 0
     links: dict[Link, int] = {}
     if free_c and free_r and later:
-        if None in later:  # exact after another stage: every type may link
-            links = _stage_links(list(free_c), list(free_r), later, offset)
-        else:
-            cs, rs = can_link(free_c, free_r, any_keys)
-            if cs:
-                links = _stage_links(cs, rs, later, offset)
+        links = _stage_links(list(free_c), list(free_r), later, offset)
     return TypeGraph(exact, frozenset(shared), free_c, free_r, links)
 
 
