@@ -17,7 +17,7 @@ TRIES = 4
 
 @pytest.fixture(scope="module")
 def penalty_run(tmp_path_factory):
-    """A penalty-mode run on two workers long enough to be caught while they work (the pure engine)."""
+    """A penalty-mode run with two jobs long enough to be caught while they work (the pure engine)."""
     return penalty_command(tmp_path_factory.mktemp("big"))
 
 

@@ -1,11 +1,13 @@
 """METEOR of every turn: the answer tokenised once, best variant per turn, on one or more processes.
 
 Turns are independent and each is computed the same way wherever it runs,
-so the result list is identical for any number of jobs. Several jobs use
-the one pool of worker processes (:class:`WorkerPool`, forked: they share
-the loaded dictionary and thesaurus, and hand back the token keys they
-computed, for the token cache); where ``fork`` is not available, or the work
-is small, everything runs in this process.
+so the result list is identical for any number of jobs. With several jobs
+this process scores the first share of the turns and the one pool of worker
+processes the others, meanwhile (:class:`WorkerPool`, forked, one worker
+fewer than the jobs: they share the loaded dictionary and thesaurus, and
+hand back the token keys they computed, for the token cache); where
+``fork`` is not available, or the work is small, everything runs in this
+process.
 When the matcher knows no token yet (an empty token cache), this process
 and the workers first compute the keys of every type of the turns, each
 type once, a share each, and the turns are then scored knowing them all:
@@ -30,11 +32,11 @@ from scorer.metric.text import tokenise
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
 PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
-#: Without the penalty, on the compiled engine, a turn costs about 18 microseconds in one process (rule 1's
-#: counts on ids), and workers must first be started and every result handed back: they score only when
-#: each has at least this many turns (20,000 WMT21 turns on 2 cores: 1.11 s in one process, 1.34 s with
-#: two workers; 100,000: 5.1-5.5 s and 4.5-4.8 s).
-MIN_TURNS_PER_JOB_WITHOUT_PENALTY = 20_000
+#: Without the penalty, on the compiled engine, a turn costs about 15 microseconds in one process (rule 1's
+#: counts on ids), and a worker must first be started and its results handed back: the turns are shared
+#: only when each job has at least this many (WMT21 turns on 2 cores, whole process, this process and one
+#: worker against this process alone: 10,000 turns 0.446 s and 0.462 s; 20,000 turns 0.756 s and 0.802 s).
+MIN_TURNS_PER_JOB_WITHOUT_PENALTY = 10_000
 
 
 class WorkerDied(ScorerError):
@@ -90,9 +92,16 @@ def score_turns(
             for new_keys in pool.results(found):
                 metric.matcher.absorb(*new_keys)
     results = []
-    if jobs > 1:  # workers forked now share every key learnt so far
-        with WorkerPool(jobs, work) as pool:
-            for part, new_keys in pool.results(pool.submit_all(_score_on_worker, spans)):
+    if jobs > 1:  # workers forked now share every key learnt so far; this process takes the first share
+        own = len(spans) // jobs
+        with WorkerPool(jobs - 1, work) as pool:
+            found = pool.submit_all(_score_on_worker, spans[own:])
+            for span in spans[:own]:
+                pool.check()  # a worker that died is named now, not once this process's share is done
+                results.extend(work.score_span(span))
+                if progress:
+                    progress(len(results))
+            for part, new_keys in pool.results(found):
                 results.extend(part)
                 metric.matcher.absorb(*new_keys)
                 if progress:
@@ -197,10 +206,18 @@ class WorkerPool:
             try:
                 yield self._result(future)
             except BrokenProcessPool:
-                raise WorkerDied(
-                    f"a worker process died ({self._deaths()}); the run was stopped. If the system "
-                    "ran out of memory, give fewer --jobs or more memory"
-                ) from None
+                raise self._died() from None
+
+    def check(self) -> None:
+        """:class:`WorkerDied` when a worker is gone (for this process to call between its own pieces)."""
+        if any(p.exitcode is not None for p in self.processes.values()):
+            raise self._died()
+
+    def _died(self) -> WorkerDied:
+        return WorkerDied(
+            f"a worker process died ({self._deaths()}); the run was stopped. If the system "
+            "ran out of memory, give fewer --jobs or more memory"
+        )
 
     def _result(self, future: Future) -> Any:
         """``future``'s result; BrokenProcessPool as soon as a worker is gone, whether or not the pool's
