@@ -1,14 +1,14 @@
 # cython: boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
-"""Rule 1's per-stage link counts on interned token ids: the compiled engine's one helper (default mode).
+"""Rule 1's per-stage link counts on interned token ids: the compiled engine's one helper.
 
-:mod:`scorer.metric.engine.links` and :mod:`scorer.metric.engine.counting` define rule 1 on token
-types; this module counts the same on token ids. The leading exact stage links the smaller count of
-every id the texts share (tallied in an array indexed by id); what is left over is free. A free
-candidate type and a free reference type are linked at the first later stage whose sorted key ids
-meet. When every link has an end no other link touches, each component is one link or a star, and the
-definition's counts are the greedy ones: stage by stage, each link takes what both its ends have left.
-Anything else (a general component, or very many type pairs) is answered None, and the caller asks
-the definition.
+:mod:`scorer.metric.engine.links` and :mod:`scorer.metric.engine.counting` define rule 1 on token types;
+this module counts the same on token ids. The leading exact stage links the smaller count of every id the
+texts share (tallied in an array indexed by id); what is left over is free. A free candidate type and a
+free reference type are linked at the first later stage whose sorted key ids meet (that type graph is
+also what :meth:`KeyTable.graph` gives the compiled alignment). When every link has an end no other link
+touches, each component is one link or a star, and the definition's counts are the greedy ones: stage by
+stage, each link takes what both its ends have left. Anything else (a general component, or very many
+type pairs) is answered None, and the caller asks the definition.
 
 It is plain Python, run as such by the tests against the definition on every small graph
 (``tests/test_id_counts.py``); ``setup.py`` compiles this same file typed by ``id_counts.pxd``
@@ -61,7 +61,7 @@ class KeyTable:
     """The sorted key ids of every interned token at each stage after the leading exact one.
 
     ``add(token, keys)`` interns a token from one sorted list of key ids per stage and returns its id;
-    ``counts(cand, ref)`` interns a token it has not seen by calling ``intern(token)``, which must call
+    ``counts_each`` and ``graph`` intern a token not seen yet by calling ``intern(token)``, which must call
     :meth:`add` and return the id.
     """
 
