@@ -50,12 +50,13 @@ def one(command: list[str], case: str, out: Path) -> str:
     found = children(process.pid)
     if case == "kill":
         time.sleep(0.3)
+        now = children(process.pid)  # from an empty cache, the first pool's worker may have ended meanwhile
         try:
-            os.kill(found[0], signal.SIGKILL)
+            os.kill(now[0], signal.SIGKILL)
         except (IndexError, ProcessLookupError):  # no worker, or it ended meanwhile: the case did not happen
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)  # the whole group: a worker keeps stderr open
             process.communicate()
-            return f"no worker to kill (children then: {found}, now: {children(process.pid)})"
+            return f"no worker to kill (children then: {found}, now: {now})"
     else:
         sig = signal.SIGTERM if case.startswith("term") else signal.SIGINT
         for _ in range(8 if case.endswith("x8") else 1):

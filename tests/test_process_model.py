@@ -3,7 +3,11 @@ and SIGINT or SIGTERM sent to the whole process group, as the workers start or r
 it with 130 or 143 and one line on stderr, never a traceback or a hang. The cases are those of
 ``scripts/process_model_check.py`` (which runs each 30 times), here a few times each."""
 
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -27,3 +31,37 @@ def test_the_process_model_ends_every_case_as_the_contract_says(penalty_run, tmp
     the workers start, 143/130; x8: eight of them 10 ms apart. One line on stderr, no traceback, no hang."""
     outcomes = [one(penalty_run, case, tmp_path / f"out{k}") for k in range(TRIES)]
     assert outcomes == ["ok"] * TRIES
+
+
+def test_a_run_killed_by_sigkill_leaves_no_worker_behind(penalty_run, tmp_path: Path):
+    """SIGKILL to the run's own process (the out-of-memory killer may choose it rather than a worker): its
+    workers end with it instead of waiting for ever to hand back a result nobody reads."""
+    env = {**os.environ, "SCORER_PURE_PYTHON": "1"}
+    subprocess.run([*penalty_run, "--output", str(tmp_path / "first")], cwd=ROOT, env=env, check=True)
+    run = subprocess.Popen(  # the caches now warm: one pool, whose worker scores from the start
+        [*penalty_run, "--output", str(tmp_path / "out")],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while not workers and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+            workers = [int(p) for p in Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split()]
+        assert workers, "the run started no worker"
+        time.sleep(0.3)
+        run.kill()
+        run.wait()
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [pid for pid in workers if Path(f"/proc/{pid}").exists()] == []
+    finally:
+        try:
+            os.killpg(run.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

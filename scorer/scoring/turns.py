@@ -169,7 +169,7 @@ class WorkerPool:
                     workers,
                     mp_context=multiprocessing.get_context("fork"),
                     initializer=_start_worker,
-                    initargs=(work, held),
+                    initargs=(work, held, os.getpid()),
                 )
                 self.executor.submit(int)  # forks every worker now, while the signals are held
                 self.processes = dict(getattr(self.executor, "_processes", None) or {})
@@ -321,16 +321,36 @@ def _compute_keys(metric: MeteorRu, types: list[str]) -> None:
 _given: Work | None = None
 
 
-def _start_worker(work: Work | None, held: set[int | signal.Signals]) -> None:
-    """A worker's start: its signal handlers set while SIGINT and SIGTERM are still held (it was forked with
-    them held), then the parent's mask back; the work kept; only keys computed from now on handed back."""
+def _start_worker(work: Work | None, held: set[int | signal.Signals], run: int) -> None:
+    """A worker's start: tied to the run's process ``run`` (:func:`_end_with`); its signal handlers set while
+    SIGINT and SIGTERM are still held (it was forked with them held), then the parent's mask back; the work
+    kept; only keys computed from now on handed back."""
     global _given
+    _end_with(run)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, held)
     _given = work
     if work is not None:
         work.metric.matcher.take_new()
+
+
+def _end_with(run: int) -> None:
+    """On Linux, have the kernel kill this worker when the run's process ``run`` ends, however it ends: a run
+    killed by SIGKILL (or the out-of-memory killer) would otherwise leave its workers behind, each blocked for
+    ever writing a result into a pipe that only it still holds open. Elsewhere, nothing."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux: no such call
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != run:  # the run ended before the call above: nobody is left to kill this worker
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _work() -> Work:
