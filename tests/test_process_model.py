@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from process_model_check import one, penalty_command  # noqa: E402  the cases, as the script runs them
+from process_model_check import children, one, penalty_command  # noqa: E402  the cases, as the script runs them
 
 TRIES = 4
 
@@ -51,17 +51,25 @@ def test_a_run_killed_by_sigkill_leaves_no_worker_behind(penalty_run, tmp_path: 
         workers: list[int] = []
         while not workers and run.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
-            workers = [int(p) for p in Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split()]
+            workers = children(run.pid)
         assert workers, "the run started no worker"
         time.sleep(0.3)
         run.kill()
         run.wait()
         deadline = time.monotonic() + 10
-        while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert [pid for pid in workers if Path(f"/proc/{pid}").exists()] == []
+        assert [pid for pid in workers if _alive(pid)] == []
     finally:
         try:
             os.killpg(run.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, ended but not yet reaped by its new parent, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
