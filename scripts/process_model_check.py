@@ -1,11 +1,13 @@
 """The process model's cases, many times each (contract section 3): a worker killed with SIGKILL mid-run,
-and SIGTERM / SIGINT sent to the process group as the workers start and eight times 10 ms apart.
+and SIGTERM / SIGINT sent to the process group as the workers start and eight times 10 ms apart; and the run's
+own process killed with SIGKILL mid-run, which must leave no worker behind.
 
     python scripts/process_model_check.py [--tries 30]
 
 Each case runs a penalty-mode score of 39,600 turns with ``--jobs 2`` (this process and one worker, the pure
 engine, a few seconds) and prints how many tries ended as the contract says (exit 2 naming the worker; 143 or
-130 with one line on stderr), and every other ending. Exit 0 when all did.
+130 with one line on stderr; for the run killed, every worker gone at once: they hold the run's stderr, so it
+reaches its end only when the last one has ended), and every other ending. Exit 0 when all did.
 """
 
 from __future__ import annotations
@@ -48,11 +50,12 @@ def one(command: list[str], case: str, out: Path) -> str:
     while not children(process.pid) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.001)
     found = children(process.pid)
-    if case == "kill":
+    if case in ("kill", "killrun"):
         time.sleep(0.3)
         now = children(process.pid)  # from an empty cache, the first pool's worker may have ended meanwhile
         try:
-            os.kill(now[0], signal.SIGKILL)
+            worker = now[0]
+            os.kill(worker if case == "kill" else process.pid, signal.SIGKILL)
         except (IndexError, ProcessLookupError):  # no worker, or it ended meanwhile: the case did not happen
             os.killpg(process.pid, signal.SIGKILL)  # the whole group: a worker keeps stderr open
             process.communicate()
@@ -73,6 +76,8 @@ def one(command: list[str], case: str, out: Path) -> str:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
         return "hang"
+    if case == "killrun":  # stderr ended, so did every worker
+        return "ok" if process.returncode == -signal.SIGKILL else f"exit {process.returncode}"
     lines = err.splitlines()
     expected = {"kill": 2, "term": 143, "termx8": 143, "int": 130, "intx8": 130}[case]
     if process.returncode == expected and len(lines) == 1 and "Traceback" not in err:
@@ -112,7 +117,7 @@ def penalty_command(root: Path) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tries", type=int, default=30)
-    parser.add_argument("--cases", default="kill,term,int,termx8,intx8")
+    parser.add_argument("--cases", default="kill,term,int,termx8,intx8,killrun")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
