@@ -37,12 +37,13 @@ from scorer.metric.meteor import MeteorRu, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
-from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files
+from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files, public_dialogues
 from scorer.scoring.aggregate import TurnScore, aggregate
+from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import audit_board, audit_submission, sample_counts, validate_warnings
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
-from scorer.scoring.explain import LOWEST_TURNS, lowest_turns
+from scorer.scoring.explain import LOWEST_TURNS, lowest_turns, marked_answers
 from scorer.scoring.leaderboard import find_submissions, rank
 from scorer.scoring.leaderboard_result import Entry, Leaderboard
 from scorer.scoring.result import ScoreResult
@@ -278,13 +279,15 @@ def score_submission(
     jobs: int = 1,
     progress: Progress | None = None,
     ppl_check: PathLike | None = None,
+    audience: Audience = ORGANIZER,
 ) -> ScoreResult:
     """Validate and score a submission against the reference directory ``data_dir``; the result carries
     the perplexity audit (``result.audit``; with ``ppl_check``, the organizer's recomputed perplexities,
     compared).
 
     Order of checks: configuration, reference data, submission, recomputed perplexities, thesaurus: an
-    invalid upload is exit 1 whatever the state of the others.
+    invalid upload is exit 1 whatever the state of the others. ``audience`` says who its outputs are for
+    (:mod:`scorer.scoring.audience`): a participant's result holds no reference text.
     ``progress(step, done, total)`` hears every phase (:mod:`scorer.progress`).
 
     Raises :class:`~scorer.errors.SubmissionInvalid` (exit 1), or a :class:`~scorer.errors.ScorerError` of
@@ -300,7 +303,15 @@ def score_submission(
         )
         rwn = thesaurus_for(config, source or thesaurus)
         return score_validated(
-            reference, valid, config, rwn, jobs, progress, name=submission_name(submission), ppl_check=checked
+            reference,
+            valid,
+            config,
+            rwn,
+            jobs,
+            progress,
+            name=submission_name(submission) if audience.organizer else "",
+            ppl_check=checked,
+            audience=audience,
         )
 
 
@@ -324,13 +335,16 @@ def score_validated(
     matcher: Matcher | None = None,
     name: str = "",
     ppl_check: Mapping[str, list[float | None]] | None = None,
+    audience: Audience = ORGANIZER,
 ) -> ScoreResult:
     """Score a submission already known to be valid against ``reference``, on ``jobs`` processes, and audit
     its perplexities (with ``ppl_check``, against the organizer's recomputed ones).
 
     ``progress("scoring", done, total)`` hears about scored turns; a ``matcher`` shared
     between submissions keeps its memoised lemmas and synsets. Returns a :class:`ScoreResult` carrying the
-    submission's ``name``, its lowest-scoring turns, aligned, and its audit. Raises
+    submission's ``name``, its lowest-scoring turns, aligned, and its audit; for a participant
+    (``audience``), no reference text: no lowest turns, no warning about a reference's word, and with
+    ``turn_details`` each answer with its matched words marked. Raises
     :class:`~scorer.scoring.turns.WorkerDied` (exit 2) when a worker process dies.
     """
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
@@ -360,11 +374,17 @@ def score_validated(
     summary = aggregate(turns, config.weights)
     if progress:
         progress(AGGREGATING, len(keys) + 1, total)
-    n_lowest = min(LOWEST_TURNS, len(keys))
-    explained = (lambda done: progress(EXPLAINING, done, n_lowest)) if progress else None
-    if explained:
-        explained(0)  # the step's start is shown before its first turn is explained
-    lowest = lowest_turns(turns, references, metric, progress=explained)
+    lowest: tuple = ()
+    marked: tuple = ()
+    if audience.references:
+        n_lowest = min(LOWEST_TURNS, len(keys))
+        explained = (lambda done: progress(EXPLAINING, done, n_lowest)) if progress else None
+        if explained:
+            explained(0)  # the step's start is shown before its first turn is explained
+        lowest = lowest_turns(turns, references, metric, progress=explained)
+    elif audience.marked_answers:
+        marking = (lambda done: progress(EXPLAINING, done, len(turns))) if progress else None
+        marked = marked_answers(turns, variant_tokens, metric, progress=marking)
     if matcher is None:
         if progress:
             progress(SAVING, 0, 1)
@@ -372,7 +392,7 @@ def score_validated(
         if progress:
             progress(SAVING, 1, 1)
     warnings = submission.warnings + unanalysed_warnings(
-        keys, answers, variant_tokens, metric.matcher.unanalysed
+        keys, answers, variant_tokens if audience.references else [], metric.matcher.unanalysed
     )
     checked = None
     if ppl_check is not None:
@@ -398,6 +418,8 @@ def score_validated(
         config.meteor.stages,
         audit,
         config.audit.is_private,
+        audience,
+        marked,
     )
 
 
@@ -636,7 +658,10 @@ def competition_bundle(
         dialogues_bytes, answers_bytes = ((data_dir / name).read_bytes() for name in (DIALOGUES, ANSWERS))
     except OSError as exc:
         raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
-    source = BundleSource(dialogues_bytes, answers_bytes, reference.dialogues, settings, config_bytes)
+    # only what was validated is published, written anew with the contract's fields (contract section 6)
+    source = BundleSource(
+        public_dialogues(dialogues_bytes), answers_bytes, reference.dialogues, settings, config_bytes
+    )
     return bundle_files(source, image.strip(), title.strip() if title and title.strip() else DEFAULT_TITLE)
 
 

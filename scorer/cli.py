@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from scorer.inputs.config import Config, config_for, load_config
-from scorer.inputs.contract import DETAILED_RESULTS, REPORT_HTML, SCORES_JSON
+from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.jsonio import shorten
 from scorer.metric.meteor import MeteorRu
@@ -42,6 +42,7 @@ from scorer.outputs.report import (
     write_leaderboard,
     write_outputs,
 )
+from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import flagged_lines
 from scorer.scoring.explain import explain
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -489,15 +490,15 @@ def _score(args: argparse.Namespace) -> int:
     output = prepare(args.output)
     args.output_ready = output
     codalab = args.command == "codalab"
-    page = DETAILED_RESULTS if codalab else REPORT_HTML
-    args.failure_page = (
-        page if codalab else None
-    )  # the platforms show the page: it says why nothing was scored
+    # the platforms show the page: for an upload that was not scored it says why
+    args.failure_page = DETAILED_RESULTS if codalab else None
     with locked(output, _waiting(output)), _display(args) as display:
         try:
             if codalab:
                 args.submission = str(_codalab_upload(Path(args.input)))
             config = _config(args, args.data)
+            # who the outputs are for, decided here once (contract section 6): codalab's are the participant's
+            audience = Audience.participant(config) if codalab else ORGANIZER
             result = api.score_submission(
                 args.data,
                 args.submission,
@@ -508,6 +509,7 @@ def _score(args: argparse.Namespace) -> int:
                 jobs=args.jobs or default_jobs(),
                 progress=display,
                 ppl_check=getattr(args, "ppl_check", None),
+                audience=audience,
             )
         except SubmissionInvalid as exc:
             display.close()
@@ -519,20 +521,9 @@ def _score(args: argparse.Namespace) -> int:
             display.close()
             _try_write_failure(exc, output, page=args.failure_page)
             raise
-        # codalab's outputs are shown to participants: no turn's value of a private hidden metric (contract
-        # section 7)
-        private = codalab and config.hidden_is_private
-        write_outputs(
-            result,
-            output,
-            report=args.report,
-            progress=display,
-            turn_hidden_metric=not private,
-            page=page,
-            audit=not codalab,
-        )
+        write_outputs(result, output, report=args.report, progress=display)
     _print_warnings(result.warnings)
-    if not codalab and result.audit is not None:  # the audit is the organizer's: never in codalab's outputs
+    if audience.audit and result.audit is not None:
         for line in flagged_lines({result.name: result.audit}):
             print(line, file=sys.stderr)
     if not args.quiet:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from scorer.safe_text import shown
+
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
@@ -39,14 +41,14 @@ class Issue:
         return asdict(self)
 
     def __str__(self) -> str:
-        where = [self.file]
+        where = [shown(self.file)]
         if self.line is not None:
             where.append(f"line {self.line}" + (f", column {self.column}" if self.column is not None else ""))
         if self.dialog_id is not None:
             where.append(f"dialog_id {self.dialog_id!r}")
         if self.turn is not None:
             where.append(f"turn {self.turn}")
-        return f"{', '.join(where)}: {self.message}"
+        return f"{', '.join(where)}: {shown(self.message)}"
 
 
 class ScorerError(Exception):

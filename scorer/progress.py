@@ -105,9 +105,14 @@ class ProgressDisplay:
         ):
             return
         line = render(step, done, total, now - self.step_started)
-        self.stream.write("\r" + line + " " * max(0, self.width - len(line)))
+        self._write("\r" + line + " " * max(0, self.width - len(line)))
         self.stream.flush()
         self.width, self.drawn_at = len(line), now
+
+    def _write(self, text: str) -> None:
+        """The line's own carriage returns reach the terminal (a stream that escapes controls has
+        ``write_raw``)."""
+        getattr(self.stream, "write_raw", self.stream.write)(text)
 
     def __enter__(self) -> ProgressDisplay:
         return self
@@ -118,7 +123,7 @@ class ProgressDisplay:
     def close(self) -> None:
         """Clear the line, so what is printed next starts on a clean one (idempotent)."""
         if self.width:
-            self.stream.write("\r" + " " * (self.width + 4) + "\r")  # and a "^C" the terminal echoed after it
+            self._write("\r" + " " * (self.width + 4) + "\r")  # and a "^C" the terminal echoed after it
             self.stream.flush()
             self.width = 0
 

@@ -11,7 +11,11 @@ a traceback:
   command runs: a character the encoding cannot show is written escaped
   (``\\u0434``); a write or flush that fails (a broken pipe, a full device, a
   closed stream) silences that stream for the rest of the run, its descriptor
-  turned to ``/dev/null`` so that nothing buffered fails again at exit.
+  turned to ``/dev/null`` so that nothing buffered fails again at exit;
+  control and bidirectional characters other than the newline are written
+  escaped (``\x1b``, ``\u202e``, :func:`scorer.safe_text.shown_lines`), so no
+  text that came from an upload drives the terminal (the progress line's own
+  carriage returns go through :meth:`Forgiving.write_raw`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
+
+from scorer.safe_text import shown_lines
 
 
 def reopen_closed() -> None:
@@ -76,6 +82,10 @@ class Forgiving(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:
+        return self.write_raw(shown_lines(text))
+
+    def write_raw(self, text: str) -> int:
+        """Write ``text`` as it is: for the scorer's own terminal controls (the progress line's ``\r``)."""
         if not self.broken:
             try:
                 try:

@@ -402,9 +402,9 @@ def test_codalab_scores_res_against_ref(tmp_path):
     assert run("codalab", root, tmp_path / "output", "--quiet") == 0
     lines = (tmp_path / "output" / "scores.txt").read_text(encoding="utf-8").splitlines()
     assert lines[0] == "integral: 0.3769621616774081"
+    # no details.csv by default: a participant sees no per-turn figure (contract section 6)
     assert {p.name for p in (tmp_path / "output").iterdir()} == {
         "scores.json",
-        "details.csv",
         "scores.txt",
         "detailed_results.html",
     }
@@ -433,7 +433,8 @@ def private_digest(method, p_max=None):
 def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
     root = _codalab_input(tmp_path)
     (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8"
+        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n[participants]\nturn_details = true\n',
+        encoding="utf-8",
     )
     assert run("codalab", root, tmp_path / "a") == 0
     shown = capsys.readouterr()
@@ -462,10 +463,12 @@ def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
     assert run("codalab", root, tmp_path / "c", "--quiet") == 0
     assert f"|hm:{private_digest('log', 138.0)}|" in load(tmp_path / "c")["signature"]
     assert private_digest("log", 138.0) != digest
-    (root / "ref" / "config.toml").write_text('[hidden_metric]\nmethod = "inverse"\n', encoding="utf-8")
+    (root / "ref" / "config.toml").write_text(
+        '[hidden_metric]\nmethod = "inverse"\n[participants]\nturn_details = true\n', encoding="utf-8"
+    )
     assert run("codalab", root, tmp_path / "d", "--quiet") == 0
     assert "|hm:inverse|" in load(tmp_path / "d")["signature"]
-    assert (tmp_path / "d" / "details.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[5] != ""
+    assert (tmp_path / "d" / "details.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[4] != ""
 
 
 def test_score_for_the_organizer_keeps_per_turn_values_with_private_settings(tmp_path):

@@ -57,7 +57,7 @@ def test_codalab_scores_every_upload_layout_alike(tmp_path):
         out.mkdir()
         (out / "detailed_results.html").write_bytes(b"")  # classic CodaLab's worker makes it empty beforehand
         assert run("codalab", platform_input(tmp_path, layout), out, "--quiet") == 0, layout
-        outputs[layout] = [(out / name).read_bytes() for name in ("scores.json", "details.csv", "scores.txt")]
+        outputs[layout] = [(out / name).read_bytes() for name in ("scores.json", "scores.txt")]
         page = (out / "detailed_results.html").read_text(encoding="utf-8")
         assert page.startswith("<!DOCTYPE html>") and "0.376962" in page
         assert not (out / "report.html").exists()
@@ -310,3 +310,55 @@ def test_the_order_of_checks_puts_the_upload_before_the_thesaurus(tmp_path, monk
     (good / "ref" / "config.toml").write_text("[meteor]\nalpha = 7\n", encoding="utf-8")  # before all else
     assert run("codalab", good, tmp_path / "c") == 2
     assert "meteor.alpha" in capsys.readouterr().err
+
+
+def test_bundle_publishes_only_the_contracts_fields_of_the_dialogues(tmp_path):
+    """An extra key in the organizer's dialogues.jsonl (their own answers, notes) and a stray file in --data
+    never reach the published folders (contract section 6)."""
+    data = tmp_path / "data"
+    shutil.copytree(PUBLIC, data)
+    answers = {
+        json.loads(line)["dialog_id"]: json.loads(line)["references"]
+        for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    }
+    lines = []
+    for line in (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines():
+        d = json.loads(line)
+        d["references"] = answers[d["dialog_id"]]  # the organizer's own copy of the answers
+        d["turns"][0][0]["hint"] = "секретная подсказка"
+        lines.append(json.dumps(d, ensure_ascii=False))
+    (data / "dialogues.jsonl").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8-sig")
+    (data / "notes.txt").write_text("private notes", encoding="utf-8")
+    out = tmp_path / "bundle"
+    assert run("bundle", "--data", data, "--output", out, "--image", "docker.io/org/scorer:1.0", "--quiet") == 0
+    listing = bundle_listing(out)
+    assert not any("notes" in path for path in listing)
+    published = listing["public_data/dialogues.jsonl"].decode("utf-8").splitlines()
+    assert len(published) == 40
+    for line, original in zip(published, (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()):
+        d = json.loads(line)
+        assert list(d) == ["dialog_id", "type", "turns"] and d == json.loads(original)
+        assert all(list(part) == ["type", "content"] for turn in d["turns"] for part in turn)
+    for path, content in listing.items():
+        if path.startswith("reference_data/") or path == "bundle.zip":
+            continue
+        assert b"references" not in content and "подсказка".encode() not in content, path
+        assert b"private notes" not in content, path
+    with zipfile.ZipFile(out / "bundle.zip") as archive:
+        assert "notes" not in " ".join(archive.namelist())
+    assert run("validate", "--data", out / "public_data", "--submission", out / "starting_kit") == 0
+
+
+@pytest.mark.parametrize("link", ["reference_data", "reference_data/answers.jsonl", "public_data"])
+def test_bundle_never_writes_through_a_link_inside_its_output(tmp_path, capsys, link):
+    out = tmp_path / "bundle"
+    out.mkdir()
+    elsewhere = tmp_path / "web"
+    elsewhere.mkdir()
+    place = out / link
+    place.parent.mkdir(parents=True, exist_ok=True)
+    place.symlink_to(elsewhere if "." not in link else elsewhere / "answers.jsonl")
+    assert run("bundle", "--data", PUBLIC, "--output", out, "--image", "docker.io/org/scorer:1.0") == 2
+    err = capsys.readouterr().err
+    assert str(place) in err and "symbolic link" in err
+    assert list(elsewhere.iterdir()) == [] and not (out / "competition.yaml").exists()

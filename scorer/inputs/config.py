@@ -47,6 +47,13 @@ class AuditSettings:
         return self != AuditSettings()
 
 
+@dataclass(frozen=True)
+class ParticipantSettings:
+    """What participants see (``[participants]``, contract sections 6 and 7)."""
+
+    turn_details: bool = False
+
+
 #: Each ``[audit]`` key's bounds: shares in [0, 1], the tolerance and the MADs at least 0.
 _AUDIT_BOUNDS = {
     "max_share_at_one": (0, 1),
@@ -66,6 +73,7 @@ class Config:
     hm_params: Mapping[str, float]
     limits: Limits = field(default_factory=Limits)
     audit: AuditSettings = field(default_factory=AuditSettings)
+    participants: ParticipantSettings = field(default_factory=ParticipantSettings)
 
     @property
     def hidden_settings(self) -> dict[str, Any]:
@@ -245,4 +253,9 @@ def _build(raw: dict[str, Any]) -> Config:
     audit = AuditSettings(
         **{k: _number("audit", k, raw["audit"][k], *bounds) for k, bounds in _AUDIT_BOUNDS.items()}
     )
-    return Config(weights, meteor, method, params, limits, audit)
+    details = raw["participants"]["turn_details"]
+    if not isinstance(details, bool):
+        raise ConfigError(
+            f"config key participants.turn_details must be true or false, got {_shown(details)}"
+        )
+    return Config(weights, meteor, method, params, limits, audit, ParticipantSettings(details))

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorer.inputs.config import Config
+from scorer.errors import UsageError
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.validation import Dialogue
 
@@ -299,7 +300,7 @@ def starting_kit(dialogues_bytes: bytes) -> dict[str, bytes]:
     and
     a perplexity between 2 and 22 drawn from the turn's dialog_id, and a README that says how to check one."""
     lines, ppl = [], {}
-    for line in dialogues_bytes.decode("utf-8-sig").splitlines():
+    for line in dialogues_bytes.decode("utf-8-sig").split("\n"):
         if not line.strip():
             continue
         d = json.loads(line)
@@ -365,6 +366,33 @@ def logo_png(size: int = 96) -> bytes:
 
 def write_bundle(output: Path, files: dict[str, bytes]) -> None:
     """Put the bundle's ``files`` into ``output`` (``competition.yaml`` last), removing the files of an
-    earlier
-    bundle there that this one lacks."""
+    earlier bundle there that this one lacks. It never writes through a symbolic link: a link at any path
+    it would write or remove, or at a folder on the way, is a :class:`~scorer.errors.UsageError` naming it
+    (contract section 6), and nothing is written."""
+    output = Path(output)
+    for path in sorted({*files, *bundle_paths()}):
+        parts = Path(path).parts
+        for depth in range(1, len(parts) + 1):
+            place = output.joinpath(*parts[:depth])
+            if place.is_symlink():
+                raise UsageError(
+                    f"{place} is a symbolic link inside the bundle's output folder: the bundle is never "
+                    "written through a link (it could put the private answers elsewhere); remove it"
+                )
     publish(output, files, bundle_paths(), COMPETITION_YAML)
+
+
+def public_dialogues(dialogues_bytes: bytes) -> bytes:
+    """``dialogues.jsonl`` written anew with the contract's fields alone (``dialog_id``, ``type``,
+    ``turns``; in each part ``type`` and ``content``), from a file already validated: an extra key the
+    organizer's file carries (their own references, notes, hints) is never published (contract section 6)."""
+    lines = []
+    for line in dialogues_bytes.decode("utf-8-sig").split("\n"):  # JSON lines end at "\n" alone
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        turns = [[{"type": p["type"], "content": p["content"]} for p in turn] for turn in d["turns"]]
+        lines.append(
+            json.dumps({"dialog_id": d["dialog_id"], "type": d["type"], "turns": turns}, ensure_ascii=False)
+        )
+    return ("\n".join(lines) + "\n").encode("utf-8")

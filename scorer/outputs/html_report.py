@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,8 @@ figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 .tokens td{text-align:left;border:none}
 .tok{padding:.1em .25em;margin:0 .1em;border-radius:3px;white-space:nowrap}
 .none{color:#777}
-.legend .tok{margin-right:.6em}"""
+.legend .tok{margin-right:.6em}
+.private{border:2px solid #a00;background:#fdecea;color:#700;padding:.6em 1em;max-width:72em}"""
 
 
 def _stage_title(stage: str | None) -> str:
@@ -68,6 +70,9 @@ def _pyplot() -> Any:
 
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "dialogue-scorer"
+    # every label is plain text: a name like "$\\frac{a$" is drawn as written, never parsed as math
+    # (contract section 3)
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt
@@ -242,20 +247,35 @@ def _lowest(result: ScoreResult) -> str:
     )
 
 
-def score_report(
-    result: ScoreResult, turn_hidden_metric: bool = True, progress: Callable[[int, int], None] | None = None
-) -> str:
-    """The page for one scored submission (a :class:`scorer.scoring.result.ScoreResult`); without
-    ``turn_hidden_metric`` it shows no turn's hidden-metric value (per-type and overall means stay).
-    ``progress(done, total)`` hears its parts drawn (the charts, then the lowest turns)."""
+#: The banner at the top of every organizer's page that shows reference text (contract section 6).
+PRIVATE_BANNER = (
+    '<p class="private"><b>Private: this page holds the test set\'s answers (reference texts).</b> It is for '
+    "the organizers only; do not publish it or show it to participants.</p>"
+)
+
+
+def score_report(result: ScoreResult, progress: Callable[[int, int], None] | None = None) -> str:
+    """The page for one scored submission (a :class:`scorer.scoring.result.ScoreResult`), as its audience
+    may see it (contract section 6): the organizer's shows the lowest turns against their references under
+    a banner saying it is private; a participant's shows no reference text, and per-turn figures (the
+    distributions, each turn's METEOR with the answer's matched words marked) only with ``turn_details``;
+    no turn's hidden-metric value while its settings are private. ``progress(done, total)`` hears its parts
+    drawn (the charts, then the turns)."""
+    audience = result.audience
     s = result.summary
-    parts: list[Callable[[], str]] = [
-        lambda: _type_dots(s.by_type),
-        lambda: _histogram([t.meteor for t in result.turns], "METEOR per turn"),
-    ]
-    if turn_hidden_metric:
-        parts.append(lambda: _histogram([t.hidden_metric for t in result.turns], "Hidden metric per turn"))
-    parts.append(lambda: _lowest(result))
+    parts: list[Callable[[], str]] = [lambda: _type_dots(s.by_type)]
+    if audience.turn_details:
+        parts.append(lambda: _histogram([t.meteor for t in result.turns], "METEOR per turn"))
+        if audience.turn_hidden_metric:
+            parts.append(
+                lambda: _histogram([t.hidden_metric for t in result.turns], "Hidden metric per turn")
+            )
+    if audience.references:
+        parts.append(lambda: _lowest(result))
+    elif audience.marked_answers:
+        parts.append(lambda: _marked_turns(result))
+    else:
+        parts.append(lambda: "")
     drawn = []
     for k, part in enumerate(parts):
         if progress:
@@ -263,18 +283,61 @@ def score_report(
         drawn.append(part())
     if progress:
         progress(len(parts), len(parts))
-    dots, histograms, lowest = drawn[0], "".join(drawn[1:-1]), drawn[-1]
+    dots, histograms, turns = drawn[0], "".join(drawn[1:-1]), drawn[-1]
+    distribution = f"<h2>Distribution over turns</h2><figure>{histograms}</figure>" if histograms else ""
     body = (
+        f"{PRIVATE_BANNER if audience.references else ''}"
         f"<p><b>Integral: {s.integral:.6f}</b> &middot; METEOR {s.meteor:.4f} &middot; hidden metric "
         f"{s.hidden_metric:.4f} &middot; {s.dialogs} dialogues, {s.turns} turns</p>"
         f"{_stages(result.stages)}"
         f"<h2>By dialogue type</h2>{_type_table(s)}"
         f"<figure>{dots}</figure>"
-        f"<h2>Distribution over turns</h2>"
-        f"<figure>{histograms}</figure>"
-        f"{lowest}{_signature(result.signature)}"
+        f"{distribution}{turns}{_warnings(result)}{_signature(result.signature)}"
     )
-    return _page(f"Submission score: {result.name}" if result.name else "Submission score", body)
+    title = f"Submission score: {result.name}" if result.name and audience.organizer else "Submission score"
+    return _page(title, body)
+
+
+def _warnings(result: ScoreResult) -> str:
+    if not result.warnings:
+        return ""
+    items = "".join(f"<li>{html.escape(str(w))}</li>" for w in result.warnings[:MAX_WARNINGS_SHOWN])
+    more = len(result.warnings) - MAX_WARNINGS_SHOWN
+    if more > 0:
+        items += f"<li>... and {more} more warning(s)</li>"
+    return f'<h2 id="warnings">Warnings</h2><ul class="warnings">{items}</ul>'
+
+
+#: How many warnings a page lists (``scores.json`` holds the first hundred).
+MAX_WARNINGS_SHOWN = 20
+
+
+def _marked_turns(result: ScoreResult) -> str:
+    """Every turn's METEOR and the participant's own answer, its words coloured by the stage that matched
+    them: no reference text, no partner, no reference length."""
+    legend = " ".join(
+        f'<span class="tok {stage or "none"}">{_stage_title(stage)}</span>'
+        for stage in (*result.stages, None)
+    )
+    hm = result.audience.turn_hidden_metric
+    rows = []
+    for t, marked in zip(result.turns, result.marked):
+        words = " ".join(
+            f'<span class="tok {stage or "none"}" title="{_stage_title(stage)}">{html.escape(token)}</span>'
+            for token, stage in zip(marked.tokens, marked.stages)
+        )
+        figures = f"METEOR {t.meteor:.4f}" + (f" &middot; hidden metric {t.hidden_metric:.4f}" if hm else "")
+        rows.append(
+            f'<div class="turn"><h3>{html.escape(t.dialog_id)} &middot; turn {t.turn} &middot; '
+            f'{html.escape(t.type)} &middot; {figures}</h3><div class="tokens">'
+            f"{words or '<i>no tokens</i>'}</div></div>"
+        )
+    return (
+        f'<h2 id="turns">Your answers, turn by turn</h2><p>Each turn\'s METEOR and your answer as the '
+        "scorer compares it (normalised tokens), each word coloured by the stage that matched it to the "
+        f'turn\'s reference; the references themselves stay private.</p><p class="legend">{legend}</p>'
+        + "".join(rows)
+    )
 
 
 def _ranked_intervals(ranked: tuple[Standing, ...]) -> str:
@@ -342,7 +405,9 @@ def _board_row(standing: Standing, types: tuple[str, ...]) -> str:
             f'<tr class="invalid"><td></td><td class="name">{name}</td>'
             f'<td colspan="{5 + len(types)}" class="wrap">{standing.status}:<ul>{errors}{more}</ul></td></tr>'
         )
-    link = f'<a href="submissions/{html.escape(row["submission"])}/report.html">{name}</a>'
+    # the folder's bytes (leaderboard.folder_name), percent-encoded: "a#b?c" opens its own page
+    href = urllib.parse.quote(standing.name.encode("utf-8"), safe="")
+    link = f'<a href="submissions/{html.escape(href)}/report.html">{name}</a>'
     cells = "".join(f"<td>{_number(row[t])}</td>" for t in types)
     return (
         f'<tr><td>{row["rank"]}</td><td class="name">{link}</td><td>{row["integral"]:.6f}</td>'

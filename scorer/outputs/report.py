@@ -13,6 +13,7 @@ import io
 import json
 import textwrap
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,13 @@ from scorer.errors import MAX_LISTED_ERRORS, Issue, IssueLog, IssuesError, Submi
 from scorer.inputs.contract import DETAILED_RESULTS, DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from scorer.metric.stages import stages_line
 from scorer.progress import WRITING, Progress
+from scorer.safe_text import safe_cells, shown
 from scorer.scoring.audit import audit_payload
 from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.leaderboard import folder_name
 from scorer.scoring.leaderboard_result import COLUMNS, Leaderboard
-from scorer.scoring.result import DETAIL_COLUMNS, ScoreResult, detail_rows
+from scorer.scoring.result import ScoreResult, detail_columns, detail_rows
 
 from .html_report import correlation_report, failure_report, leaderboard_report, score_report
 from .output_dir import publish
@@ -107,22 +109,20 @@ def failure_payload(error: IssuesError | Exception, status: str) -> dict[str, An
 ROWS_PER_REPORT = 20_000
 
 
-def details_csv(
-    result: ScoreResult, progress: Progress | None = None, turn_hidden_metric: bool = True
-) -> bytes:
-    """One row per turn; floats in ``repr`` form (full precision), ``chunks`` empty when not computed,
-    ``hidden_metric`` empty unless ``turn_hidden_metric``.
+def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
+    """One row per turn, with the columns the result's audience may see (:func:`detail_columns`); floats in
+    ``repr`` form (full precision).
 
     ``progress("writing details.csv", done, total)`` hears the rows written."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(DETAIL_COLUMNS)
+    writer.writerow(detail_columns(result.audience))
     total = len(result.turns)
     step = f"{WRITING} {DETAILS_CSV}"
     for start in range(0, total, ROWS_PER_REPORT):
         if progress:
             progress(step, start, total)
-        writer.writerows(detail_rows(result, start, start + ROWS_PER_REPORT, turn_hidden_metric))
+        writer.writerows(safe_cells(row) for row in detail_rows(result, start, start + ROWS_PER_REPORT))
     if progress:
         progress(step, total, total)
     return utf8(buffer.getvalue())
@@ -136,29 +136,24 @@ def scores_txt(result: ScoreResult) -> bytes:
 
 
 def score_files(
-    result: ScoreResult,
-    report: bool = False,
-    progress: Progress | None = None,
-    turn_hidden_metric: bool = True,
-    page: str = REPORT_HTML,
-    audit: bool = True,
+    result: ScoreResult, report: bool = False, progress: Progress | None = None
 ) -> dict[str, bytes]:
-    """The outputs of a scored submission, by file name; ``progress`` hears the rows and the page written.
-    With ``report``, the page is written under the name ``page`` (``codalab``: ``detailed_results.html``).
+    """The outputs of a scored submission, by file name, as its audience (``result.audience``, contract
+    section 6) may see them; ``progress`` hears the rows and the page written. With ``report``, the page
+    is written under the audience's page name (``codalab``: ``detailed_results.html``).
 
-    Without ``turn_hidden_metric`` no output holds a turn's hidden-metric value (for pages shown to
-    participants when the hidden metric's settings are private, contract section 7). With ``audit``,
-    ``audit.json`` holds the perplexity audit (organizer-side commands only, contract section 9)."""
-    files = {
-        DETAILS_CSV: details_csv(result, progress, turn_hidden_metric),
-        SCORES_TXT: scores_txt(result),
-        SCORES_JSON: json_bytes(scores_payload(result)),
-    }
-    if audit and result.audit is not None:
+    ``details.csv`` is written for the organizer, and for participants only with ``turn_details``;
+    ``audit.json`` (the perplexity audit, contract section 9) for the organizer only."""
+    audience = result.audience
+    files = {SCORES_TXT: scores_txt(result), SCORES_JSON: json_bytes(scores_payload(result))}
+    if audience.details_csv:
+        files[DETAILS_CSV] = details_csv(result, progress)
+    if audience.audit and result.audit is not None:
         files[AUDIT_JSON] = json_bytes(audit_payload({result.name: result.audit}, result.audit_private))
     if report:
+        page = audience.page
         step = (lambda done, total: progress(f"{WRITING} {page}", done, total)) if progress else None
-        files[page] = utf8(score_report(result, turn_hidden_metric, step))
+        files[page] = utf8(score_report(result, step))
     return files
 
 
@@ -172,21 +167,10 @@ def failure_files(error: Exception, status: str, page: str | None = None) -> dic
 
 
 def write_outputs(
-    result: ScoreResult,
-    output: Path,
-    report: bool = False,
-    progress: Progress | None = None,
-    turn_hidden_metric: bool = True,
-    page: str = REPORT_HTML,
-    audit: bool = True,
+    result: ScoreResult, output: Path, report: bool = False, progress: Progress | None = None
 ) -> None:
     """Publish :func:`score_files` in ``output``, removing any other file a ``score`` run writes."""
-    publish(
-        Path(output),
-        score_files(result, report, progress, turn_hidden_metric, page, audit),
-        SCORE_OUTPUTS,
-        SCORES_JSON,
-    )
+    publish(Path(output), score_files(result, report, progress), SCORE_OUTPUTS, SCORES_JSON)
 
 
 def write_failure(
@@ -280,7 +264,7 @@ def leaderboard_csv(board: Leaderboard) -> bytes:
     writer.writerow(LEADERBOARD_COLUMNS)
     for row in board.rows():
         row["errors"] = " | ".join(str(issue) for issue in row["errors"])
-        writer.writerow(["" if row[c] is None else row[c] for c in LEADERBOARD_COLUMNS])
+        writer.writerow(safe_cells(["" if row[c] is None else row[c] for c in LEADERBOARD_COLUMNS]))
     return utf8(buffer.getvalue())
 
 
@@ -314,7 +298,7 @@ def write_leaderboard(
             progress(f"{WRITING} {SUBMISSIONS_DIR}", k, len(board.entries))
         folder = f"{SUBMISSIONS_DIR}/{folder_name(entry.name)}/"
         produced = (
-            score_files(entry.result, report, audit=False)
+            score_files(replace(entry.result, audit=None), report)
             if entry.result is not None
             else failure_files(
                 SubmissionInvalid(IssueLog.of(entry.entry.errors, entry.entry.more_errors)), entry.status
@@ -353,7 +337,8 @@ def leaderboard_table(board: Leaderboard) -> str:
     lines = [header, "-" * len(header)]
     for standing in board.entries:
         row = standing.values()
-        name = row["submission"] if len(row["submission"]) <= 24 else row["submission"][:23] + "~"
+        name = shown(row["submission"])
+        name = name if len(name) <= 24 else name[:23] + "~"
         if standing.result is None:
             total = len(standing.entry.errors) + standing.entry.more_errors
             lines.append(
@@ -370,7 +355,7 @@ def leaderboard_table(board: Leaderboard) -> str:
             f"{_cell(row['meteor'], 8)}{_cell(row['hidden_metric'], 8)}{_cell(row['p_value'], 12)}"
         )
     if board.skipped:
-        lines.append(f"skipped (not a folder or .zip): {', '.join(board.skipped)}")
+        lines.append(f"skipped (not a folder or .zip): {', '.join(shown(n) for n in board.skipped)}")
     lines.append(f"stages: {stages_line(board.stages)}")
     lines.append(f"signature: {board.signature}")
     return "\n".join(lines)
@@ -389,7 +374,9 @@ def write_correlation(meta: Meta, output: Path) -> None:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CORRELATION_COLUMNS)
     for row in meta.rows:
-        writer.writerow(["" if v is None or (isinstance(v, float) and v != v) else v for v in row.row()])
+        writer.writerow(
+            safe_cells(["" if v is None or (isinstance(v, float) and v != v) else v for v in row.row()])
+        )
     payload = {
         "rows": [{c: _plain(v) for c, v in zip(CORRELATION_COLUMNS, row.row())} for row in meta.rows],
         "signature": meta.signature,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from scorer.inputs.config import AuditSettings
+from scorer.safe_text import shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -282,7 +283,7 @@ def flagged_lines(audits: Mapping[str, Audit]) -> Iterable[str]:
     for name in sorted(audits):
         audit = audits[name]
         if audit.flags:
-            yield f"audit: {name}: {'; '.join(f'{f.flag}: {f.message}' for f in audit.flags)}"
+            yield f"audit: {shown(name)}: {'; '.join(f'{f.flag}: {f.message}' for f in audit.flags)}"
 
 
 def sample_counts(turns_by_type: Mapping[str, int], n: int) -> dict[str, int]:

@@ -60,6 +60,39 @@ class ExplainedTurn:
         return [None if link is None else link.stage for link in self.reference_links()]
 
 
+@dataclass(frozen=True)
+class MarkedAnswer:
+    """A participant's own answer as the scorer compared it: its tokens, each with the stage that linked it
+    to the turn's best variant (None where nothing matched). It holds nothing of the reference."""
+
+    tokens: tuple[str, ...]
+    stages: tuple[str | None, ...]
+
+
+def marked_answers(
+    turns: Sequence[TurnScore],
+    variant_tokens: Sequence[Sequence[Sequence[str]]],
+    metric: MeteorRu,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[MarkedAnswer, ...]:
+    """Every turn's answer with its matched words marked (the page a participant sees with
+    ``[participants] turn_details``); ``variant_tokens[k]`` holds turn ``k``'s variants, tokenised."""
+    marked = []
+    for k, (t, variants) in enumerate(zip(turns, variant_tokens)):
+        if progress and k % 1024 == 0:
+            progress(k)
+        cand = tokenise(t.answer)
+        ref = list(variants[t.best_reference]) if variants else []
+        stages: list[str | None] = [None] * len(cand)
+        if cand and ref:
+            for link in metric.score_tokens(cand, ref, with_alignment=True).alignment:
+                stages[link.cand] = link.stage
+        marked.append(MarkedAnswer(tuple(cand), tuple(stages)))
+    if progress:
+        progress(len(marked))
+    return tuple(marked)
+
+
 def lowest_turns(
     turns: Sequence[TurnScore],
     references: Mapping[str, Sequence[Sequence[str]]],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scorer.errors import Issue
 from scorer.inputs.contract import DIALOGUE_TYPES
@@ -11,8 +11,9 @@ from scorer.metric.meteor import MeteorScore
 from scorer.metric.stages import STAGE_NAMES
 
 from .aggregate import Summary, TurnScore
+from .audience import ORGANIZER, PARTICIPANT_COLUMNS, Audience
 from .audit import Audit, audit_frame
-from .explain import ExplainedTurn
+from .explain import ExplainedTurn, MarkedAnswer
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,6 +55,16 @@ class ScoreResult:
     stages: tuple[str, ...] = STAGE_NAMES  # the matching stages that ran, in order
     audit: Audit | None = None  # the perplexity audit (contract section 9); it never changes a number above
     audit_private: bool = False  # whether the audit's thresholds are the organizer's own (never shown)
+    audience: Audience = ORGANIZER  # who its outputs are for (contract section 6): what every writer may show
+    marked: tuple[MarkedAnswer, ...] = ()  # each turn's answer, matched words marked (participants' details)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<ScoreResult {self.name or 'submission'}: integral {s.integral:.6f}, METEOR {s.meteor:.4f}, "
+            f"hidden metric {s.hidden_metric:.4f}, {s.dialogs} dialogues, {s.turns} turns, "
+            f"{len(self.warnings)} warning(s); {self.signature}>"
+        )
 
     def audit_frame(self) -> pd.DataFrame:
         """The audit's figures and flags as a one-row pandas DataFrame (columns: ``submission``, the figures
@@ -68,20 +79,20 @@ class ScoreResult:
         """One row per turn: the ``details.csv`` columns, with proper dtypes (pandas, imported here)."""
         import pandas as pd
 
-        frame = pd.DataFrame(detail_rows(self), columns=DETAIL_COLUMNS)
-        frame["chunks"] = frame["chunks"].replace("", None).astype("Int64")
-        return frame.astype(
-            {
-                "dialog_id": "string",
-                "type": pd.CategoricalDtype(list(DIALOGUE_TYPES)),
-                "turn": "int64",
-                "best_reference": "int64",
-                "matches": "int64",
-                "cand_tokens": "int64",
-                "ref_tokens": "int64",
-                "exact_search": "bool",
-            }
-        )
+        frame = pd.DataFrame(detail_rows(self), columns=list(detail_columns(self.audience)))
+        if "chunks" in frame:
+            frame["chunks"] = frame["chunks"].replace("", None).astype("Int64")
+        types: dict[str, Any] = {
+            "dialog_id": "string",
+            "type": pd.CategoricalDtype(list(DIALOGUE_TYPES)),
+            "turn": "int64",
+            "best_reference": "int64",
+            "matches": "int64",
+            "cand_tokens": "int64",
+            "ref_tokens": "int64",
+            "exact_search": "bool",
+        }
+        return frame.astype({k: v for k, v in types.items() if k in frame})
 
     def dialogs_frame(self) -> pd.DataFrame:
         """One row per dialogue: type, turns, mean METEOR, mean hidden metric and S_i."""
@@ -99,11 +110,34 @@ class ScoreResult:
         return out.astype({"dialog_id": "string"}) if isinstance(out, pd.DataFrame) else out
 
 
-def detail_rows(
-    result: ScoreResult, start: int = 0, stop: int | None = None, turn_hidden_metric: bool = True
-) -> list[tuple]:
-    """The rows of ``details.csv`` for turns ``start:stop`` (``chunks`` is "" when no alignment was built;
-    ``hidden_metric`` is "" unless ``turn_hidden_metric``)."""
+def detail_columns(audience: Audience) -> tuple[str, ...]:
+    """The header of ``details.csv`` for ``audience`` (a participant's has no reference figure)."""
+    return tuple(DETAIL_COLUMNS) if audience.references else PARTICIPANT_COLUMNS
+
+
+def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) -> list[tuple]:
+    """The rows of ``details.csv`` for turns ``start:stop``, as the result's audience may see them: for the
+    organizer every column (``chunks`` is "" when no alignment was built), for a participant
+    :data:`~scorer.scoring.audience.PARTICIPANT_COLUMNS` (``hidden_metric`` "" while its settings are
+    private)."""
+    audience = result.audience
+    if not audience.references:
+        return [
+            (
+                t.dialog_id,
+                t.type,
+                t.turn,
+                t.meteor,
+                t.hidden_metric if audience.turn_hidden_metric else "",
+                t.ppl,
+                *(
+                    ("",) * 3
+                    if t.details is None
+                    else (t.details.matches, t.details.precision, t.details.cand_len)
+                ),
+            )
+            for t in result.turns[start:stop]
+        ]
     return [
         (
             t.dialog_id,
@@ -111,12 +145,18 @@ def detail_rows(
             t.turn,
             t.meteor,
             t.best_reference,
-            t.hidden_metric if turn_hidden_metric else "",
+            t.hidden_metric,
             t.ppl,
             *_alignment_columns(t),
         )
         for t in result.turns[start:stop]
     ]
+
+
+def _answer_columns(turn: TurnScore) -> tuple:
+    """``matches``, ``precision`` and ``cand_tokens`` of one turn: what a participant's row may show."""
+    d = turn.details
+    return ("",) * 3 if d is None else (d.matches, d.precision, d.cand_len)
 
 
 def _alignment_columns(turn: TurnScore) -> tuple:
