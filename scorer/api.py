@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -229,7 +230,8 @@ def with_synonyms(config: Config, synonyms: bool) -> Config:
     """``config`` with the synonym stage dropped when ``synonyms`` is false."""
     if synonyms:
         return config
-    return replace(config, meteor=params_without_synonyms(config.meteor))
+    meteor = params_without_synonyms(config.meteor)
+    return replace(config, meteor=meteor)
 
 
 def thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | None) -> Thesaurus | None:
@@ -358,7 +360,10 @@ def score_validated(
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
     metric.load_token_table()
     scored = score_turns(answers, variant_tokens, metric, jobs, report)
-    metric.save_token_table()
+    # the persistent caches keep the reference data's words only: an upload's own never make a later run
+    # heavier (contract section 3)
+    vocabulary = reference_vocabulary(variant_tokens)
+    metric.save_token_table(vocabulary)
     # aggregating: every turn's record, then the summary (one unit each); then the lowest turns explained,
     # then what the run learnt kept in the cache, each a step of its own
     total = len(keys) + 1
@@ -388,7 +393,7 @@ def score_validated(
     if matcher is None:
         if progress:
             progress(SAVING, 0, 1)
-        metric.matcher.save()
+        metric.matcher.save(vocabulary)
         if progress:
             progress(SAVING, 1, 1)
     warnings = submission.warnings + unanalysed_warnings(
@@ -421,6 +426,12 @@ def score_validated(
         audience,
         marked,
     )
+
+
+def reference_vocabulary(variant_tokens: Sequence[Sequence[Sequence[str]]]) -> frozenset[str]:
+    """Every token of the reference variants (``variant_tokens[k]``: turn ``k``'s variants, tokenised): what
+    the persistent caches may keep."""
+    return frozenset(chain.from_iterable(chain.from_iterable(variant_tokens)))
 
 
 #: How often (in turns) aggregating reports its progress.
@@ -541,7 +552,12 @@ def _score_board(
                 else None
             )
             entries.append(_board_entry(reference, name, path, config, rwn, jobs, step, matcher))
-        matcher.save()
+        tokens = reference.variant_tokens()
+        matcher.save(
+            reference_vocabulary(
+                [tokens[d.dialog_id][t] for d in reference.dialogues for t in range(d.n_turns)]
+            )
+        )
     board = rank(
         entries,
         config.weights,

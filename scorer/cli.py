@@ -23,6 +23,7 @@ from scorer.inputs.config import Config, config_for, load_config
 from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.jsonio import shorten
+from scorer.metric.cache_dir import cache_dir, cache_dir_problem
 from scorer.metric.meteor import MeteorRu
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
 from scorer.outputs.bundle import write_bundle
@@ -62,6 +63,7 @@ from .errors import (
     UsageError,
 )
 from .progress import ProgressDisplay
+from .safe_text import shown
 from .streams import forgiving_streams, reopen_closed
 from .version import __version__, engine_description
 
@@ -727,8 +729,26 @@ _OPTION_HINTS: dict[type[ScorerError], str] = {
 }
 
 
+#: The commands that read or write the persistent caches.
+_CACHED = {"score", "codalab", "leaderboard", "correlate", "explain"}
+
+
+def _cache_notice(args: argparse.Namespace) -> None:
+    """One stderr line when the cache directory cannot be used (contract section 3): the run goes on
+    without a persistent cache."""
+    if args.command in _CACHED:
+        problem = cache_dir_problem()
+        if problem is not None:
+            print(
+                f"warning: the cache directory {shown(str(cache_dir()))} is not used ({problem}); "
+                "the run goes on without a persistent cache",
+                file=sys.stderr,
+            )
+
+
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
+        _cache_notice(args)
         with api.no_cycle_collection():  # one command, then exit: nothing is left for a collection to free
             code = handler(args)
             # before the collector resumes: its next collection, and the exit's, skip every object the run

@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from scorer.safe_text import shown
+
 #: ``progress(step, done, total)``.
 Progress = Callable[[str, int, int], None]
 READING, CHECKING, SCORING, AGGREGATING, WRITING = "reading", "checking", "scoring", "aggregating", "writing"
@@ -64,7 +66,7 @@ def render(step: str, done: int, total: int, elapsed: float) -> str:
         amount = f"  {done / size:.1f}/{total / size:.1f} {unit}"
     else:
         amount = f"  {done:,}/{total:,}" if total > 1 else ""  # a step of one item shows no count
-    return f"{step} [{'#' * filled}{' ' * (WIDTH - filled)}] {100 * done // total:3d}%{amount}{left}"
+    return f"{shown(step)} [{'#' * filled}{' ' * (WIDTH - filled)}] {100 * done // total:3d}%{amount}{left}"
 
 
 class ProgressDisplay:

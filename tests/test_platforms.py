@@ -330,12 +330,14 @@ def test_bundle_publishes_only_the_contracts_fields_of_the_dialogues(tmp_path):
     (data / "dialogues.jsonl").write_text("\r\n".join(lines) + "\r\n", encoding="utf-8-sig")
     (data / "notes.txt").write_text("private notes", encoding="utf-8")
     out = tmp_path / "bundle"
-    assert run("bundle", "--data", data, "--output", out, "--image", "docker.io/org/scorer:1.0", "--quiet") == 0
+    image = "docker.io/org/scorer:1.0"
+    assert run("bundle", "--data", data, "--output", out, "--image", image, "--quiet") == 0
     listing = bundle_listing(out)
     assert not any("notes" in path for path in listing)
     published = listing["public_data/dialogues.jsonl"].decode("utf-8").splitlines()
     assert len(published) == 40
-    for line, original in zip(published, (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()):
+    originals = (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    for line, original in zip(published, originals):
         d = json.loads(line)
         assert list(d) == ["dialog_id", "type", "turns"] and d == json.loads(original)
         assert all(list(part) == ["type", "content"] for turn in d["turns"] for part in turn)

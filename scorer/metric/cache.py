@@ -1,13 +1,13 @@
 """The one store of every persistent cache: untrusted files of marshal values, read defensively, written
-atomically, in ``$SCORER_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialogue-scorer``, else
-``~/.cache/dialogue-scorer``. Nothing in them is trusted (docs/security.md). A :class:`Store` (one per
-kind of cache) names each file by its kind, a digest of its key, its layout version and the
-interpreter's marshal tag; it reads a file only when it is a regular file (no link, FIFO or device) of
-this user's that no one else may write, within its size cap, opened without following links or
-blocking; it seals each file with the SHA-256 of its name and payload (a file written for another key,
-layout or interpreter, cut short or edited in place is refused) and refuses a value its cache's shape
-check does not accept or fails on; it writes a temporary file renamed into place, so two runs sharing
-the directory each see a whole file. Any fault means "not cached": the caller rebuilds.
+atomically, in the cache directory (:mod:`scorer.metric.cache_dir`, only when it is usable). Nothing in
+them is trusted (docs/security.md). A :class:`Store` (one per kind of cache) names each file by its kind,
+a digest of its key, its layout version and the interpreter's marshal tag; it reads a file only when it
+is a regular file (no link, FIFO or device) of this user's (or root's) that no one else may write,
+within its size cap, opened without following links or blocking; it seals each file with the SHA-256 of
+its name and payload (a file written for another key, layout or interpreter, cut short or edited in
+place is refused) and refuses a value its cache's shape check does not accept or fails on; it writes a
+temporary file renamed into place, so two runs sharing the directory each see a whole file. Any fault
+means "not cached": the caller rebuilds.
 """
 
 from __future__ import annotations
@@ -24,14 +24,9 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-ENV_CACHE = "SCORER_CACHE_DIR"
+from .cache_dir import cache_dir, cache_dir_problem
+
 _MAGIC = b"dialogue-scorer cache\n"
-
-
-def cache_dir() -> Path:
-    if os.environ.get(ENV_CACHE):
-        return Path(os.environ[ENV_CACHE])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dialogue-scorer"
 
 
 def marshal_tag() -> str:
@@ -40,9 +35,11 @@ def marshal_tag() -> str:
 
 
 def _trusted(info: os.stat_result) -> bool:
-    """A regular file of this user's that no one else may write."""
+    """A regular file of this user's, or root's (an image's prebuilt caches), that no one else may write."""
     mode = info.st_mode
-    return stat.S_ISREG(mode) and info.st_uid == os.geteuid() and not mode & (stat.S_IWGRP | stat.S_IWOTH)
+    return (
+        stat.S_ISREG(mode) and info.st_uid in (os.geteuid(), 0) and not mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
 
 
 def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
@@ -125,7 +122,10 @@ class Store:
         return cache_dir() / f"{self.kind}-{digest}.v{self.version}.{marshal_tag()}.marshal"
 
     def load(self, path: Path, max_bytes: int | None = None) -> Any:
-        """The value stored at ``path``, or None (see the module docstring)."""
+        """The value stored at ``path``, or None (see the module docstring); None too when the cache
+        directory is not usable (:func:`cache_dir_problem`)."""
+        if cache_dir_problem(path.parent) is not None:
+            return None
         payload = unseal(path.name, read_trusted_bytes(path, max_bytes or self.max_bytes))
         try:
             value = None if payload is None else marshal.loads(payload)
@@ -134,5 +134,8 @@ class Store:
             return None
 
     def save(self, path: Path, value: Any) -> bool:
-        """Write ``value`` to ``path`` (best effort: False when it could not be written)."""
+        """Write ``value`` to ``path`` (best effort: False when it could not be written, or the cache
+        directory is not usable)."""
+        if cache_dir_problem(path.parent) is not None:
+            return False
         return write_best_effort(path, seal(path.name, marshal.dumps(value)))

@@ -10,7 +10,7 @@ the persistent token cache (:mod:`scorer.metric.token_cache`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from pathlib import Path
 
 from . import key_table_cache, morphology, token_cache
@@ -108,14 +108,18 @@ class Matcher:
                 if token not in memo:
                     memo[token] = memo.added[token] = keys
 
-    def save(self) -> None:
+    def save(self, keep: Container[str] | None = None) -> None:
         """Add the keys computed in this run to the token cache (best effort). Tokens that could not be
-        analysed are left out, so every run that meets them says so."""
+        analysed are left out, so every run that meets them says so; with ``keep`` (the reference data's
+        vocabulary), so is every token not in it: an upload's own words are never kept, so no upload makes
+        a later run load more (contract section 3)."""
         if self._cache_file is not None:
             new, unanalysed = self.take_new()
-            for found in new.values():
+            for stage, found in new.items():
                 for token in unanalysed:
                     found.pop(token, None)
+                if keep is not None:
+                    new[stage] = {t: k for t, k in found.items() if t in keep}
             if any(new.values()):
                 token_cache.save(self._cache_file, new)
 

@@ -15,10 +15,11 @@ its chunks or when asked for (``explain``, reports).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from scorer.errors import ConfigError
 from scorer.metric.engine.accelerator import Engine, active, shared_engine
 from scorer.metric.engine.accelerator import engine as choose_engine
 from scorer.metric.engine.alignment import NODE_BUDGET
@@ -253,7 +254,16 @@ def _best_by_counts(
 
 
 def params_without_synonyms(params: MeteorParams) -> MeteorParams:
-    return replace(params, stages=without_thesaurus(params.stages))
+    """``params`` without the stages that need the thesaurus; a :class:`~scorer.errors.ConfigError` when no
+    stage would be left (contract section 7: every METEOR would silently be 0)."""
+    stages = without_thesaurus(params.stages)
+    if not stages:
+        raise ConfigError(
+            f"config key meteor.stages: no stage is left in force once the synonym stage is dropped "
+            f"(stages = {list(params.stages)}, scored without synonyms): every METEOR would be 0; "
+            'add "exact" or "lemma", or score with the synonym stage'
+        )
+    return replace(params, stages=stages)
 
 
 class MeteorRu:
@@ -326,16 +336,22 @@ class MeteorRu:
         if stored is not None:
             self.engine.restore_table(self.matcher.key_functions(self.params.stages), stored)
 
-    def save_token_table(self) -> None:
+    def save_token_table(self, keep: Container[str] | None = None) -> None:
         """Keep the engine's token table for later runs when it grew, with the tokens whose keys were
-        computed on workers and without those the morphology could not analyse."""
+        computed on workers and without those the morphology could not analyse; with ``keep`` (the
+        reference data's vocabulary), without any token not in it (:meth:`Matcher.save`)."""
         path = self.matcher.table_file(self.params.stages)
         if path is None:
             return
-        keys, skip, more = (
+        unanalysed = dict(self.matcher.unanalysed)
+        skip: Container[str] = unanalysed if keep is None else _Outside(keep, unanalysed)
+        keys, more = (
             self.matcher.key_functions(self.params.stages),
-            dict(self.matcher.unanalysed),
-            sorted(set().union(*(memo.added for memo in self.matcher.memos.values()))),
+            sorted(
+                t
+                for t in set().union(*(memo.added for memo in self.matcher.memos.values()))
+                if keep is None or t in keep
+            ),
         )
         if not more and not self.engine.table_grew(keys):
             return  # nothing new to keep
@@ -358,6 +374,16 @@ class MeteorRu:
             ("rwn", self.thesaurus_id or "none"),
             ("morph", morphology_id() if needs_morphology(p.stages) else "none"),
         ]
+
+
+class _Outside:
+    """The tokens a table leaves out: those not in ``keep``, and those in ``skip``."""
+
+    def __init__(self, keep: Container[str], skip: Container[str]):
+        self.keep, self.skip = keep, skip
+
+    def __contains__(self, token: object) -> bool:
+        return token not in self.keep or token in self.skip
 
 
 _LOADED: dict[str, Thesaurus] = {}

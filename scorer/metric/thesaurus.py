@@ -225,7 +225,8 @@ def _read_sqlite(path: Path) -> list[tuple[str, str]]:
     import sqlite3  # here: a run with the index cached never opens the database
 
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        # the path percent-encoded into the URI: it names its file whatever it holds (%, ?, #) (contract 3)
+        con = sqlite3.connect(Path(os.path.abspath(path)).as_uri() + "?mode=ro", uri=True)
         try:
             rows = con.execute(
                 "SELECT COALESCE(lemma, name), synset_id FROM sense WHERE synset_id IS NOT NULL"

@@ -3,8 +3,10 @@
 * :func:`prepare` makes the directory (parents too) and checks it can be
   written; a path that is a file, or cannot be made or written, is a usage
   error naming it (exit 2), found before anything is scored.
-* :func:`locked` holds an exclusive ``flock`` on the directory itself, so two
-  runs given the same directory never mix their files: the second waits.
+* :func:`locked` holds an exclusive ``flock`` on a lock file the run creates
+  (mode 0600, in this user's own lock folder; never the directory itself,
+  which any user who can read it could lock), so two runs given the same
+  directory never mix their files: the second waits.
 * :func:`publish` writes every file to a temporary name, then, with SIGINT
   and SIGTERM held back, removes the commit marker (``scores.json``,
   ``leaderboard.json`` or ``correlation.json``), renames the other files into
@@ -20,10 +22,11 @@ import fcntl
 import os
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from scorer.errors import UsageError
@@ -52,10 +55,67 @@ def prepare(output: str | os.PathLike) -> Path:
     return path
 
 
+#: The lock file of an output directory when the user's lock folder cannot be used (contract section 3).
+LOCK_FILE = ".scorer.lock"
+
+
+def _lock_folder() -> Path | None:
+    """This user's own folder of lock files (``$XDG_RUNTIME_DIR/dialogue-scorer``, else
+    ``dialogue-scorer-<uid>`` in the temporary folder), mode 0700, made when missing; None when it is a
+    link, another user's, or open to others."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = (
+        Path(runtime) / "dialogue-scorer"
+        if runtime
+        else Path(tempfile.gettempdir()) / f"dialogue-scorer-{os.geteuid()}"
+    )
+    try:
+        with suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        info = os.lstat(folder)
+    except (OSError, ValueError):
+        return None
+    mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077
+    return folder if mine else None
+
+
+def _lock_file(output: Path) -> int:
+    """A descriptor of the output directory's lock file, one the run creates itself (mode 0600), never the
+    directory: in this user's lock folder, named by the directory's device and inode, so no other user can
+    hold it; where that folder cannot be used, ``.scorer.lock`` inside the directory, replaced when it is
+    anyone else's (or open to others)."""
+    info = os.stat(output)
+    folder = _lock_folder()
+    places = (
+        [folder / f"output-{info.st_dev}-{info.st_ino}.lock"]
+        if folder is not None
+        else [output / LOCK_FILE, output / f"{LOCK_FILE}.{os.geteuid()}"]
+    )
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    for path in places:
+        for _ in range(3):
+            try:
+                fd = os.open(path, flags, 0o600)
+            except OSError:
+                with suppress(OSError):
+                    os.unlink(path)  # a link, a FIFO, another user's file of that name: not a lock of ours
+                continue
+            found = os.fstat(fd)
+            if stat.S_ISREG(found.st_mode) and found.st_uid == os.geteuid() and not found.st_mode & 0o077:
+                return fd
+            os.close(fd)
+            try:
+                os.unlink(path)
+            except OSError:
+                break  # not ours to remove (a sticky folder): the next place
+    raise UsageError(f"output directory {output}: cannot create a lock file for it (tried {places[0]})")
+
+
 @contextmanager
 def locked(path: Path, notice: Callable[[], None] | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on the directory ``path``; ``notice()`` is called when another run holds it."""
-    fd = os.open(path, os.O_RDONLY)
+    """Hold an exclusive lock on the output directory ``path`` through its lock file; ``notice()`` is
+    called when another run holds it."""
+    fd = _lock_file(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

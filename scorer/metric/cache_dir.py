@@ -1,0 +1,83 @@
+"""The cache directory (contract section 3): ``$SCORER_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialogue-scorer``,
+else ``~/.cache/dialogue-scorer``, used only when it is this user's own (or root's, an image's prebuilt
+caches): not a symbolic link, and not writable by group or others unless its sticky bit is set. Otherwise
+every cache reads as empty and nothing is written (the command line says so in one line). Temporary files
+that killed runs left there are removed once they are ten minutes old.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from contextlib import suppress
+from pathlib import Path
+
+ENV_CACHE = "SCORER_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    if os.environ.get(ENV_CACHE):
+        return Path(os.environ[ENV_CACHE])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dialogue-scorer"
+
+
+#: Temporary files of killed runs older than this are removed by a later run (contract section 3).
+STALE_SECONDS = 600
+
+
+def cache_dir_problem(folder: Path | None = None) -> str | None:
+    """Why the cache directory cannot be used, or None when it can (contract section 3): it must be a
+    folder, not a symbolic link, of this user's (or root's: trusted like the installed code), and not
+    writable by group or others unless its sticky bit is set. A missing one is created (mode 0700).
+    Temporary files a killed run left there more than ten minutes ago are removed on the way."""
+    folder = cache_dir() if folder is None else folder
+    try:
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = os.lstat(folder)
+    except (OSError, ValueError) as exc:
+        return f"it cannot be made or read ({getattr(exc, 'strerror', None) or exc})"
+    mode = info.st_mode
+    if stat.S_ISLNK(mode):
+        return "it is a symbolic link"
+    if not stat.S_ISDIR(mode):
+        return "it is not a folder"
+    if info.st_uid not in (os.geteuid(), 0):
+        return "it belongs to another user"
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) and not mode & stat.S_ISVTX:
+        return "others may write to it and it has no sticky bit"
+    if folder not in _swept:  # once a process
+        _swept.add(folder)
+        _remove_stale_temporaries(folder)
+    return None
+
+
+_swept: set[Path] = set()
+
+
+def usable_cache_dir() -> Path | None:
+    """The cache directory when :func:`cache_dir_problem` finds none, else None (no persistent cache)."""
+    folder = cache_dir()
+    return folder if cache_dir_problem(folder) is None else None
+
+
+def _remove_stale_temporaries(folder: Path) -> None:
+    """Remove this user's temporary cache files (``.*.tmp``) older than :data:`STALE_SECONDS`."""
+    limit = time.time() - STALE_SECONDS
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                    with suppress(OSError):
+                        info = entry.stat(follow_symlinks=False)
+                        if (
+                            stat.S_ISREG(info.st_mode)
+                            and info.st_uid == os.geteuid()
+                            and info.st_mtime < limit
+                        ):
+                            os.unlink(entry.path)
+    except OSError:
+        pass
