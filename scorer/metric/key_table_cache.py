@@ -7,6 +7,7 @@ that meets them says so. Past :data:`MAX_TOKENS` tokens, the table is not writte
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 from .cache import Store
@@ -43,5 +44,14 @@ def load_table(path: Path) -> StoredTable | None:
 
 
 def save_table(path: Path, table: StoredTable) -> bool:
-    """Write ``table`` to ``path`` (best effort: False when it could not be written or is too large)."""
+    """Write ``table`` to ``path`` (best effort: False when it could not be written or is too large), without
+    the key strings that only tokens left out of it had (its key ids renumbered, their order kept), so the
+    file holds nothing of a token it does not keep."""
+    ids = array("i", table.data)
+    used = sorted(set(ids))
+    if len(used) < len(table.keys):
+        new = {old: k for k, old in enumerate(used)}
+        table = table._replace(
+            keys=[table.keys[old] for old in used], data=array("i", [new[k] for k in ids]).tobytes()
+        )
     return len(table.tokens) <= MAX_TOKENS and STORE.save(path, tuple(table))

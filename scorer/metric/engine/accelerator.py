@@ -130,9 +130,9 @@ class FastCounts:
         if self.table.n_tokens <= self.restored:
             return None
         tokens, start, length, data = self.table.export(skip)
-        keys = [""] * len(self.key_ids)
-        for key, k in self.key_ids.items():
-            keys[k] = key
+        if tokens == self.table.tokens[: self.restored]:
+            return None  # all that grew was left out
+        keys = sorted(self.key_ids, key=self.key_ids.__getitem__)  # the key strings in id order (0, 1, ...)
         return StoredTable(tokens, keys, start, length, data)
 
     def _intern(self, token: str) -> int:

@@ -1,0 +1,267 @@
+"""Contract section 3: the output lock, the cache directory and its growth, thesaurus paths; section 7:
+empty stages in force. The cases about another local user run the scorer's modules as uid 2001 through
+``setpriv`` (they need root, which CI has; elsewhere they are skipped with the reason)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, PUBLIC, ROOT
+
+from scorer import cli
+from scorer.metric import token_cache
+from scorer.metric.cache_dir import STALE_SECONDS, cache_dir_problem
+from scorer.metric.thesaurus import _read_sqlite
+from scorer.outputs.output_dir import locked
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+OTHER_UID = 2001
+
+
+def run(*args):
+    return cli.main([str(a) for a in args])
+
+
+def score(out, *extra, submission=EXAMPLES / "realistic"):
+    return run("score", "--data", PUBLIC, "--submission", submission, "--output", out, "--quiet", *extra)
+
+
+@pytest.fixture
+def open_tmp():
+    """A folder that another user can reach (pytest's own are private to this user)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="scorer-other-user-"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def as_other_user(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``code`` run by the system's Python as uid 2001, with the repository's package importable."""
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not os.path.exists(SYSTEM_PYTHON):
+        pytest.skip("needs root, setpriv and /usr/bin/python3 to act as another user")
+    prelude = f"import sys; sys.dont_write_bytecode = True; sys.path.insert(0, {str(ROOT)!r})\n"
+    command = ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups"]
+    return subprocess.run(
+        [*command, SYSTEM_PYTHON, "-c", prelude + code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd)},
+    )
+
+
+# --- the lock is a file the run creates -----------------------------------------------------------------
+
+
+def test_a_lock_held_on_the_output_directory_itself_does_not_block_a_run(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY)  # what any user who can read the folder can do
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        done = subprocess.run(
+            [sys.executable, "-m", "scorer", "score", "--data", PUBLIC,
+             "--submission", EXAMPLES / "realistic", "--output", out, "--quiet", "--no-synonyms"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(fd)
+    assert done.returncode == 0 and "waiting" not in done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["audit.json", "details.csv", "scores.json", "scores.txt"]
+
+
+def test_the_lock_file_is_the_users_own_and_private(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
+    (tmp_path / "runtime").mkdir(mode=0o700)
+    out = tmp_path / "out"
+    out.mkdir()
+    with locked(out):
+        (lock,) = (tmp_path / "runtime" / "dialogue-scorer").iterdir()
+        info = lock.lstat()
+        assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.geteuid()
+        assert stat.S_IMODE((tmp_path / "runtime" / "dialogue-scorer").stat().st_mode) == 0o700
+    # a lock folder open to others is not used: the lock file goes into the output directory instead
+    os.chmod(tmp_path / "runtime" / "dialogue-scorer", 0o777)
+    with locked(out):
+        assert stat.S_IMODE((out / ".scorer.lock").lstat().st_mode) == 0o600
+
+
+def test_another_user_holding_the_output_directory_does_not_block_a_run(open_tmp):
+    out = open_tmp / "out"
+    out.mkdir(mode=0o755)
+    os.chmod(open_tmp, 0o755)
+    holder = subprocess.Popen(
+        ["setpriv", f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}", "--clear-groups",
+         "flock", "-x", str(out), "sleep", "60"],
+    ) if os.geteuid() == 0 and shutil.which("setpriv") and shutil.which("flock") else None  # fmt: skip
+    if holder is None:
+        pytest.skip("needs root, setpriv and flock to act as another user")
+    try:
+        time.sleep(0.3)
+        assert holder.poll() is None
+        done = subprocess.run(
+            [sys.executable, "-m", "scorer", "score", "--data", PUBLIC,
+             "--submission", EXAMPLES / "realistic", "--output", out, "--quiet", "--no-synonyms"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0 and "waiting" not in done.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# --- thesaurus paths --------------------------------------------------------------------------------------
+
+
+def _database(path: Path, lemma: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE sense (lemma TEXT, name TEXT, synset_id TEXT)")
+    con.execute("INSERT INTO sense VALUES (?, ?, '1-N')", (lemma, lemma))
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("folder", ["a%41", "q?mode=rwc", "x#y", "p%3Fq"])
+def test_a_thesaurus_path_names_the_file_it_names(tmp_path, folder):
+    _database(tmp_path / folder / "ruwordnet.db", "кот")
+    _database(tmp_path / "aA" / "ruwordnet.db", "пёс")  # what a%41 would decode to
+    _database(tmp_path / "q" / "ruwordnet.db", "пёс")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    assert _read_sqlite(tmp_path / folder / "ruwordnet.db") == [("кот", "1-N")]
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before  # nothing created beside it
+
+
+# --- the cache directory ----------------------------------------------------------------------------------
+
+
+def test_a_cache_directory_that_is_a_link_or_open_to_others_is_not_used(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "someone-elses"
+    target.mkdir()
+    link = tmp_path / "cache-link"
+    link.symlink_to(target)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(link))
+    assert cache_dir_problem() == "it is a symbolic link"
+    assert score(tmp_path / "out", "--no-synonyms") == 0
+    assert list(target.iterdir()) == []
+    err = capsys.readouterr().err
+    assert f"warning: the cache directory {link} is not used (it is a symbolic link)" in err
+    assert err.count("cache directory") == 1
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(shared))
+    assert cache_dir_problem() == "others may write to it and it has no sticky bit"
+    assert score(tmp_path / "out2", "--no-synonyms") == 0
+    assert list(shared.iterdir()) == []
+    os.chmod(shared, 0o1777)  # a shared folder with the sticky bit, as /tmp: used
+    assert cache_dir_problem() is None
+    capsys.readouterr()
+    assert score(tmp_path / "out3", "--no-synonyms") == 0
+    assert any(p.name.startswith("tokens-") for p in shared.iterdir())
+    assert "cache directory" not in capsys.readouterr().err
+
+
+def test_another_users_cache_directory_is_not_used(open_tmp):
+    folder = open_tmp / "third-users"
+    folder.mkdir(mode=0o755)
+    os.chown(folder, OTHER_UID + 1, OTHER_UID + 1)
+    os.chmod(open_tmp, 0o755)
+    done = as_other_user(
+        "from pathlib import Path; from scorer.metric.cache_dir import cache_dir_problem; "
+        f"print(cache_dir_problem(Path({str(folder)!r})))",
+        open_tmp,
+    )
+    assert done.stdout.strip() == "it belongs to another user", done.stderr
+
+
+def test_stale_temporaries_of_killed_runs_are_removed(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    old, fresh = cache / ".tokens-dead.marshal.abc.tmp", cache / ".tokens-live.marshal.def.tmp"
+    for path in (old, fresh):
+        path.write_bytes(b"x" * 1000)
+    hour_ago = time.time() - STALE_SECONDS - 60
+    os.utime(old, (hour_ago, hour_ago))
+    assert score(tmp_path / "out", "--no-synonyms") == 0
+    assert not old.exists() and fresh.exists()
+
+
+def test_root_owned_cache_files_are_used_by_another_user(open_tmp, monkeypatch):
+    """An image's prebuilt caches (root's, readable by all, no one else may write them) are read by the
+    platform's user, who cannot replace them."""
+    from scorer.metric.token_cache import STORE
+
+    folder = open_tmp / "cache"
+    folder.mkdir()
+    os.chmod(open_tmp, 0o755)
+    os.chmod(folder, 0o1777)
+    code = (
+        f"import os; os.environ['SCORER_CACHE_DIR'] = {str(folder)!r}\n"
+        "from scorer.metric.token_cache import STORE\n"
+        "print(STORE.load(STORE.path('prebuilt')), STORE.save(STORE.path('prebuilt'), {}))"
+    )
+    assert as_other_user(code, open_tmp).stdout.split() == ["None", "True"]  # its own file, where none was
+    for path in folder.iterdir():
+        path.unlink()
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(folder))
+    assert STORE.save(STORE.path("prebuilt"), {"lemma": {"кот": frozenset({"кот"})}})
+    os.chmod(STORE.path("prebuilt"), 0o644)  # as the image's build leaves them
+    done = as_other_user(code, open_tmp)
+    assert done.stdout.strip() == "{'lemma': {'кот': frozenset({'кот'})}} False", done.stderr
+
+
+# --- a run's cost does not grow with what earlier runs added -----------------------------------------------
+
+
+def test_an_uploads_own_words_are_never_kept_in_the_persistent_caches(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    assert score(tmp_path / "first") == 0
+    files = {p.name: p.read_bytes() for p in cache.iterdir() if not p.name.startswith("references-")}
+    (path,) = [cache / n for n in files if n.startswith("tokens-")]
+    kept = token_cache.load(path)
+    rows = [
+        json.loads(line)
+        for line in (EXAMPLES / "realistic" / "submission.jsonl").read_text("utf-8").split("\n")
+        if line
+    ]
+    for k, row in enumerate(rows):  # 100 invented words in every answer
+        row["answers"] = [a + " " + " ".join(f"зублорк{k}x{n}ый" for n in range(100)) for a in row["answers"]]
+    crafted = tmp_path / "crafted"
+    crafted.mkdir()
+    (crafted / "submission.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8"
+    )
+    shutil.copy(EXAMPLES / "realistic" / "ppl_output.json", crafted)
+    assert score(tmp_path / "second", submission=crafted) == 0
+    after = token_cache.load(path)
+    assert after.keys() == kept.keys() and all(after[s].keys() == kept[s].keys() for s in kept)
+    assert not any("зублорк" in t for table in after.values() for t in table)
+    assert {p.name: p.read_bytes() for p in cache.iterdir() if p.name in files} == files
+
+
+# --- section 7: empty stages in force ---------------------------------------------------------------------
+
+
+def test_stages_that_leave_nothing_in_force_are_a_configuration_error(tmp_path, capsys):
+    config = tmp_path / "config.toml"
+    config.write_text('[meteor]\nstages = ["synonym"]\n', encoding="utf-8")
+    assert score(tmp_path / "out", "--config", config, "--no-synonyms") == 2
+    err = capsys.readouterr().err
+    assert "meteor.stages" in err and "no stage is left in force" in err
+    assert not (tmp_path / "out" / "details.csv").exists()
