@@ -4,8 +4,11 @@ Library API (see README, "Python API")::
 
     from scorer import meteor_ru, score_submission, validate_submission
     meteor_ru("На картинке кот.", ["Кот.", "На картинке рыжий кот."], synonyms=False)
-    result = score_submission("reference_data/public", "submissions_examples/realistic")
-    result.summary.integral, result.to_frame()
+    result = score_submission("reference_data/public", "submissions_examples/realistic", synonyms=False)
+    result.summary.integral, result.to_frame()   # repr(result): the integral, counts and signature
+
+``synonyms=False`` scores without RuWordNet; drop it once RuWordNet is there (``ruwordnet download``, or
+``RUWORDNET_PATH``) to score with the synonym stage, as the competition does.
 """
 
 from scorer.inputs.config import Config, config_for, load_config

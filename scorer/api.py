@@ -38,7 +38,7 @@ from scorer.metric.meteor import MeteorRu, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
-from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files, public_dialogues
+from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files, image_problem, public_dialogues
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import audit_board, audit_submission, sample_counts, validate_warnings
@@ -364,9 +364,9 @@ def score_validated(
     # heavier (contract section 3)
     vocabulary = reference_vocabulary(variant_tokens)
     metric.save_token_table(vocabulary)
-    # aggregating: every turn's record, then the summary (one unit each); then the lowest turns explained,
-    # then what the run learnt kept in the cache, each a step of its own
-    total = len(keys) + 1
+    # aggregating: every turn's record, then the summary (counted in turns: the step ends at the turn count);
+    # then the lowest turns explained, then what the run learnt kept in the cache, each a step of its own
+    total = len(keys)
     if progress:
         progress(AGGREGATING, 0, total)
     hm = hidden_metric_of(config.hm_method, config.hm_params)
@@ -378,7 +378,7 @@ def score_validated(
         turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best, hm(p), p, answer, s))
     summary = aggregate(turns, config.weights)
     if progress:
-        progress(AGGREGATING, len(keys) + 1, total)
+        progress(AGGREGATING, total, total)
     lowest: tuple = ()
     marked: tuple = ()
     if audience.references:
@@ -660,11 +660,9 @@ def competition_bundle(
     ``data_dir``, else the built-in default) and copied into the bundle's reference data. Raises
     :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
     :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid."""
-    if not image.strip():
-        raise UsageError(
-            "image: give the name of the scorer's image the platform pulls, e.g. "
-            "docker.io/you/dialogue-scorer:1.0"
-        )
+    problem = image_problem(image.strip())
+    if problem is not None:
+        raise UsageError(f"image {shorten(image, 60)!r}: {problem}")
     data_dir = Path(data_dir)
     config_file = Path(config) if config is not None else data_dir / CONFIG_IN_REFERENCE
     settings, _ = config_for(data_dir, config_file if config is not None else None)

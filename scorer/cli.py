@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import gc
+import importlib.util
 import json
 import os
 import signal
@@ -54,6 +55,7 @@ from .errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
     EXIT_OK,
+    EXIT_USAGE,
     Issue,
     IssuesError,
     PerplexitiesNotFound,
@@ -250,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--ppl-check",
         metavar="FILE",
         help="perplexities the organizer recomputed for some turns "
-        "(ppl_output.json's shape, null where not recomputed): audit.json compares them",
+        "(ppl_output.json's shape, null where not recomputed; or the JSONL of audit-sample with each ppl filled in): audit.json compares them",
     )
 
     lb = sub.add_parser(
@@ -415,7 +417,7 @@ def _bundle(args: argparse.Namespace) -> int:
         write_bundle(output, files)
     if not args.quiet:
         emit(
-            f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(files)} files); "
+            f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(files) - 1} files); "
             "upload bundle.zip on Codabench (Benchmarks > Management > Upload)"
         )
     return EXIT_OK
@@ -684,11 +686,55 @@ def _stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
 
 
+#: What the scorer imports, by module name: its dependencies (pyproject.toml).
+REQUIRED_MODULES = (
+    "matplotlib",
+    "numpy",
+    "pandas",
+    "pymorphy3",
+    "pymorphy3_dicts_ru",
+    "ruwordnet",
+    "sacrebleu",
+    "scipy",
+)
+
+
+def missing_dependencies() -> list[str]:
+    """The modules of :data:`REQUIRED_MODULES` this Python cannot import (looked up, not imported)."""
+    found = []
+    for name in REQUIRED_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                found.append(name)
+        except (ImportError, ValueError):
+            found.append(name)
+    return found
+
+
+def _dependencies_missing(argv: Sequence[str]) -> bool:
+    """Say, and return True, when this Python lacks the scorer's dependencies: a set-up problem (exit 2),
+    never a traceback halfway through a command."""
+    missing = missing_dependencies()
+    if not missing:
+        return False
+    shown_args = " ".join(argv) or "..."
+    print(
+        f"error: this Python ({sys.executable}) lacks the scorer's dependencies (missing: "
+        f"{', '.join(missing)}). Run the scorer with its own environment: ./run_scoring.sh {shown_args} "
+        f"(it sets up .venv on first use), or .venv/bin/python -m scorer {shown_args} once it exists; "
+        "or install the scorer into this Python with: pip install . (in the repository)",
+        file=sys.stderr,
+    )
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return its exit code. The standard
     streams
     are :class:`~scorer.streams.Forgiving` meanwhile: whatever becomes of them, the code is the outputs'."""
     with forgiving_streams():
+        if _dependencies_missing(sys.argv[1:] if argv is None else argv):
+            return EXIT_USAGE
         return _main(argv)
 
 

@@ -288,6 +288,16 @@ def main() -> int:
         "--sample", type=int, default=1, metavar="K", help="every K-th site only (a quick study)"
     )
     args = parser.parse_args()
+    from importlib.util import find_spec
+
+    missing = [name for name in ("pytest", "hypothesis", "pymorphy3", "numpy") if find_spec(name) is None]
+    if missing:
+        print(
+            f"error: this Python ({sys.executable}) lacks what the tests need (missing: {', '.join(missing)}); "
+            "run ./run_tests.sh once to set up .venv, then .venv/bin/python scripts/mutation.py",
+            file=sys.stderr,
+        )
+        return 2
     everything = [(m, n) for module in MODULES for n, m in enumerate(mutants(module))][:: args.sample]
     if args.deep:
         args.only += [

@@ -48,6 +48,19 @@ def test_lemma_uses_all_parses(matcher):
     assert score("дома", "дом", matcher).score == 1.0
 
 
+def test_an_abbreviation_is_not_expanded(matcher):
+    # pymorphy3 reads «к» as an abbreviation of «как», «т» of «так» and «то», «д» of «далее»: no lemma link
+    assert morphology.lemmas("к") == {"к"} and morphology.lemmas("т") == {"т"}
+    assert "как" in morphology.analyzer().normal_forms("к")  # what the rule leaves out
+    assert score("к", "как", matcher).score == 0.0
+    # «и т. д.» against «и так далее»: «и» alone links (m=1, t=3, r=3): Fmean = (1/3)(1/3) / (1/3) = 1/3
+    s = score("и т. д.", "и так далее", matcher)
+    assert [(m.cand, m.ref, m.stage) for m in s.alignment] == [(0, 0, "exact")]
+    assert s.score == pytest.approx(1 / 3, abs=1e-12)
+    # a word with an abbreviation's parse keeps its own lemma; other words keep every parse's
+    assert score("сша", "США", matcher).score == 1.0 and score("могут", "может", matcher).score == 1.0
+
+
 def test_synonym_stage_uses_ruwordnet(matcher):
     # ЗЕЛЕНЫЙ and НЕДОЗРЕЛЫЙ share synset 900101-A; reached through the lemmas of inflected forms.
     s = score("Зелёные яблоки", "недозрелые яблоки", matcher)
@@ -249,10 +262,14 @@ def test_the_lemma_sets_are_those_of_pymorphy3s_parse_objects():
     reference = pymorphy3.MorphAnalyzer(lang="ru", probability_estimator_cls=None)
     words = tokenise(
         "стали мыла печь пила три косой лук коса ели Ёлки бегущие хрустальный zzz 12 "
-        "пёс спим синее ааааабвг прекраснейшие перевыполнившими кот-то"
+        "пёс спим синее ааааабвг прекраснейшие перевыполнившими кот-то к т е д г сша мвд"
     )
     for word in words:
-        assert morphology.lemmas(word) == frozenset(
-            f.replace("ё", "е") for f in reference.normal_forms(word)
-        ), word
+        # contract section 4: an Abbr parse gives its normal form only when it is the token itself
+        expected = {
+            p.normal_form.replace("ё", "е")
+            for p in reference.parse(word)
+            if p.normal_form.replace("ё", "е") == word or "Abbr" not in p.tag
+        }
+        assert morphology.lemmas(word) == frozenset(expected), word
     assert morphology.lemmas("стали") == {"стать", "сталь"}

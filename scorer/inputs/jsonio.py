@@ -219,13 +219,22 @@ def iter_lines(
 
 
 _DIALOG_ID = re.compile(r'"dialog_id"\s*:\s*("(?:[^"\\\n]|\\.){1,2000}")')
+#: The same in a line written as a Python dict (``str()`` of a dict: single quotes).
+_PYTHON_DIALOG_ID = re.compile(r"'dialog_id'\s*:\s*'([^'\\\n]{1,2000})'")
+
+
+def looks_like_python(text: str) -> bool:
+    """Whether a line that is not JSON looks like a Python dict written with ``str()`` (single quotes)."""
+    return bool(re.match(r"\s*\{\s*'", text))
 
 
 def guess_dialog_id(text: str) -> str | None:
     """The dialog_id of a line that is not valid JSON, when it can still be read off the text."""
     found = _DIALOG_ID.search(text[:10_000])
     if not found:
-        return None
+        single = _PYTHON_DIALOG_ID.search(text[:10_000])
+        value = single.group(1) if single else None
+        return value if value and not _SURROGATE.search(value) else None
     try:
         value = json.loads(found.group(1))
     except ValueError:

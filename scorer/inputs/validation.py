@@ -40,6 +40,7 @@ from .jsonio import (
     iter_lines,
     line_column,
     lines_from,
+    looks_like_python,
     parse_json,
     shorten,
     skip_ws,
@@ -339,10 +340,16 @@ def _parsed_lines(
                 ):
                     log.add(_cut_short(file, number, shorten(guessed) if guessed else None))
                     continue
+                hint = (
+                    "; the line looks like a Python dict written with str(): write each line with "
+                    "json.dumps(...) (double quotes), not str()"
+                    if looks_like_python(text)
+                    else ""
+                )
                 log.add(
                     Issue(
                         file,
-                        exc.message,
+                        exc.message + hint,
                         "bad_json",
                         line=number,
                         column=None if exc.pos is None else exc.pos + 1,
@@ -419,6 +426,7 @@ def _shaped_lines(
             mentioned.add(dialog_id)
 
     any_line = False
+    by_number: dict[str, list[str]] = {}  # known ids by their number, made when first needed
     for number, value, marks_possible in _parsed_lines(
         source, file, log, limits, state, note, progress, step, screen_marks
     ):
@@ -429,12 +437,29 @@ def _shaped_lines(
         if not found:
             yield number, value
             continue
+        meant = _meant(dialog_id, known, by_number)
+        if meant is not None:  # a number for a known id's number: that dialogue is not also "missing"
+            note(meant)
         shown = shorten(dialog_id) if isinstance(dialog_id, str) and dialog_id else None
         for message, code, turn in found:
+            if meant is not None and message.startswith("dialog_id must be a string"):
+                message += f" (write it as the string {json.dumps(meant, ensure_ascii=False)})"
             log.add(Issue(file, message, code, line=number, dialog_id=shown, turn=turn))
     if not any_line and not state.unreadable and not log:
         state.unreadable = True
         log.add(Issue(file, "the file holds no JSON lines", "empty_file"))
+
+
+def _meant(dialog_id: Any, known: dict | None, by_number: dict[str, list[str]]) -> str | None:
+    """The one known dialog_id a number given as a line's dialog_id stands for (``2`` for ``"d-0002"``:
+    the same digits, leading zeros aside), else None; ``by_number`` is filled on first use."""
+    if known is None or isinstance(dialog_id, bool) or not isinstance(dialog_id, int) or dialog_id < 0:
+        return None
+    if not by_number:
+        for k in known:
+            by_number.setdefault(_ZEROS.sub("", "".join(re.findall(r"\d+", k))), []).append(k)
+    found = by_number.get(str(dialog_id), [])
+    return found[0] if len(found) == 1 else None
 
 
 def _missing(file: str, expected: Iterable[str], present: Container[str], log: IssueLog, what: str) -> None:
@@ -967,7 +992,10 @@ def read_ppl_check(
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     try:
-        value = parse_json(data.decode("utf-8-sig"), limits.max_json_depth)
+        text = data.decode("utf-8-sig")
+        if _is_sample_lines(text, limits):
+            return _sample_ppl_check(text, name, dialogues, limits)
+        value = parse_json(text, limits.max_json_depth)
     except (UnicodeDecodeError, JsonError) as exc:
         raise PplCheckInvalid(
             [Issue(name, f"not valid UTF-8 JSON ({shorten(str(exc), 120)})", "bad_json")], name
@@ -1015,6 +1043,61 @@ def read_ppl_check(
                         )
                     )
             found[dialog_id] = [None if p is None else float(p) for p in values]
+    if log:
+        raise PplCheckInvalid(log, name)
+    return found
+
+
+def _is_sample_lines(text: str, limits: Limits) -> bool:
+    """Whether ``text`` is the JSON Lines of ``audit-sample`` (its first line one object with a ``turn``)."""
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    try:
+        value = parse_json(first, limits.max_json_depth)
+    except JsonError:
+        return False
+    return isinstance(value, dict) and "turn" in value
+
+
+def _sample_ppl_check(
+    text: str, name: str, dialogues: Iterable[Dialogue], limits: Limits
+) -> dict[str, list[float | None]]:
+    """``--ppl-check`` given as the JSON Lines ``audit-sample`` wrote, each line's ``ppl`` the recomputed
+    perplexity (``null``: not recomputed): the same values as ``ppl_output.json``'s shape, ``null`` for
+    every turn no line names."""
+    turns = {d.dialog_id: d.n_turns for d in dialogues}
+    log = IssueLog()
+    found: dict[str, list[float | None]] = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            value = parse_json(line, limits.max_json_depth)
+        except JsonError as exc:
+            log.add(Issue(name, exc.message, "bad_json", line=number))
+            continue
+        dialog_id = value.get("dialog_id") if isinstance(value, dict) else None
+        turn = value.get("turn") if isinstance(value, dict) else None
+        if not isinstance(dialog_id, str) or dialog_id not in turns:
+            shown = shorten(json.dumps(dialog_id, ensure_ascii=False))
+            log.add(Issue(name, f"unknown dialog_id {shown}", "unknown_dialog", line=number))
+            continue
+        where = _where(number, dialog_id)
+        if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < turns[dialog_id]:
+            log.add(Issue(name, f"turn must be 0 to {turns[dialog_id] - 1}", "wrong_turn_count", **where))
+            continue
+        p = value.get("ppl")
+        if p is not None and not _good_ppl(p):
+            log.add(
+                Issue(
+                    name, f"ppl {shorten(repr(p))} is not a finite number >= 1 (or null)", "bad_ppl", **where
+                )
+            )
+            continue
+        values = found.setdefault(dialog_id, [None] * turns[dialog_id])
+        if values[turn] is not None:
+            log.add(Issue(name, "a second line for this turn", "duplicate_turn", turn=turn, **where))
+            continue
+        values[turn] = None if p is None else float(p)
     if log:
         raise PplCheckInvalid(log, name)
     return found

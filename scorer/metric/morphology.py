@@ -28,6 +28,10 @@ from typing import Any
 
 #: Longer tokens are their own lemma, unanalysed (no Russian word comes near; time stays linear below).
 MAX_ANALYSED_CHARS = 100
+#: The grammeme of a parse that reads the token as an abbreviation: such a parse gives no other lemma.
+ABBREVIATION = "Abbr"
+#: The lemma rule's version, part of :func:`morphology_id` (the signature and the token cache's key).
+LEMMA_RULE = "abbr-self"
 #: The recursion limit the analysis runs under (pymorphy3 needs one frame or so per prefix).
 ANALYSIS_RECURSION_LIMIT = 4000
 
@@ -44,7 +48,9 @@ def analyse(token: str) -> tuple[frozenset[str], str | None]:
     """(lemma set, None) of ``token``; or ``({token}, why)`` when it was not or could not be analysed.
 
     The lemma set is the ``normal_form`` of every pymorphy3 parse, ``ё`` ->
-    ``е``; ``token`` is expected already normalised (see :mod:`scorer.metric.text`).
+    ``е``, except that a parse tagged ``Abbr`` gives its ``normal_form`` only when it is the token
+    itself (contract section 4: an abbreviation is not expanded, «к» is not «как», «т» not «так»);
+    ``token`` is expected already normalised (see :mod:`scorer.metric.text`).
     """
     if len(token) > MAX_ANALYSED_CHARS:
         return frozenset((token,)), f"longer than {MAX_ANALYSED_CHARS} characters"
@@ -52,8 +58,11 @@ def analyse(token: str) -> tuple[frozenset[str], str | None]:
     try:
         if limit < ANALYSIS_RECURSION_LIMIT:
             sys.setrecursionlimit(ANALYSIS_RECURSION_LIMIT)
-        forms = analyzer().normal_forms(token)
-        found = frozenset(form.replace("ё", "е") for form in forms)
+        found = frozenset(
+            form
+            for _, tag, normal_form, *_ in analyzer().parse(token)
+            if (form := normal_form.replace("ё", "е")) == token or ABBREVIATION not in tag
+        ) or frozenset((token,))
     except RecursionError:
         return frozenset((token,)), "pymorphy3 recursed too deep"
     except Exception as exc:  # noqa: BLE001 - any failure on a word makes it its own lemma
@@ -71,10 +80,10 @@ def lemmas(token: str) -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def morphology_id() -> str:
-    """Versions of pymorphy3 and its Russian dictionary, for the signature."""
+    """Versions of pymorphy3 and its Russian dictionary and of the lemma rule, for the signature."""
     return (
         f"pymorphy3-{installed_version('pymorphy3', 'pymorphy3')}"
-        f"+dicts-ru-{installed_version('pymorphy3_dicts_ru', 'pymorphy3-dicts-ru')}"
+        f"+dicts-ru-{installed_version('pymorphy3_dicts_ru', 'pymorphy3-dicts-ru')}+{LEMMA_RULE}"
     )
 
 

@@ -38,7 +38,7 @@ HOW_TO_GET = (
     "Get RuWordNet with `ruwordnet download` (the ruwordnet package's SQLite file), "
     "or give the location of that file or of a directory of the XML distribution "
     "(synsets.N.xml, synsets.V.xml, synsets.A.xml), or set RUWORDNET_PATH to it; "
-    "or score without the synonym stage."
+    "or score without the synonym stage (synonyms=False in the Python API)."
 )
 
 

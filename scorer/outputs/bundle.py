@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import struct
 import zipfile
 import zlib
@@ -68,6 +69,37 @@ class BundleSource:
     config_bytes: bytes | None
 
 
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN = (
+    r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?"
+)
+#: An image reference as ``docker build -t`` and ``docker pull`` take it (the distribution project's grammar).
+IMAGE_REFERENCE = re.compile(
+    rf"(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?(?:@[a-z0-9]+:[a-fA-F0-9]{{32,}})?"
+)
+
+
+def image_problem(image: str) -> str | None:
+    """Why ``image`` is not a valid image reference (the rule it breaks), or None."""
+    if not image:
+        return "it is empty; give the name of the scorer's image the platform pulls"
+    if len(image) > 255:
+        return "it is longer than 255 characters"
+    if IMAGE_REFERENCE.fullmatch(image):
+        return None
+    path = image.split("@")[0]
+    if ":" in path.rsplit("/", 1)[-1]:
+        path = path[: path.rindex(":")]
+    if path.split("/")[-1] != path.split("/")[-1].lower() or (
+        "/" in path and any(c.isupper() for c in path.split("/", 1)[1])
+    ):
+        return "the repository name must be lowercase (docker.io/your-org/dialogue-scorer:1.0, say)"
+    return (
+        "it is not an image reference: [registry/]name[:tag], the name's parts lowercase letters, digits "
+        "and single separators (. _ __ -), the tag at most 128 of letters, digits, . _ -"
+    )
+
+
 def leaderboard_columns(types: Iterable[str]) -> list[tuple[str, str]]:
     """(key, title) of each leaderboard column: ``integral`` (the ranking column), ``meteor``,
     ``hidden_metric``, then one per dialogue type present, each a top-level number of ``scores.json``."""
@@ -89,7 +121,7 @@ def bundle_files(source: BundleSource, image: str, title: str = DEFAULT_TITLE) -
     files: dict[str, bytes] = {
         COMPETITION_YAML: _competition_yaml(title, image, types).encode("utf-8"),
         "logo.png": logo_png(),
-        "pages/overview.md": _overview(title).encode("utf-8"),
+        "pages/overview.md": _overview(title, image, source.config.participants.turn_details).encode("utf-8"),
         "pages/evaluation.md": _evaluation(source.config, types).encode("utf-8"),
         "pages/data.md": _data(source.config, types, present, turns).encode("utf-8"),
         "pages/terms.md": _TERMS.encode("utf-8"),
@@ -101,7 +133,10 @@ def bundle_files(source: BundleSource, image: str, title: str = DEFAULT_TITLE) -
         f"{REFERENCE_DATA}/{DIALOGUES}": source.dialogues_bytes,
         f"{REFERENCE_DATA}/{ANSWERS}": source.answers_bytes,
         f"{PUBLIC_DATA}/{DIALOGUES}": source.dialogues_bytes,
-        **{f"{STARTING_KIT}/{name}": data for name, data in starting_kit(source.dialogues_bytes).items()},
+        **{
+            f"{STARTING_KIT}/{name}": data
+            for name, data in starting_kit(source.dialogues_bytes, image).items()
+        },
     }
     if source.config_bytes is not None:
         files[f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}"] = source.config_bytes
@@ -193,7 +228,22 @@ leaderboards:
 {columns}"""
 
 
-def _overview(title: str) -> str:
+def _how_to_check(image: str, submission: str) -> str:
+    """How a participant runs ``validate`` locally: in the competition's own image (no install), or with
+    the scorer installed from its source."""
+    return f"""With Docker, in the competition's own scoring image (nothing to install; run it in the
+folder that holds `public_data/` and your upload):
+
+    docker run --rm -v "$PWD:/work" -w /work {image} \\
+        python3 -m scorer validate --data public_data --submission {submission}
+
+Or with the scorer installed in Python 3.11 or newer (ask the organizers for its source, then
+`pip install .` in it):
+
+    python -m scorer validate --data public_data --submission {submission}"""
+
+
+def _overview(title: str, image: str, turn_details: bool) -> str:
     return f"""# {title}
 
 Models hold dialogues that mix text, images and audio, and answer every user turn in Russian.
@@ -214,10 +264,7 @@ The starting kit holds an example of both files.
 
 ## Check your files before you upload
 
-Install the scorer (from its repository: `pip install .` in a checkout) and run, with the
-public data of this competition:
-
-    python -m scorer validate --data public_data --submission my_submission.zip
+{_how_to_check(image, "my_submission.zip")}
 
 It lists every error with its file, line, dialog_id and turn, and says `valid` when the
 upload will be scored. An invalid upload is not scored: the platform shows the same list
@@ -226,9 +273,19 @@ in the scoring log and on the submission's detailed results.
 ## What you see after scoring
 
 The leaderboard shows the integral score, METEOR, the hidden metric and the score of
-each dialogue type. The detailed results page shows the per-type table, the distribution
-of the per-turn scores and the answers that scored lowest, word by word.
+each dialogue type. The detailed results page shows the per-type table with its counts,
+the warnings and the run's signature{_turn_details_sentence(turn_details)} It never shows
+the test set's answers.
 """
+
+
+def _turn_details_sentence(turn_details: bool) -> str:
+    if turn_details:
+        return (
+            ", and each turn's METEOR with your answer's matched words marked (the scoring output's "
+            "`details.csv` holds the same figures)."
+        )
+    return "; it shows no per-turn figure."
 
 
 def _evaluation(config: Config, types: Sequence[str]) -> str:
@@ -294,7 +351,7 @@ _TERMS = """# Terms
 """
 
 
-def starting_kit(dialogues_bytes: bytes) -> dict[str, bytes]:
+def starting_kit(dialogues_bytes: bytes, image: str = "IMAGE") -> dict[str, bytes]:
     """An example upload that ``validate`` accepts, for the dialogues of ``dialogues_bytes`` (a checked
     ``dialogues.jsonl``): each turn answered with its own text parts (a baseline that repeats the question)
     and
@@ -312,9 +369,9 @@ def starting_kit(dialogues_bytes: bytes) -> dict[str, bytes]:
 `{SUBMISSION}` and `{PPL}` are an example upload: every turn answered by repeating the
 user's text (a weak baseline), with made-up perplexities. Replace both with your model's.
 
-Check an upload before you submit it (the scorer's repository: `pip install .`):
+Check an upload before you submit it.
 
-    python -m scorer validate --data public_data --submission starting_kit
+{_how_to_check(image, "starting_kit")}
 
 Then upload the two files, or one `.zip` of them:
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from scorer.errors import IssuesError
 from scorer.inputs.contract import SHORT_TYPES
 from scorer.metric.stages import REGISTRY, stages_line
+from scorer.safe_text import shown
 
 if TYPE_CHECKING:
     from scorer.scoring.aggregate import Summary
@@ -52,6 +53,7 @@ figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 .tok{padding:.1em .25em;margin:0 .1em;border-radius:3px;white-space:nowrap}
 .none{color:#777}
 .legend .tok{margin-right:.6em}
+a.flag{color:#a00;font-size:.85em;text-decoration:none;white-space:nowrap}
 .private{border:2px solid #a00;background:#fdecea;color:#700;padding:.6em 1em;max-width:72em}"""
 
 
@@ -351,7 +353,7 @@ def _ranked_intervals(ranked: tuple[Standing, ...]) -> str:
         [high - i for i, (_, high) in zip(integrals, intervals)],
     ]
     ax.errorbar(integrals, ys, xerr=errors, fmt="o", color="#4477aa", capsize=3)
-    ax.set_yticks(ys, [f"{e.rank}. {e.name}" for e in ranked])
+    ax.set_yticks(ys, [f"{e.rank}. {shown(e.name)}" for e in ranked])
     ax.grid(axis="x", color="#ddd")
     ax.set_xlabel("integral score, with its 95% bootstrap interval")
     ax.set_title("Ranked submissions")
@@ -384,7 +386,7 @@ def _type_dot_panels(ranked: tuple[Standing, ...], types: tuple[str, ...]) -> st
         ax.set_xlabel("score S_j", fontsize=8)
         ax.tick_params(axis="x", labelsize=7, labelrotation=45)
         ax.grid(axis="x", color="#ddd")
-    axes[0][0].set_yticks(ys, [f"{e.rank}. {e.name}" for e in ranked], fontsize=8)
+    axes[0][0].set_yticks(ys, [f"{e.rank}. {shown(e.name)}" for e in ranked], fontsize=8)
     fig.suptitle("Score by dialogue type (each axis zoomed to its own range)", fontsize=10)
     fig.tight_layout()
     return _svg(fig)
@@ -395,7 +397,19 @@ def _number(value: float | None, digits: int = 4) -> str:
     return "" if value is None or value != value else f"{value:.{digits}f}"
 
 
-def _board_row(standing: Standing, types: tuple[str, ...]) -> str:
+def _flag_mark(board: Leaderboard, name: str) -> str:
+    """A flagged entry's marker in the ranking table: its flags, linked to the audit section."""
+    audit = board.audit.get(name)
+    if audit is None or not audit.flags:
+        return ""
+    flags = ", ".join(f.flag for f in audit.flags)
+    return (
+        f' <a class="flag" href="#audit" title="perplexity audit: {html.escape(flags)}">'
+        f"\u26a0 {html.escape(flags)}</a>"
+    )
+
+
+def _board_row(standing: Standing, types: tuple[str, ...], board: Leaderboard) -> str:
     row = standing.values()
     name = html.escape(row["submission"])
     if standing.result is None:
@@ -407,7 +421,9 @@ def _board_row(standing: Standing, types: tuple[str, ...]) -> str:
         )
     # the folder's bytes (leaderboard.folder_name), percent-encoded: "a#b?c" opens its own page
     href = urllib.parse.quote(standing.name.encode("utf-8"), safe="")
-    link = f'<a href="submissions/{html.escape(href)}/report.html">{name}</a>'
+    link = (
+        f'<a href="submissions/{html.escape(href)}/report.html">{name}</a>{_flag_mark(board, standing.name)}'
+    )
     cells = "".join(f"<td>{_number(row[t])}</td>" for t in types)
     return (
         f'<tr><td>{row["rank"]}</td><td class="name">{link}</td><td>{row["integral"]:.6f}</td>'
@@ -441,8 +457,9 @@ def leaderboard_report(board: Leaderboard) -> str:
         '<div class="scroll"><table class="board"><tr><th>rank</th><th '
         'class="name">submission</th><th>integral</th><th>95% interval</th>'
         f"<th>METEOR</th><th>hidden metric</th>{heads}<th>p vs above</th></tr>"
-        f"{''.join(_board_row(e, types) for e in board.entries)}</table></div>"
-        f"<p><small>Per-type columns: the score S_j; {legend}.</small></p>{skipped}{charts}"
+        f"{''.join(_board_row(e, types, board) for e in board.entries)}</table></div>"
+        f"{f'<p><small>Per-type columns: the score S_j; {legend}.</small></p>' if legend else ''}"
+        f"{skipped}{charts}"
         f"{_audit_section(board)}{_signature(board.signature)}"
     )
     return _page("Leaderboard", body)
@@ -462,7 +479,8 @@ def _audit_section(board: Leaderboard) -> str:
     for box, bad in zip(parts["boxes"], flagged):
         box.set(facecolor="#f4c7c3" if bad else "#cfe0f3", edgecolor="#a00" if bad else "#4477aa")
     ax.set_yticks(
-        range(1, len(ranked) + 1), [("\u26a0 " if bad else "") + e.name for e, bad in zip(ranked, flagged)]
+        range(1, len(ranked) + 1),
+        [("\u26a0 " if bad else "") + shown(e.name) for e, bad in zip(ranked, flagged)],
     )
     ax.invert_yaxis()
     ax.grid(axis="x", color="#ddd")

@@ -217,20 +217,21 @@ SHOWN_PER_KIND = 3
 def issue_lines(
     issues: Iterable[Issue], more: int = 0, notes: Iterable[str] = (), every: bool = False
 ) -> str:
-    """The errors for the terminal: the first :data:`SHOWN_PER_KIND` of each kind (code), each further one
-    counted under its kind (with ``every``, each one listed); ``more`` errors found beyond the listed ones;
-    then ``notes``."""
+    """The errors for the terminal: the first :data:`SHOWN_PER_KIND` of each repeated error (the same code
+    and message at other places), each further repeat counted (with ``every``, each one listed); distinct
+    errors are always listed; ``more`` errors found beyond the listed ones; then ``notes``."""
     shown: list[str] = []
-    hidden: dict[str, int] = {}
-    seen: dict[str, int] = {}
+    hidden: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, str], int] = {}
     for issue in issues:
-        seen[issue.code] = seen.get(issue.code, 0) + 1
-        if every or seen[issue.code] <= SHOWN_PER_KIND:
+        kind = (issue.code, issue.message)
+        seen[kind] = seen.get(kind, 0) + 1
+        if every or seen[kind] <= SHOWN_PER_KIND:
             shown.append(f"  - {issue}")
         else:
-            hidden[issue.code] = hidden.get(issue.code, 0) + 1
+            hidden[kind] = hidden.get(kind, 0) + 1
     text = "\n".join(shown)
-    for code, count in hidden.items():
+    for (code, _), count in hidden.items():
         text += f"\n  ... and {count} more like this ({code})"
     if more:
         text += f"\n  ... and {more} more error(s)"

@@ -151,6 +151,15 @@ class Leaderboard:
         """The audit of every scored entry, one row each (:func:`scorer.scoring.audit.audit_frame`)."""
         return audit_frame(self.audit)
 
+    def __repr__(self) -> str:
+        ranked = self.ranked
+        top = ", ".join(f"{e.rank}. {e.name} {e.scored().summary.integral:.4f}" for e in ranked[:3])
+        flagged = sum(1 for a in self.audit.values() if a.flags)
+        return (
+            f"<Leaderboard: {len(ranked)} ranked, {len(self.entries) - len(ranked)} invalid or failed, "
+            f"{flagged} flagged; {top}{', ...' if len(ranked) > 3 else ''}; {self.signature}>"
+        )
+
     @property
     def ranked(self) -> tuple[Standing, ...]:
         """The valid entries, by rank."""
