@@ -252,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--ppl-check",
         metavar="FILE",
         help="perplexities the organizer recomputed for some turns "
-        "(ppl_output.json's shape, null where not recomputed; or the JSONL of audit-sample with each ppl filled in): audit.json compares them",
+        "(ppl_output.json's shape, null where not recomputed; or the JSONL of audit-sample with each "
+        "ppl filled in): audit.json compares them",
     )
 
     lb = sub.add_parser(
