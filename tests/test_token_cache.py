@@ -123,7 +123,7 @@ def test_the_morphology_versions_are_those_installed():
 
     assert (
         morphology.morphology_id()
-        == f"pymorphy3-{version('pymorphy3')}+dicts-ru-{version('pymorphy3-dicts-ru')}"
+        == f"pymorphy3-{version('pymorphy3')}+dicts-ru-{version('pymorphy3-dicts-ru')}+abbr-self"
     )
     assert morphology.installed_version("pymorphy3_dicts_ru", "pymorphy3-dicts-ru") == version(
         "pymorphy3-dicts-ru"
