@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from scorer.defaults import default, default_toml
 from scorer.errors import ConfigError
 from scorer.metric.hidden_metric import METHODS
 from scorer.metric.meteor import MeteorParams
@@ -21,9 +22,9 @@ from .contract import CONFIG_IN_REFERENCE, DIALOGUE_TYPES
 
 @dataclass(frozen=True)
 class Limits:
-    max_file_mib: int = 256
-    max_answer_chars: int = 20000
-    max_json_depth: int = 64
+    max_file_mib: int = default("limits", "max_file_mib")
+    max_answer_chars: int = default("limits", "max_answer_chars")
+    max_json_depth: int = default("limits", "max_json_depth")
 
     @property
     def max_file_bytes(self) -> int:
@@ -34,12 +35,12 @@ class Limits:
 class AuditSettings:
     """The perplexity audit's thresholds (``[audit]``, contract sections 7 and 9)."""
 
-    max_share_at_one: float = 0.01
-    min_distinct_share: float = 0.01
-    check_tolerance: float = 0.01
-    min_share_within: float = 0.95
-    same_share: float = 0.95
-    outlier_mads: float = 5.0
+    max_share_at_one: float = default("audit", "max_share_at_one")
+    min_distinct_share: float = default("audit", "min_distinct_share")
+    check_tolerance: float = default("audit", "check_tolerance")
+    min_share_within: float = default("audit", "min_share_within")
+    same_share: float = default("audit", "same_share")
+    outlier_mads: float = default("audit", "outlier_mads")
 
     @property
     def is_private(self) -> bool:
@@ -51,7 +52,7 @@ class AuditSettings:
 class ParticipantSettings:
     """What participants see (``[participants]``, contract sections 6 and 7)."""
 
-    turn_details: bool = False
+    turn_details: bool = default("participants", "turn_details")
 
 
 #: Each ``[audit]`` key's bounds: shares in [0, 1], the tolerance and the MADs at least 0.
@@ -105,14 +106,6 @@ def config_for(reference_dir: str | Path | None, explicit: str | Path | None = N
 @lru_cache(maxsize=1)
 def _default_hidden_settings() -> dict[str, Any]:
     return load_config().hidden_settings
-
-
-#: The package's default configuration (beside the package's modules, as installed).
-_DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "default_config.toml"
-
-
-def default_toml() -> dict[str, Any]:
-    return tomllib.loads(_DEFAULT_CONFIG.read_text("utf-8"))
 
 
 def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> Config:

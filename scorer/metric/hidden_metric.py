@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 
+from scorer.defaults import default
+
 
 @dataclass(frozen=True)
 class HiddenMetric:
@@ -41,16 +43,16 @@ def _check_log(params: Mapping[str, float]) -> str | None:
 
 
 register(HiddenMetric("inverse", {}, _inverse))
-register(HiddenMetric("log", {"p_max": 1000.0}, _log, _check_log))
+register(HiddenMetric("log", {"p_max": float(default("hidden_metric", "p_max"))}, _log, _check_log))
 
 
-def hidden_metric(p: float, method: str = "inverse", **params: float) -> float:
+def hidden_metric(p: float, method: str = default("hidden_metric", "method"), **params: float) -> float:
     """HM of perplexity ``p`` by the named method; missing parameters take their defaults."""
     return hidden_metric_of(method, params)(p)
 
 
 def hidden_metric_of(
-    method: str = "inverse", params: Mapping[str, float] | None = None
+    method: str = default("hidden_metric", "method"), params: Mapping[str, float] | None = None
 ) -> Callable[[float], float]:
     """:func:`hidden_metric` with the method and its parameters resolved once: a function of ``p``."""
     spec = METHODS[method]

@@ -19,6 +19,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from scorer.defaults import default
 from scorer.errors import ConfigError
 from scorer.metric.engine.accelerator import Engine, active, shared_engine
 from scorer.metric.engine.accelerator import engine as choose_engine
@@ -28,21 +29,19 @@ from scorer.metric.engine.links import KeyFunction
 from .key_table_cache import load_table, save_table
 from .matcher import Matcher
 from .morphology import morphology_id
-from .stages import STAGE_NAMES, needs_morphology, needs_thesaurus, stage_plan, without_thesaurus
+from .stages import needs_morphology, needs_thesaurus, stage_plan, without_thesaurus
 from .text import TOKENISER_ID, tokenise
 from .thesaurus import Thesaurus, load_thesaurus, resolve_location
-
-STAGES = STAGE_NAMES
 
 
 @dataclass(frozen=True)
 class MeteorParams:
     """Every setting of the metric that changes a number."""
 
-    alpha: float = 0.9
-    beta: float = 3.0
-    gamma: float = 0.0
-    stages: tuple[str, ...] = STAGES
+    alpha: float = default("meteor", "alpha")
+    beta: float = default("meteor", "beta")
+    gamma: float = default("meteor", "gamma")
+    stages: tuple[str, ...] = default("meteor", "stages")
     budget: int = NODE_BUDGET  # search nodes per pair for rules 2-5 (used only with gamma > 0)
 
 
