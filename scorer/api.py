@@ -32,6 +32,7 @@ from scorer.inputs.validation import (
     read_ppl_check,
     read_references,
 )
+from scorer.metric import key_table_cache
 from scorer.metric.hidden_metric import hidden_metric_of
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, params_without_synonyms
@@ -50,7 +51,8 @@ from scorer.scoring.leaderboard_result import Entry, Leaderboard
 from scorer.scoring.result import ScoreResult
 from scorer.scoring.signature import signature
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-from scorer.scoring.turns import WorkerPool, score_turns
+from scorer.scoring.turns import score_turns
+from scorer.workers import WorkerPool
 
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, ThesaurusError, UsageError
 from .progress import AGGREGATING, EXPLAINING, READING, SAVING, SCORING, Progress
@@ -347,7 +349,7 @@ def score_validated(
     submission's ``name``, its lowest-scoring turns, aligned, and its audit; for a participant
     (``audience``), no reference text: no lowest turns, no warning about a reference's word, and with
     ``turn_details`` each answer with its matched words marked. Raises
-    :class:`~scorer.scoring.turns.WorkerDied` (exit 2) when a worker process dies.
+    :class:`~scorer.workers.WorkerDied` (exit 2) when a worker process dies.
     """
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
@@ -358,12 +360,12 @@ def score_validated(
     if report:
         report(0)
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
-    metric.load_token_table()
+    key_table_cache.restore(metric)
     scored = score_turns(answers, variant_tokens, metric, jobs, report)
     # the persistent caches keep the reference data's words only: an upload's own never make a later run
     # heavier (contract section 3)
     vocabulary = reference_vocabulary(variant_tokens)
-    metric.save_token_table(vocabulary)
+    key_table_cache.keep(metric, vocabulary)
     # aggregating: every turn's record, then the summary (counted in turns: the step ends at the turn count);
     # then the lowest turns explained, then what the run learnt kept in the cache, each a step of its own
     total = len(keys)

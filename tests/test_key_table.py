@@ -106,12 +106,12 @@ def test_a_warm_metric_interns_no_token_it_has_met(rwn, tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     cand, refs = ["кот", "лечит", "кошку", "дома"], [["кошка", "лечит"], ["мчаться", "домой"]]
     first = metric(rwn)
-    first.load_token_table()
+    key_table_cache.restore(first)
     expected = first.best_variant(cand, refs)
-    first.save_token_table()
+    key_table_cache.keep(first)
     first.matcher.save()
     second = metric(rwn)
-    second.load_token_table()
+    key_table_cache.restore(second)
     fast = second.engine.fast_counts(second.matcher.key_functions(second.params.stages))
     assert fast.restored == len(set(cand) | {t for r in refs for t in r})
     monkeypatch.setattr(fast, "_intern", lambda token: pytest.fail(f"{token!r} interned again"))
@@ -119,7 +119,7 @@ def test_a_warm_metric_interns_no_token_it_has_met(rwn, tmp_path, monkeypatch):
     assert not second.engine.table_grew(second.matcher.key_functions(second.params.stages))
     monkeypatch.setattr(key_table_cache, "save_table", lambda *a: pytest.fail("nothing new was written"))
     monkeypatch.setattr("scorer.metric.meteor.save_table", lambda *a: pytest.fail("nothing new was written"))
-    second.save_token_table()
+    key_table_cache.keep(second)
     monkeypatch.undo()
     assert second.best_variant(["кот", "новый"], refs)[0] == 0 and second.engine.table_grew(
         second.matcher.key_functions(second.params.stages)
@@ -137,7 +137,7 @@ def test_the_table_is_written_with_the_workers_tokens_and_without_unanalysed_wor
         {"lemma": {"дом": frozenset({"дом"})}, "synonym": {"дом": frozenset()}}, {}
     )  # a worker's
     m.matcher.unanalysed["спит"] = "made up for the test"
-    m.save_token_table()
+    key_table_cache.keep(m)
     path = m.matcher.table_file(m.params.stages)
     stored = key_table_cache.load_table(path)
     assert stored is not None and sorted(stored.tokens) == ["дом", "кот", "кошка"]

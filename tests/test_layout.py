@@ -11,7 +11,7 @@ PACKAGE = Path(scorer.__file__).resolve().parent
 #: Layers from the bottom up; a module may import from its own layer or one below.
 LAYERS = [
     ("scorer.safe_text", "scorer.defaults"),
-    ("scorer.errors", "scorer.progress"),
+    ("scorer.errors", "scorer.progress", "scorer.workers"),
     ("scorer.metric.engine",),
     ("scorer.metric",),
     ("scorer.version",),

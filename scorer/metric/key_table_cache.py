@@ -8,10 +8,12 @@ that meets them says so. Past :data:`MAX_TOKENS` tokens, the table is not writte
 from __future__ import annotations
 
 from array import array
+from collections.abc import Container
 from pathlib import Path
 
 from .cache import Store
 from .engine.accelerator import StoredTable
+from .meteor import MeteorRu
 
 MAX_TOKENS = 1_000_000
 
@@ -55,3 +57,44 @@ def save_table(path: Path, table: StoredTable) -> bool:
             keys=[table.keys[old] for old in used], data=array("i", [new[k] for k in ids]).tobytes()
         )
     return len(table.tokens) <= MAX_TOKENS and STORE.save(path, tuple(table))
+
+
+def restore(metric: MeteorRu) -> None:
+    """Give ``metric``'s engine the token table kept by earlier runs with its stages, when its matcher keeps
+    its keys across runs (a speed-up, never a change of number)."""
+    path = metric.matcher.table_file(metric.params.stages)
+    stored = load_table(path) if path is not None else None
+    if stored is not None:
+        metric.engine.restore_table(metric.matcher.key_functions(metric.params.stages), stored)
+
+
+def keep(metric: MeteorRu, vocabulary: Container[str] | None = None) -> None:
+    """Keep ``metric``'s engine's token table for later runs when it grew, with the tokens whose keys were
+    computed on workers and without those the morphology could not analyse; with ``vocabulary`` (the
+    reference data's words), without any token not in it (:meth:`~scorer.metric.matcher.Matcher.save`)."""
+    path = metric.matcher.table_file(metric.params.stages)
+    if path is None:
+        return
+    unanalysed = dict(metric.matcher.unanalysed)
+    skip: Container[str] = unanalysed if vocabulary is None else _Outside(vocabulary, unanalysed)
+    keys = metric.matcher.key_functions(metric.params.stages)
+    more = sorted(
+        t
+        for t in set().union(*(memo.added for memo in metric.matcher.memos.values()))
+        if vocabulary is None or t in vocabulary
+    )
+    if not more and not metric.engine.table_grew(keys):
+        return  # nothing new to keep
+    table = metric.engine.table_to_store(keys, skip, more)
+    if table is not None:
+        save_table(path, table)
+
+
+class _Outside:
+    """The tokens a table leaves out: those not in ``keep``, and those in ``skip``."""
+
+    def __init__(self, keep: Container[str], skip: Container[str]):
+        self.keep, self.skip = keep, skip
+
+    def __contains__(self, token: object) -> bool:
+        return token not in self.keep or token in self.skip

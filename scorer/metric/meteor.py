@@ -15,7 +15,7 @@ its chunks or when asked for (``explain``, reports).
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -26,7 +26,6 @@ from scorer.metric.engine.accelerator import engine as choose_engine
 from scorer.metric.engine.alignment import NODE_BUDGET
 from scorer.metric.engine.links import KeyFunction
 
-from .key_table_cache import load_table, save_table
 from .matcher import Matcher
 from .morphology import morphology_id
 from .stages import needs_morphology, needs_thesaurus, stage_plan, without_thesaurus
@@ -43,6 +42,11 @@ class MeteorParams:
     gamma: float = default("meteor", "gamma")
     stages: tuple[str, ...] = default("meteor", "stages")
     budget: int = NODE_BUDGET  # search nodes per pair for rules 2-5 (used only with gamma > 0)
+
+    @property
+    def needs_alignment(self) -> bool:
+        """Whether a score needs the alignment of rules 2-5 (its chunks): only with the penalty on."""
+        return self.gamma > 0
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ def score_from_counts(
         )
     precision, recall = m / t, m / r
     fmean = _fmean(precision, recall, params.alpha)
-    if not params.gamma:
+    if not params.needs_alignment:
         penalty = 0.0
     elif chunks is None:
         raise ValueError("the fragmentation penalty needs the chunk count")
@@ -147,8 +151,8 @@ def _score_pair(
     """:func:`meteor_tokens` with the stages' key functions looked up (once per candidate, not per pair)."""
     t, r = len(cand), len(ref)
     if not t or not r:
-        return score_from_counts(0, 0 if (with_alignment or params.gamma) else None, t, r, params)
-    if params.gamma == 0 and not with_alignment:
+        return score_from_counts(0, 0 if (with_alignment or params.needs_alignment) else None, t, r, params)
+    if not params.needs_alignment and not with_alignment:
         counts = engine.variant_counts(cand, [ref], keys)[0]
         return score_from_counts(sum(counts or ()), None, t, r, params)
     found = engine.align(cand, ref, keys, params.budget)
@@ -173,7 +177,7 @@ def best_variant(
     """
     engine = engine or shared_engine(active())
     keys = matcher.key_functions(params.stages)
-    if params.gamma == 0 and not with_alignment and cand:
+    if not params.needs_alignment and not with_alignment and cand:
         return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys), params)
     # With the penalty, a variant's score is its F-mean times (1 - penalty), penalty >= 0: the F-mean,
     # read off rule 1's counts (cheap), bounds it. Variants are aligned from the highest bound down, and
@@ -216,7 +220,7 @@ def best_variants(
     """:func:`best_variant` of each ``cands[k]`` against ``variants[k]``: without the penalty the engine
     counts every turn in one call."""
     engine = engine or shared_engine(active())
-    if params.gamma:
+    if params.needs_alignment:
         return [best_variant(c, v, matcher, params, engine=engine) for c, v in zip(cands, variants)]
     keys = matcher.key_functions(params.stages)
     turns = [k for k, c in enumerate(cands) if c]
@@ -327,37 +331,6 @@ class MeteorRu:
             references = [references]
         return self.sentence(candidate, references)[1].score
 
-    def load_token_table(self) -> None:
-        """Give the engine the token table kept by earlier runs with these stages, when the matcher keeps
-        its keys across runs (:mod:`scorer.metric.key_table_cache`; a speed-up, never a change of number)."""
-        path = self.matcher.table_file(self.params.stages)
-        stored = load_table(path) if path is not None else None
-        if stored is not None:
-            self.engine.restore_table(self.matcher.key_functions(self.params.stages), stored)
-
-    def save_token_table(self, keep: Container[str] | None = None) -> None:
-        """Keep the engine's token table for later runs when it grew, with the tokens whose keys were
-        computed on workers and without those the morphology could not analyse; with ``keep`` (the
-        reference data's vocabulary), without any token not in it (:meth:`Matcher.save`)."""
-        path = self.matcher.table_file(self.params.stages)
-        if path is None:
-            return
-        unanalysed = dict(self.matcher.unanalysed)
-        skip: Container[str] = unanalysed if keep is None else _Outside(keep, unanalysed)
-        keys, more = (
-            self.matcher.key_functions(self.params.stages),
-            sorted(
-                t
-                for t in set().union(*(memo.added for memo in self.matcher.memos.values()))
-                if keep is None or t in keep
-            ),
-        )
-        if not more and not self.engine.table_grew(keys):
-            return  # nothing new to keep
-        table = self.engine.table_to_store(keys, skip, more)
-        if table is not None:
-            save_table(path, table)
-
     def signature_fields(self) -> list[tuple[str, str]]:
         """``key:value`` fields pinning everything of the metric that changes a number."""
         p = self.params
@@ -365,7 +338,7 @@ class MeteorRu:
             ("metric", "meteor_ru"),
             ("tok", TOKENISER_ID),
             ("stages", "+".join(p.stages)),
-            ("align", f"rules1-5-bnb{p.budget}" if p.gamma else "rule1-count"),
+            ("align", f"rules1-5-bnb{p.budget}" if p.needs_alignment else "rule1-count"),
             ("alpha", repr(float(p.alpha))),
             ("beta", repr(float(p.beta))),
             ("gamma", repr(float(p.gamma))),
@@ -373,16 +346,6 @@ class MeteorRu:
             ("rwn", self.thesaurus_id or "none"),
             ("morph", morphology_id() if needs_morphology(p.stages) else "none"),
         ]
-
-
-class _Outside:
-    """The tokens a table leaves out: those not in ``keep``, and those in ``skip``."""
-
-    def __init__(self, keep: Container[str], skip: Container[str]):
-        self.keep, self.skip = keep, skip
-
-    def __contains__(self, token: object) -> bool:
-        return token not in self.keep or token in self.skip
 
 
 _LOADED: dict[str, Thesaurus] = {}

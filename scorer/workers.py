@@ -1,0 +1,233 @@
+"""The one process model (contract section 3): a pool of forked worker processes, for scoring turns and
+building the thesaurus index alike.
+
+* Workers are started with SIGINT and SIGTERM held and set their own handlers before taking them: SIGINT
+  is the parent's to handle (ignored), SIGTERM ends a worker at once, so a signal to the whole process
+  group never runs the parent's handler in a worker.
+* On Linux each worker asks the kernel to kill it when the run's process ends, however it ends.
+* A worker that dies (SIGKILL, the out-of-memory killer) ends the run with :class:`WorkerDied` (exit 2)
+  naming it, never a hang; leaving the pool stops and reaps every worker.
+
+A worker is given one payload when it starts (by fork: nothing is copied): :func:`given` returns it there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from scorer.errors import EXIT_USAGE, ScorerError
+
+
+class WorkerDied(ScorerError):
+    """A worker process ended without answering (killed by the kernel's out-of-memory killer, say)."""
+
+    exit_code = EXIT_USAGE
+    kind = "worker_died"
+
+
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
+class WorkerPool:
+    """The one pool of worker processes (``concurrent.futures`` on ``fork``), given ``payload`` by its
+    initializer's argument (:func:`given` in a worker), ``on_start(payload)`` run in each worker first.
+
+    * Workers are started with SIGINT and SIGTERM held, and set their own handlers before taking them:
+      SIGINT is the parent's to handle (ignored), SIGTERM ends a worker at once (the default action), so a
+      signal to the whole process group never runs the parent's handler in a worker.
+    * A worker that dies (SIGKILL, the out-of-memory killer) breaks the pool: :meth:`results` raises
+      :class:`WorkerDied` naming it, within the time the pool takes to notice (well under a second). It is
+      watched from here too (:meth:`_result`): a worker killed while it was sending a result leaves the
+      pool's own manager thread waiting for the rest of that message for ever.
+    * Leaving the ``with`` block, normally or by an exception (SIGINT, SIGTERM), stops every worker that is
+      still there and waits for it (:func:`_wind_up`).
+    """
+
+    def __init__(self, workers: int, payload: Any = None, on_start: Callable[[Any], None] | None = None):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.executor: ProcessPoolExecutor | None = None
+        self.processes: dict[int, Any] = {}
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            try:
+                self.executor = ProcessPoolExecutor(
+                    workers,
+                    mp_context=multiprocessing.get_context("fork"),
+                    initializer=_start_worker,
+                    initargs=(payload, on_start, held, os.getpid()),
+                )
+                self.executor.submit(int)  # forks every worker now, while the signals are held
+                self.processes = dict(getattr(self.executor, "_processes", None) or {})
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held meanwhile is handled here
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def settle(self, future: Future) -> None:
+        """Wait for ``future``, whatever comes of it: for work whose failure changes nothing (the caller does
+        it again, and reports what goes wrong, in its own place)."""
+        try:
+            self._result(future)
+        except Exception:  # noqa: BLE001 - a failed or broken helper only costs the time it saved
+            pass
+
+    def submit_all(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Future]:
+        if self.executor is None:
+            raise RuntimeError("the pool is closed")
+        return [self.executor.submit(fn, item) for item in items]
+
+    def results(self, futures: Sequence[Future]) -> Iterator[Any]:
+        """Each future's result, in order; :class:`WorkerDied` when a worker died."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        for future in futures:
+            try:
+                yield self._result(future)
+            except BrokenProcessPool:
+                raise self._died() from None
+
+    def check(self) -> None:
+        """:class:`WorkerDied` when a worker is gone (for this process to call between its own pieces)."""
+        if any(p.exitcode is not None for p in self.processes.values()):
+            raise self._died()
+
+    def _died(self) -> WorkerDied:
+        return WorkerDied(
+            f"a worker process died ({self._deaths()}); the run was stopped. If the system "
+            "ran out of memory, give fewer --jobs or more memory"
+        )
+
+    def _result(self, future: Future) -> Any:
+        """``future``'s result; BrokenProcessPool as soon as a worker is gone, whether or not the pool's
+        manager thread noticed."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        while True:
+            try:
+                return future.result(timeout=0.1)
+            except TimeoutError:
+                if any(p.exitcode is not None for p in self.processes.values()):
+                    raise BrokenProcessPool("a worker process ended") from None
+
+    def _deaths(self) -> str:
+        """How the workers that are gone ended (the pool stops the others by SIGTERM once one died: a worker
+        that ended otherwise is named first)."""
+        deadline = time.monotonic() + 2.0
+        while any(p.exitcode is None for p in self.processes.values()) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the pool is reaping them: their exit codes are known within moments
+        ended = sorted(
+            (
+                (p.exitcode == -signal.SIGTERM, pid, _ending(p.exitcode))
+                for pid, p in self.processes.items()
+                if p.exitcode not in (None, 0)
+            )
+        )
+        return ", ".join(f"pid {pid}: {how}" for _, pid, how in ended) or "killed"
+
+    def close(self) -> None:
+        """Stop the workers that are still there and wait for them (idempotent)."""
+        executor = self.executor
+        if executor is None:
+            return
+        self.executor = None
+        for process in self.processes.values():
+            if process.exitcode is None:
+                process.kill()
+        thread = getattr(executor, "_executor_manager_thread", None)  # shutdown(wait=False) forgets both
+        writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+        executor.shutdown(wait=False, cancel_futures=True)
+        _wind_up(thread, writer)
+
+
+def _wind_up(thread: Any, writer: Any) -> None:
+    """Wait for the pool's manager thread to end, its workers all killed. A worker killed while it was
+    writing a result to the pool's result pipe leaves a message cut short there, which the manager thread
+    (CPython's ``ProcessPoolExecutor``) waits to read to its end for ever, and the interpreter's exit waits
+    for that thread. No worker is left to write, so bytes written into the pipe from here end that read:
+    the message does not unpickle, and the thread winds the pool up as broken. ``thread`` and ``writer``:
+    the pool's manager thread and its result pipe's writing end (None where this Python has none)."""
+    if thread is None:
+        return
+    thread.join(0.05)
+    if thread.is_alive() and writer is not None:
+        os.set_blocking(writer.fileno(), False)
+    while thread.is_alive():
+        if writer is not None:
+            try:
+                os.write(writer.fileno(), bytes(4096))
+            except OSError:  # the pipe is full (the thread is not reading) or closed
+                pass
+        thread.join(0.05)
+
+
+def _ending(exitcode: int | None) -> str:
+    """How a worker ended, from its exit code (negative: the signal that killed it)."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit code {exitcode}"
+
+
+def can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+#: The payload this worker process was given by :func:`_start_worker` (set in workers only).
+_given: Any = None
+
+
+def given() -> Any:
+    """In a worker: the pool's payload."""
+    return _given
+
+
+def _start_worker(
+    payload: Any, on_start: Callable[[Any], None] | None, held: set[int | signal.Signals], run: int
+) -> None:
+    """A worker's start: tied to the run's process ``run`` (:func:`_end_with`); its signal handlers set while
+    SIGINT and SIGTERM are still held (it was forked with them held), then the parent's mask back; the
+    payload kept, and ``on_start(payload)`` run."""
+    global _given
+    _end_with(run)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    _given = payload
+    if on_start is not None:
+        on_start(payload)
+
+
+def _end_with(run: int) -> None:
+    """On Linux, have the kernel kill this worker when the run's process ``run`` ends, however it ends: a run
+    killed by SIGKILL (or the out-of-memory killer) would otherwise leave its workers behind, each blocked for
+    ever writing a result into a pipe that only it still holds open. Elsewhere, nothing."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux: no such call
+        return
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != run:  # the run ended before the call above: nobody is left to kill this worker
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
