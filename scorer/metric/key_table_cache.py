@@ -10,9 +10,13 @@ from __future__ import annotations
 from array import array
 from collections.abc import Container
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cache import Store
 from .engine.accelerator import StoredTable
+
+if TYPE_CHECKING:
+    from .meteor import MeteorRu
 from .meteor import MeteorRu
 
 MAX_TOKENS = 1_000_000
