@@ -118,7 +118,6 @@ def test_a_warm_metric_interns_no_token_it_has_met(rwn, tmp_path, monkeypatch):
     assert second.best_variant(cand, refs) == expected
     assert not second.engine.table_grew(second.matcher.key_functions(second.params.stages))
     monkeypatch.setattr(key_table_cache, "save_table", lambda *a: pytest.fail("nothing new was written"))
-    monkeypatch.setattr("scorer.metric.meteor.save_table", lambda *a: pytest.fail("nothing new was written"))
     key_table_cache.keep(second)
     monkeypatch.undo()
     assert second.best_variant(["кот", "новый"], refs)[0] == 0 and second.engine.table_grew(
@@ -138,7 +137,7 @@ def test_the_table_is_written_with_the_workers_tokens_and_without_unanalysed_wor
     )  # a worker's
     m.matcher.unanalysed["спит"] = "made up for the test"
     key_table_cache.keep(m)
-    path = m.matcher.table_file(m.params.stages)
+    path = key_table_cache.table_file(m)
     stored = key_table_cache.load_table(path)
     assert stored is not None and sorted(stored.tokens) == ["дом", "кот", "кошка"]
 

@@ -17,7 +17,6 @@ from .engine.accelerator import StoredTable
 
 if TYPE_CHECKING:
     from .meteor import MeteorRu
-from .meteor import MeteorRu
 
 MAX_TOKENS = 1_000_000
 
@@ -36,6 +35,13 @@ def _well_formed(table: object) -> bool:
 
 
 STORE = Store("keys", 2, 256 << 20, _well_formed)
+
+
+def table_file(metric: MeteorRu) -> Path | None:
+    """Where ``metric``'s token table is kept, beside its matcher's token cache; None when the matcher keeps
+    nothing across runs."""
+    cache = metric.matcher.cache_file
+    return table_path(cache, metric.params.stages) if cache is not None else None
 
 
 def table_path(token_cache: Path, stages: tuple[str, ...]) -> Path:
@@ -66,7 +72,7 @@ def save_table(path: Path, table: StoredTable) -> bool:
 def restore(metric: MeteorRu) -> None:
     """Give ``metric``'s engine the token table kept by earlier runs with its stages, when its matcher keeps
     its keys across runs (a speed-up, never a change of number)."""
-    path = metric.matcher.table_file(metric.params.stages)
+    path = table_file(metric)
     stored = load_table(path) if path is not None else None
     if stored is not None:
         metric.engine.restore_table(metric.matcher.key_functions(metric.params.stages), stored)
@@ -76,7 +82,7 @@ def keep(metric: MeteorRu, vocabulary: Container[str] | None = None) -> None:
     """Keep ``metric``'s engine's token table for later runs when it grew, with the tokens whose keys were
     computed on workers and without those the morphology could not analyse; with ``vocabulary`` (the
     reference data's words), without any token not in it (:meth:`~scorer.metric.matcher.Matcher.save`)."""
-    path = metric.matcher.table_file(metric.params.stages)
+    path = table_file(metric)
     if path is None:
         return
     unanalysed = dict(metric.matcher.unanalysed)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Iterable
 from pathlib import Path
 
-from . import key_table_cache, morphology, token_cache
+from . import morphology, token_cache
 from .stages import KeyFunction, needs_morphology, stage_plan
 from .thesaurus import Thesaurus
 
@@ -65,10 +65,10 @@ class Matcher:
     def synsets(self) -> _Memo:
         return self.memos["synonym"]
 
-    def table_file(self, stages: tuple[str, ...]) -> Path | None:
-        """Where the compiled engine's token table for ``stages`` is kept beside the token cache; None when
-        this matcher keeps nothing across runs."""
-        return key_table_cache.table_path(self._cache_file, stages) if self._cache_file is not None else None
+    @property
+    def cache_file(self) -> Path | None:
+        """The token cache file this matcher reads and adds to; None when it keeps nothing across runs."""
+        return self._cache_file
 
     def prepare(self, stages: tuple[str, ...]) -> None:
         """Load now what computing keys at ``stages`` needs (the morphology's analyser, 0.06-0.1 s), so that
