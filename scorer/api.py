@@ -33,7 +33,6 @@ from scorer.inputs.validation import (
     read_references,
 )
 from scorer.metric import key_table_cache
-from scorer.metric.hidden_metric import hidden_metric_of
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
@@ -43,13 +42,13 @@ from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files, ima
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import audit_board, audit_submission, sample_counts, validate_warnings
+from scorer.scoring.competition import Competition
 from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.explain import LOWEST_TURNS, lowest_turns, marked_answers
 from scorer.scoring.leaderboard import find_submissions, rank
 from scorer.scoring.leaderboard_result import Entry, Leaderboard
 from scorer.scoring.result import ScoreResult
-from scorer.scoring.signature import signature
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import score_turns
 from scorer.workers import WorkerPool
@@ -371,7 +370,8 @@ def score_validated(
     total = len(keys)
     if progress:
         progress(AGGREGATING, 0, total)
-    hm = hidden_metric_of(config.hm_method, config.hm_params)
+    competition = Competition.of(config)
+    hm = competition.hidden
     ppl = [submission.ppl[d.dialog_id][turn] for d, turn in keys]
     turns: list[TurnScore] = []
     for k, ((dialogue, turn), (best, s), p, answer) in enumerate(zip(keys, scored, ppl, answers)):
@@ -418,7 +418,7 @@ def score_validated(
     return ScoreResult(
         summary,
         turns,
-        signature(config, metric),
+        competition.signature(metric),
         warnings,
         lowest,
         name,
@@ -565,7 +565,7 @@ def _score_board(
         config.weights,
         resamples,
         seed,
-        signature(config, MeteorRu(config.meteor, matcher=matcher)),
+        Competition.of(config).signature(MeteorRu(config.meteor, matcher=matcher)),
         skipped,
         config.meteor.stages,
         progress,

@@ -4,6 +4,9 @@
     S_j   = mean of S_i over the dialogues of type j
     score = sum_j w_j S_j / sum_{j present} w_j
 
+The rules themselves (the mean of the two halves, the weighted integral) are
+:mod:`scorer.scoring.competition`'s; this module groups the turns for them.
+
 Top-level ``meteor`` and ``hidden_metric`` are combined with the same weights.
 Sums use ``math.fsum``, so the result does not depend on the order of lines.
 """
@@ -15,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from scorer.errors import ConfigError
 from scorer.inputs.contract import DIALOGUE_TYPES
+
+from .competition import combined, weighted
 
 if TYPE_CHECKING:
     from scorer.metric.meteor import MeteorScore
@@ -62,11 +66,12 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summary:
-    """Combine per-turn scores; every dialogue must have at least one turn."""
+    """Combine per-turn scores with the competition's rules (:mod:`scorer.scoring.competition`); every
+    dialogue must have at least one turn."""
     dialogs = _dialog_means(turns)
     per_type: dict[str, list[tuple[float, float, float, int]]] = {}
     for dialog_type, m, h, n in dialogs:
-        per_type.setdefault(dialog_type, []).append((m, h, (m + h) / 2, n))
+        per_type.setdefault(dialog_type, []).append((m, h, combined(m, h), n))
     by_type = {}
     for name in DIALOGUE_TYPES:
         rows = per_type.get(name)
@@ -79,35 +84,11 @@ def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summa
                 hidden_metric=_mean([r[1] for r in rows]),
                 score=_mean([r[2] for r in rows]),
             )
-    scaled = scaled_weights({name: t.weight for name, t in by_type.items()})
-    total = math.fsum(scaled.values())
-    if not total > 0:
-        raise ConfigError(
-            "the weights of the dialogue types present sum to 0; give one of "
-            f"{', '.join(by_type)} a positive weight"
-        )
-
-    def combine(attr: str) -> float:
-        return math.fsum(scaled[name] * getattr(s, attr) for name, s in by_type.items()) / total
-
-    return Summary(
-        combine("score"), combine("meteor"), combine("hidden_metric"), by_type, len(dialogs), len(turns)
+    integral, meteor, hm = (
+        weighted({name: getattr(s, attr) for name, s in by_type.items()}, weights)
+        for attr in ("score", "meteor", "hidden_metric")
     )
-
-
-def scaled_weights(weights: Mapping[str, float]) -> dict[str, float]:
-    """``weights`` multiplied by one power of two that brings the largest near 1.
-
-    Renormalising by ``sum_j w_j`` is unchanged by a common factor, and a power
-    of two changes no bit of any product or sum, so the integral is the same to
-    the last bit wherever nothing underflows; where the weights are tiny
-    (``5e-324``), their products no longer underflow to 0.
-    """
-    largest = max(weights.values(), default=0.0)
-    if not largest > 0:
-        return dict(weights)
-    shift = -math.frexp(largest)[1]
-    return {name: math.ldexp(w, shift) for name, w in weights.items()}
+    return Summary(integral, meteor, hm, by_type, len(dialogs), len(turns))
 
 
 def _dialog_means(turns: Sequence[TurnScore]) -> list[tuple[str, float, float, int]]:
@@ -125,5 +106,5 @@ def dialog_scores(turns: Sequence[TurnScore]) -> dict[str, list[float]]:
     """``S_i`` of every dialogue, grouped by type, dialogues in the order of ``turns``."""
     scores: dict[str, list[float]] = {}
     for dialog_type, m, h, _ in _dialog_means(turns):
-        scores.setdefault(dialog_type, []).append((m + h) / 2)
+        scores.setdefault(dialog_type, []).append(combined(m, h))
     return scores

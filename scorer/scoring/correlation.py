@@ -42,6 +42,8 @@ from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.inputs.jsonio import shorten
 from scorer.progress import BOOTSTRAP, Progress
 
+from .aggregate import TurnScore
+from .competition import combined
 from .correlation_result import Correlation
 from .leaderboard_result import Leaderboard
 from .significance import make_strata, resampled_integrals
@@ -467,7 +469,7 @@ def _turn_level(data: _Figures, human: HumanRatings, resamples: int, seed: int) 
         t = data.turns_of[name][(dialog_id, turn)]
         figures["meteor"].append(t.meteor)
         figures["hidden_metric"].append(t.hidden_metric)
-        figures["turn_score"].append((t.meteor + t.hidden_metric) / 2)
+        figures["turn_score"].append(combined(t.meteor, t.hidden_metric))
         for b, v in data.baseline_of(name, dialog_id, turn).items():
             figures[b].append(v)
     hv = [human.scores[k] for k in keys]
@@ -487,11 +489,19 @@ def _dialog_level(data: _Figures, human: HumanRatings, resamples: int, seed: int
         h = math.fsum(t.hidden_metric for t in ts) / len(ts)
         figures["meteor"].append(m)
         figures["hidden_metric"].append(h)
-        figures["dialog_score"].append((m + h) / 2)
+        figures["dialog_score"].append(combined(m, h))
         for b in data.baselines:
             figures[b].append(math.fsum(data.baseline_of(name, dialog_id, t.turn)[b] for t in ts) / len(ts))
     hv = [finite_mean(lifted[k]) for k in keys]
     return LevelData("dialog", hv, figures, _item_draws(figures, hv, resamples, seed))
+
+
+def _mean_meteor(turns: Sequence[TurnScore]) -> float:
+    return math.fsum(x.meteor for x in turns) / len(turns)
+
+
+def _mean_hidden_metric(turns: Sequence[TurnScore]) -> float:
+    return math.fsum(x.hidden_metric for x in turns) / len(turns)
 
 
 def _system_level(
@@ -535,14 +545,9 @@ def _system_level(
         figures["integral"].append(summary.integral)
         per_dialog = {t: [dialogs_of[name][d] for d in order[t]] for t in types}
         for f, mean_of in (
-            ("meteor", lambda ts: math.fsum(x.meteor for x in ts) / len(ts)),
-            ("hidden_metric", lambda ts: math.fsum(x.hidden_metric for x in ts) / len(ts)),
-            (
-                "integral",
-                lambda ts: (
-                    (math.fsum(x.meteor for x in ts) + math.fsum(x.hidden_metric for x in ts)) / len(ts) / 2
-                ),
-            ),
+            ("meteor", _mean_meteor),
+            ("hidden_metric", _mean_hidden_metric),
+            ("integral", lambda ts: combined(_mean_meteor(ts), _mean_hidden_metric(ts))),  # S_i
         ):
             drawn[f].append(
                 resampled_integrals(strata, {t: [mean_of(ts) for ts in per_dialog[t]] for t in types})

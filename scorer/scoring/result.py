@@ -13,6 +13,7 @@ from scorer.metric.stages import STAGE_NAMES
 from .aggregate import Summary, TurnScore
 from .audience import ORGANIZER, PARTICIPANT_COLUMNS, Audience
 from .audit import Audit, audit_frame
+from .competition import combined
 from .explain import ExplainedTurn, MarkedAnswer
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class ScoreResult:
             meteor=("meteor", "mean"),
             hidden_metric=("hidden_metric", "mean"),
         ).reset_index()
-        out["score"] = (out["meteor"] + out["hidden_metric"]) / 2
+        out["score"] = combined(out["meteor"], out["hidden_metric"])
         return out.astype({"dialog_id": "string"}) if isinstance(out, pd.DataFrame) else out
 
 

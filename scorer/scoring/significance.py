@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-from .aggregate import scaled_weights
+from .competition import scaled_weights
 
 #: The bootstrap's defaults (contract section 6): resamples and seed.
 DEFAULT_RESAMPLES = 1000

@@ -1,0 +1,141 @@
+"""The competition's rules in one place (contract sections 1, 5 and 7), as sacreBLEU's metric objects own
+their parameters and their signature.
+
+    score of a turn or dialogue = (METEOR + hidden metric) / 2          (:func:`combined`)
+    S_j   = mean of S_i over the dialogues of type j
+    score = sum_j w_j S_j / sum_{j present} w_j                          (:meth:`Competition.integral`)
+
+A :class:`Competition` holds the weights, the METEOR parameters and a :class:`HiddenMetric`; it states
+the run's signature and whether its settings are private. Aggregation, correlation, the leaderboard and
+the reports call it instead of restating a formula.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, TypeVar
+
+from scorer.errors import ConfigError
+from scorer.inputs.config import Config
+from scorer.inputs.contract import DIALOGUE_TYPES, SHORT_TYPES
+from scorer.metric.hidden_metric import hidden_metric_of
+from scorer.metric.meteor import MeteorParams, MeteorRu
+from scorer.version import __version__
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+_Figure = TypeVar("_Figure", float, "pd.Series")
+
+
+def combined(meteor: _Figure, hidden_metric: _Figure) -> _Figure:
+    """The competition's one rule that joins the two halves: their mean, for a turn or a dialogue (S_i);
+    numbers, or pandas columns of them alike."""
+    return (meteor + hidden_metric) / 2
+
+
+def _num(value: float) -> str:
+    return repr(float(value))
+
+
+@dataclass(frozen=True)
+class HiddenMetric:
+    """The hidden metric (contract section 5): a method and its parameters, a function of the perplexity;
+    ``private`` when the settings differ from the built-in default's (then no output shows them)."""
+
+    method: str
+    params: Mapping[str, float]
+    private: bool = False
+
+    @cached_property
+    def function(self) -> Callable[[float], float]:
+        return hidden_metric_of(self.method, self.params)
+
+    def __call__(self, ppl: float) -> float:
+        return self.function(ppl)
+
+    @property
+    def settings(self) -> dict[str, object]:
+        return {"method": self.method, **self.params}
+
+    def field(self) -> str:
+        """The signature's ``hm`` field: ``inverse`` (or ``method(key=value,...)``) for the built-in
+        default's settings; for private ones ``private-`` and 12 hex digits of the SHA-256 of their
+        canonical JSON (contract section 7)."""
+        if self.private:
+            canonical = json.dumps(self.settings, sort_keys=True, separators=(",", ":"), allow_nan=False)
+            return "private-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+        if not self.params:
+            return self.method
+        return self.method + "(" + ",".join(f"{k}={_num(v)}" for k, v in sorted(self.params.items())) + ")"
+
+
+@dataclass(frozen=True)
+class Competition:
+    """The weights, the METEOR parameters and the hidden metric of one run (from its :class:`Config`)."""
+
+    weights: Mapping[str, float]
+    meteor: MeteorParams
+    hidden: HiddenMetric
+
+    @classmethod
+    def of(cls, config: Config) -> Competition:
+        hidden = HiddenMetric(config.hm_method, dict(config.hm_params), config.hidden_is_private)
+        return cls(config.weights, config.meteor, hidden)
+
+    combined = staticmethod(combined)
+
+    def integral(self, by_type: Mapping[str, float]) -> float:
+        """:func:`weighted` with this competition's weights."""
+        return weighted(by_type, self.weights)
+
+    def signature(self, metric: MeteorRu) -> str:
+        """One string pinning every setting that changes a number: the metric's own fields, the hidden
+        metric, the weights and the scorer's version (private hidden-metric settings as a digest only)."""
+        fields = metric.signature_fields() + [
+            ("hm", self.hidden.field()),
+            ("w", ",".join(f"{SHORT_TYPES[t]}={_num(self.weights[t])}" for t in DIALOGUE_TYPES)),
+            ("version", __version__),
+        ]
+        return "|".join(f"{k}:{v}" for k, v in fields)
+
+    @property
+    def is_private(self) -> bool:
+        """Whether the hidden metric's settings are the organizer's own (contract section 7)."""
+        return self.hidden.private
+
+
+def weighted(by_type: Mapping[str, float], weights: Mapping[str, float]) -> float:
+    """``sum_j w_j x_j / sum_{j present} w_j`` of a figure ``x_j`` of each type present (``by_type``): the
+    integral of the types' S_j, or the top-level METEOR or hidden metric of their means. The weights are
+    scaled by one power of two first (:func:`scaled_weights`), which changes no bit of the result and keeps
+    tiny weights from underflowing; their sum must be positive."""
+    scaled = scaled_weights({name: float(weights[name]) for name in by_type})
+    total = math.fsum(scaled.values())
+    if not total > 0:
+        raise ConfigError(
+            "the weights of the dialogue types present sum to 0; give one of "
+            f"{', '.join(by_type)} a positive weight"
+        )
+    return math.fsum(scaled[name] * value for name, value in by_type.items()) / total
+
+
+def scaled_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    """``weights`` multiplied by one power of two that brings the largest near 1.
+
+    Renormalising by ``sum_j w_j`` is unchanged by a common factor, and a power
+    of two changes no bit of any product or sum, so the integral is the same to
+    the last bit wherever nothing underflows; where the weights are tiny
+    (``5e-324``), their products no longer underflow to 0.
+    """
+    largest = max(weights.values(), default=0.0)
+    if not largest > 0:
+        return dict(weights)
+    shift = -math.frexp(largest)[1]
+    return {name: math.ldexp(w, shift) for name, w in weights.items()}
