@@ -44,6 +44,14 @@ REAL_RWN = _real_location()
 os.environ["RUWORDNET_PATH"] = str(MINI_RWN)  # for session fixtures and subprocesses too
 
 
+def run_cli(*args) -> int:
+    """The command line run in this process, as a user types it (every argument made a string): its exit
+    code. The one helper every test of the command line uses."""
+    from scorer import cli
+
+    return cli.main([str(a) for a in args])
+
+
 @pytest.fixture(autouse=True)
 def _private_cache_and_mini_thesaurus(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))

@@ -4,13 +4,11 @@ per flagged entry, --ppl-check, audit-sample, validate's warning; nothing in cod
 import json
 import shutil
 
-from conftest import EXAMPLES, PUBLIC, write_json
+from conftest import EXAMPLES, PUBLIC, run_cli, write_json
 
-from scorer import api, cli
+from scorer import api
 
-
-def run(*args):
-    return cli.main([str(a) for a in args])
+run = run_cli
 
 
 def board_of(tmp_path, *names):

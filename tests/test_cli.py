@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, big_split, write_jsonl
+from conftest import EXAMPLES, PUBLIC, ROOT, big_split, run_cli, write_jsonl
 
 from scorer import cli
 from scorer.metric.thesaurus import HOW_TO_GET
@@ -22,8 +22,7 @@ from scorer.scoring.result import DETAIL_COLUMNS
 INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
 
 
-def run(*args):
-    return cli.main([str(a) for a in args])
+run = run_cli
 
 
 def score(sub, out, *extra):

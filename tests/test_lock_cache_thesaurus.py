@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT
+from conftest import EXAMPLES, PUBLIC, ROOT, run_cli
 
-from scorer import cli
 from scorer.metric import token_cache
 from scorer.metric.cache_dir import STALE_SECONDS, cache_dir_problem
 from scorer.metric.thesaurus import _read_sqlite
@@ -28,8 +27,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 OTHER_UID = 2001
 
 
-def run(*args):
-    return cli.main([str(a) for a in args])
+run = run_cli
 
 
 def score(out, *extra, submission=EXAMPLES / "realistic"):

@@ -10,13 +10,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT
+from conftest import EXAMPLES, PUBLIC, ROOT, run_cli
 
-from scorer import cli
-
-
-def run(*args):
-    return cli.main([str(a) for a in args])
+run = run_cli
 
 
 def test_a_python_without_the_dependencies_is_a_set_up_error_saying_what_to_run(tmp_path):

@@ -15,14 +15,11 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC
+from conftest import EXAMPLES, PUBLIC, run_cli
 
-from scorer import cli
 from scorer.metric.text import tokenise
 
-
-def run(*args):
-    return cli.main([str(a) for a in args])
+run = run_cli
 
 
 def read_jsonl(path):

@@ -11,15 +11,12 @@ import zipfile
 
 import pytest
 import yaml
-from conftest import EXAMPLES, PUBLIC, ROOT, write_json
-
-from scorer import cli
+from conftest import EXAMPLES, PUBLIC, ROOT, run_cli, write_json
 
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
 
 
-def run(*args):
-    return cli.main([str(a) for a in args])
+run = run_cli
 
 
 def load(out):

@@ -22,8 +22,9 @@ def test_mypy_checks_a_users_script_from_another_folder(tmp_path):
         timeout=600,
     )
     assert "Cannot find implementation" not in done.stdout, done.stdout
-    assert done.stdout.splitlines() == [
-        'my_script.py:4: error: Argument "ascending" to "sort_values" of "DataFrame" has incompatible '
-        'type "str"; expected "bool | Sequence[bool]"  [arg-type]',
-        "Found 1 error in 1 file (checked 1 source file)",
-    ]
+    # one error, on line 4, about sort_values of a DataFrame: mypy found the package and knows the frame's
+    # type (the stubs' own wording of the error is theirs to change)
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "Found 1 error in 1 file (checked 1 source file)", done.stdout
+    assert [line.split(": error:")[0] for line in lines[:-1]] == ["my_script.py:4"]
+    assert '"sort_values" of "DataFrame"' in lines[0] and "[arg-type]" in lines[0]

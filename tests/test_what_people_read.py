@@ -11,14 +11,11 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import EXAMPLES, PUBLIC
+from conftest import EXAMPLES, PUBLIC, run_cli
 
-from scorer import cli
 from scorer.safe_text import csv_cell, shown, shown_lines
 
-
-def run(*args):
-    return cli.main([str(a) for a in args])
+run = run_cli
 
 
 def board(tmp_path, names, flagged=()):
