@@ -21,6 +21,7 @@ from typing import Any
 from scorer.inputs import reference_cache
 from scorer.inputs.config import Config, Limits, config_for, load_config
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
+from scorer.inputs.human_ratings import read_human
 from scorer.inputs.intake import read_submission
 from scorer.inputs.jsonio import shorten
 from scorer.inputs.stored_references import StoredReferences
@@ -43,7 +44,7 @@ from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import audit_board, audit_submission, sample_counts, validate_warnings
 from scorer.scoring.competition import Competition
-from scorer.scoring.correlation import BASELINES, build_levels, correlate, read_human
+from scorer.scoring.correlation import BASELINES, build_levels, correlate
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.explain import LOWEST_TURNS, lowest_turns, marked_answers
 from scorer.scoring.leaderboard import find_submissions, rank

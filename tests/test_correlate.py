@@ -11,7 +11,8 @@ from conftest import EXAMPLES, PUBLIC
 from scipy import stats
 
 from scorer import cli
-from scorer.scoring.correlation import coefficients, interval, pairwise_accuracy, read_human
+from scorer.inputs.human_ratings import read_human
+from scorer.scoring.correlation import coefficients, interval, pairwise_accuracy
 from scorer.scoring.correlation_result import COLUMNS
 
 SUBMISSIONS = {"team-a": {"d-1": 2, "d-2": 1}, "team-b.zip": {"d-1": 2, "d-2": 1}}

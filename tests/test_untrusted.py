@@ -21,12 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorer import cli
+from scorer.inputs.human_ratings import HumanRatingsError, finite_mean, read_human
 from scorer.metric import morphology
 from scorer.metric.key_table_cache import table_path
 from scorer.metric.matcher import Matcher
 from scorer.metric.token_cache import cache_path
 from scorer.scoring.aggregate import TurnScore, aggregate
-from scorer.scoring.correlation import HumanRatingsError, finite_mean, read_human
 
 VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_text(encoding="utf-8")
 VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()

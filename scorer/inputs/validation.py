@@ -1018,15 +1018,13 @@ def read_ppl_check(
     for dialog_id, values in value.items():
         shown = shorten(dialog_id)
         if dialog_id not in turns:
-            log.add(
-                Issue(name, f"unknown dialog_id {shorten(dialog_id)!r}", "unknown_dialog", dialog_id=shown)
-            )
+            log.add(Issue(name, f"unknown dialog_id {shorten(dialog_id)!r}", "unknown_id", dialog_id=shown))
         elif not isinstance(values, list) or len(values) != turns[dialog_id]:
             log.add(
                 Issue(
                     name,
                     f"give a list of {turns[dialog_id]} perplexities (null where not recomputed)",
-                    "wrong_turn_count",
+                    "turn_count",
                     dialog_id=shown,
                 )
             )
@@ -1037,7 +1035,7 @@ def read_ppl_check(
                         Issue(
                             name,
                             f"perplexity {shorten(repr(p))} is not a finite number >= 1 (or null)",
-                            "bad_ppl",
+                            _bad_ppl_code(p),
                             turn=turn,
                             dialog_id=shown,
                         )
@@ -1079,25 +1077,34 @@ def _sample_ppl_check(
         turn = value.get("turn") if isinstance(value, dict) else None
         if not isinstance(dialog_id, str) or dialog_id not in turns:
             shown = shorten(json.dumps(dialog_id, ensure_ascii=False))
-            log.add(Issue(name, f"unknown dialog_id {shown}", "unknown_dialog", line=number))
+            log.add(Issue(name, f"unknown dialog_id {shown}", "unknown_id", line=number))
             continue
         where = _where(number, dialog_id)
         if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < turns[dialog_id]:
-            log.add(Issue(name, f"turn must be 0 to {turns[dialog_id] - 1}", "wrong_turn_count", **where))
+            log.add(Issue(name, f"turn must be 0 to {turns[dialog_id] - 1}", "turn_count", **where))
             continue
         p = value.get("ppl")
         if p is not None and not _good_ppl(p):
             log.add(
                 Issue(
-                    name, f"ppl {shorten(repr(p))} is not a finite number >= 1 (or null)", "bad_ppl", **where
+                    name,
+                    f"ppl {shorten(repr(p))} is not a finite number >= 1 (or null)",
+                    _bad_ppl_code(p),
+                    **where,
                 )
             )
             continue
         values = found.setdefault(dialog_id, [None] * turns[dialog_id])
         if values[turn] is not None:
-            log.add(Issue(name, "a second line for this turn", "duplicate_turn", turn=turn, **where))
+            log.add(Issue(name, "a second line for this turn", "duplicate_id", turn=turn, **where))
             continue
         values[turn] = None if p is None else float(p)
     if log:
         raise PplCheckInvalid(log, name)
     return found
+
+
+def _bad_ppl_code(value: Any) -> str:
+    """The code of a perplexity that is not a finite number >= 1, as ``ppl_output.json``'s reader gives it:
+    ``schema_minimum`` for a number below 1, else ``schema_type``."""
+    return "schema_minimum" if type(value) in (int, float) and value < 1 else "schema_type"
