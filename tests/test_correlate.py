@@ -105,7 +105,7 @@ def test_repeated_raters_are_averaged_and_zip_suffixes_may_be_left_out(tmp_path)
     ],
 )
 def test_every_ratings_error_names_its_line(tmp_path, row, code):
-    from scorer.scoring.correlation import HumanRatingsError
+    from scorer.inputs.human_ratings import HumanRatingsError
 
     path = write(
         tmp_path / "h.csv", [["submission", "dialog_id", "turn", "score"], ["team-a", "d-1", "1", "2"], row]
