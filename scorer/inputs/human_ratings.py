@@ -17,7 +17,7 @@ from pathlib import Path
 
 from scorer.errors import EXIT_USAGE, Issue, IssueLog, IssuesError
 
-from .jsonio import shorten
+from .jsonio import not_utf8, shorten
 
 #: The columns of each level's file, and the level they give.
 SHAPES = {
@@ -134,17 +134,7 @@ def _human_text(path: Path, name: str, log: IssueLog) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        log.add(
-            Issue(
-                name,
-                f"the file is not valid UTF-8 (bad byte at line {line}, column {column}); save it as UTF-8",
-                "not_utf8",
-                line=line,
-                column=column,
-            )
-        )
+        log.add(not_utf8(name, data, exc))
         raise HumanRatingsError(log) from None
 
 

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from scorer.errors import Issue
+
 MAX_DEPTH = 64
 #: No value in any message is quoted longer than this.
 QUOTE_LIMIT = 60
@@ -240,3 +242,32 @@ def guess_dialog_id(text: str) -> str | None:
     except ValueError:
         return None
     return value if isinstance(value, str) and value and not _SURROGATE.search(value) else None
+
+
+def looks_like(raw: bytes) -> str:
+    """A guess at the encoding of bytes that are not UTF-8, for the message."""
+    for name, label in (("utf-16", "UTF-16"), ("cp1251", "Windows-1251 (cp1251)"), ("koi8_r", "KOI8-R")):
+        try:
+            text = raw.decode(name)
+        except UnicodeDecodeError:
+            continue
+        if name == "utf-16" and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            continue
+        if any("\u0400" <= ch <= "\u04ff" for ch in text):
+            return f"; it looks like {label} text"
+    return ""
+
+
+def not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Issue:
+    """The one message for a whole file that is not UTF-8: the bad byte's line and column, and a guess at
+    the encoding it is in."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return Issue(
+        file,
+        f"the file is not valid UTF-8 (bad byte at line {line}, column {column}){looks_like(data)}; "
+        "save it as UTF-8",
+        "not_utf8",
+        line=line,
+        column=column,
+    )

@@ -40,7 +40,9 @@ from .jsonio import (
     iter_lines,
     line_column,
     lines_from,
+    looks_like,
     looks_like_python,
+    not_utf8,
     parse_json,
     shorten,
     skip_ws,
@@ -239,20 +241,6 @@ def submission_problems(value: Any, limits: Limits, marks_possible: bool = True)
 # --- JSONL lines ---------------------------------------------------------------------------
 
 
-def _looks_like(raw: bytes) -> str:
-    """A guess at the encoding of bytes that are not UTF-8, for the message."""
-    for name, label in (("utf-16", "UTF-16"), ("cp1251", "Windows-1251 (cp1251)"), ("koi8_r", "KOI8-R")):
-        try:
-            text = raw.decode(name)
-        except UnicodeDecodeError:
-            continue
-        if name == "utf-16" and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-            continue
-        if any("\u0400" <= ch <= "\u04ff" for ch in text):
-            return f"; it looks like {label} text"
-    return ""
-
-
 @dataclass
 class _FileState:
     """What reading one JSONL file saw beyond its rows: whether whole-file mistakes hid its ids."""
@@ -317,7 +305,7 @@ def _parsed_lines(
                         Issue(
                             file,
                             f"the file is not valid UTF-8 (bad byte at column {exc.start + 1})"
-                            f"{_looks_like(raw)}; save it as UTF-8",
+                            f"{looks_like(raw)}; save it as UTF-8",
                             "not_utf8",
                             line=number,
                             column=exc.start + 1,
@@ -721,18 +709,7 @@ def _check_ppl(
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        log.add(
-            Issue(
-                file,
-                f"the file is not valid UTF-8 (bad byte at line {line}, column {column})"
-                f"{_looks_like(data)}; save it as UTF-8",
-                "not_utf8",
-                line=line,
-                column=column,
-            )
-        )
+        log.add(not_utf8(file, data, exc))
         return {}
     del data
     if text.count(",") <= _most_commas(turns):  # else it cannot be valid: straight to the located scan
