@@ -24,13 +24,13 @@ from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES,
 from scorer.inputs.human_ratings import read_human
 from scorer.inputs.intake import read_submission
 from scorer.inputs.jsonio import shorten
+from scorer.inputs.ppl_check import read_ppl_check
 from scorer.inputs.stored_references import StoredReferences
 from scorer.inputs.validation import (
     Dialogue,
     Submission,
     check_submission,
     read_dialogues,
-    read_ppl_check,
     read_references,
 )
 from scorer.metric import key_table_cache

@@ -26,7 +26,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not
 from pathlib import Path
 from typing import Any, cast
 
-from scorer.errors import Issue, IssueLog, PplCheckInvalid, ReferenceDataError, SubmissionInvalid, UsageError
+from scorer.errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
 from scorer.metric.nonstarters import long_mark_run, mark_run_message, may_hold_mark_run
 from scorer.metric.text import has_token
 from scorer.progress import CHECKING, READING, Progress
@@ -459,7 +459,7 @@ def _missing(file: str, expected: Iterable[str], present: Container[str], log: I
             )
 
 
-def _where(number: int, dialog_id: str) -> dict[str, Any]:
+def located(number: int, dialog_id: str) -> dict[str, Any]:
     """Where a line's issue is: its number and (shortened) dialog_id, as :class:`Issue` takes them."""
     return dict(line=number, dialog_id=shorten(dialog_id))
 
@@ -532,7 +532,7 @@ def read_references(
         if dialog_id not in known:
             log.add(
                 Issue(
-                    ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **_where(number, dialog_id)
+                    ANSWERS, "dialog_id is not in dialogues.jsonl", "unknown_id", **located(number, dialog_id)
                 )
             )
             continue
@@ -546,7 +546,7 @@ def read_references(
                     ANSWERS,
                     f"{len(refs)} turns of references, but the dialogue has {known[dialog_id].n_turns} turns",
                     "turn_count",
-                    **_where(number, dialog_id),
+                    **located(number, dialog_id),
                 )
             )
             continue
@@ -558,7 +558,7 @@ def read_references(
                         "no reference variant of this turn has a word token",
                         "empty_reference",
                         turn=turn,
-                        **_where(number, dialog_id),
+                        **located(number, dialog_id),
                     )
                 )
         references[dialog_id] = refs
@@ -653,7 +653,7 @@ def _check_answers(
                     "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id"
                     + ("" if log.full else _did_you_mean(dialog_id, turns)),
                     "unknown_id",
-                    **_where(number, dialog_id),
+                    **located(number, dialog_id),
                 )
             )
             continue
@@ -668,7 +668,7 @@ def _check_answers(
                     file,
                     f"unknown key(s) ignored: {', '.join(shorten(k, 40) for k in extra[:5])}",
                     "extra_keys",
-                    **_where(number, dialog_id),
+                    **located(number, dialog_id),
                 )
             )
         given, expected = len(value["answers"]), turns[dialog_id]
@@ -679,7 +679,7 @@ def _check_answers(
                     f"{_counted(given, 'answer')} given, but the dialogue has {_counted(expected, 'turn')}; "
                     "give one string per turn",
                     "turn_count",
-                    **_where(number, dialog_id),
+                    **located(number, dialog_id),
                 )
             )
             continue
@@ -741,13 +741,13 @@ class _ListFull(Exception):
         self.pos = pos
 
 
-def _good_ppl(p: Any) -> bool:
+def good_ppl(p: Any) -> bool:
     return (type(p) is float or type(p) is int) and p >= 1
 
 
 def _all_good(value: dict, turns: dict[str, int]) -> bool:
     return len(value) == len(turns) and all(
-        type(v) is list and len(v) == turns.get(k, -1) and all(map(_good_ppl, v)) for k, v in value.items()
+        type(v) is list and len(v) == turns.get(k, -1) and all(map(good_ppl, v)) for k, v in value.items()
     )
 
 
@@ -917,7 +917,7 @@ def _scan_values(
             issue(exc.message, "bad_number", start, dialog_id, turn)
             pos, value, ok = number.end(), None, False
         else:
-            if not _good_ppl(value):
+            if not good_ppl(value):
                 ok = False
                 if type(value) in (int, float):
                     issue(
@@ -948,140 +948,3 @@ def _scan_values(
             return turn, pos + 1, values if ok else None
         issue("not valid JSON: expected ',' or ']' in the list of perplexities", "bad_json", pos, dialog_id)
         return None, None, None
-
-
-def read_ppl_check(
-    path: str | os.PathLike, dialogues: Iterable[Dialogue], limits: Limits
-) -> dict[str, list[float | None]]:
-    """The perplexities an organizer recomputed (``--ppl-check``, contract section 9): ``ppl_output.json``'s
-    shape for any subset of the dialogues, ``null`` for a turn not recomputed. Raises
-    :class:`~scorer.errors.PplCheckInvalid` (exit 2) listing every problem, or ``UsageError`` when the file
-    cannot be read."""
-    name = Path(path).name
-    try:
-        if not Path(path).is_file():
-            raise UsageError(f"--ppl-check {path}: not a regular file")
-        if os.path.getsize(path) > limits.max_file_bytes:
-            raise PplCheckInvalid(
-                [Issue(name, f"the file is larger than {limits.max_file_mib} MiB", "file_too_large")], name
-            )
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        text = data.decode("utf-8-sig")
-        if _is_sample_lines(text, limits):
-            return _sample_ppl_check(text, name, dialogues, limits)
-        value = parse_json(text, limits.max_json_depth)
-    except (UnicodeDecodeError, JsonError) as exc:
-        raise PplCheckInvalid(
-            [Issue(name, f"not valid UTF-8 JSON ({shorten(str(exc), 120)})", "bad_json")], name
-        ) from None
-    if not isinstance(value, dict):
-        raise PplCheckInvalid(
-            [
-                Issue(
-                    name,
-                    "the file must be one JSON object: dialog_id -> list of perplexities "
-                    "(null for a turn not recomputed)",
-                    "bad_shape",
-                )
-            ],
-            name,
-        )
-    turns = {d.dialog_id: d.n_turns for d in dialogues}
-    log = IssueLog()
-    found: dict[str, list[float | None]] = {}
-    for dialog_id, values in value.items():
-        shown = shorten(dialog_id)
-        if dialog_id not in turns:
-            log.add(Issue(name, f"unknown dialog_id {shorten(dialog_id)!r}", "unknown_id", dialog_id=shown))
-        elif not isinstance(values, list) or len(values) != turns[dialog_id]:
-            log.add(
-                Issue(
-                    name,
-                    f"give a list of {turns[dialog_id]} perplexities (null where not recomputed)",
-                    "turn_count",
-                    dialog_id=shown,
-                )
-            )
-        else:
-            for turn, p in enumerate(values):
-                if p is not None and not _good_ppl(p):
-                    log.add(
-                        Issue(
-                            name,
-                            f"perplexity {shorten(repr(p))} is not a finite number >= 1 (or null)",
-                            _bad_ppl_code(p),
-                            turn=turn,
-                            dialog_id=shown,
-                        )
-                    )
-            found[dialog_id] = [None if p is None else float(p) for p in values]
-    if log:
-        raise PplCheckInvalid(log, name)
-    return found
-
-
-def _is_sample_lines(text: str, limits: Limits) -> bool:
-    """Whether ``text`` is the JSON Lines of ``audit-sample`` (its first line one object with a ``turn``)."""
-    first = next((line for line in text.split("\n") if line.strip()), "")
-    try:
-        value = parse_json(first, limits.max_json_depth)
-    except JsonError:
-        return False
-    return isinstance(value, dict) and "turn" in value
-
-
-def _sample_ppl_check(
-    text: str, name: str, dialogues: Iterable[Dialogue], limits: Limits
-) -> dict[str, list[float | None]]:
-    """``--ppl-check`` given as the JSON Lines ``audit-sample`` wrote, each line's ``ppl`` the recomputed
-    perplexity (``null``: not recomputed): the same values as ``ppl_output.json``'s shape, ``null`` for
-    every turn no line names."""
-    turns = {d.dialog_id: d.n_turns for d in dialogues}
-    log = IssueLog()
-    found: dict[str, list[float | None]] = {}
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            value = parse_json(line, limits.max_json_depth)
-        except JsonError as exc:
-            log.add(Issue(name, exc.message, "bad_json", line=number))
-            continue
-        dialog_id = value.get("dialog_id") if isinstance(value, dict) else None
-        turn = value.get("turn") if isinstance(value, dict) else None
-        if not isinstance(dialog_id, str) or dialog_id not in turns:
-            shown = shorten(json.dumps(dialog_id, ensure_ascii=False))
-            log.add(Issue(name, f"unknown dialog_id {shown}", "unknown_id", line=number))
-            continue
-        where = _where(number, dialog_id)
-        if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn < turns[dialog_id]:
-            log.add(Issue(name, f"turn must be 0 to {turns[dialog_id] - 1}", "turn_count", **where))
-            continue
-        p = value.get("ppl")
-        if p is not None and not _good_ppl(p):
-            log.add(
-                Issue(
-                    name,
-                    f"ppl {shorten(repr(p))} is not a finite number >= 1 (or null)",
-                    _bad_ppl_code(p),
-                    **where,
-                )
-            )
-            continue
-        values = found.setdefault(dialog_id, [None] * turns[dialog_id])
-        if values[turn] is not None:
-            log.add(Issue(name, "a second line for this turn", "duplicate_id", turn=turn, **where))
-            continue
-        values[turn] = None if p is None else float(p)
-    if log:
-        raise PplCheckInvalid(log, name)
-    return found
-
-
-def _bad_ppl_code(value: Any) -> str:
-    """The code of a perplexity that is not a finite number >= 1, as ``ppl_output.json``'s reader gives it:
-    ``schema_minimum`` for a number below 1, else ``schema_type``."""
-    return "schema_minimum" if type(value) in (int, float) and value < 1 else "schema_type"
