@@ -18,7 +18,9 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scorer.inputs.config import Config, config_for, load_config
 from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON
@@ -179,6 +181,19 @@ def _epilog(name: str) -> str:
     return "\n\n".join(parts)
 
 
+def _command(sub: Any, name: str, summary: str) -> argparse.ArgumentParser:
+    """One subcommand: its one-line ``summary``, its description and its examples (:data:`DESCRIPTIONS`,
+    :func:`_epilog`)."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=summary,
+        description=DESCRIPTIONS[name],
+        epilog=_epilog(name),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="scorer",
@@ -225,23 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
             help="processes to score on (default 0: every core); outputs do not depend on it",
         )
 
-    v = sub.add_parser(
-        "validate",
-        help="check a submission without scoring it (needs only dialogues.jsonl)",
-        description=DESCRIPTIONS["validate"],
-        epilog=_epilog("validate"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    v = _command(sub, "validate", "check a submission without scoring it (needs only dialogues.jsonl)")
     submission_args(v)
     v.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
-    s = sub.add_parser(
-        "score",
-        help="validate and score a submission",
-        description=DESCRIPTIONS["score"],
-        epilog=_epilog("score"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    s = _command(sub, "score", "validate and score a submission")
     submission_args(s)
     s.add_argument(
         "--output", required=True, metavar="DIR", help="where scores.json, details.csv, scores.txt go"
@@ -256,13 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         "ppl filled in): audit.json compares them",
     )
 
-    lb = sub.add_parser(
-        "leaderboard",
-        help="score and rank every submission (subfolder or .zip) of a folder",
-        description=DESCRIPTIONS["leaderboard"],
-        epilog=_epilog("leaderboard"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    lb = _command(sub, "leaderboard", "score and rank every submission (subfolder or .zip) of a folder")
 
     def many_submissions_args(p: argparse.ArgumentParser, outputs: str, human: bool = False) -> None:
         p.add_argument(
@@ -293,22 +290,10 @@ def build_parser() -> argparse.ArgumentParser:
     many_submissions_args(lb, "leaderboard.csv, leaderboard.json, report.html and submissions/<name>/")
     lb.add_argument("--no-report", action="store_true", help="skip report.html")
 
-    cl = sub.add_parser(
-        "codalab",
-        help="CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT",
-        description=DESCRIPTIONS["codalab"],
-        epilog=_epilog("codalab"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    cl = _command(sub, "codalab", "CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT")
     cl.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
     cl.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
-    co = sub.add_parser(
-        "correlate",
-        help="agreement of the figures with human ratings (meta-evaluation)",
-        description=DESCRIPTIONS["correlate"],
-        epilog=_epilog("correlate"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    co = _command(sub, "correlate", "agreement of the figures with human ratings (meta-evaluation)")
     many_submissions_args(co, "correlation.csv, correlation.json and report.html", human=True)
     co.add_argument(
         "--baselines", default="", metavar="LIST", help="comma-separated: chrf,bleu (sacreBLEU defaults)"
@@ -322,13 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         scoring_args(p)
 
-    b = sub.add_parser(
-        "bundle",
-        help="write a Codabench competition bundle for a reference directory",
-        description=DESCRIPTIONS["bundle"],
-        epilog=_epilog("bundle"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    b = _command(sub, "bundle", "write a Codabench competition bundle for a reference directory")
     b.add_argument(
         "--data",
         required=True,
@@ -352,25 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--title", metavar="TEXT", help="the competition's title")
     b.add_argument("--quiet", action="store_true", help="print nothing on success")
 
-    a = sub.add_parser(
-        "audit-sample",
-        help="the turns whose perplexities to recompute (for score --ppl-check)",
-        description=DESCRIPTIONS["audit-sample"],
-        epilog=_epilog("audit-sample"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    a = _command(sub, "audit-sample", "the turns whose perplexities to recompute (for score --ppl-check)")
     submission_args(a)
     a.add_argument("--n", type=_jobs, required=True, metavar="N", help="how many turns to draw")
     a.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the draw's seed (default {DEFAULT_SEED})")
     a.add_argument("--output", required=True, metavar="FILE", help="the JSON Lines file to write")
 
-    e = sub.add_parser(
-        "explain",
-        help="show how METEOR scores one answer: tokens, matches, chunks, formula",
-        description=DESCRIPTIONS["explain"],
-        epilog=_epilog("explain"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    e = _command(sub, "explain", "show how METEOR scores one answer: tokens, matches, chunks, formula")
     e.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
     e.add_argument(
         "--reference",
@@ -387,13 +354,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@dataclass
+class RunState:
+    """What a command has set up that its failure paths need (in place of attributes added to the parsed
+    arguments): the output directory once prepared, the page a failure writes there (``codalab``'s), and
+    the commit marker that holds the verdict."""
+
+    output: Path | None = None
+    failure_page: str | None = None
+    marker: str = SCORES_JSON
+
+
 def _argument_text(value: str) -> str:
     """A command-line argument that is text, not a path: its bytes read as UTF-8. Where the locale's encoding
     is not UTF-8 (the C locale), Python hands arguments over as surrogates, which no word would match."""
     return os.fsencode(value).decode("utf-8", "replace")
 
 
-def _explain(args: argparse.Namespace) -> int:
+def _explain(args: argparse.Namespace, state: RunState) -> int:
     args.candidate = _argument_text(args.candidate)
     args.reference = [_argument_text(r) for r in args.reference]
     for what, text in [("--candidate", args.candidate)] + [("--reference", r) for r in args.reference]:
@@ -410,9 +388,8 @@ def _explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _bundle(args: argparse.Namespace) -> int:
-    output = prepare(args.output)
-    args.output_ready = output
+def _bundle(args: argparse.Namespace, state: RunState) -> int:
+    output = state.output = prepare(args.output)
     with locked(output, _waiting(output)):
         files = api.competition_bundle(args.data, args.image, config=args.config, title=args.title)
         write_bundle(output, files)
@@ -424,7 +401,7 @@ def _bundle(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _audit_sample(args: argparse.Namespace) -> int:
+def _audit_sample(args: argparse.Namespace, state: RunState) -> int:
     config = _config(args, args.data)
     try:
         rows = api.audit_sample(
@@ -452,7 +429,7 @@ def _config(args: argparse.Namespace, reference_dir: str | None) -> Config:
     return config
 
 
-def _validate(args: argparse.Namespace) -> int:
+def _validate(args: argparse.Namespace, state: RunState) -> int:
     config = _config(args, args.data)
     with _display(args) as display:
         try:
@@ -491,42 +468,58 @@ def _waiting(output: Path) -> Callable[[], None]:
     return lambda: print(f"waiting: another run is writing to {output}", file=sys.stderr, flush=True)
 
 
-def _score(args: argparse.Namespace) -> int:
-    output = prepare(args.output)
-    args.output_ready = output
-    codalab = args.command == "codalab"
+def _score(args: argparse.Namespace, state: RunState) -> int:
+    return _score_upload(
+        args, state, args.data, args.submission, args.ppl, report=args.report, ppl_check=args.ppl_check
+    )
+
+
+def _score_upload(
+    args: argparse.Namespace,
+    state: RunState,
+    data: str,
+    submission: str,
+    ppl: str | None,
+    *,
+    report: bool,
+    ppl_check: str | None = None,
+    platform_input: Path | None = None,
+) -> int:
+    """``score``, or with ``platform_input`` ``codalab`` (its upload found in ``platform_input/res``)."""
+    output = state.output = prepare(args.output)
+    codalab = platform_input is not None
     # the platforms show the page: for an upload that was not scored it says why
-    args.failure_page = DETAILED_RESULTS if codalab else None
+    state.failure_page = DETAILED_RESULTS if codalab else None
     with locked(output, _waiting(output)), _display(args) as display:
         try:
-            if codalab:
-                args.submission = str(_codalab_upload(Path(args.input)))
-            config = _config(args, args.data)
+            if platform_input is not None:
+                submission = str(_codalab_upload(platform_input))
+            config = _config(args, data)
             # who the outputs are for, decided here once (contract section 6): codalab's are the participant's
             audience = Audience.participant(config) if codalab else ORGANIZER
             result = api.score_submission(
-                args.data,
-                args.submission,
-                args.ppl,
+                data,
+                submission,
+                ppl,
                 config=config,
                 thesaurus=args.thesaurus,
                 synonyms=not args.no_synonyms,
                 jobs=args.jobs or default_jobs(),
                 progress=display,
-                ppl_check=getattr(args, "ppl_check", None),
+                ppl_check=ppl_check,
                 audience=audience,
             )
         except SubmissionInvalid as exc:
             display.close()
-            write_failure(exc, "invalid", output, page=args.failure_page)
+            write_failure(exc, "invalid", output, page=state.failure_page)
             # the platforms show participants stderr: there, every listed error, one a line
             _print_invalid(exc, every=codalab)
             return EXIT_INVALID
         except ScorerError as exc:
             display.close()
-            _try_write_failure(exc, output, page=args.failure_page)
+            _try_write_failure(exc, output, page=state.failure_page)
             raise
-        write_outputs(result, output, report=args.report, progress=display)
+        write_outputs(result, output, report=report, progress=display)
     _print_warnings(result.warnings)
     if audience.audit and result.audit is not None:
         for line in flagged_lines({result.name: result.audit}):
@@ -541,10 +534,10 @@ def _display(args: argparse.Namespace) -> ProgressDisplay:
     return ProgressDisplay(enabled=False if getattr(args, "quiet", False) else None)
 
 
-def _leaderboard(args: argparse.Namespace) -> int:
-    output = prepare(args.output)
-    args.output_ready, args.marker = output, LEADERBOARD_JSON
-    with locked(output, _waiting(output)), _display(args) as display, _verdict_on_failure(args, display):
+def _leaderboard(args: argparse.Namespace, state: RunState) -> int:
+    output = state.output = prepare(args.output)
+    state.marker = LEADERBOARD_JSON
+    with locked(output, _waiting(output)), _display(args) as display, _verdict_on_failure(state, display):
         config = _config(args, args.data)
         board = api.score_leaderboard(
             args.data,
@@ -566,7 +559,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _verdict_on_failure(args: argparse.Namespace, display: ProgressDisplay) -> Iterator[None]:
+def _verdict_on_failure(state: RunState, display: ProgressDisplay) -> Iterator[None]:
     """A usage, configuration, thesaurus or reference-data error of ``leaderboard`` or ``correlate`` leaves
     its verdict in the output directory's commit marker (as ``score`` does in ``scores.json``), then goes
     on."""
@@ -574,15 +567,17 @@ def _verdict_on_failure(args: argparse.Namespace, display: ProgressDisplay) -> I
         yield
     except ScorerError as exc:
         display.close()
-        _try_write_failure(exc, args.output_ready, marker=args.marker)
+        if state.output is not None:
+            _try_write_failure(exc, state.output, marker=state.marker)
         raise
 
 
-def _codalab(args: argparse.Namespace) -> int:
+def _codalab(args: argparse.Namespace, state: RunState) -> int:
     """The scoring-program convention: INPUT/ref is the reference data, INPUT/res the submission."""
     root = Path(args.input)
-    args.data, args.submission, args.ppl, args.report = str(root / "ref"), str(root / "res"), None, True
-    return _score(args)
+    return _score_upload(
+        args, state, str(root / "ref"), str(root / "res"), None, report=True, platform_input=root
+    )
 
 
 def _codalab_upload(root: Path) -> Path:
@@ -597,11 +592,11 @@ def _codalab_upload(root: Path) -> Path:
     return platform_upload(root / "res")
 
 
-def _correlate(args: argparse.Namespace) -> int:
-    output = prepare(args.output)
-    args.output_ready, args.marker = output, CORRELATION_JSON
+def _correlate(args: argparse.Namespace, state: RunState) -> int:
+    output = state.output = prepare(args.output)
+    state.marker = CORRELATION_JSON
     baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
-    with locked(output, _waiting(output)), _display(args) as display, _verdict_on_failure(args, display):
+    with locked(output, _waiting(output)), _display(args) as display, _verdict_on_failure(state, display):
         config = _config(args, args.data)
         meta = api.correlate_submissions(
             args.data,
@@ -652,10 +647,10 @@ def _print_warnings(warnings: Sequence[Issue]) -> None:
         print(f"warning: ... and {len(warnings) - 20} more warning(s)", file=sys.stderr)
 
 
-def _internal_error(args: argparse.Namespace | None) -> int:
+def _internal_error(state: RunState) -> int:
     """Exit 3: one line on stderr; the traceback goes to ``scorer-error.log`` in the output directory
     when the run has one (nothing is written anywhere else), else to stderr only with SCORER_DEBUG=1."""
-    output = getattr(args, "output_ready", None)
+    output = state.output
     text = traceback.format_exc()
     where = ""
     if output is not None:
@@ -663,8 +658,8 @@ def _internal_error(args: argparse.Namespace | None) -> int:
             RuntimeError("internal error; see " + ERROR_LOG),
             output,
             text,
-            getattr(args, "failure_page", None),
-            getattr(args, "marker", SCORES_JSON),
+            state.failure_page,
+            state.marker,
         )
         if (output / ERROR_LOG).is_file():
             where = f"; traceback in {output / ERROR_LOG}"
@@ -793,11 +788,12 @@ def _cache_notice(args: argparse.Namespace) -> None:
             )
 
 
-def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.Namespace) -> int:
+    state = RunState()
     try:
         _cache_notice(args)
         with api.no_cycle_collection():  # one command, then exit: nothing is left for a collection to free
-            code = handler(args)
+            code = handler(args, state)
             # before the collector resumes: its next collection, and the exit's, skip every object the run
             # left (0.13 s at 20,000 turns)
             gc.freeze()
@@ -815,7 +811,7 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         print(f"error: {exc}{hint}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # a fault of the environment: a path too long, unreadable, on a full disk ...
-        error = UsageError(_environment_fault(exc, args))
+        error = UsageError(_environment_fault(exc, state))
         _json_verdict(args, error)
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
@@ -826,14 +822,14 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         return error.exit_code
     except Exception:  # noqa: BLE001 - the one place that turns bugs into exit 3
         _json_verdict(args, RuntimeError("internal error"))
-        return _internal_error(args)
+        return _internal_error(state)
 
 
-def _environment_fault(exc: OSError, args: argparse.Namespace) -> str:
+def _environment_fault(exc: OSError, state: RunState) -> str:
     """A sentence naming the path of a fault of the environment: the file's when the error names one, else
     the output directory's (the run was writing there), with what to do when the fault is a known one."""
     path = shorten(str(exc.filename), 200) if exc.filename else None
-    where = getattr(args, "output_ready", None)
+    where = state.output
     if path is None:
         path = str(where) if where is not None else "a file"
     reason = exc.strerror or str(exc)

@@ -10,7 +10,6 @@ import struct
 import subprocess
 import sys
 import zipfile
-from argparse import Namespace
 from pathlib import Path
 
 import pytest
@@ -146,11 +145,11 @@ def test_a_full_disk_names_the_path_and_keeps_the_previous_outputs(tmp_path):
 
 def test_a_fault_without_a_path_names_the_output_directory(tmp_path):
     fault = OSError(errno.EMFILE, "Too many open files")
-    assert cli._environment_fault(fault, Namespace(output_ready=tmp_path)) == (
+    assert cli._environment_fault(fault, cli.RunState(output=tmp_path)) == (
         f"{tmp_path}: Too many open files (raise the limit, ulimit -n, or give fewer --jobs)"
     )
     full = OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "scores.json"))
-    assert cli._environment_fault(full, Namespace()) == (
+    assert cli._environment_fault(full, cli.RunState()) == (
         f"{tmp_path / 'scores.json'}: No space left on device (free some space, or give another --output)"
     )
 
