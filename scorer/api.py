@@ -35,7 +35,7 @@ from scorer.inputs.validation import (
 )
 from scorer.metric import key_table_cache
 from scorer.metric.matcher import Matcher
-from scorer.metric.meteor import MeteorRu, params_without_synonyms
+from scorer.metric.meteor import MeteorRu, MeteorScore, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
@@ -46,7 +46,7 @@ from scorer.scoring.audit import audit_board, audit_submission, sample_counts, v
 from scorer.scoring.competition import Competition
 from scorer.scoring.correlation import BASELINES, build_levels, correlate
 from scorer.scoring.correlation_result import Meta
-from scorer.scoring.explain import LOWEST_TURNS, lowest_turns, marked_answers
+from scorer.scoring.explain import LOWEST_TURNS, ExplainedTurn, MarkedAnswer, lowest_turns, marked_answers
 from scorer.scoring.leaderboard import find_submissions, rank
 from scorer.scoring.leaderboard_result import Entry, Leaderboard
 from scorer.scoring.result import ScoreResult
@@ -351,70 +351,37 @@ def score_validated(
     ``turn_details`` each answer with its matched words marked. Raises
     :class:`~scorer.workers.WorkerDied` (exit 2) when a worker process dies.
     """
+    tell = progress or _silent
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
-    references = reference.variants()
     tokens = reference.variant_tokens()
     variant_tokens = [tokens[d.dialog_id][turn] for d, turn in keys]
-    report = (lambda done: progress(SCORING, done, len(keys))) if progress else None
-    if report:
-        report(0)
+    tell(SCORING, 0, len(keys))
     metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
     key_table_cache.restore(metric)
-    scored = score_turns(answers, variant_tokens, metric, jobs, report)
+    scored = score_turns(answers, variant_tokens, metric, jobs, lambda done: tell(SCORING, done, len(keys)))
     # the persistent caches keep the reference data's words only: an upload's own never make a later run
     # heavier (contract section 3)
     vocabulary = reference_vocabulary(variant_tokens)
     key_table_cache.keep(metric, vocabulary)
-    # aggregating: every turn's record, then the summary (counted in turns: the step ends at the turn count);
-    # then the lowest turns explained, then what the run learnt kept in the cache, each a step of its own
-    total = len(keys)
-    if progress:
-        progress(AGGREGATING, 0, total)
     competition = Competition.of(config)
-    hm = competition.hidden
-    ppl = [submission.ppl[d.dialog_id][turn] for d, turn in keys]
-    turns: list[TurnScore] = []
-    for k, ((dialogue, turn), (best, s), p, answer) in enumerate(zip(keys, scored, ppl, answers)):
-        if progress and k % REPORT_TURNS == 0 and k:
-            progress(AGGREGATING, k, total)
-        turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best, hm(p), p, answer, s))
+    turns = _records(keys, scored, answers, submission.ppl, competition, tell)
     summary = aggregate(turns, config.weights)
-    if progress:
-        progress(AGGREGATING, total, total)
-    lowest: tuple = ()
-    marked: tuple = ()
-    if audience.references:
-        n_lowest = min(LOWEST_TURNS, len(keys))
-        explained = (lambda done: progress(EXPLAINING, done, n_lowest)) if progress else None
-        if explained:
-            explained(0)  # the step's start is shown before its first turn is explained
-        lowest = lowest_turns(turns, references, metric, progress=explained)
-    elif audience.marked_answers:
-        marking = (lambda done: progress(EXPLAINING, done, len(turns))) if progress else None
-        marked = marked_answers(turns, variant_tokens, metric, progress=marking)
-    if matcher is None:
-        if progress:
-            progress(SAVING, 0, 1)
+    tell(AGGREGATING, len(keys), len(keys))
+    lowest, marked = _explained(audience, turns, reference, variant_tokens, metric, tell)
+    if matcher is None:  # a matcher shared between submissions is saved once, by its owner
+        tell(SAVING, 0, 1)
         metric.matcher.save(vocabulary)
-        if progress:
-            progress(SAVING, 1, 1)
+        tell(SAVING, 1, 1)
     warnings = submission.warnings + unanalysed_warnings(
         keys, answers, variant_tokens if audience.references else [], metric.matcher.unanalysed
     )
-    checked = None
-    if ppl_check is not None:
-        checked = [
-            (t.ppl, again)
-            for t in turns
-            if (again := (ppl_check.get(t.dialog_id) or [None] * (t.turn + 1))[t.turn]) is not None
-        ]
     audit = audit_submission(
         [t.ppl for t in turns],
         [t.meteor for t in turns],
         [bool(t.details and t.details.cand_len) for t in turns],
         config.audit,
-        checked,
+        _checked(turns, ppl_check),
     )
     return ScoreResult(
         summary,
@@ -429,6 +396,71 @@ def score_validated(
         audience,
         marked,
     )
+
+
+def _silent(step: str, done: int, total: int) -> None:
+    """The progress of a run nobody watches."""
+
+
+def _records(
+    keys: Sequence[tuple[Dialogue, int]],
+    scored: Sequence[tuple[int, MeteorScore]],
+    answers: Sequence[str],
+    ppl: Mapping[str, list[float]],
+    competition: Competition,
+    tell: Progress,
+) -> list[TurnScore]:
+    """Every turn's record: its METEOR and best variant, its hidden metric from its perplexity. Aggregating
+    is counted in turns (the summary after them ends the step at the turn count)."""
+    total = len(keys)
+    tell(AGGREGATING, 0, total)
+    hm = competition.hidden
+    turns: list[TurnScore] = []
+    for k, ((dialogue, turn), (best, s), answer) in enumerate(zip(keys, scored, answers)):
+        if k % REPORT_TURNS == 0 and k:
+            tell(AGGREGATING, k, total)
+        p = ppl[dialogue.dialog_id][turn]
+        turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best, hm(p), p, answer, s))
+    return turns
+
+
+def _explained(
+    audience: Audience,
+    turns: Sequence[TurnScore],
+    reference: ReferenceData,
+    variant_tokens: Sequence[Sequence[Sequence[str]]],
+    metric: MeteorRu,
+    tell: Progress,
+) -> tuple[tuple[ExplainedTurn, ...], tuple[MarkedAnswer, ...]]:
+    """What the audience's page explains (contract section 6): for the organizer the lowest turns against
+    their best variants; for a participant with ``turn_details`` every answer with its matched words
+    marked, and no reference text; otherwise nothing."""
+    if audience.references:
+        n_lowest = min(LOWEST_TURNS, len(turns))
+        tell(EXPLAINING, 0, n_lowest)  # the step's start is shown before its first turn is explained
+        explained = lowest_turns(
+            turns, reference.variants(), metric, progress=lambda done: tell(EXPLAINING, done, n_lowest)
+        )
+        return explained, ()
+    if audience.marked_answers:
+        marked = marked_answers(
+            turns, variant_tokens, metric, progress=lambda done: tell(EXPLAINING, done, len(turns))
+        )
+        return (), marked
+    return (), ()
+
+
+def _checked(
+    turns: Sequence[TurnScore], ppl_check: Mapping[str, list[float | None]] | None
+) -> list[tuple[float, float]] | None:
+    """(reported, recomputed) of every turn the organizer recomputed (``--ppl-check``), else None."""
+    if ppl_check is None:
+        return None
+    return [
+        (t.ppl, again)
+        for t in turns
+        if (again := (ppl_check.get(t.dialog_id) or [None] * (t.turn + 1))[t.turn]) is not None
+    ]
 
 
 def reference_vocabulary(variant_tokens: Sequence[Sequence[Sequence[str]]]) -> frozenset[str]:
