@@ -116,9 +116,8 @@ def _reference_file(data_dir: Path, name: str) -> Path:
     """The path of a reference file, checked to be a readable regular file (it is streamed)."""
     path = data_dir / name
     try:
-        os.close(
-            os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        )  # a FIFO in its place is refused, never waited on
+        # a FIFO in its place is refused, never waited on
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
     except FileNotFoundError:
         raise ReferenceDataError([Issue(name, f"{path} does not exist", "missing_file")]) from None
     except OSError as exc:

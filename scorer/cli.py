@@ -199,8 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="scorer",
         description="Score multimodal dialogue submissions "
         "(Russian METEOR + hidden metric, type-weighted integral).",
-        formatter_class=argparse.RawTextHelpFormatter,
-    )  # --version on one line
+        formatter_class=argparse.RawTextHelpFormatter,  # --version on one line
+    )
     parser.add_argument(
         "--version", action="version", version=f"scorer {__version__} ({engine_description()})"
     )
@@ -726,8 +726,8 @@ def _dependencies_missing(argv: Sequence[str]) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return its exit code. The standard
-    streams
-    are :class:`~scorer.streams.Forgiving` meanwhile: whatever becomes of them, the code is the outputs'."""
+    streams are :class:`~scorer.streams.Forgiving` meanwhile: whatever becomes of them, the code is the
+    outputs'."""
     with forgiving_streams():
         if _dependencies_missing(sys.argv[1:] if argv is None else argv):
             return EXIT_USAGE

@@ -39,9 +39,8 @@ def reopen_closed() -> None:
             os.fstat(fd)
         except OSError:
             opened = os.open(os.devnull, mode)
-            if (
-                opened != fd
-            ):  # the lowest free number is fd's, unless a lower one was closed too (then handled)
+            # the lowest free number is fd's, unless a lower one was closed too (then handled)
+            if opened != fd:
                 os.dup2(opened, fd)
                 os.close(opened)
     for name, fd, text_mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):

@@ -281,9 +281,8 @@ def _zip_entry_count(path: Path) -> int | None:
             if tail.rfind(b"PK\x06\x07", 0, at) >= 0:
                 return 1 << 32
         end = tail_start + at
-        offset = (
-            end - directory_size
-        )  # zipfile's own reckoning: the directory lies just before the end record
+        # zipfile's own reckoning: the directory lies just before the end record
+        offset = end - directory_size
         if offset < 0:
             return count
         fh.seek(offset)

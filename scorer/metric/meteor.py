@@ -284,9 +284,8 @@ class MeteorRu:
         matcher: Matcher | None = None,
         engine: Engine | None = None,
     ):
-        self.plan = stage_plan(
-            params.stages
-        )  # the stages, as objects, in order (ValueError for an unknown one)
+        # the stages, as objects, in order (ValueError for an unknown one)
+        self.plan = stage_plan(params.stages)
         if self.uses_thesaurus and thesaurus is None and (matcher is None or matcher.thesaurus is None):
             raise ValueError(
                 "the synonym stage needs a thesaurus: pass thesaurus=, or leave 'synonym' out of the stages"
@@ -372,9 +371,8 @@ def meteor_ru(
     rwn = None
     if needs_thesaurus(params.stages):
         rwn = thesaurus if isinstance(thesaurus, Thesaurus) else _thesaurus_at(thesaurus)
-    metric = MeteorRu(
-        params, matcher=_matcher_for(rwn), engine=shared_engine(active())
-    )  # reused across calls
+    # the matcher and the engine are reused across calls
+    metric = MeteorRu(params, matcher=_matcher_for(rwn), engine=shared_engine(active()))
     return metric.sentence_score(candidate, references)
 
 

@@ -353,9 +353,9 @@ _TERMS = """# Terms
 
 def starting_kit(dialogues_bytes: bytes, image: str = "IMAGE") -> dict[str, bytes]:
     """An example upload that ``validate`` accepts, for the dialogues of ``dialogues_bytes`` (a checked
-    ``dialogues.jsonl``): each turn answered with its own text parts (a baseline that repeats the question)
-    and
-    a perplexity between 2 and 22 drawn from the turn's dialog_id, and a README that says how to check one."""
+    ``dialogues.jsonl``): each turn answered with its own text parts (a baseline that repeats the
+    question) and a perplexity between 2 and 22 drawn from the turn's dialog_id, and a README that says how
+    to check one."""
     lines, ppl = [], {}
     for line in dialogues_bytes.decode("utf-8-sig").split("\n"):
         if not line.strip():

@@ -553,9 +553,8 @@ def correlation_report(meta: Meta) -> str:
     by_key = {(r.level, r.figure): r for r in meta.rows}
     for data in meta.levels:
         figures = list(data.figures)
-        columns = min(
-            3, len(figures)
-        )  # at most three panels a row, so that the page does not shrink the text
+        # at most three panels a row, so that the page does not shrink the text
+        columns = min(3, len(figures))
         rows_of_panels = -(-len(figures) // columns)
         fig, axes = plt.subplots(
             rows_of_panels, columns, figsize=(3.6 * columns, 3.3 * rows_of_panels), squeeze=False
