@@ -1,4 +1,5 @@
-"""Untrusted input, third round: one crafted word, cache file or organizer value never ends a run with exit 3.
+"""Contract section 6, "No input ends a run with exit 3": one crafted word, cache file or organizer value
+never ends a run with exit 3.
 
 One test per class of docs/security.md's "Fault isolation" section.
 """
