@@ -754,3 +754,40 @@ def audit_sample(
             }
         )
     return rows
+
+
+def with_perplexities(result: ScoreResult, ppl: Mapping[str, Sequence[float]], config: Config) -> ScoreResult:
+    """``result`` (scored with any perplexities) with these perplexities instead: every turn's hidden
+    metric, the summary and the audit recomputed, its METEOR half unchanged. The scoring step of a code
+    competition scores the METEOR half before the team's code runs, then this (contract section 10)."""
+    hm = Competition.of(config).hidden
+    turns = [
+        t._replace(ppl=float(p), hidden_metric=hm(p))
+        for t in result.turns
+        for p in [ppl[t.dialog_id][t.turn]]
+    ]
+    audit = audit_submission(
+        [t.ppl for t in turns],
+        [t.meteor for t in turns],
+        [bool(t.details and t.details.cand_len) for t in turns],
+        config.audit,
+        None,
+    )
+    return replace(result, summary=aggregate(turns, config.weights), turns=turns, audit=audit)
+
+
+def code_upload(res: PathLike) -> Path | None:
+    """The folder of a code competition's scored upload (contract section 10): ``res`` (or its one top-level
+    folder) holding ``submission.jsonl`` and the package ``team_code/`` but no ``ppl_output.json``; None for
+    an upload of files."""
+    root = Path(res)
+    folders = [root] + [p for p in sorted(root.iterdir()) if p.is_dir() and not p.is_symlink()]
+    for folder in folders[:2] if len(folders) == 2 else folders[:1]:
+        if (
+            (folder / "team_code").is_dir()
+            and not (folder / "team_code").is_symlink()
+            and (folder / SUBMISSION).is_file()
+            and not (folder / PPL).exists()
+        ):
+            return folder
+    return None

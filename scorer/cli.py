@@ -13,8 +13,10 @@ import gc
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,18 +25,20 @@ from pathlib import Path
 from typing import Any
 
 from scorer.inputs.config import Config, config_for, load_config
-from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON
+from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON, SUBMISSION
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.jsonio import shorten
 from scorer.metric.cache_dir import cache_dir, cache_dir_problem
 from scorer.metric.meteor import MeteorRu
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
 from scorer.outputs.bundle import write_bundle
+from scorer.outputs.html_report import load_charts
 from scorer.outputs.output_dir import in_main_thread, locked, prepare, write_file
 from scorer.outputs.report import (
     CORRELATION_JSON,
     ERROR_LOG,
     LEADERBOARD_JSON,
+    SCORE_OUTPUTS,
     correlation_table,
     failure_payload,
     issue_lines,
@@ -52,7 +56,7 @@ from scorer.scoring.explain import explain
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import default_jobs
 
-from . import api
+from . import api, runner
 from .errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
@@ -116,6 +120,11 @@ EXIT_CODES = {
     "explain": ["  0  explained", "  2  usage, configuration or thesaurus error"],
     "bundle": ["  0  written", "  2  usage, configuration or reference-data error"],
     "audit-sample": ["  0  written", _INVALID, "  2  usage, configuration or reference-data error"],
+    "run": [
+        "  0  written",
+        "  1  the team's code failed (named: phase, function, dialog_id, turn)",
+        "  2  usage or data error",
+    ],
 }
 NO_THESAURUS = "without RuWordNet at hand: add --no-synonyms; the signature then says rwn:none"
 
@@ -138,6 +147,7 @@ EXAMPLES = {
     "submissions_examples/realistic --n 20 --output recompute.jsonl",
     "bundle": "python -m scorer bundle --data reference_data/public --output competition "
     "--image docker.io/you/dialogue-scorer:1.0",
+    "run": "python -m scorer run --data reference_data/public --code my_team/ --output generated",
 }
 
 DESCRIPTIONS = {
@@ -151,8 +161,8 @@ DESCRIPTIONS = {
     "rank them, "
     "with bootstrap intervals and paired p-values: leaderboard.csv, leaderboard.json, report.html.",
     "codalab": "The CodaLab/Codabench scoring program: INPUT/ref is the reference data, INPUT/res the "
-    "upload; "
-    "writes OUTPUT/scores.txt with scores.json, details.csv and report.html.",
+    "upload; writes OUTPUT/scores.json, scores.txt and detailed_results.html (and details.csv with "
+    "[participants] turn_details), none of them holding anything of the answers.",
     "correlate": "Measure how well the competition's figures (METEOR, hidden metric, integral; chrF and "
     "BLEU as "
     "baselines) agree with human ratings at turn, dialogue and system level: Pearson, Spearman and "
@@ -164,6 +174,9 @@ DESCRIPTIONS = {
     "model (N turns, in proportion to each dialogue type's turns, reproducible from --seed), as JSON "
     "Lines of dialog_id, turn, type and the reported ppl; the recomputed values go back through "
     "score --ppl-check.",
+    "run": "Run a team's code (team_code/generate.py) on every dialogue as the competition does: "
+    "submission.jsonl from generate_text, then ppl_output.json from get_ppl, each phase in a child "
+    "process of its own (contract section 10).",
     "bundle": "Write a Codabench competition bundle (competition.yaml, pages, scoring program, reference and "
     "public data, starting kit, leaderboard) into --output, with bundle.zip to upload. Only "
     "reference_data/ holds the answers and the configuration.",
@@ -172,10 +185,10 @@ DESCRIPTIONS = {
 
 def _epilog(name: str) -> str:
     example = f"example:\n  {EXAMPLES[name]}"
-    if name not in ("validate", "bundle", "audit-sample"):
+    if name not in ("validate", "bundle", "audit-sample", "run"):
         example += f"\n  ({NO_THESAURUS})"
     parts = [example]
-    if name != "explain":
+    if name not in ("explain", "run"):
         parts.append(CONFIG_RULE)
     parts.append("\n".join(["exit codes:", *EXIT_CODES[name], _ENDINGS]))
     return "\n\n".join(parts)
@@ -293,6 +306,14 @@ def build_parser() -> argparse.ArgumentParser:
     cl = _command(sub, "codalab", "CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT")
     cl.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
     cl.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
+    for name, default in (("setup", runner.DEFAULT_SETUP_TIMEOUT), ("turn", runner.DEFAULT_TURN_TIMEOUT)):
+        cl.add_argument(
+            f"--{name}-timeout",
+            type=float,
+            default=default,
+            metavar="S",
+            help=f"a code upload's {name} limit in seconds (default {default:g})",
+        )
     co = _command(sub, "correlate", "agreement of the figures with human ratings (meta-evaluation)")
     many_submissions_args(co, "correlation.csv, correlation.json and report.html", human=True)
     co.add_argument(
@@ -492,23 +513,28 @@ def _score_upload(
     state.failure_page = DETAILED_RESULTS if codalab else None
     with locked(output, _waiting(output)), _display(args) as display:
         try:
+            code = None
             if platform_input is not None:
                 submission = str(_codalab_upload(platform_input))
+                code = api.code_upload(platform_input / "res")
             config = _config(args, data)
             # who the outputs are for, decided here once (contract section 6): codalab's are the participant's
             audience = Audience.participant(config) if codalab else ORGANIZER
-            result = api.score_submission(
-                data,
-                submission,
-                ppl,
-                config=config,
-                thesaurus=args.thesaurus,
-                synonyms=not args.no_synonyms,
-                jobs=args.jobs or default_jobs(),
-                progress=display,
-                ppl_check=ppl_check,
-                audience=audience,
-            )
+            if code is not None:
+                result = _score_code(args, data, code, config, audience, display)
+            else:
+                result = api.score_submission(
+                    data,
+                    submission,
+                    ppl,
+                    config=config,
+                    thesaurus=args.thesaurus,
+                    synonyms=not args.no_synonyms,
+                    jobs=args.jobs or default_jobs(),
+                    progress=display,
+                    ppl_check=ppl_check,
+                    audience=audience,
+                )
         except SubmissionInvalid as exc:
             display.close()
             write_failure(exc, "invalid", output, page=state.failure_page)
@@ -520,6 +546,8 @@ def _score_upload(
             _try_write_failure(exc, output, page=state.failure_page)
             raise
         write_outputs(result, output, report=report, progress=display)
+        if code is not None:
+            _remove_foreign(output)
     _print_warnings(result.warnings)
     if audience.audit and result.audit is not None:
         for line in flagged_lines({result.name: result.audit}):
@@ -527,6 +555,84 @@ def _score_upload(
     if not args.quiet:
         emit(summary_table(result))
     return EXIT_OK
+
+
+def _score_code(
+    args: argparse.Namespace,
+    data: str,
+    code: Path,
+    config: Config,
+    audience: Audience,
+    display: ProgressDisplay,
+) -> api.ScoreResult:
+    """The scoring step of a code competition (contract section 10): the team's code runs here beside the
+    answers and the scorer itself, so it is hostile. The answers are read and checked and the METEOR half
+    scored first (with placeholder perplexities), and every module the outputs need is loaded; this process
+    becomes non-dumpable and the child subreaper; the ``ppl`` phase runs with the code's output discarded;
+    whatever the code left running is killed before anything is written. A fault of the code is reported by
+    its kind, function, dialog_id and turn only (a SubmissionInvalid, exit 1)."""
+    dialogues = runner.read_dialogues(data)
+    scratch = Path(tempfile.mkdtemp(prefix="scorer-code-"))
+    try:
+        placeholder = scratch / "placeholder_ppl.json"
+        placeholder.write_text(
+            json.dumps({d["dialog_id"]: [1.0] * len(d["turns"]) for d in dialogues}), encoding="utf-8"
+        )
+        scored = api.score_submission(
+            data,
+            str(code / SUBMISSION),
+            str(placeholder),
+            config=config,
+            thesaurus=args.thesaurus,
+            synonyms=not args.no_synonyms,
+            jobs=args.jobs or default_jobs(),
+            progress=display,
+            audience=audience,
+        )
+        targets = runner.read_targets(data, dialogues)
+        if targets is None:
+            raise UsageError(f"{data}: the reference data holds no answers.jsonl for the ppl phase")
+        load_charts()
+        runner.become_undumpable()
+        runner.become_subreaper()
+        display.close()
+        options = argparse.Namespace(
+            output=str(scratch / "state"),
+            resume=False,
+            quiet=True,
+            setup_timeout=args.setup_timeout,
+            turn_timeout=args.turn_timeout,
+            discard_code_output=True,
+        )
+        try:
+            values = runner.perplexities(dialogues, targets, str(code), options)
+        except runner.CodeFault as fault:
+            raise SubmissionInvalid(
+                [
+                    Issue(
+                        "team_code/generate.py",
+                        f"the code failed ({fault.kind}; {fault.where()})",
+                        fault.kind,
+                    )
+                ]
+            ) from None
+        finally:
+            runner.kill_descendants()
+        return api.with_perplexities(
+            scored, {k: [float(v or 0.0) for v in vs] for k, vs in values.items()}, config
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _remove_foreign(output: Path) -> None:
+    """Remove from ``output`` whatever the scoring step did not write (a code run may have left files)."""
+    for entry in output.iterdir():
+        if entry.name not in SCORE_OUTPUTS:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
 
 def _display(args: argparse.Namespace) -> ProgressDisplay:
@@ -735,6 +841,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given[:1] == ["run"]:  # the standard-library runner, whole (contract section 10)
+        return runner.main(given[1:], prog="scorer run")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

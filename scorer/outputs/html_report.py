@@ -80,6 +80,11 @@ def _pyplot() -> Any:
     return plt
 
 
+def load_charts() -> None:
+    """Load what drawing the charts needs now (matplotlib and its fonts), before anything else may run."""
+    _pyplot()
+
+
 def _private_matplotlib_dirs() -> None:
     """Matplotlib writes its configuration and font cache under ``$MPLCONFIGDIR`` (else ``$HOME``): unless
     the caller chose a place, it gets a private temporary directory, removed when the process ends, so

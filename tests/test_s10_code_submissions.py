@@ -1,0 +1,467 @@
+"""Contract section 10, code submissions: toy teams run by ``python -m scorer run`` (and by the runner
+module alone under a bare interpreter), each fault named, the call order and histories, resume, ``--only``,
+public data without answers, and no process of the code outliving its phase."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import PUBLIC, ROOT, run_cli
+
+RUNNER = ROOT / "scorer" / "runner.py"
+
+WELL_BEHAVED = """
+import json, os
+
+LOG = os.environ.get("TEAM_LOG")
+
+def _log(entry):
+    if LOG:
+        with open(LOG, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry, ensure_ascii=False) + "\\n")
+
+def setup_model_and_tokenizer():
+    _log({"call": "setup", "cwd": os.getcwd()})
+    return {"calls": 0}, "tokenizer"
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    _log({"call": "generate", "query": cur_query_list, "history": history_list})
+    text = " ".join(p["content"] for p in cur_query_list if p["type"] == "text")
+    return "Ответ на " + text
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    _log({"call": "ppl", "query": cur_query_tuple, "history": history_list})
+    query, target = cur_query_tuple
+    return 1.0 + len(target) % 17 + 0.5 * len(history_list)
+"""
+
+
+def team(tmp_path: Path, source: str, name: str = "team") -> Path:
+    """A team's upload: a folder holding team_code/ with this generate.py."""
+    folder = tmp_path / name
+    (folder / "team_code").mkdir(parents=True)
+    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "team_code" / "generate.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    return folder
+
+
+def replace_in(source: str, old: str, new: str) -> str:
+    assert old in source
+    return source.replace(old, new)
+
+
+def run_team(*args, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m scorer run`` as a process (the code's output reaches its stderr)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scorer", "run", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=kwargs.get("timeout", 120),
+        env={**os.environ, **kwargs.get("env", {})},
+    )
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+DIALOGUES = read_jsonl(PUBLIC / "dialogues.jsonl")
+FIRST_VARIANTS = {
+    d["dialog_id"]: [v[0] for v in d["references"]] for d in read_jsonl(PUBLIC / "answers.jsonl")
+}
+
+
+def test_the_calls_their_order_and_their_histories_are_the_competitions(tmp_path):
+    log = tmp_path / "calls.jsonl"
+    out = tmp_path / "out"
+    done = run_team("--data", PUBLIC, "--code", team(tmp_path, WELL_BEHAVED), "--output", out,
+                    env={"TEAM_LOG": str(log)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    calls = read_jsonl(log)
+    kinds = [c["call"] for c in calls]
+    n = sum(len(d["turns"]) for d in DIALOGUES)
+    # a setup, every generation, another setup (a fresh process), every perplexity
+    assert kinds == ["setup"] + ["generate"] * n + ["setup"] + ["ppl"] * n
+    assert calls[0]["cwd"] != str(ROOT) and calls[0]["cwd"] != str(out)  # a scratch folder
+    answers = {row["dialog_id"]: row["answers"] for row in read_jsonl(out / "submission.jsonl")}
+    generations = iter(c for c in calls if c["call"] == "generate")
+    perplexities = iter(c for c in calls if c["call"] == "ppl")
+    for d in DIALOGUES:
+        queries = [
+            [
+                {**p, "content": str((PUBLIC / p["content"]).resolve())}
+                if p["type"] in ("image", "audio")
+                else p
+                for p in turn
+            ]
+            for turn in d["turns"]
+        ]
+        for i, query in enumerate(queries):
+            g = next(generations)
+            assert g["query"] == query  # media paths absolute against --data
+            assert g["history"] == [[queries[k], answers[d["dialog_id"]][k]] for k in range(i)]
+        for i, query in enumerate(queries):
+            p = next(perplexities)
+            targets = FIRST_VARIANTS[d["dialog_id"]]
+            assert p["query"] == [query, targets[i]]
+            assert p["history"] == [[queries[k], targets[k]] for k in range(i)]
+    ppl = json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))
+    assert ppl["d-0001"] == [
+        1.0 + len(FIRST_VARIANTS["d-0001"][0]) % 17,
+        1.5 + len(FIRST_VARIANTS["d-0001"][1]) % 17,
+    ]
+    assert len(set(v for vs in ppl.values() for v in vs)) > 5  # they vary from turn to turn
+    assert not (out / ".run-state").exists()
+    assert run_cli("validate", "--data", PUBLIC, "--submission", out) == 0
+
+
+def test_a_tuple_counts_by_its_first_element_and_the_codes_prints_go_to_stderr(tmp_path):
+    source = replace_in(
+        WELL_BEHAVED, 'return "Ответ на " + text', 'print("ANSWER-PRINTED", text)\n    return ("Ответ", 0.5)'
+    )
+    out = tmp_path / "out"
+    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", out)
+    assert done.returncode == 0, done.stderr
+    assert "ANSWER-PRINTED" in done.stderr and "ANSWER-PRINTED" not in done.stdout
+    assert {a for row in read_jsonl(out / "submission.jsonl") for a in row["answers"]} == {"Ответ"}
+    for path in out.rglob("*"):
+        assert path.is_dir() or b"ANSWER-PRINTED" not in path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "old, new, kind, phase, function, message",
+    [
+        (
+            'return "Ответ на " + text',
+            'raise RuntimeError("boom in generation")',
+            "exception",
+            "generate",
+            "generate_text",
+            "boom in generation",
+        ),
+        ('return "Ответ на " + text', "return 42", "wrong_value", "generate", "generate_text", "int 42"),
+        (
+            "return 1.0 + len(target) % 17 + 0.5 * len(history_list)",
+            'return "5"',
+            "wrong_value",
+            "ppl",
+            "get_ppl",
+            "str '5'",
+        ),
+        (
+            "return 1.0 + len(target) % 17 + 0.5 * len(history_list)",
+            "return 0.5",
+            "wrong_value",
+            "ppl",
+            "get_ppl",
+            "at least 1",
+        ),
+        (
+            "return 1.0 + len(target) % 17 + 0.5 * len(history_list)",
+            "return float('nan')",
+            "wrong_value",
+            "ppl",
+            "get_ppl",
+            "nan",
+        ),
+        (
+            'return "Ответ на " + text',
+            "os._exit(3)",
+            "died",
+            "generate",
+            "generate_text",
+            "exited with code 3",
+        ),
+        (
+            'return "Ответ на " + text',
+            "os.kill(os.getpid(), 9)",
+            "died",
+            "generate",
+            "generate_text",
+            "SIGKILL",
+        ),
+    ],
+    ids=["raises", "int-answer", "str-ppl", "ppl-below-1", "nan-ppl", "os-exit", "killed"],
+)
+def test_each_fault_of_the_code_is_named_and_leaves_nothing_complete(
+    tmp_path, old, new, kind, phase, function, message
+):
+    out = tmp_path / "out"
+    done = run_team(
+        "--data", PUBLIC, "--code", team(tmp_path, replace_in(WELL_BEHAVED, old, new)), "--output", out
+    )
+    assert done.returncode == 1, done.stderr
+    line = next(x for x in done.stderr.splitlines() if x.startswith("error: the team's code failed"))
+    assert f"({kind}; phase {phase}, function {function}, dialog_id 'd-0001', turn 0)" in line
+    assert message in done.stderr
+    if kind == "exception":
+        assert "Traceback" in done.stderr and 'generate.py", line' in done.stderr
+    assert not (out / "ppl_output.json").exists()
+    assert phase == "ppl" or not (out / "submission.jsonl").exists()
+    assert (
+        'Traceback (most recent call last):\n  File "' not in done.stderr.split("error: the team's")[0]
+        or kind == "exception"
+    )
+
+
+def test_a_missing_function_or_package_lists_what_the_upload_holds(tmp_path):
+    source = WELL_BEHAVED.replace("def get_ppl(", "def get_perplexity(")
+    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out")
+    assert done.returncode == 1
+    assert "team_code/generate.py defines no get_ppl; it defines: " in done.stderr
+    assert "get_perplexity" in done.stderr and "generate_text" in done.stderr
+    upload = tmp_path / "wrong"
+    (upload / "code").mkdir(parents=True)
+    (upload / "code" / "model.py").write_text("x = 1\n", encoding="utf-8")
+    done = run_team("--data", PUBLIC, "--code", upload, "--output", tmp_path / "out2")
+    assert done.returncode == 1
+    assert "holds no package team_code/" in done.stderr and "code/model.py" in done.stderr
+
+
+def test_a_call_past_its_time_is_stopped(tmp_path):
+    source = replace_in(WELL_BEHAVED, 'return "Ответ на " + text', "import time; time.sleep(60)")
+    started = time.monotonic()
+    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out",
+                    "--turn-timeout", "1")  # fmt: skip
+    assert done.returncode == 1 and time.monotonic() - started < 30
+    assert "(timeout; phase generate, function generate_text, dialog_id 'd-0001', turn 0)" in done.stderr
+    source = replace_in(WELL_BEHAVED, 'return {"calls": 0}, "tokenizer"', "import time; time.sleep(60)")
+    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source, "slow-setup"), "--output",
+                    tmp_path / "out2", "--setup-timeout", "1")  # fmt: skip
+    assert (
+        done.returncode == 1
+        and "(timeout; phase generate, function setup_model_and_tokenizer)" in done.stderr
+    )
+
+
+def test_a_daemon_the_code_leaves_does_not_outlive_its_phase(tmp_path):
+    pids = tmp_path / "pids"
+    source = replace_in(
+        WELL_BEHAVED,
+        '    return {"calls": 0}, "tokenizer"',
+        f'''    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open({str(pids)!r}, "a") as fh:
+                fh.write(str(os.getpid()) + "\\n")
+            import time
+            time.sleep(120)
+        os._exit(0)
+    return {{"calls": 0}}, "tokenizer"''',
+    )
+    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    daemons = [int(x) for x in pids.read_text().split()]
+    assert len(daemons) == 2  # one a phase
+    time.sleep(0.2)
+    for pid in daemons:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
+    slow = replace_in(
+        WELL_BEHAVED, 'return "Ответ на " + text', 'import time; time.sleep(0.05); return "Ответ на " + text'
+    )
+    code = team(tmp_path, slow)
+    whole = tmp_path / "whole"
+    assert run_team("--data", PUBLIC, "--code", code, "--output", whole).returncode == 0
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scorer", "run", "--data", str(PUBLIC), "--code", str(code), "--output", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    state = out / ".run-state" / "generate.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not state.exists() or len(state.read_text().splitlines()) < 10):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "--resume" in err and not (out / "submission.jsonl").exists()
+    kept = len(state.read_text().splitlines())
+    assert 10 <= kept < 66
+    done = run_team("--data", PUBLIC, "--code", code, "--output", out, "--resume")
+    assert done.returncode == 0, done.stderr
+    for name in ("submission.jsonl", "ppl_output.json"):
+        assert (out / name).read_bytes() == (whole / name).read_bytes()
+
+
+def test_only_the_audit_samples_turns_give_a_ppl_check_file(tmp_path, capsys):
+    code = team(tmp_path, WELL_BEHAVED)
+    out = tmp_path / "out"
+    assert run_team("--data", PUBLIC, "--code", code, "--output", out).returncode == 0
+    sample = tmp_path / "sample.jsonl"
+    assert run_cli("audit-sample", "--data", PUBLIC, "--submission", out, "--n", "5", "--output", sample) == 0
+    chosen = {(r["dialog_id"], r["turn"]) for r in read_jsonl(sample)}
+    done = run_team(
+        "--data", PUBLIC, "--code", code, "--output", tmp_path / "check", "--phase", "ppl", "--only", sample
+    )
+    assert done.returncode == 0, done.stderr
+    check = json.loads((tmp_path / "check" / "ppl_check.json").read_text(encoding="utf-8"))
+    full = json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))
+    assert {(d, t) for d, vs in check.items() for t, v in enumerate(vs) if v is not None} == chosen
+    assert all(check[d][t] == full[d][t] for d, t in chosen)
+    assert not (tmp_path / "check" / "ppl_output.json").exists()
+    capsys.readouterr()
+    assert run_cli("score", "--data", PUBLIC, "--submission", out, "--output", tmp_path / "scored", "--quiet",
+                   "--no-synonyms", "--ppl-check", tmp_path / "check" / "ppl_check.json") == 0  # fmt: skip
+    audit = json.loads((tmp_path / "scored" / "audit.json").read_text(encoding="utf-8"))
+    assert audit["submissions"]["out"]["figures"]["checked"] == 5
+
+
+def test_public_data_without_answers_gives_perplexities_of_the_models_own_answers(tmp_path):
+    public = tmp_path / "public"
+    public.mkdir()
+    shutil.copy(PUBLIC / "dialogues.jsonl", public)
+    out = tmp_path / "out"
+    done = run_team("--data", public, "--code", team(tmp_path, WELL_BEHAVED), "--output", out)
+    assert done.returncode == 0, done.stderr
+    assert [x for x in done.stderr.splitlines() if "model's own answers" in x] == [
+        f"run: no answers.jsonl in {public}: the perplexities are of the model's own answers "
+        "(submission.jsonl), not of the competition's targets"
+    ]
+    answers = {row["dialog_id"]: row["answers"] for row in read_jsonl(out / "submission.jsonl")}
+    ppl = json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))
+    assert ppl["d-0001"][0] == 1.0 + len(answers["d-0001"][0]) % 17
+    assert run_cli("validate", "--data", public, "--submission", out) == 0
+
+
+def test_the_runner_runs_alone_under_a_bare_interpreter_from_a_zip(tmp_path):
+    code = team(tmp_path, WELL_BEHAVED)
+    archive = shutil.make_archive(str(tmp_path / "upload"), "zip", code)
+    isolated = tmp_path / "runner.py"
+    shutil.copy(RUNNER, isolated)  # the module alone, away from the package
+    done = subprocess.run(
+        [sys.executable, "-I", str(isolated), "--data", str(PUBLIC), "--code", archive, "--output",
+         str(tmp_path / "out"), "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert run_cli("validate", "--data", PUBLIC, "--submission", tmp_path / "out") == 0
+    # it imports nothing outside the standard library
+    source = RUNNER.read_text(encoding="utf-8")
+    assert "import scorer" not in source and "from scorer" not in source and "from ." not in source
+
+
+# --- the scoring step of a code competition: codalab runs the ppl phase, treating the code as hostile ------
+
+
+def codalab_input(tmp_path: Path, source: str) -> Path:
+    """INPUT as the scoring step sees it: ref/ the reference data, res/ the prediction step's output
+    (submission.jsonl and the team's code, copied there by run --keep-code)."""
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", root / "res",
+                    "--phase", "generate", "--keep-code", "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (root / "res").iterdir()) == ["submission.jsonl", "team_code"]
+    return root
+
+
+def codalab(root: Path, out: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "scorer", "codalab", str(root), str(out), "--no-synonyms"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def test_codalab_scores_a_code_upload_as_it_scores_the_files_the_code_gives(tmp_path):
+    root = codalab_input(tmp_path, WELL_BEHAVED)
+    done = codalab(root, tmp_path / "scored")
+    assert done.returncode == 0, done.stderr
+    files = tmp_path / "files"
+    assert run_team("--data", PUBLIC, "--code", root / "res", "--output", files).returncode == 0
+    plain = tmp_path / "plain"
+    shutil.copytree(PUBLIC, plain / "ref")
+    shutil.copytree(files, plain / "res")
+    assert codalab(plain, tmp_path / "scored-files").returncode == 0
+    for name in ("scores.json", "scores.txt"):
+        assert (tmp_path / "scored" / name).read_bytes() == (tmp_path / "scored-files" / name).read_bytes()
+    assert sorted(p.name for p in (tmp_path / "scored").iterdir()) == [
+        "detailed_results.html", "scores.json", "scores.txt"
+    ]  # fmt: skip
+
+
+HOSTILE = replace_in(
+    WELL_BEHAVED,
+    "def get_ppl(model, tokenizer, cur_query_tuple, history_list):",
+    """def _attack():
+    out = os.environ["ATTACK_OUTPUT"]
+    ref = os.environ["ATTACK_REF"]
+    answers = open(os.path.join(ref, "answers.jsonl"), encoding="utf-8").read()
+    print(answers)  # the code's stdout and stderr are discarded in the scoring step
+    import sys
+    print(answers, file=sys.stderr)
+    with open(os.path.join(out, "stolen.txt"), "w", encoding="utf-8") as fh:
+        fh.write(answers)
+    if os.fork() == 0:  # a daemon that would rewrite the scores once the scorer has written them
+        os.setsid()
+        if os.fork() == 0:
+            import time
+            with open(os.environ["ATTACK_PIDS"], "a") as fh:
+                fh.write(str(os.getpid()) + "\\n")
+            time.sleep(1.5)
+            with open(os.path.join(out, "scores.json"), "w") as fh:
+                fh.write('{"status": "ok", "integral": 1.0}')
+            time.sleep(60)
+        os._exit(0)
+
+_attacked = []
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    if not _attacked:
+        _attacked.append(1)
+        _attack()""",
+)
+
+
+def test_the_scoring_step_treats_the_code_as_hostile(tmp_path):
+    root = codalab_input(tmp_path, HOSTILE)
+    out = tmp_path / "scored"
+    out.mkdir()
+    pids = tmp_path / "pids"
+    env = {"ATTACK_OUTPUT": str(out), "ATTACK_REF": str(root / "ref"), "ATTACK_PIDS": str(pids)}
+    done = codalab(root, out, env)
+    assert done.returncode == 0, done.stderr
+    time.sleep(2.5)  # the daemon would have rewritten scores.json by now
+    for pid in [int(x) for x in pids.read_text().split()]:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert scores["status"] == "ok" and scores["integral"] < 1.0
+    assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html", "scores.json", "scores.txt"]
+    shown = done.stdout + done.stderr + "".join(p.read_text(encoding="utf-8") for p in out.iterdir())
+    for turns in FIRST_VARIANTS.values():
+        for text in turns:
+            if len(text) > 25:
+                assert text not in shown
+
+
+def test_a_fault_of_the_code_in_the_scoring_step_is_named_by_kind_and_place_only(tmp_path):
+    source = replace_in(
+        WELL_BEHAVED,
+        "    return 1.0 + len(target) % 17 + 0.5 * len(history_list)",
+        "    raise RuntimeError('SECRET ' + target)",
+    )
+    root = codalab_input(tmp_path, source)
+    out = tmp_path / "scored"
+    done = codalab(root, out)
+    assert done.returncode == 1
+    assert "SECRET" not in done.stderr and "Traceback" not in done.stderr
+    assert (
+        "the code failed (exception; phase ppl, function get_ppl, dialog_id 'd-0001', turn 0)" in done.stderr
+    )
+    page = (out / "detailed_results.html").read_text(encoding="utf-8")
+    assert "SECRET" not in page and "function get_ppl" in page
+    assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"
