@@ -278,7 +278,8 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
     assert run_team("--data", PUBLIC, "--code", code, "--output", whole).returncode == 0
     out = tmp_path / "out"
     process = subprocess.Popen(
-        [sys.executable, "-m", "scorer", "run", "--data", str(PUBLIC), "--code", str(code), "--output", str(out)],
+        [sys.executable, "-m", "scorer", "run", "--data", str(PUBLIC), "--code", str(code),
+         "--output", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     state = out / ".run-state" / "generate.jsonl"
