@@ -40,6 +40,7 @@ from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
 from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files, image_problem, public_dialogues
+from scorer.outputs.code_bundle import code_files, media_files
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import audit_board, audit_submission, sample_counts, validate_warnings
@@ -54,6 +55,7 @@ from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import score_turns
 from scorer.workers import WorkerPool
 
+from . import runner
 from .errors import Issue, ReferenceDataError, SubmissionInvalid, ThesaurusError, UsageError
 from .progress import AGGREGATING, EXPLAINING, READING, SAVING, SCORING, Progress
 
@@ -685,7 +687,12 @@ def correlate_submissions(
 
 
 def competition_bundle(
-    data_dir: PathLike, image: str, *, config: PathLike | None = None, title: str | None = None
+    data_dir: PathLike,
+    image: str,
+    *,
+    config: PathLike | None = None,
+    title: str | None = None,
+    code: bool = False,
 ) -> dict[str, bytes]:
     """The files of a Codabench competition bundle (:mod:`scorer.outputs.bundle`) for the reference directory
     ``data_dir``, scored in the image ``image``: path in the bundle -> bytes, ``bundle.zip`` included.
@@ -710,7 +717,15 @@ def competition_bundle(
     source = BundleSource(
         public_dialogues(dialogues_bytes), answers_bytes, reference.dialogues, settings, config_bytes
     )
-    return bundle_files(source, image.strip(), title.strip() if title and title.strip() else DEFAULT_TITLE)
+    extra = None
+    if code:  # a code competition (contract section 10): the ingestion program is the runner module itself
+        runner_source = Path(runner.__file__).read_bytes()
+        extra = code_files(
+            runner_source, source.dialogues_bytes, media_files(data_dir, source.dialogues_bytes)
+        )
+    return bundle_files(
+        source, image.strip(), title.strip() if title and title.strip() else DEFAULT_TITLE, extra
+    )
 
 
 def audit_sample(

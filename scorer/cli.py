@@ -350,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--data when present); copied into the bundle's reference data only",
     )
     b.add_argument("--title", metavar="TEXT", help="the competition's title")
+    b.add_argument(
+        "--code",
+        action="store_true",
+        help="a code competition: teams upload team_code/, which an ingestion program runs "
+        "(contract section 10)",
+    )
     b.add_argument("--quiet", action="store_true", help="print nothing on success")
 
     a = _command(sub, "audit-sample", "the turns whose perplexities to recompute (for score --ppl-check)")
@@ -412,7 +418,9 @@ def _explain(args: argparse.Namespace, state: RunState) -> int:
 def _bundle(args: argparse.Namespace, state: RunState) -> int:
     output = state.output = prepare(args.output)
     with locked(output, _waiting(output)):
-        files = api.competition_bundle(args.data, args.image, config=args.config, title=args.title)
+        files = api.competition_bundle(
+            args.data, args.image, config=args.config, title=args.title, code=args.code
+        )
         write_bundle(output, files)
     if not args.quiet:
         emit(

@@ -466,3 +466,80 @@ def test_a_fault_of_the_code_in_the_scoring_step_is_named_by_kind_and_place_only
     page = (out / "detailed_results.html").read_text(encoding="utf-8")
     assert "SECRET" not in page and "function get_ppl" in page
     assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"
+
+
+# --- bundle --code: a Codabench code competition, its starting kit end to end -----------------------------
+
+
+def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
+    import yaml
+
+    data = tmp_path / "data"
+    shutil.copytree(PUBLIC, data)
+    (data / "images").mkdir()
+    (data / "images" / "0011.jpg").write_bytes(b"\xff\xd8 an image")
+    (data / "notes.txt").write_text("private", encoding="utf-8")
+    bundle = tmp_path / "bundle"
+    assert run_cli("bundle", "--data", data, "--output", bundle, "--image", "docker.io/org/scorer:1.0",
+                   "--code", "--quiet") == 0  # fmt: skip
+    spec = yaml.safe_load((bundle / "competition.yaml").read_text(encoding="utf-8"))
+    (task,) = spec["tasks"]
+    assert task["ingestion_program"] == "ingestion_program" and task["input_data"] == "input_data"
+    metadata = yaml.safe_load((bundle / "ingestion_program" / "metadata.yaml").read_text(encoding="utf-8"))
+    assert metadata["command"].startswith("python3 /app/program/runner.py --data /app/input_data --code ")
+    assert "--phase generate --keep-code" in metadata["command"]
+    assert (bundle / "ingestion_program" / "runner.py").read_bytes() == RUNNER.read_bytes()
+    inputs = sorted(
+        p.relative_to(bundle / "input_data").as_posix()
+        for p in (bundle / "input_data").rglob("*")
+        if p.is_file()
+    )
+    assert inputs == [
+        "dialogues.jsonl",
+        "images/0011.jpg",
+    ]  # the media it names that exist; never the answers
+    overview = (bundle / "pages" / "overview.md").read_text(encoding="utf-8")
+    for needed in (
+        "team_code/",
+        "setup_model_and_tokenizer",
+        "get_ppl(model, tokenizer",
+        "600 s",
+        "runner.py",
+    ):
+        assert needed in overview
+    # the prediction step as Codabench runs it: the ingestion program alone, under a bare interpreter
+    upload = shutil.make_archive(str(tmp_path / "upload"), "zip", bundle / "starting_kit", "team_code")
+    ingested = tmp_path / "app" / "ingested_program"
+    shutil.unpack_archive(upload, ingested)
+    predicted = tmp_path / "app" / "output"
+    done = subprocess.run(
+        [sys.executable, "-I", str(bundle / "ingestion_program" / "runner.py"),
+         "--data", str(bundle / "input_data"), "--code", str(ingested), "--output", str(predicted),
+         "--phase", "generate", "--keep-code"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in predicted.iterdir()) == ["submission.jsonl", "team_code"]
+    # the scoring step: codalab runs the ppl phase on the copied code, then scores
+    root = tmp_path / "scoring"
+    shutil.copytree(bundle / "reference_data", root / "ref")
+    shutil.copytree(predicted, root / "res")
+    out = tmp_path / "scored"
+    done = codalab(root, out)
+    assert done.returncode == 0, done.stderr
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert scores["status"] == "ok" and 0 < scores["integral"] < 1
+    # a team's local run on the public data: files validate accepts
+    local = tmp_path / "local"
+    done = run_team("--data", bundle / "input_data", "--code", bundle / "starting_kit", "--output", local)
+    assert done.returncode == 0 and "model's own answers" in done.stderr
+    assert run_cli("validate", "--data", bundle / "input_data", "--submission", local) == 0
+    # against the targets, the kit's perplexities are real and vary from turn to turn
+    targeted = tmp_path / "targeted"
+    assert run_team("--data", data, "--code", bundle / "starting_kit", "--output", targeted).returncode == 0
+    values = [
+        v
+        for vs in json.loads((targeted / "ppl_output.json").read_text(encoding="utf-8")).values()
+        for v in vs
+    ]
+    assert min(values) >= 1 and len(set(values)) >= len(values) // 3  # 24 distinct values of 66

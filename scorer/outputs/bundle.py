@@ -34,7 +34,11 @@ from scorer.inputs.config import Config
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.validation import Dialogue
 
+from .code_bundle import INGESTION_PROGRAM, INPUT_DATA, code_pages
 from .output_dir import publish
+
+#: A code upload's time limits in the scoring step (``codalab``'s defaults; the runner's too).
+DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT = 3600.0, 600.0
 
 COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
 SCORING_PROGRAM, REFERENCE_DATA, PUBLIC_DATA, STARTING_KIT = (
@@ -111,17 +115,22 @@ def leaderboard_columns(types: Iterable[str]) -> list[tuple[str, str]]:
     ]
 
 
-def bundle_files(source: BundleSource, image: str, title: str = DEFAULT_TITLE) -> dict[str, bytes]:
-    """Every file of the bundle folder by its path in it, ``bundle.zip`` (the folder zipped) included."""
+def bundle_files(
+    source: BundleSource, image: str, title: str = DEFAULT_TITLE, code: dict[str, bytes] | None = None
+) -> dict[str, bytes]:
+    """Every file of the bundle folder by its path in it, ``bundle.zip`` (the folder zipped) included; with
+    ``code`` (:func:`scorer.outputs.code_bundle.code_files`), a code competition (contract section 10)."""
     present = Counter(d.type for d in source.dialogues)
     types = [t for t in DIALOGUE_TYPES if t in present]
     turns: Counter[str] = Counter()
     for d in source.dialogues:
         turns[d.type] += d.n_turns
     files: dict[str, bytes] = {
-        COMPETITION_YAML: _competition_yaml(title, image, types).encode("utf-8"),
+        COMPETITION_YAML: _competition_yaml(title, image, types, code is not None).encode("utf-8"),
         "logo.png": logo_png(),
-        "pages/overview.md": _overview(title, image, source.config.participants.turn_details).encode("utf-8"),
+        "pages/overview.md": _overview(
+            title, image, source.config.participants.turn_details, code is not None
+        ).encode("utf-8"),
         "pages/evaluation.md": _evaluation(source.config, types).encode("utf-8"),
         "pages/data.md": _data(source.config, types, present, turns).encode("utf-8"),
         "pages/terms.md": _TERMS.encode("utf-8"),
@@ -140,6 +149,10 @@ def bundle_files(source: BundleSource, image: str, title: str = DEFAULT_TITLE) -
     }
     if source.config_bytes is not None:
         files[f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}"] = source.config_bytes
+    if code is not None:  # the starting kit is code, not files
+        for name in (SUBMISSION, PPL):
+            del files[f"{STARTING_KIT}/{name}"]
+        files.update(code)
     files[BUNDLE_ZIP] = zip_bytes(files)
     return dict(sorted(files.items()))
 
@@ -160,6 +173,20 @@ def bundle_paths() -> list[str]:
     ]
 
 
+#: The folders of a code competition's bundle, whose files are those of the bundle that wrote them.
+CODE_FOLDERS = (INGESTION_PROGRAM, INPUT_DATA, f"{STARTING_KIT}/team_code")
+
+
+def _earlier_code_files(output: Path) -> list[str]:
+    """The files an earlier code bundle left in ``output``'s code folders (removed unless written again)."""
+    found = []
+    for folder in CODE_FOLDERS:
+        for path in sorted((output / folder).rglob("*")) if (output / folder).is_dir() else []:
+            if path.is_file() and not path.is_symlink():
+                found.append(path.relative_to(output).as_posix())
+    return found
+
+
 def zip_bytes(files: dict[str, bytes]) -> bytes:
     """``files`` (path -> bytes) as a zip: sorted, dated 1980-01-01, mode 0644, deflated."""
     buffer = io.BytesIO()
@@ -178,7 +205,7 @@ def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _competition_yaml(title: str, image: str, types: Sequence[str]) -> str:
+def _competition_yaml(title: str, image: str, types: Sequence[str], code: bool = False) -> str:
     columns = "".join(
         f"      - title: {_q(name)}\n        key: {_q(key)}\n        index: {k}\n        sorting: desc\n"
         f"        computation: null\n        computation_indexes: null\n"
@@ -206,11 +233,21 @@ pages:
     description: {_q("Answers and perplexities for every turn of the test dialogues.")}
     scoring_program: {SCORING_PROGRAM}
     reference_data: {REFERENCE_DATA}
-solutions: []
+{
+        f"    ingestion_program: {INGESTION_PROGRAM}{chr(10)}    input_data: {INPUT_DATA}{chr(10)}"
+        if code
+        else ""
+    }solutions: []
 phases:
   - index: 0
     name: {_q("Test")}
-    description: {_q("Upload submission.jsonl and ppl_output.json (or one .zip of them).")}
+    description: {
+        _q(
+            "Upload a .zip holding team_code/ (generate.py with the three functions)."
+            if code
+            else "Upload submission.jsonl and ppl_output.json (or one .zip of them)."
+        )
+    }
     start: {PHASE_START}
     max_submissions_per_day: 5
     max_submissions: 100
@@ -243,14 +280,26 @@ Or with the scorer installed in Python 3.11 or newer (ask the organizers for its
     python -m scorer validate --data public_data --submission {submission}"""
 
 
-def _overview(title: str, image: str, turn_details: bool) -> str:
-    return f"""# {title}
+def _overview(title: str, image: str, turn_details: bool, code: bool = False) -> str:
+    intro = f"""# {title}
 
 Models hold dialogues that mix text, images and audio, and answer every user turn in Russian.
 For each turn of the test dialogues you submit the model's answer and the model's perplexity
 of that turn's target answer given the dialogue so far.
 
-## What to submit
+"""
+    after = f"""## What you see after scoring
+
+The leaderboard shows the integral score, METEOR, the hidden metric and the score of
+each dialogue type. The detailed results page shows the per-type table with its counts,
+the warnings and the run's signature{_turn_details_sentence(turn_details)} It never shows
+the test set's answers.
+"""
+    if code:
+        return intro + code_pages(image, DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT) + "\n" + after
+    return (
+        intro
+        + f"""## What to submit
 
 One upload: the two files below, or one `.zip` holding them (at its root or in one folder).
 
@@ -270,13 +319,9 @@ It lists every error with its file, line, dialog_id and turn, and says `valid` w
 upload will be scored. An invalid upload is not scored: the platform shows the same list
 in the scoring log and on the submission's detailed results.
 
-## What you see after scoring
-
-The leaderboard shows the integral score, METEOR, the hidden metric and the score of
-each dialogue type. The detailed results page shows the per-type table with its counts,
-the warnings and the run's signature{_turn_details_sentence(turn_details)} It never shows
-the test set's answers.
 """
+        + after
+    )
 
 
 def _turn_details_sentence(turn_details: bool) -> str:
@@ -427,7 +472,7 @@ def write_bundle(output: Path, files: dict[str, bytes]) -> None:
     it would write or remove, or at a folder on the way, is a :class:`~scorer.errors.UsageError` naming it
     (contract section 6), and nothing is written."""
     output = Path(output)
-    for path in sorted({*files, *bundle_paths()}):
+    for path in sorted({*files, *bundle_paths(), *CODE_FOLDERS}):
         parts = Path(path).parts
         for depth in range(1, len(parts) + 1):
             place = output.joinpath(*parts[:depth])
@@ -436,7 +481,7 @@ def write_bundle(output: Path, files: dict[str, bytes]) -> None:
                     f"{place} is a symbolic link inside the bundle's output folder: the bundle is never "
                     "written through a link (it could put the private answers elsewhere); remove it"
                 )
-    publish(output, files, bundle_paths(), COMPETITION_YAML)
+    publish(output, files, bundle_paths() + _earlier_code_files(output), COMPETITION_YAML)
 
 
 def public_dialogues(dialogues_bytes: bytes) -> bytes:
