@@ -16,17 +16,28 @@ from pathlib import Path
 from . import morphology, token_cache
 from .stages import KeyFunction, needs_morphology, stage_plan
 from .thesaurus import Thesaurus
+from .token_store import TokenStore, store_path
 
 
 class _Memo(dict):
-    """``memo[token]`` computes ``fn(token)`` once; ``added`` lists what was computed here."""
+    """``memo[token]`` looks ``token`` up in ``stored`` (the store of words outside the reference data),
+    else computes ``fn(token)``, once; ``added`` lists what was computed here."""
 
-    def __init__(self, fn: Callable[[str], frozenset[str]], known: dict[str, frozenset[str]] | None = None):
+    def __init__(
+        self,
+        fn: Callable[[str], frozenset[str]],
+        known: dict[str, frozenset[str]] | None = None,
+        stored: Callable[[str], frozenset[str] | None] | None = None,
+    ):
         super().__init__(known or ())
-        self.fn = fn
+        self.fn, self.stored = fn, stored
         self.added: dict[str, frozenset[str]] = {}
 
     def __missing__(self, token: str) -> frozenset[str]:
+        found = self.stored(token) if self.stored is not None else None
+        if found is not None:
+            self[token] = found
+            return found
         value = self[token] = self.added[token] = self.fn(token)
         return value
 
@@ -42,11 +53,9 @@ class Matcher:
 
     def __init__(self, thesaurus: Thesaurus | None, *, persistent: bool = True):
         self.thesaurus = thesaurus
-        self._cache_file = (
-            token_cache.cache_path(morphology.morphology_id(), thesaurus.identity if thesaurus else None)
-            if persistent
-            else None
-        )
+        identities = (morphology.morphology_id(), thesaurus.identity if thesaurus else None)
+        self._cache_file = token_cache.cache_path(*identities) if persistent else None
+        self._store = TokenStore(store_path(token_cache.cache_key(*identities))) if persistent else None
         self._known = token_cache.load(self._cache_file) if self._cache_file else {}
         #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached.
         self.unanalysed: dict[str, str] = {}
@@ -91,6 +100,20 @@ class Matcher:
         function = self.key_function(stage)
         return frozenset((token,)) if function is None else function(token)
 
+    def prefetch(self, texts: Iterable[Iterable[str]], stages: tuple[str, ...]) -> None:
+        """Look up, in a few queries, the kept keys of every token of ``texts`` (tokenised) that the memos
+        of ``stages`` do not know yet: the words of a run's answers, before its turns are scored and its
+        workers forked."""
+        if self._store is None:
+            return
+        wanted: set[str] = set().union(*texts)
+        for stage in stages:
+            if stage_plan((stage,))[0].keys is None:
+                continue
+            memo = self.memos[stage]
+            if memo.stored is not None:
+                memo.update(self._store.get_many(stage, list(wanted - memo.keys())))
+
     def take_new(self) -> tuple[dict[str, dict[str, frozenset[str]]], dict[str, str]]:
         """The keys computed since the last call, by stage, and the tokens found unanalysable (to hand from a
         worker to its parent)."""
@@ -115,13 +138,17 @@ class Matcher:
         a later run load more (contract section 3)."""
         if self._cache_file is not None:
             new, unanalysed = self.take_new()
+            others: dict[str, dict[str, frozenset[str]]] = {}
             for stage, found in new.items():
                 for token in unanalysed:
                     found.pop(token, None)
                 if keep is not None:
                     new[stage] = {t: k for t, k in found.items() if t in keep}
+                    others[stage] = {t: k for t, k in found.items() if t not in keep}
             if any(new.values()):
                 token_cache.save(self._cache_file, new)
+            if self._store is not None and any(others.values()):
+                self._store.add(others)
 
 
 class _Memos(dict):
@@ -142,7 +169,9 @@ class _Memos(dict):
             if (self.run.thesaurus is not None or not stage.needs_thesaurus)
             else None
         )
-        memo = self[name] = _Memo(lambda token: keys(self.run, token), known)
+        store = self.run._store if known is not None else None
+        stored = (lambda token: store.get(name, token)) if store is not None else None
+        memo = self[name] = _Memo(lambda token: keys(self.run, token), known, stored)
         return memo
 
 

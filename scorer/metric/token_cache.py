@@ -27,8 +27,13 @@ def _well_formed(tables: object) -> bool:
 STORE = Store("tokens", 4, 256 << 20, _well_formed)
 
 
+def cache_key(morphology_id: str, thesaurus_id: str | None) -> str:
+    """What the keys of a token depend on: the morphology's and the thesaurus' identities."""
+    return f"{morphology_id}|{thesaurus_id or 'none'}"
+
+
 def cache_path(morphology_id: str, thesaurus_id: str | None) -> Path:
-    return STORE.path(f"{morphology_id}|{thesaurus_id or 'none'}")
+    return STORE.path(cache_key(morphology_id, thesaurus_id))
 
 
 def load(path: Path) -> dict[str, KeySets]:

@@ -119,6 +119,9 @@ class Work(NamedTuple):
             if self.tokens is None
             else self.tokens[start:stop]
         )
+        # the kept keys of this piece's words that the token cache (the reference data's words) lacks, in a
+        # few queries of the word store rather than one a word
+        self.metric.matcher.prefetch(cands, self.metric.params.stages)
         return best_variants(
             cands,
             self.variants[start:stop],
