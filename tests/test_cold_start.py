@@ -90,7 +90,7 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
         results.append([(t.dialog_id, t.meteor, t.best_reference) for t in result.turns] + [result.summary])
         names = sorted(p.name.split("-")[0] for p in (tmp_path / f"cache-{jobs}").iterdir())
         kept_by_the_compiled_engine = ["keys"] if accelerator.active() else []
-        assert names == kept_by_the_compiled_engine + ["references", "thesaurus", "tokens"]
+        assert names == kept_by_the_compiled_engine + ["references", "thesaurus", "tokens", "words"]
         key = reference_cache.entry_key(
             data / "dialogues.jsonl", data / "answers.jsonl", load_config().limits
         )

@@ -226,31 +226,41 @@ def test_root_owned_cache_files_are_used_by_another_user(open_tmp, monkeypatch):
 # --- a run's cost does not grow with what earlier runs added -----------------------------------------------
 
 
-def test_an_uploads_own_words_are_never_kept_in_the_persistent_caches(tmp_path, monkeypatch):
+def test_an_uploads_own_words_never_reach_what_a_run_loads_whole(tmp_path, monkeypatch):
+    """The token cache and the token table, which a run reads whole, keep the reference data's words only;
+    an upload's own words go to the word store, which a run reads a few rows at a time for its own words."""
+    from scorer.metric.token_store import TokenStore
+
     cache = tmp_path / "cache"
     monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
     assert score(tmp_path / "first") == 0
-    files = {p.name: p.read_bytes() for p in cache.iterdir() if not p.name.startswith("references-")}
-    (path,) = [cache / n for n in files if n.startswith("tokens-")]
+    whole = {p.name: p.read_bytes() for p in cache.iterdir() if p.name.startswith(("tokens-", "keys-"))}
+    assert len(whole) == 2
+    (path,) = [cache / n for n in whole if n.startswith("tokens-")]
     kept = token_cache.load(path)
-    rows = [
-        json.loads(line)
-        for line in (EXAMPLES / "realistic" / "submission.jsonl").read_text("utf-8").split("\n")
-        if line
-    ]
+    text = (EXAMPLES / "realistic" / "submission.jsonl").read_text("utf-8")
+    rows = [json.loads(line) for line in text.split("\n") if line]
     for k, row in enumerate(rows):  # 100 invented words in every answer
         row["answers"] = [a + " " + " ".join(f"зублорк{k}x{n}ый" for n in range(100)) for a in row["answers"]]
     crafted = tmp_path / "crafted"
     crafted.mkdir()
-    (crafted / "submission.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8"
-    )
+    lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    (crafted / "submission.jsonl").write_text(lines, "utf-8")
     shutil.copy(EXAMPLES / "realistic" / "ppl_output.json", crafted)
     assert score(tmp_path / "second", submission=crafted) == 0
     after = token_cache.load(path)
     assert after.keys() == kept.keys() and all(after[s].keys() == kept[s].keys() for s in kept)
     assert not any("зублорк" in t for table in after.values() for t in table)
-    assert {p.name: p.read_bytes() for p in cache.iterdir() if p.name in files} == files
+    assert {p.name: p.read_bytes() for p in cache.iterdir() if p.name in whole} == whole
+    # the invented words' keys are in the word store, found a row at a time
+    (store,) = [p for p in cache.iterdir() if p.name.startswith("words-")]
+    assert TokenStore(store).get("lemma", "зублорк0x7ый") == frozenset({"зублорк0x7ый"})
+    assert TokenStore(store).get("lemma", "кот") is None  # a reference word is the token cache's
+    # and the next ordinary run gives the same outputs as the first
+    assert score(tmp_path / "third") == 0
+    assert (tmp_path / "third" / "scores.json").read_bytes() == (
+        tmp_path / "first" / "scores.json"
+    ).read_bytes()
 
 
 # --- section 7: empty stages in force ---------------------------------------------------------------------
