@@ -93,7 +93,7 @@ def keep(metric: MeteorRu, vocabulary: Container[str] | None = None) -> None:
         for t in set().union(*(memo.added for memo in metric.matcher.memos.values()))
         if vocabulary is None or t in vocabulary
     )
-    if not more and not metric.engine.table_grew(keys):
+    if not more and not metric.engine.table_grew(keys, vocabulary):
         return  # nothing new to keep
     table = metric.engine.table_to_store(keys, skip, more)
     if table is not None:

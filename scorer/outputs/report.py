@@ -21,7 +21,7 @@ from scorer.errors import MAX_LISTED_ERRORS, Issue, IssueLog, IssuesError, Submi
 from scorer.inputs.contract import DETAILED_RESULTS, DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from scorer.metric.stages import stages_line
 from scorer.progress import WRITING, Progress
-from scorer.safe_text import safe_cells, shown
+from scorer.safe_text import csv_cell, safe_cells, shown
 from scorer.scoring.audit import audit_payload
 from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS
 from scorer.scoring.correlation_result import Meta
@@ -119,10 +119,16 @@ def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
     writer.writerow(detail_columns(result.audience))
     total = len(result.turns)
     step = f"{WRITING} {DETAILS_CSV}"
+    safe_id: dict[str, str] = {}
     for start in range(0, total, ROWS_PER_REPORT):
         if progress:
             progress(step, start, total)
-        writer.writerows(safe_cells(row) for row in detail_rows(result, start, start + ROWS_PER_REPORT))
+        # the one text column that came from an upload is the dialog_id (the type is one of four names):
+        # each id made a safe cell once (csv_cell), not every cell of every row
+        writer.writerows(
+            (safe_id.get(row[0]) or safe_id.setdefault(row[0], str(csv_cell(row[0]))), *row[1:])
+            for row in detail_rows(result, start, start + ROWS_PER_REPORT)
+        )
     if progress:
         progress(step, total, total)
     return utf8(buffer.getvalue())

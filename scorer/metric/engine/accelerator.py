@@ -212,9 +212,9 @@ class Engine:
         fast = self.fast_counts(key_functions)
         return fast.stored(skip, more) if fast is not None else None
 
-    def table_grew(self, key_functions: Keys) -> bool:
-        fast = self.fast_counts(key_functions)
-        return fast is not None and fast.table.n_tokens > fast.restored
+    def table_grew(self, key_functions: Keys, keep: Container[str] | None = None) -> bool:
+        fast = self.fast_counts(key_functions)  # grew by a token worth keeping (of ``keep``, when given)
+        return fast is not None and any(keep is None or t in keep for t in fast.table.tokens[fast.restored :])
 
 
 def engine() -> Engine:
