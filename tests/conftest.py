@@ -171,7 +171,17 @@ def big_split(root: Path, copies: int = 20) -> tuple[Path, Path]:
     return data, sub
 
 
-_SLOW_SIGNS = ("subprocess", "process(", "_bounded(", "entrypoint", "run_scoring", "run_tests")
+_SLOW_SIGNS = (
+    "subprocess",
+    "process(",
+    "_bounded(",
+    "entrypoint",
+    "run_scoring",
+    "run_tests",
+    "run_team(",  # a team's code run by the runner (test_s10_code_submissions)
+    "code_competition_input(",
+    "as_other_user(",
+)
 
 
 def pytest_collection_modifyitems(items):

@@ -358,7 +358,7 @@ def test_the_runner_runs_alone_under_a_bare_interpreter_from_a_zip(tmp_path):
 # --- the scoring step of a code competition: codalab runs the ppl phase, treating the code as hostile ------
 
 
-def codalab_input(tmp_path: Path, source: str) -> Path:
+def code_competition_input(tmp_path: Path, source: str) -> Path:
     """INPUT as the scoring step sees it: ref/ the reference data, res/ the prediction step's output
     (submission.jsonl and the team's code, copied there by run --keep-code)."""
     root = tmp_path / "input"
@@ -378,7 +378,7 @@ def codalab(root: Path, out: Path, env: dict | None = None) -> subprocess.Comple
 
 
 def test_codalab_scores_a_code_upload_as_it_scores_the_files_the_code_gives(tmp_path):
-    root = codalab_input(tmp_path, WELL_BEHAVED)
+    root = code_competition_input(tmp_path, WELL_BEHAVED)
     done = codalab(root, tmp_path / "scored")
     assert done.returncode == 0, done.stderr
     files = tmp_path / "files"
@@ -428,7 +428,7 @@ def get_ppl(model, tokenizer, cur_query_tuple, history_list):
 
 
 def test_the_scoring_step_treats_the_code_as_hostile(tmp_path):
-    root = codalab_input(tmp_path, HOSTILE)
+    root = code_competition_input(tmp_path, HOSTILE)
     out = tmp_path / "scored"
     out.mkdir()
     pids = tmp_path / "pids"
@@ -455,7 +455,7 @@ def test_a_fault_of_the_code_in_the_scoring_step_is_named_by_kind_and_place_only
         "    return 1.0 + len(target) % 17 + 0.5 * len(history_list)",
         "    raise RuntimeError('SECRET ' + target)",
     )
-    root = codalab_input(tmp_path, source)
+    root = code_competition_input(tmp_path, source)
     out = tmp_path / "scored"
     done = codalab(root, out)
     assert done.returncode == 1
