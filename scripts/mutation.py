@@ -293,8 +293,8 @@ def main() -> int:
     missing = [name for name in ("pytest", "hypothesis", "pymorphy3", "numpy") if find_spec(name) is None]
     if missing:
         print(
-            f"error: this Python ({sys.executable}) lacks what the tests need (missing: {', '.join(missing)}); "
-            "run ./run_tests.sh once to set up .venv, then .venv/bin/python scripts/mutation.py",
+            f"error: this Python ({sys.executable}) lacks what the tests need "
+            f"(missing: {', '.join(missing)}); run ./run_tests.sh once to set up .venv, then .venv/bin/python scripts/mutation.py",
             file=sys.stderr,
         )
         return 2
