@@ -294,7 +294,8 @@ def main() -> int:
     if missing:
         print(
             f"error: this Python ({sys.executable}) lacks what the tests need "
-            f"(missing: {', '.join(missing)}); run ./run_tests.sh once to set up .venv, then .venv/bin/python scripts/mutation.py",
+            f"(missing: {', '.join(missing)}); run ./run_tests.sh once to set up .venv, then "
+            ".venv/bin/python scripts/mutation.py",
             file=sys.stderr,
         )
         return 2
