@@ -10,7 +10,7 @@ import scorer
 PACKAGE = Path(scorer.__file__).resolve().parent
 #: Layers from the bottom up; a module may import from its own layer or one below.
 LAYERS = [
-    ("scorer.safe_text", "scorer.defaults"),
+    ("scorer.safe_text", "scorer.defaults", "scorer.runner"),
     ("scorer.errors", "scorer.progress", "scorer.workers"),
     ("scorer.metric.engine",),
     ("scorer.metric",),
