@@ -190,7 +190,7 @@ def read_only(path: str, dialogues: list[dict]) -> set[tuple[str, int]]:
 def find_code(path: str, scratch: str) -> str:
     """The folder that holds ``team_code/`` (at the upload's root or in its one top-level folder); a zip is
     unpacked into ``scratch`` first. A CodeFault listing what the upload holds when it has no package."""
-    root = path
+    root = path = os.path.abspath(path)  # the child works in a scratch folder: no relative path reaches it
     if os.path.isfile(path) and zipfile.is_zipfile(path):
         root = os.path.join(scratch, "upload")
         with zipfile.ZipFile(path) as archive:

@@ -489,6 +489,7 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
     assert metadata["command"].startswith("python3 /app/program/runner.py --data /app/input_data --code ")
     assert "--phase generate --keep-code" in metadata["command"]
     assert (bundle / "ingestion_program" / "runner.py").read_bytes() == RUNNER.read_bytes()
+    assert (bundle / "starting_kit" / "runner.py").read_bytes() == RUNNER.read_bytes()  # for local runs
     inputs = sorted(
         p.relative_to(bundle / "input_data").as_posix()
         for p in (bundle / "input_data").rglob("*")
@@ -531,9 +532,24 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
     assert scores["status"] == "ok" and 0 < scores["integral"] < 1
     # a team's local run on the public data: files validate accepts
     local = tmp_path / "local"
-    done = run_team("--data", bundle / "input_data", "--code", bundle / "starting_kit", "--output", local)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "starting_kit/runner.py",
+            "--data",
+            "public_data",
+            "--code",
+            "starting_kit",
+            "--output",
+            str(local),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=bundle,
+    )  # fmt: skip  (the kit's README, as written)
     assert done.returncode == 0 and "model's own answers" in done.stderr
-    assert run_cli("validate", "--data", bundle / "input_data", "--submission", local) == 0
+    assert run_cli("validate", "--data", bundle / "public_data", "--submission", local) == 0
     # against the targets, the kit's perplexities are real and vary from turn to turn
     targeted = tmp_path / "targeted"
     assert run_team("--data", data, "--code", bundle / "starting_kit", "--output", targeted).returncode == 0

@@ -175,6 +175,7 @@ def bundle_paths() -> list[str]:
 
 #: The folders of a code competition's bundle, whose files are those of the bundle that wrote them.
 CODE_FOLDERS = (INGESTION_PROGRAM, INPUT_DATA, f"{STARTING_KIT}/team_code")
+CODE_FILES = (f"{STARTING_KIT}/runner.py",)
 
 
 def _earlier_code_files(output: Path) -> list[str]:
@@ -481,7 +482,7 @@ def write_bundle(output: Path, files: dict[str, bytes]) -> None:
                     f"{place} is a symbolic link inside the bundle's output folder: the bundle is never "
                     "written through a link (it could put the private answers elsewhere); remove it"
                 )
-    publish(output, files, bundle_paths() + _earlier_code_files(output), COMPETITION_YAML)
+    publish(output, files, bundle_paths() + list(CODE_FILES) + _earlier_code_files(output), COMPETITION_YAML)
 
 
 def public_dialogues(dialogues_bytes: bytes) -> bytes:

@@ -112,13 +112,14 @@ KIT_README = """# Starting kit (code competition)
 (plain Python, no dependencies). Replace its `generate.py` with your model's, keeping the three
 functions.
 
-Run it locally as the platform will, with the scorer's runner (one file, Python 3.8 or newer):
+Run it locally as the platform will, with the scorer's runner (`runner.py` here: one file, Python 3.8 or
+newer, nothing to install), from the folder that holds `public_data/` and `starting_kit/`:
 
-    python3 ingestion_program/runner.py --data input_data --code starting_kit --output my_run
+    python3 starting_kit/runner.py --data public_data --code starting_kit --output my_run
 
-then check the files it wrote:
+then check the files it wrote (the perplexities are of the model's own answers: the targets are hidden):
 
-    python -m scorer validate --data input_data --submission my_run
+    python -m scorer validate --data public_data --submission my_run
 
 Upload a zip holding the `team_code/` folder at its root:
 
@@ -163,12 +164,13 @@ the phase, the function, the dialogue and the turn.
 
 ## Run your code locally first
 
-    python3 ingestion_program/runner.py --data input_data --code my_upload.zip --output my_run
-    python -m scorer validate --data input_data --submission my_run
+    python3 starting_kit/runner.py --data public_data --code my_upload.zip --output my_run
+    python -m scorer validate --data public_data --submission my_run
 
-The runner (one file, Python 3.8 or newer, no dependencies) calls your functions exactly as the platform
-does and names every fault; `--turn-timeout` and `--setup-timeout` set the limits, `--resume` continues a
-run you stopped. Without the hidden answers its perplexities are of your model's own answers.
+The runner (`starting_kit/runner.py`: one file, Python 3.8 or newer, no dependencies) calls your
+functions exactly as the platform does and names every fault; `--turn-timeout` and `--setup-timeout`
+set the limits, `--resume` continues a run you stopped. Without the hidden answers its perplexities are
+of your model's own answers.
 """
 
 
@@ -215,6 +217,7 @@ def code_files(runner_source: bytes, dialogues_bytes: bytes, media: dict[str, by
         f"{KIT_CODE}/generate.py": KIT_GENERATE.encode("utf-8"),
         f"{KIT_CODE}/texts.txt": KIT_TEXTS.encode("utf-8"),
         "starting_kit/README.md": KIT_README.encode("utf-8"),
+        f"starting_kit/{RUNNER}": runner_source,
     }
     files.update({f"{INPUT_DATA}/{name}": data for name, data in media.items()})
     return files
