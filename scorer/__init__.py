@@ -23,6 +23,7 @@ from scorer.scoring.leaderboard_result import Entry, Leaderboard, Standing
 from .api import (
     Meta,
     ReferenceData,
+    RunOptions,
     ScoreResult,
     correlate_submissions,
     load_reference,
@@ -55,6 +56,7 @@ __all__ = [
     "MeteorScore",
     "ReferenceData",
     "ReferenceDataError",
+    "RunOptions",
     "ScoreResult",
     "ScorerError",
     "Standing",

@@ -63,6 +63,29 @@ PathLike = str | os.PathLike
 
 
 @dataclass(frozen=True)
+class RunOptions:
+    """How a scoring run goes, the same for the three entry points that score (``score_submission``,
+    ``score_leaderboard``, ``correlate_submissions``): the configuration, the thesaurus (a loaded one or
+    its path; None: found as contract section 4 says), whether the synonym stage runs, the processes, and
+    who hears the progress. ``as_keywords()`` gives them as those functions take them."""
+
+    config: Config | None = None
+    thesaurus: Thesaurus | PathLike | None = None
+    synonyms: bool = True
+    jobs: int = 1
+    progress: Progress | None = None
+
+    def as_keywords(self) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "thesaurus": self.thesaurus,
+            "synonyms": self.synonyms,
+            "jobs": self.jobs,
+            "progress": self.progress,
+        }
+
+
+@dataclass(frozen=True)
 class ReferenceData:
     dialogues: list[Dialogue]
     #: Each dialogue's reference variants per turn; None when only dialogues were read. From the reference

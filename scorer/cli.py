@@ -535,11 +535,7 @@ def _score_upload(
                     data,
                     submission,
                     ppl,
-                    config=config,
-                    thesaurus=args.thesaurus,
-                    synonyms=not args.no_synonyms,
-                    jobs=args.jobs or default_jobs(),
-                    progress=display,
+                    **_options(args, config, display).as_keywords(),
                     ppl_check=ppl_check,
                     audience=audience,
                 )
@@ -590,11 +586,7 @@ def _score_code(
             data,
             str(code / SUBMISSION),
             str(placeholder),
-            config=config,
-            thesaurus=args.thesaurus,
-            synonyms=not args.no_synonyms,
-            jobs=args.jobs or default_jobs(),
-            progress=display,
+            **_options(args, config, display).as_keywords(),
             audience=audience,
         )
         targets = runner.read_targets(data, dialogues)
@@ -643,6 +635,11 @@ def _remove_foreign(output: Path) -> None:
                 entry.unlink(missing_ok=True)
 
 
+def _options(args: argparse.Namespace, config: Config, display: ProgressDisplay) -> api.RunOptions:
+    """The run options of a scoring command, as one value: the flags read in one place."""
+    return api.RunOptions(config, args.thesaurus, not args.no_synonyms, args.jobs or default_jobs(), display)
+
+
 def _display(args: argparse.Namespace) -> ProgressDisplay:
     """The progress line of a run: on a terminal only, and never with --quiet."""
     return ProgressDisplay(enabled=False if getattr(args, "quiet", False) else None)
@@ -656,13 +653,9 @@ def _leaderboard(args: argparse.Namespace, state: RunState) -> int:
         board = api.score_leaderboard(
             args.data,
             args.submissions,
-            config=config,
-            thesaurus=args.thesaurus,
-            synonyms=not args.no_synonyms,
-            jobs=args.jobs or default_jobs(),
+            **_options(args, config, display).as_keywords(),
             resamples=args.resamples,
             seed=args.seed,
-            progress=display,
         )
         write_leaderboard(board, output, report=not args.no_report, progress=display)
     if not args.quiet:
@@ -716,14 +709,10 @@ def _correlate(args: argparse.Namespace, state: RunState) -> int:
             args.data,
             args.submissions,
             args.human,
-            config=config,
-            thesaurus=args.thesaurus,
-            synonyms=not args.no_synonyms,
-            jobs=args.jobs or default_jobs(),
+            **_options(args, config, display).as_keywords(),
             resamples=args.resamples,
             seed=args.seed,
             baselines=baselines,
-            progress=display,
         )
         write_correlation(meta, output)
     for note in meta.warnings:

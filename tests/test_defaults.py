@@ -56,3 +56,16 @@ def test_a_default_changed_in_a_copy_reaches_every_entry_point(tmp_path):
     # four links in four chunks: penalty 0.5 (4/4)^3; meteor_ru and the metric object agree
     assert scores == ["0.5", "0.5"]
     assert audit == ["0.9", "False", "False"]  # the changed default is the default, not private settings
+
+
+def test_run_options_are_one_value_for_the_entry_points_that_score():
+    from conftest import EXAMPLES, PUBLIC
+
+    from scorer import RunOptions, score_submission
+
+    options = RunOptions(config=load_config(), synonyms=False, jobs=1)
+    assert set(options.as_keywords()) == {"config", "thesaurus", "synonyms", "jobs", "progress"}
+    given = score_submission(PUBLIC, EXAMPLES / "realistic", **options.as_keywords())
+    plain = score_submission(PUBLIC, EXAMPLES / "realistic", synonyms=False)
+    assert given.summary == plain.summary and given.signature == plain.signature
+    assert "stages:exact+lemma|" in given.signature
