@@ -623,40 +623,55 @@ def _start(phase: str, code_root: str, scratch: str, options: argparse.Namespace
     return child
 
 
+class _Phase:
+    """One phase of the run: its kept turns (:class:`State`), its child process, started at the first call
+    the phase needs (none when every turn was kept), and its scratch folder. Leaving it closes all three;
+    the kept turns are removed once the phase finished without a fault."""
+
+    def __init__(self, name: str, state_name: str, code_root: str, options: argparse.Namespace):
+        self.name, self.code_root, self.options = name, code_root, options
+        self.state = State(options.output, state_name, options.resume)
+        self.child: Child | None = None
+        self.scratch = tempfile.mkdtemp(prefix="scorer-run-")
+
+    def __enter__(self) -> _Phase:
+        return self
+
+    def call(self, request: dict, function: str, dialog_id: str, turn: int) -> Any:
+        """The value the code's ``function`` returned for this turn's ``request``."""
+        if self.child is None:
+            self.child = _start(self.name, self.code_root, self.scratch, self.options)
+        return self.child.ask(request, self.options.turn_timeout, function, dialog_id, turn)["ok"]
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        if self.child is not None:
+            self.child.close()
+        self.state.close(finished=kind is None)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
 def generate(dialogues: list[dict], code_root: str, options: argparse.Namespace) -> dict[str, list[str]]:
     """Every dialogue's answers: a_i = generate_text(model, tokenizer, q_i, [(q_k, a_k) for k < i])."""
-    state = State(options.output, "generate", options.resume)
     total = sum(len(d["turns"]) for d in dialogues)
     progress = Progress("generate", len(dialogues), total, options.quiet)
     answers: dict[str, list[str]] = {}
-    child = None
-    finished = False
-    scratch = tempfile.mkdtemp(prefix="scorer-run-")
-    try:
+    with _Phase("generate", "generate", code_root, options) as phase:
         done = 0
         for n, d in enumerate(dialogues):
             found: list[str] = []
             for i, query in enumerate(d["turns"]):
                 key = (d["dialog_id"], i)
-                if key in state.done:
-                    found.append(str(state.done[key]))
+                if key in phase.state.done:
+                    found.append(str(phase.state.done[key]))
                 else:
-                    if child is None:
-                        child = _start("generate", code_root, scratch, options)
                     request = {"call": "generate", "query": query, "history": list(zip(d["turns"], found))}
-                    reply = child.ask(request, options.turn_timeout, "generate_text", d["dialog_id"], i)
-                    found.append(reply["ok"])
-                    state.keep(d["dialog_id"], i, reply["ok"])
+                    answer = phase.call(request, "generate_text", d["dialog_id"], i)
+                    found.append(answer)
+                    phase.state.keep(d["dialog_id"], i, answer)
                 done += 1
                 progress(n, done)
             answers[d["dialog_id"]] = found
         progress(len(dialogues), done, force=True)
-        finished = True
-    finally:
-        if child is not None:
-            child.close()
-        state.close(finished)
-        shutil.rmtree(scratch, ignore_errors=True)
     return answers
 
 
@@ -668,7 +683,6 @@ def perplexities(
     only: set[tuple[str, int]] | None = None,
 ) -> dict[str, list[float | None]]:
     """p_i = get_ppl(model, tokenizer, (q_i, t_i), [(q_k, t_k) for k < i]) for every turn (or ``only``'s)."""
-    state = State(options.output, "ppl" if only is None else "ppl-only", options.resume)
     wanted = [
         (d, i)
         for d in dialogues
@@ -677,26 +691,21 @@ def perplexities(
     ]
     progress = Progress("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), options.quiet)
     values: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
-    child = None
-    finished = False
-    scratch = tempfile.mkdtemp(prefix="scorer-run-")
-    try:
+    with _Phase("ppl", "ppl" if only is None else "ppl-only", code_root, options) as phase:
         seen: set[str] = set()
         for done, (d, i) in enumerate(wanted, 1):
             dialog_id, turns, target = d["dialog_id"], d["turns"], targets[d["dialog_id"]]
             key = (dialog_id, i)
-            if key in state.done:
-                value = state.done[key]
+            if key in phase.state.done:
+                value = phase.state.done[key]
             else:
-                if child is None:
-                    child = _start("ppl", code_root, scratch, options)
                 request = {
                     "call": "ppl",
                     "query": turns[i],
                     "target": target[i],
                     "history": [[turns[k], target[k]] for k in range(i)],
                 }
-                value = child.ask(request, options.turn_timeout, "get_ppl", dialog_id, i)["ok"]
+                value = phase.call(request, "get_ppl", dialog_id, i)
                 if not (isinstance(value, float) and math.isfinite(value) and value >= 1):
                     raise CodeFault(
                         "wrong_value",
@@ -706,17 +715,11 @@ def perplexities(
                         dialog_id,
                         i,
                     )
-                state.keep(dialog_id, i, value)
+                phase.state.keep(dialog_id, i, value)
             values[dialog_id][i] = float(value)  # type: ignore[arg-type]
             seen.add(dialog_id)
             progress(len(seen), done)
         progress(len(seen), len(wanted), force=True)
-        finished = True
-    finally:
-        if child is not None:
-            child.close()
-        state.close(finished)
-        shutil.rmtree(scratch, ignore_errors=True)
     return values
 
 
