@@ -519,9 +519,9 @@ def _score_upload(
     codalab = platform_input is not None
     # the platforms show the page: for an upload that was not scored it says why
     state.failure_page = DETAILED_RESULTS if codalab else None
-    with locked(output, _waiting(output)), _display(args) as display:
+    code: Path | None = None
+    with locked(output, _waiting(output)), _display(args) as display, _only_ours(output, lambda: code):
         try:
-            code = None
             if platform_input is not None:
                 submission = str(_codalab_upload(platform_input))
                 code = api.code_upload(platform_input / "res")
@@ -550,8 +550,6 @@ def _score_upload(
             _try_write_failure(exc, output, page=state.failure_page)
             raise
         write_outputs(result, output, report=report, progress=display)
-        if code is not None:
-            _remove_foreign(output)
     _print_warnings(result.warnings)
     if audience.audit and result.audit is not None:
         for line in flagged_lines({result.name: result.audit}):
@@ -618,21 +616,29 @@ def _score_code(
             ) from None
         finally:
             runner.kill_descendants()
+        # every turn was computed (no --only here): each value is a number
         return api.with_perplexities(
-            scored, {k: [float(v or 0.0) for v in vs] for k, vs in values.items()}, config
+            scored, {k: [float(v) for v in vs if v is not None] for k, vs in values.items()}, config
         )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _remove_foreign(output: Path) -> None:
-    """Remove from ``output`` whatever the scoring step did not write (a code run may have left files)."""
-    for entry in output.iterdir():
-        if entry.name not in SCORE_OUTPUTS:
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
+@contextmanager
+def _only_ours(output: Path, code: Callable[[], Path | None]) -> Iterator[None]:
+    """When the run scored a code upload (``code()`` names it), remove from ``output`` whatever the scoring
+    step did not write, however the step ended (a verdict, a fault of the code, an error): the code may
+    have put files there."""
+    try:
+        yield
+    finally:
+        if code() is not None:
+            for entry in output.iterdir():
+                if entry.name not in SCORE_OUTPUTS:
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.rmtree(entry, ignore_errors=True)
+                    else:
+                        entry.unlink(missing_ok=True)
 
 
 def _options(args: argparse.Namespace, config: Config, display: ProgressDisplay) -> api.RunOptions:

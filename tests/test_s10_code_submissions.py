@@ -453,12 +453,16 @@ def test_a_fault_of_the_code_in_the_scoring_step_is_named_by_kind_and_place_only
     source = replace_in(
         WELL_BEHAVED,
         "    return 1.0 + len(target) % 17 + 0.5 * len(history_list)",
+        "    open(os.path.join(os.environ['ATTACK_OUTPUT'], 'stolen.txt'), 'w').write(target)\n"
         "    raise RuntimeError('SECRET ' + target)",
     )
     root = code_competition_input(tmp_path, source)
     out = tmp_path / "scored"
-    done = codalab(root, out)
+    out.mkdir()
+    done = codalab(root, out, {"ATTACK_OUTPUT": str(out)})
     assert done.returncode == 1
+    # what the code wrote there before its fault is gone too: only the verdict stands
+    assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html", "scores.json"]
     assert "SECRET" not in done.stderr and "Traceback" not in done.stderr
     assert (
         "the code failed (exception; phase ppl, function get_ppl, dialog_id 'd-0001', turn 0)" in done.stderr
