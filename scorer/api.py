@@ -819,8 +819,8 @@ def code_upload(res: PathLike) -> Path | None:
     folder) holding ``submission.jsonl`` and the package ``team_code/`` but no ``ppl_output.json``; None for
     an upload of files."""
     root = Path(res)
-    folders = [root] + [p for p in sorted(root.iterdir()) if p.is_dir() and not p.is_symlink()]
-    for folder in folders[:2] if len(folders) == 2 else folders[:1]:
+    subfolders = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()]
+    for folder in [root] + (subfolders if len(subfolders) == 1 else []):
         if (
             (folder / "team_code").is_dir()
             and not (folder / "team_code").is_symlink()

@@ -58,12 +58,6 @@ def cache_dir_problem(folder: Path | None = None) -> str | None:
 _swept: set[Path] = set()
 
 
-def usable_cache_dir() -> Path | None:
-    """The cache directory when :func:`cache_dir_problem` finds none, else None (no persistent cache)."""
-    folder = cache_dir()
-    return folder if cache_dir_problem(folder) is None else None
-
-
 def _remove_stale_temporaries(folder: Path) -> None:
     """Remove this user's temporary cache files (``.*.tmp``) older than :data:`STALE_SECONDS`."""
     limit = time.time() - STALE_SECONDS

@@ -238,13 +238,17 @@ def _clip(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + " \u2026"
 
 
+def _legend(stages: tuple[str, ...]) -> str:
+    """Each stage's colour, and that of a word nothing matched."""
+    return " ".join(
+        f'<span class="tok {stage or "none"}">{_stage_title(stage)}</span>' for stage in (*stages, None)
+    )
+
+
 def _lowest(result: ScoreResult) -> str:
     if not result.lowest:
         return ""
-    legend = " ".join(
-        f'<span class="tok {stage or "none"}">{_stage_title(stage)}</span>'
-        for stage in (*result.stages, None)
-    )
+    legend = _legend(result.stages)
     return (
         f'<h2 id="lowest">Lowest-scoring turns</h2><p>The {len(result.lowest)} turns of lowest METEOR, '
         "each against "
@@ -322,22 +326,16 @@ MAX_WARNINGS_SHOWN = 20
 def _marked_turns(result: ScoreResult) -> str:
     """Every turn's METEOR and the participant's own answer, its words coloured by the stage that matched
     them: no reference text, no partner, no reference length."""
-    legend = " ".join(
-        f'<span class="tok {stage or "none"}">{_stage_title(stage)}</span>'
-        for stage in (*result.stages, None)
-    )
+    legend = _legend(result.stages)
     hm = result.audience.turn_hidden_metric
     rows = []
     for t, marked in zip(result.turns, result.marked):
-        words = " ".join(
-            f'<span class="tok {stage or "none"}" title="{_stage_title(stage)}">{html.escape(token)}</span>'
-            for token, stage in zip(marked.tokens, marked.stages)
-        )
+        words = _tokens(marked.tokens, list(marked.stages), [None] * len(marked.tokens))
         figures = f"METEOR {t.meteor:.4f}" + (f" &middot; hidden metric {t.hidden_metric:.4f}" if hm else "")
         rows.append(
             f'<div class="turn"><h3>{html.escape(t.dialog_id)} &middot; turn {t.turn} &middot; '
             f'{html.escape(t.type)} &middot; {figures}</h3><div class="tokens">'
-            f"{words or '<i>no tokens</i>'}</div></div>"
+            f"{words}</div></div>"
         )
     return (
         f'<h2 id="turns">Your answers, turn by turn</h2><p>Each turn\'s METEOR and your answer as the '

@@ -3,11 +3,11 @@ their parameters and their signature.
 
     score of a turn or dialogue = (METEOR + hidden metric) / 2          (:func:`combined`)
     S_j   = mean of S_i over the dialogues of type j
-    score = sum_j w_j S_j / sum_{j present} w_j                          (:meth:`Competition.integral`)
+    score = sum_j w_j S_j / sum_{j present} w_j                          (:func:`weighted`)
 
-A :class:`Competition` holds the weights, the METEOR parameters and a :class:`HiddenMetric`; it states
-the run's signature and whether its settings are private. Aggregation, correlation, the leaderboard and
-the reports call it instead of restating a formula.
+A :class:`Competition` holds the weights, the METEOR parameters and a :class:`HiddenMetric` (which says
+whether its settings are private); it states the run's signature. Aggregation, correlation, the
+leaderboard and the reports call these instead of restating a formula.
 """
 
 from __future__ import annotations
@@ -89,12 +89,6 @@ class Competition:
         hidden = HiddenMetric(config.hm_method, dict(config.hm_params), config.hidden_is_private)
         return cls(config.weights, config.meteor, hidden)
 
-    combined = staticmethod(combined)
-
-    def integral(self, by_type: Mapping[str, float]) -> float:
-        """:func:`weighted` with this competition's weights."""
-        return weighted(by_type, self.weights)
-
     def signature(self, metric: MeteorRu) -> str:
         """One string pinning every setting that changes a number: the metric's own fields, the hidden
         metric, the weights and the scorer's version (private hidden-metric settings as a digest only)."""
@@ -104,11 +98,6 @@ class Competition:
             ("version", __version__),
         ]
         return "|".join(f"{k}:{v}" for k, v in fields)
-
-    @property
-    def is_private(self) -> bool:
-        """Whether the hidden metric's settings are the organizer's own (contract section 7)."""
-        return self.hidden.private
 
 
 def weighted(by_type: Mapping[str, float], weights: Mapping[str, float]) -> float:
