@@ -43,7 +43,7 @@ from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files, ima
 from scorer.outputs.code_bundle import code_files, media_files
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
-from scorer.scoring.audit import audit_board, audit_submission, sample_counts, validate_warnings
+from scorer.scoring.audit import Audit, audit_board, audit_submission, sample_counts, validate_warnings
 from scorer.scoring.competition import Competition
 from scorer.scoring.correlation import BASELINES, build_levels, correlate
 from scorer.scoring.correlation_result import Meta
@@ -256,8 +256,7 @@ def with_synonyms(config: Config, synonyms: bool) -> Config:
     """``config`` with the synonym stage dropped when ``synonyms`` is false."""
     if synonyms:
         return config
-    meteor = params_without_synonyms(config.meteor)
-    return replace(config, meteor=meteor)
+    return replace(config, meteor=params_without_synonyms(config.meteor))
 
 
 def thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | None) -> Thesaurus | None:
@@ -400,13 +399,7 @@ def score_validated(
     warnings = submission.warnings + unanalysed_warnings(
         keys, answers, variant_tokens if audience.references else [], metric.matcher.unanalysed
     )
-    audit = audit_submission(
-        [t.ppl for t in turns],
-        [t.meteor for t in turns],
-        [bool(t.details and t.details.cand_len) for t in turns],
-        config.audit,
-        _checked(turns, ppl_check),
-    )
+    audit = _audit(turns, config, _checked(turns, ppl_check))
     return ScoreResult(
         summary,
         turns,
@@ -472,6 +465,17 @@ def _explained(
         )
         return (), marked
     return (), ()
+
+
+def _audit(turns: Sequence[TurnScore], config: Config, checked: list[tuple[float, float]] | None) -> Audit:
+    """The perplexity audit of these turns (contract section 9), with ``checked``'s recomputed values."""
+    return audit_submission(
+        [t.ppl for t in turns],
+        [t.meteor for t in turns],
+        [bool(t.details and t.details.cand_len) for t in turns],
+        config.audit,
+        checked,
+    )
 
 
 def _checked(
@@ -804,14 +808,9 @@ def with_perplexities(result: ScoreResult, ppl: Mapping[str, Sequence[float]], c
         for t in result.turns
         for p in [ppl[t.dialog_id][t.turn]]
     ]
-    audit = audit_submission(
-        [t.ppl for t in turns],
-        [t.meteor for t in turns],
-        [bool(t.details and t.details.cand_len) for t in turns],
-        config.audit,
-        None,
+    return replace(
+        result, summary=aggregate(turns, config.weights), turns=turns, audit=_audit(turns, config, None)
     )
-    return replace(result, summary=aggregate(turns, config.weights), turns=turns, audit=audit)
 
 
 def code_upload(res: PathLike) -> Path | None:

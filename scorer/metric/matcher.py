@@ -101,9 +101,9 @@ class Matcher:
         return frozenset((token,)) if function is None else function(token)
 
     def prefetch(self, texts: Iterable[Iterable[str]], stages: tuple[str, ...]) -> None:
-        """Look up, in a few queries, the kept keys of every token of ``texts`` (tokenised) that the memos
-        of ``stages`` do not know yet: the words of a run's answers, before its turns are scored and its
-        workers forked."""
+        """Look up, in one query a stage, the kept keys of every token of ``texts`` (tokenised) that the
+        memos of ``stages`` do not know yet: the words of a piece of answers, before the piece is scored
+        (``scoring.turns``), so that the word store is not asked once a word."""
         if self._store is None:
             return
         wanted: set[str] = set().union(*texts)
