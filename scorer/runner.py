@@ -83,9 +83,13 @@ class CodeFault(Exception):
         return text
 
 
+def _printable(text: str) -> str:
+    """``text`` with every character a terminal would not show as itself escaped (``\\n``, ``\\x1b``)."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 def _excerpt(value: object, limit: int = EXCERPT) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    text = _printable(value if isinstance(value, str) else repr(value))
     return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
@@ -308,7 +312,7 @@ def _describe(value: object) -> str:
         shown = repr(value)
     except BaseException:  # noqa: BLE001 - a repr of the team's object may raise too
         shown = "<no repr>"
-    shown = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in shown)
+    shown = _printable(shown)
     return f"{type(value).__name__} {shown if len(shown) <= EXCERPT else shown[:EXCERPT] + '...'}"
 
 
