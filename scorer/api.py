@@ -65,24 +65,31 @@ PathLike = str | os.PathLike
 @dataclass(frozen=True)
 class RunOptions:
     """How a scoring run goes, the same for the three entry points that score (``score_submission``,
-    ``score_leaderboard``, ``correlate_submissions``): the configuration, the thesaurus (a loaded one or
-    its path; None: found as contract section 4 says), whether the synonym stage runs, the processes, and
-    who hears the progress. ``as_keywords()`` gives them as those functions take them."""
+    ``score_leaderboard``, ``correlate_submissions``): the configuration (None: the built-in default), the
+    thesaurus (a loaded one, one found and identified, or its path; None: found as contract section 4
+    says), whether the synonym stage runs, the processes, and who hears the progress. Each entry point
+    takes it as ``options=``, or the same fields as keywords (not both)."""
 
     config: Config | None = None
-    thesaurus: Thesaurus | PathLike | None = None
+    thesaurus: Thesaurus | Source | PathLike | None = None
     synonyms: bool = True
     jobs: int = 1
     progress: Progress | None = None
 
-    def as_keywords(self) -> dict[str, Any]:
-        return {
-            "config": self.config,
-            "thesaurus": self.thesaurus,
-            "synonyms": self.synonyms,
-            "jobs": self.jobs,
-            "progress": self.progress,
-        }
+    @classmethod
+    def given(cls, options: RunOptions | None, **keywords: Any) -> RunOptions:
+        """``options``, or the options the keywords give; both at once is a :class:`TypeError`."""
+        made = cls(**keywords)
+        if options is None:
+            return made
+        if made != cls():
+            raise TypeError("give the run's options as options=RunOptions(...) or as keywords, not both")
+        return options
+
+    def settled_config(self) -> Config:
+        """The configuration in force: the given one (else the built-in default), without the synonym stage
+        when ``synonyms`` is false."""
+        return with_synonyms(self.config or load_config(), self.synonyms)
 
 
 @dataclass(frozen=True)
@@ -270,15 +277,14 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | Non
 
 
 @contextmanager
-def _index_built_meanwhile(
-    config: Config, thesaurus: Thesaurus | PathLike | None, jobs: int
-) -> Iterator[Source | None]:
+def _index_built_meanwhile(config: Config, run: RunOptions) -> Iterator[Source | None]:
     """The thesaurus the run will load, found and identified once (its files hashed once a run); with more
     than one process allowed and its index not cached, the index built on a worker of the pool while the
     block reads the inputs (about a fifth of a second saved from an empty cache), and waited for at the
     block's end. None where there is nothing to identify, or it cannot be found or read: the load says why,
     after the submission is checked (the order of checks), and nothing changes when the worker fails."""
-    if isinstance(thesaurus, Thesaurus) or not needs_thesaurus(config.meteor.stages):
+    thesaurus = run.thesaurus
+    if isinstance(thesaurus, (Thesaurus, Source)) or not needs_thesaurus(config.meteor.stages):
         yield None
         return
     try:
@@ -286,7 +292,7 @@ def _index_built_meanwhile(
     except ThesaurusError:
         yield None
         return
-    if jobs < 2 or source.index_cached:
+    if run.jobs < 2 or source.index_cached:
         yield source
         return
     with WorkerPool(1, None) as pool:
@@ -300,6 +306,7 @@ def score_submission(
     submission: PathLike,
     ppl: PathLike | None = None,
     *,
+    options: RunOptions | None = None,
     config: Config | None = None,
     thesaurus: Thesaurus | PathLike | None = None,
     synonyms: bool = True,
@@ -319,23 +326,27 @@ def score_submission(
 
     Raises :class:`~scorer.errors.SubmissionInvalid` (exit 1), or a :class:`~scorer.errors.ScorerError` of
     exit 2: ``UsageError``, ``ConfigError``, ``ReferenceDataError``, ``PplCheckInvalid``, ``ThesaurusError``.
+    The run's options are ``options`` or the keywords (:class:`RunOptions`).
     """
-    config = with_synonyms(config or load_config(), synonyms)
-    with no_cycle_collection(), _index_built_meanwhile(config, thesaurus, jobs) as source:
-        reference = load_reference(data_dir, config.limits, progress=progress)
-        valid = _read_and_check(reference, submission, ppl, config.limits, progress)
+    run = RunOptions.given(
+        options, config=config, thesaurus=thesaurus, synonyms=synonyms, jobs=jobs, progress=progress
+    )
+    config = run.settled_config()
+    with no_cycle_collection(), _index_built_meanwhile(config, run) as source:
+        reference = load_reference(data_dir, config.limits, progress=run.progress)
+        valid = _read_and_check(reference, submission, ppl, config.limits, run.progress)
     with no_cycle_collection():
         checked = (
             read_ppl_check(ppl_check, reference.dialogues, config.limits) if ppl_check is not None else None
         )
-        rwn = thesaurus_for(config, source or thesaurus)
+        rwn = thesaurus_for(config, source or run.thesaurus)
         return score_validated(
             reference,
             valid,
             config,
             rwn,
-            jobs,
-            progress,
+            run.jobs,
+            run.progress,
             name=submission_name(submission) if audience.organizer else "",
             ppl_check=checked,
             audience=audience,
@@ -545,6 +556,7 @@ def score_leaderboard(
     data_dir: PathLike,
     submissions_dir: PathLike,
     *,
+    options: RunOptions | None = None,
     config: Config | None = None,
     thesaurus: Thesaurus | PathLike | None = None,
     synonyms: bool = True,
@@ -559,15 +571,19 @@ def score_leaderboard(
     An invalid submission is listed with its errors, never raised; a submission whose scoring fails for
     another reason is listed with status ``error``. Raises ``UsageError`` (no such folder, nothing in it,
     resamples or seed out of range), ``ConfigError``, ``ReferenceDataError`` or ``ThesaurusError``, all
-    exit 2. ``progress`` hears every phase, each submission's steps prefixed by its name.
+    exit 2. ``progress`` hears every phase, each submission's steps prefixed by its name. The run's options
+    are ``options`` or the keywords (:class:`RunOptions`).
     """
-    config = with_synonyms(config or load_config(), synonyms)
-    _check_board(submissions_dir, resamples, seed)
-    with _index_built_meanwhile(config, thesaurus, jobs) as source:
-        reference = load_reference(data_dir, config.limits, progress=progress)
-    return _score_board(
-        reference, submissions_dir, config, source or thesaurus, jobs, resamples, seed, progress
+    run = RunOptions.given(
+        options, config=config, thesaurus=thesaurus, synonyms=synonyms, jobs=jobs, progress=progress
     )
+    config = run.settled_config()
+    _check_board(submissions_dir, resamples, seed)
+    with _index_built_meanwhile(config, run) as source:
+        reference = load_reference(data_dir, config.limits, progress=run.progress)
+    if source is not None:
+        run = replace(run, thesaurus=source)
+    return _score_board(reference, submissions_dir, config, run, resamples, seed)
 
 
 #: Bounds of the bootstrap's settings: enough resamples for a 95% interval, few enough to fit in memory.
@@ -591,17 +607,16 @@ def _score_board(
     reference: ReferenceData,
     submissions_dir: PathLike,
     config: Config,
-    thesaurus: Thesaurus | Source | PathLike | None,
-    jobs: int,
+    run: RunOptions,
     resamples: int,
     seed: int,
-    progress: Progress | None,
 ) -> Leaderboard:
     """:func:`score_leaderboard` once the arguments are checked, the reference data read and the
-    configuration settled."""
+    configuration settled (``config``, which ``run``'s own gave)."""
     folder = Path(submissions_dir)
+    progress = run.progress
     with no_cycle_collection():
-        rwn = thesaurus_for(config, thesaurus)
+        rwn = thesaurus_for(config, run.thesaurus)
         matcher = Matcher(rwn)
         found, skipped = find_submissions(folder)
         if not found:
@@ -614,7 +629,7 @@ def _score_board(
                 if progress
                 else None
             )
-            entries.append(_board_entry(reference, name, path, config, rwn, jobs, step, matcher))
+            entries.append(_board_entry(reference, name, path, config, rwn, run.jobs, step, matcher))
         tokens = reference.variant_tokens()
         matcher.save(
             reference_vocabulary(
@@ -670,6 +685,7 @@ def correlate_submissions(
     submissions_dir: PathLike,
     human: PathLike,
     *,
+    options: RunOptions | None = None,
     config: Config | None = None,
     thesaurus: Thesaurus | PathLike | None = None,
     synonyms: bool = True,
@@ -683,14 +699,19 @@ def correlate_submissions(
     human ratings at every level contract section 8 gives (:mod:`scorer.scoring.correlation`); returns a
     :class:`~scorer.scoring.correlation_result.Meta` (its rows, levels and warnings). Raises what
     :func:`score_leaderboard` raises, and ``UsageError`` for an unknown baseline or a ratings file with
-    errors (each with its CSV line)."""
+    errors (each with its CSV line). The run's options are ``options`` or the keywords
+    (:class:`RunOptions`)."""
+    run = RunOptions.given(
+        options, config=config, thesaurus=thesaurus, synonyms=synonyms, jobs=jobs, progress=progress
+    )
+    progress = run.progress
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
         raise UsageError(f"unknown baseline {unknown[0]!r} (known: {', '.join(BASELINES)})")
-    config = with_synonyms(config or load_config(), synonyms)
+    config = run.settled_config()
     _check_board(submissions_dir, resamples, seed)
     reference = load_reference(data_dir, config.limits, progress=progress)
-    board = _score_board(reference, submissions_dir, config, thesaurus, jobs, resamples, seed, progress)
+    board = _score_board(reference, submissions_dir, config, run, resamples, seed)
     turns_by_dialog = {d.dialog_id: d.n_turns for d in reference.dialogues}
     ratings = read_human(human, {e.name: turns_by_dialog for e in board.entries})
     invalid = sorted({k[0] for k in ratings.scores} - {e.name for e in board.entries if e.result is not None})

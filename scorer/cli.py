@@ -535,7 +535,7 @@ def _score_upload(
                     data,
                     submission,
                     ppl,
-                    **_options(args, config, display).as_keywords(),
+                    options=_options(args, config, display),
                     ppl_check=ppl_check,
                     audience=audience,
                 )
@@ -584,7 +584,7 @@ def _score_code(
             data,
             str(code / SUBMISSION),
             str(placeholder),
-            **_options(args, config, display).as_keywords(),
+            options=_options(args, config, display),
             audience=audience,
         )
         targets = runner.read_targets(data, dialogues)
@@ -659,7 +659,7 @@ def _leaderboard(args: argparse.Namespace, state: RunState) -> int:
         board = api.score_leaderboard(
             args.data,
             args.submissions,
-            **_options(args, config, display).as_keywords(),
+            options=_options(args, config, display),
             resamples=args.resamples,
             seed=args.seed,
         )
@@ -715,7 +715,7 @@ def _correlate(args: argparse.Namespace, state: RunState) -> int:
             args.data,
             args.submissions,
             args.human,
-            **_options(args, config, display).as_keywords(),
+            options=_options(args, config, display),
             resamples=args.resamples,
             seed=args.seed,
             baselines=baselines,

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 from scorer import load_config
@@ -64,8 +65,9 @@ def test_run_options_are_one_value_for_the_entry_points_that_score():
     from scorer import RunOptions, score_submission
 
     options = RunOptions(config=load_config(), synonyms=False, jobs=1)
-    assert set(options.as_keywords()) == {"config", "thesaurus", "synonyms", "jobs", "progress"}
-    given = score_submission(PUBLIC, EXAMPLES / "realistic", **options.as_keywords())
+    given = score_submission(PUBLIC, EXAMPLES / "realistic", options=options)
     plain = score_submission(PUBLIC, EXAMPLES / "realistic", synonyms=False)
     assert given.summary == plain.summary and given.signature == plain.signature
     assert "stages:exact+lemma|" in given.signature
+    with pytest.raises(TypeError, match="not both"):
+        score_submission(PUBLIC, EXAMPLES / "realistic", options=options, jobs=2)

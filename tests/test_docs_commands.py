@@ -35,7 +35,8 @@ def documented_commands() -> list[tuple[str, str]]:
                     k += 1
                     command = command[:-1].rstrip() + " " + lines[k].strip()
                 command = command.split("  #")[0].strip()
-                if not PLACEHOLDERS.search(command):
+                # a command shown on two pages runs once
+                if not PLACEHOLDERS.search(command) and command not in (c for _, c in found):
                     found.append((f"{page.relative_to(ROOT)}: {command[:70]}", command))
             k += 1
     return found

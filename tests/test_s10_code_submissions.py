@@ -271,11 +271,16 @@ def test_a_daemon_the_code_leaves_does_not_outlive_its_phase(tmp_path):
 
 def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
     slow = replace_in(
-        WELL_BEHAVED, 'return "Ответ на " + text', 'import time; time.sleep(0.05); return "Ответ на " + text'
+        WELL_BEHAVED, 'return "Ответ на " + text', 'import time; time.sleep(0.03); return "Ответ на " + text'
     )
-    code = team(tmp_path, slow)
+    code = team(tmp_path, slow)  # the same answers as the well-behaved team's, slowly enough to interrupt
     whole = tmp_path / "whole"
-    assert run_team("--data", PUBLIC, "--code", code, "--output", whole).returncode == 0
+    assert (
+        run_team(
+            "--data", PUBLIC, "--code", team(tmp_path, WELL_BEHAVED, "fast"), "--output", whole
+        ).returncode
+        == 0
+    )
     out = tmp_path / "out"
     process = subprocess.Popen(
         [sys.executable, "-m", "scorer", "run", "--data", str(PUBLIC), "--code", str(code),

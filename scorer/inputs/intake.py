@@ -29,7 +29,7 @@ from scorer.errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageE
 from .config import Limits
 from .contract import PLATFORM_METADATA, PPL, SUBMISSION
 from .jsonio import shorten
-from .validation import Source
+from .sources import Source
 
 if TYPE_CHECKING:
     import zipfile

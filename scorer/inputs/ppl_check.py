@@ -1,7 +1,7 @@
 """The organizer's recomputed perplexities (``--ppl-check``, contract section 9): ``ppl_output.json``'s
 shape for any subset of the dialogues (``null`` where not recomputed), or the JSON Lines ``audit-sample``
 wrote with each line's ``ppl`` filled in. Its problems carry the codes ``ppl_output.json``'s reader gives
-the same faults (:mod:`scorer.inputs.validation`)."""
+the same faults (:mod:`scorer.inputs.ppl_output`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from scorer.errors import Issue, IssueLog, PplCheckInvalid, UsageError
 
 from .config import Limits
 from .jsonio import JsonError, parse_json, shorten
-from .validation import Dialogue, good_ppl, located
+from .ppl_output import good_ppl
+from .sources import located
+from .validation import Dialogue
 
 
 def read_ppl_check(

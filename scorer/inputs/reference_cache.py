@@ -12,11 +12,7 @@ never trusted: it must have the shape validation guarantees, or the files are va
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 import unicodedata
-from collections.abc import Callable
-from io import BufferedReader
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -26,6 +22,7 @@ from scorer.metric.cache import Store
 
 from .config import Limits
 from .contract import DIALOGUE_TYPES
+from .sources import from_regular_file
 from .stored_references import Span, line_spans
 from .validation import Dialogue
 
@@ -43,7 +40,9 @@ def entry_key(dialogues: Path, answers: Path | None, limits: Limits) -> str | No
     cannot be read whole within the limits (validation then reports it)."""
     digest = hashlib.sha256(f"references|{limits!r}|{_TOKENISER}|{answers is None}".encode())
     for path in (dialogues, answers) if answers is not None else (dialogues,):
-        found = _from_regular_file(path, limits, lambda fh: hashlib.file_digest(fh, "sha256").digest())
+        found = from_regular_file(
+            path, limits.max_file_bytes, lambda fh: hashlib.file_digest(fh, "sha256").digest()
+        )
         if found is None:
             return None
         digest.update(found)
@@ -80,28 +79,11 @@ def save(
     spans = None
     if references is not None and tokens is not None:
         read = lambda fh: fh.read(limits.max_file_bytes + 1)  # noqa: E731
-        data = _from_regular_file(answers, limits, read) if answers is not None else None
+        data = from_regular_file(answers, limits.max_file_bytes, read) if answers is not None else None
         if data is None:
             return False
         spans = line_spans(data, references)
     return STORE.save(entry_path(key), (rows, spans, tokens))
-
-
-def _from_regular_file(path: Path, limits: Limits, use: Callable[[BufferedReader], bytes]) -> bytes | None:
-    """``use(the open file)`` for a regular file within the size limit, or None (another kind of file, too
-    large, or unreadable). Opened without blocking: a FIFO is refused, never waited on."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limits.max_file_bytes:
-            return None
-        try:
-            return use(fh)
-        except OSError:
-            return None
 
 
 def _well_formed(content: Any) -> bool:

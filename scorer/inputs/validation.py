@@ -1,4 +1,6 @@
-"""Reading and validating the four input files (contract sections 2-3), with bounded work.
+"""Reading and validating the JSON Lines input files (contract sections 2-3): dialogues, references and the
+answers of a submission; :func:`check_submission` checks both submission files (``ppl_output.json`` is read by
+:mod:`scorer.inputs.ppl_output`), with bounded work.
 
 Every reader returns a value (what it kept) and puts what is wrong into an
 :class:`~scorer.errors.IssueLog`, which keeps the first 100 issues and only
@@ -7,24 +9,17 @@ rejected lines past the cap, cost no memory; only valid content is kept. A
 line's shape is checked by hand (the JSON Schemas in ``scorer/schemas``
 describe the same shapes for participants; a test keeps the two in step),
 with at most a few issues a line. Whole-file mistakes (another encoding, a
-JSON array instead of JSON Lines, a list of perplexities instead of an
-object) are said once, first, instead of line after line.
+JSON array instead of JSON Lines) are said once, first, instead of line after line.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-import mmap
-import os
 import re
 from collections.abc import Callable, Container, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
-from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
-from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from scorer.errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
 from scorer.metric.nonstarters import long_mark_run, mark_run_message, may_hold_mark_run
@@ -35,21 +30,17 @@ from .config import Limits
 from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from .jsonio import (
     JsonError,
-    decode_value,
     guess_dialog_id,
     iter_lines,
-    line_column,
     lines_from,
     looks_like,
     looks_like_python,
-    not_utf8,
     parse_json,
     shorten,
-    skip_ws,
 )
+from .ppl_output import check_ppl
+from .sources import ZEROS, Source, contents, counted, did_you_mean, json_type, located, size
 
-#: A file's content: its bytes, or the path of a regular file to stream from.
-Source = bytes | Path
 PART_TYPES = ("text", "image", "audio")
 MAX_ISSUES_PER_LINE = 5
 
@@ -78,30 +69,6 @@ def schema(name: str) -> dict[str, Any]:
     return json.loads(files("scorer").joinpath("schemas", f"{name}.schema.json").read_text("utf-8"))
 
 
-@contextmanager
-def _contents(source: Source) -> Iterator[bytes]:
-    """The bytes of ``source``; a file is memory-mapped (only the pages read are loaded)."""
-    if isinstance(source, (bytes, bytearray)):
-        yield source
-        return
-    with open(source, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            yield b""
-            return
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            yield cast(bytes, mapped)  # read as bytes are: slices, find, count, regular expressions
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return {str: "a string", list: "a list", dict: "a JSON object", int: "a number", float: "a number"}[
-        type(value)
-    ]
-
-
 # --- line shapes ---------------------------------------------------------------------------
 
 Problem = tuple[str, str, int | None]  # message, code, turn
@@ -128,7 +95,7 @@ class _Shape:
 
     def typed(self, value: Any, want: type, what: str, name: str, turn: int | None = None) -> bool:
         if type(value) is not want:
-            return self.add(f"{name} must be {what}, not {_json_type(value)}", "schema_type", turn)
+            return self.add(f"{name} must be {what}, not {json_type(value)}", "schema_type", turn)
         return True
 
     def nonempty_list(self, value: Any, name: str, turn: int | None = None) -> bool:
@@ -149,7 +116,7 @@ def _enum(value: Any, allowed: tuple[str, ...], name: str, shape: _Shape, turn: 
         shown = (
             shorten(json.dumps(value, ensure_ascii=False))
             if not isinstance(value, (list, dict))
-            else _json_type(value)
+            else json_type(value)
         )
         shape.add(
             f"{name} must be one of {', '.join(json.dumps(a) for a in allowed)}, not {shown}",
@@ -268,7 +235,7 @@ def _parsed_lines(
     bad_encoding = 0
     first_line = True
     report = (lambda done, size: progress(step, done, size)) if progress else None
-    with _contents(source) as data:
+    with contents(source) as data:
         for number, raw, after in iter_lines(data, report):
             if log.full:  # the rest only counts: it is not parsed, line by line, long after the list is full
                 state.cut = True
@@ -348,39 +315,6 @@ def _parsed_lines(
             yield number, value, may_hold_mark_run(text) if screen_marks else True
 
 
-def _counted(n: int, one: str, many: str | None = None) -> str:
-    """``1 turn``, ``2 turns``: a count with its noun."""
-    return f"{n:,} {one if n == 1 else many or one + 's'}"
-
-
-def _did_you_mean(dialog_id: str, known: Iterable[str]) -> str:
-    """``"; did you mean 'd-0002'?"`` when one known id is close to a mistyped one (the same numbers with
-    other leading zeros, else the one clearly closest of at most :data:`CLOSE_IDS_LOOKED_AT` ids of about its
-    length), else ``""``."""
-    if len(dialog_id) > 200:
-        return ""
-    near = [k for k in known if abs(len(k) - len(dialog_id)) <= 2][:CLOSE_IDS_LOOKED_AT]
-    same_numbers = [k for k in near if _ZEROS.sub("", k) == _ZEROS.sub("", dialog_id)]
-    if len(same_numbers) == 1:  # d-002 for d-0002: the same numbers, other leading zeros
-        return f"; did you mean {shorten(same_numbers[0])!r}?"
-    found = difflib.get_close_matches(dialog_id, near, n=2, cutoff=0.85)
-    if len(found) == 1 or (
-        len(found) == 2
-        and difflib.SequenceMatcher(None, dialog_id, found[0]).ratio()
-        > difflib.SequenceMatcher(None, dialog_id, found[1]).ratio()
-    ):
-        return f"; did you mean {shorten(found[0])!r}?"
-    return ""
-
-
-#: Leading zeros of a run of digits.
-_ZEROS = re.compile(r"(?<!\d)0+(?=\d)")
-
-
-#: How many known ids a mistyped one is compared with (bounded work on a large test set).
-CLOSE_IDS_LOOKED_AT = 5000
-
-
 def _cut_short(file: str, number: int, dialog_id: str | None = None) -> Issue:
     """The last line of a file that stops in its middle (no line end, and not whole JSON or UTF-8)."""
     return Issue(
@@ -445,7 +379,7 @@ def _meant(dialog_id: Any, known: dict | None, by_number: dict[str, list[str]]) 
         return None
     if not by_number:
         for k in known:
-            by_number.setdefault(_ZEROS.sub("", "".join(re.findall(r"\d+", k))), []).append(k)
+            by_number.setdefault(ZEROS.sub("", "".join(re.findall(r"\d+", k))), []).append(k)
     found = by_number.get(str(dialog_id), [])
     return found[0] if len(found) == 1 else None
 
@@ -457,11 +391,6 @@ def _missing(file: str, expected: Iterable[str], present: Container[str], log: I
             log.add(
                 Issue(file, f"dialogue of dialogues.jsonl {what}", "missing_id", dialog_id=shorten(dialog_id))
             )
-
-
-def located(number: int, dialog_id: str) -> dict[str, Any]:
-    """Where a line's issue is: its number and (shortened) dialog_id, as :class:`Issue` takes them."""
-    return dict(line=number, dialog_id=shorten(dialog_id))
 
 
 def _duplicate(file: str, number: int, first: int, dialog_id: str) -> Issue:
@@ -592,17 +521,17 @@ def check_submission(
     turns = {d.dialog_id: d.n_turns for d in dialogues}
     try:
         answers = _check_answers(submission, names[0], turns, limits, log, warnings, progress)
-        size = _size(ppl) if progress else 0
+        ppl_size = size(ppl) if progress else 0
         if progress:
-            progress(f"{CHECKING} {names[1]}", 0, size)
+            progress(f"{CHECKING} {names[1]}", 0, ppl_size)
         if log.full:  # nothing more would be listed: the perplexities are only counted, not checked
-            with _contents(ppl) as data:
+            with contents(ppl) as data:
                 log.not_checked(names[1], 1, lines_from(data, 0))
             perplexities: dict[str, list[float]] = {}
         else:
-            perplexities = _check_ppl(ppl, names[1], turns, limits, log)
+            perplexities = check_ppl(ppl, names[1], turns, limits, log)
         if progress:
-            progress(f"{CHECKING} {names[1]}", size, size)
+            progress(f"{CHECKING} {names[1]}", ppl_size, ppl_size)
     except MemoryError:
         raise SubmissionInvalid(
             [
@@ -651,7 +580,7 @@ def _check_answers(
                 Issue(
                     file,
                     "unknown dialog_id: it is not in dialogues.jsonl; remove the line or fix the id"
-                    + ("" if log.full else _did_you_mean(dialog_id, turns)),
+                    + ("" if log.full else did_you_mean(dialog_id, turns)),
                     "unknown_id",
                     **located(number, dialog_id),
                 )
@@ -676,7 +605,7 @@ def _check_answers(
             log.add(
                 Issue(
                     file,
-                    f"{_counted(given, 'answer')} given, but the dialogue has {_counted(expected, 'turn')}; "
+                    f"{counted(given, 'answer')} given, but the dialogue has {counted(expected, 'turn')}; "
                     "give one string per turn",
                     "turn_count",
                     **located(number, dialog_id),
@@ -687,264 +616,3 @@ def _check_answers(
     if not (state.unreadable or state.cut):
         _missing(file, turns, mentioned, log, "has no line; add one with one answer per turn")
     return answers
-
-
-def _size(source: Source) -> int:
-    return len(source) if isinstance(source, (bytes, bytearray)) else os.stat(source).st_size
-
-
-def _read_all(source: Source) -> bytes:
-    if isinstance(source, (bytes, bytearray)):
-        return bytes(source)
-    with open(source, "rb") as fh:
-        return fh.read()
-
-
-def _check_ppl(
-    source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog
-) -> dict[str, list[float]]:
-    data = _read_all(source)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        log.add(not_utf8(file, data, exc))
-        return {}
-    del data
-    if text.count(",") <= _most_commas(turns):  # else it cannot be valid: straight to the located scan
-        try:
-            value = parse_json(text, limits.max_json_depth)
-        except JsonError:
-            value = None
-        if isinstance(value, dict) and _all_good(value, turns):
-            return {k: [float(p) for p in v] for k, v in value.items()}
-        del value
-    try:
-        return _scan_ppl(text, file, turns, log)
-    except _ListFull as full:  # the rest only counts once the error list is full
-        line = line_column(text, full.pos)[0]
-        log.not_checked(file, line, text.count("\n", full.pos) + 1)
-        return {}
-
-
-def _most_commas(turns: dict[str, int]) -> int:
-    """The most commas a valid ``ppl_output.json`` can hold: between values and entries, and in the ids."""
-    return sum(turns.values()) + sum(dialog_id.count(",") for dialog_id in turns)
-
-
-class _ListFull(Exception):
-    """The error list is full at character ``pos`` of the perplexities: the scan stops there."""
-
-    def __init__(self, pos: int):
-        super().__init__(pos)
-        self.pos = pos
-
-
-def good_ppl(p: Any) -> bool:
-    return (type(p) is float or type(p) is int) and p >= 1
-
-
-def _all_good(value: dict, turns: dict[str, int]) -> bool:
-    return len(value) == len(turns) and all(
-        type(v) is list and len(v) == turns.get(k, -1) and all(map(good_ppl, v)) for k, v in value.items()
-    )
-
-
-def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dict[str, list[float]]:
-    """Walk ``{"id": [p, ...], ...}`` keeping positions, so every issue has its line and column."""
-
-    def issue(
-        message: str, code: str, pos: int, dialog_id: str | None = None, turn: int | None = None
-    ) -> None:
-        if log.full:
-            raise _ListFull(pos)
-        line, column = line_column(text, pos)
-        log.add(
-            Issue(
-                file,
-                message,
-                code,
-                line=line,
-                column=column,
-                dialog_id=shorten(dialog_id) if dialog_id is not None else None,
-                turn=turn,
-            )
-        )
-
-    def syntax(pos: int, what: str) -> dict[str, list[float]]:
-        issue(f"not valid JSON: {what}", "bad_json", min(pos, len(text)))
-        return {}
-
-    pos = skip_ws(text, 0)
-    if pos == len(text):
-        return syntax(pos, "the file is empty")
-    if text[pos] != "{":
-        if text[pos] == "[":
-            issue(
-                "the file holds a list; it must be one JSON object mapping each dialog_id to its list of "
-                'perplexities, e.g. {"d-0001": [3.71, 5.2]}',
-                "ppl_not_object",
-                pos,
-            )
-        else:
-            try:
-                value, _ = decode_value(text, pos)
-                shown = _json_type(value)
-            except JsonError:
-                shown = "not valid JSON"
-            issue(
-                f"the file must be one JSON object mapping each dialog_id to its list of perplexities, "
-                f"not {shown}",
-                "ppl_not_object",
-                pos,
-            )
-        return {}
-    found: dict[str, list[float]] = {}
-    seen: set[str] = set()
-    pos = skip_ws(text, pos + 1)
-    if text.startswith("}", pos):
-        pos += 1
-    else:
-        while True:
-            if not text.startswith('"', pos):
-                return syntax(pos, "expected a dialog_id in double quotes")
-            key_pos = pos
-            try:
-                dialog_id, pos = scanstring(text, pos + 1)
-            except ValueError:
-                return syntax(key_pos, "a dialog_id string is not closed or has a bad escape")
-            pos = skip_ws(text, pos)
-            if not text.startswith(":", pos):
-                return syntax(pos, "expected ':' after the dialog_id")
-            pos = skip_ws(text, pos + 1)
-            repeated = dialog_id in seen
-            seen.add(dialog_id)
-            if repeated:
-                issue(
-                    "dialog_id is repeated in the object; give each dialogue one list",
-                    "duplicate_id",
-                    key_pos,
-                    dialog_id,
-                )
-            count, end, values = _scan_values(text, pos, dialog_id, issue, turns.get(dialog_id, 0))
-            if end is None:
-                return {}
-            pos = end
-            if not repeated:
-                if dialog_id not in turns:
-                    issue(
-                        "unknown dialog_id: it is not in dialogues.jsonl"
-                        + ("" if log.full else _did_you_mean(dialog_id, turns)),
-                        "unknown_id",
-                        key_pos,
-                        dialog_id,
-                    )
-                elif count is not None and count != turns[dialog_id]:
-                    issue(
-                        f"{_counted(count, 'perplexity', 'perplexities')} given, but the dialogue has "
-                        f"{_counted(turns[dialog_id], 'turn')}; "
-                        "give one number per turn",
-                        "turn_count",
-                        key_pos,
-                        dialog_id,
-                    )
-                elif values is not None:
-                    found[dialog_id] = values
-            pos = skip_ws(text, pos)
-            if text.startswith(",", pos):
-                pos = skip_ws(text, pos + 1)
-                continue
-            if text.startswith("}", pos):
-                pos += 1
-                break
-            return syntax(pos, "expected ',' or '}' after a list of perplexities")
-    if skip_ws(text, pos) != len(text):
-        return syntax(skip_ws(text, pos), "extra data after the object")
-    for dialog_id in turns:
-        if dialog_id not in seen:
-            log.add(
-                Issue(
-                    file,
-                    "dialogue of dialogues.jsonl has no perplexities; add a list with one number per turn",
-                    "missing_id",
-                    dialog_id=shorten(dialog_id),
-                )
-            )
-    return found
-
-
-_NUMBERISH = re.compile(r"-?(?:Infinity|NaN|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)")
-
-
-def _scan_values(
-    text: str, pos: int, dialog_id: str, issue: Callable[..., None], expected: int
-) -> tuple[int | None, int | None, list[float] | None]:
-    """The list at ``pos``: (its length or None when not a list, end or None on a syntax error,
-    the values when all are valid else None).
-
-    Past ``expected`` values (the dialogue's turns) the list is already wrong: its values are counted, not
-    checked one by one, up to its closing bracket."""
-    if not text.startswith("[", pos):
-        try:
-            value, end = decode_value(text, pos)
-        except JsonError as exc:
-            issue(exc.message, "bad_json", exc.pos if exc.pos is not None else pos, dialog_id)
-            return None, None, None
-        issue(
-            f"the perplexities must be a list with one number per turn, not {_json_type(value)}",
-            "schema_type",
-            pos,
-            dialog_id,
-        )
-        return None, end, None
-    values: list[float] = []
-    ok = True
-    pos = skip_ws(text, pos + 1)
-    if text.startswith("]", pos):
-        issue("the list of perplexities must not be empty", "schema_minItems", pos, dialog_id)
-        return 0, pos + 1, None
-    turn = 0
-    while True:
-        start = pos
-        try:
-            value, pos = decode_value(text, pos)
-        except JsonError as exc:
-            number = _NUMBERISH.match(text, start)
-            if number is None:
-                issue(exc.message, "bad_json", exc.pos if exc.pos is not None else start, dialog_id, turn)
-                return None, None, None
-            issue(exc.message, "bad_number", start, dialog_id, turn)
-            pos, value, ok = number.end(), None, False
-        else:
-            if not good_ppl(value):
-                ok = False
-                if type(value) in (int, float):
-                    issue(
-                        f"perplexity {value!r} is below 1; a perplexity is always at least 1",
-                        "schema_minimum",
-                        start,
-                        dialog_id,
-                        turn,
-                    )
-                else:
-                    shown = _json_type(value)
-                    issue(f"perplexity must be a number, not {shown}", "schema_type", start, dialog_id, turn)
-        if ok:
-            values.append(float(value))
-        turn += 1
-        pos = skip_ws(text, pos)
-        if turn > expected and text.startswith(",", pos):
-            end = text.find("]", pos)
-            if end < 0:
-                issue("not valid JSON: the list of perplexities is not closed", "bad_json", pos, dialog_id)
-                return None, None, None
-            turn += text.count(",", pos, end)
-            return turn, end + 1, None
-        if text.startswith(",", pos):
-            pos = skip_ws(text, pos + 1)
-            continue
-        if text.startswith("]", pos):
-            return turn, pos + 1, values if ok else None
-        issue("not valid JSON: expected ',' or ']' in the list of perplexities", "bad_json", pos, dialog_id)
-        return None, None, None

@@ -1,20 +1,18 @@
 """The one store of every persistent cache: untrusted files of marshal values, read defensively, written
 atomically, in the cache directory (:mod:`scorer.metric.cache_dir`, only when it is usable). Nothing in
 them is trusted (docs/security.md). A :class:`Store` (one per kind of cache) names each file by its kind,
-a digest of its key, its layout version and the interpreter's marshal tag; it reads a file only when it
-is a regular file (no link, FIFO or device) of this user's (or root's) that no one else may write,
-within its size cap, opened without following links or blocking; it seals each file with the SHA-256 of
-its name and payload (a file written for another key, layout or interpreter, cut short or edited in
-place is refused) and refuses a value its cache's shape check does not accept or fails on; it writes a
-temporary file renamed into place, so two runs sharing the directory each see a whole file. Any fault
-means "not cached": the caller rebuilds.
+a digest of its key, its layout version and the interpreter's marshal tag; it reads a file only as
+:func:`~scorer.metric.cache_dir.read_trusted_bytes` allows, within its size cap; it seals each file with
+the SHA-256 of its name and payload (a file written for another key, layout or interpreter, cut short or
+edited in place is refused) and refuses a value its cache's shape check does not accept or fails on; it
+writes a temporary file renamed into place, so two runs sharing the directory each see a whole file. Any
+fault means "not cached": the caller rebuilds.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
-import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -24,7 +22,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from .cache_dir import cache_dir, cache_dir_problem
+from .cache_dir import cache_dir, cache_dir_problem, read_trusted_bytes
 
 _MAGIC = b"dialogue-scorer cache\n"
 
@@ -32,32 +30,6 @@ _MAGIC = b"dialogue-scorer cache\n"
 def marshal_tag() -> str:
     """The interpreter and marshal format a cached ``marshal`` file is only valid for, e.g. ``py311m4``."""
     return f"py{sys.version_info[0]}{sys.version_info[1]}m{marshal.version}"
-
-
-def _trusted(info: os.stat_result) -> bool:
-    """A regular file of this user's, or root's (an image's prebuilt caches), that no one else may write."""
-    mode = info.st_mode
-    return (
-        stat.S_ISREG(mode) and info.st_uid in (os.geteuid(), 0) and not mode & (stat.S_IWGRP | stat.S_IWOTH)
-    )
-
-
-def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
-    """The bytes of the cache file ``path``, or None when it is missing, not a regular file of this user's
-    that only this user may write, larger than ``max_bytes`` (or growing), or unreadable for any reason."""
-    try:
-        before = os.lstat(path)
-        if not _trusted(before) or before.st_size > max_bytes:
-            return None
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as fh:
-            after = os.fstat(fd)
-            if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not _trusted(after):
-                return None
-            data = fh.read(after.st_size + 1)  # one byte more than it had: a file that grew is refused
-    except (OSError, ValueError):  # ValueError: a NUL in the path
-        return None
-    return data if len(data) <= min(after.st_size, max_bytes) else None
 
 
 def _digest(key: str, payload: bytes | memoryview) -> bytes:

@@ -1,8 +1,10 @@
-"""The cache directory (contract section 3): ``$SCORER_CACHE_DIR``, else ``$XDG_CACHE_HOME/dialogue-scorer``,
-else ``~/.cache/dialogue-scorer``, used only when it is this user's own (or root's, an image's prebuilt
-caches): not a symbolic link, and not writable by group or others unless its sticky bit is set. Otherwise
-every cache reads as empty and nothing is written (the command line says so in one line). Temporary files
-that killed runs left there are removed once they are ten minutes old.
+"""The cache directory and which of its files may be read (contract section 3): ``$SCORER_CACHE_DIR``, else
+``$XDG_CACHE_HOME/dialogue-scorer``, else ``~/.cache/dialogue-scorer``, used only when it is this user's
+own (or root's, an image's prebuilt caches): not a symbolic link, and not writable by group or others
+unless its sticky bit is set. Otherwise every cache reads as empty and nothing is written (the command
+line says so in one line). Temporary files that killed runs left there are removed once they are ten
+minutes old. A file in it is read only when it is a regular file (no link, FIFO or device) of this user's
+or root's that no one else may write (:func:`trusted`), opened without following links or blocking.
 """
 
 from __future__ import annotations
@@ -75,3 +77,29 @@ def _remove_stale_temporaries(folder: Path) -> None:
                             os.unlink(entry.path)
     except OSError:
         pass
+
+
+def trusted(info: os.stat_result) -> bool:
+    """A regular file of this user's, or root's (an image's prebuilt caches), that no one else may write."""
+    mode = info.st_mode
+    return (
+        stat.S_ISREG(mode) and info.st_uid in (os.geteuid(), 0) and not mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
+
+
+def read_trusted_bytes(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of the cache file ``path``, or None when it is missing, not a regular file of this user's
+    that only this user may write, larger than ``max_bytes`` (or growing), or unreadable for any reason."""
+    try:
+        before = os.lstat(path)
+        if not trusted(before) or before.st_size > max_bytes:
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as fh:
+            after = os.fstat(fd)
+            if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not trusted(after):
+                return None
+            data = fh.read(after.st_size + 1)  # one byte more than it had: a file that grew is refused
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    return data if len(data) <= min(after.st_size, max_bytes) else None

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 from hashlib import sha256
 from pathlib import Path
 
-from .cache_dir import cache_dir, cache_dir_problem
+from .cache_dir import cache_dir, cache_dir_problem, trusted
 
 MAX_BYTES = 256 << 20
 _SEPARATOR = "\x00"
@@ -57,8 +56,7 @@ class TokenStore:
         except OSError:
             return None
         if info is not None:
-            mode = info.st_mode
-            if not stat.S_ISREG(mode) or info.st_uid not in (os.geteuid(), 0) or mode & 0o022:
+            if not trusted(info):
                 return None
             self._writable = info.st_uid == os.geteuid()
         else:
