@@ -44,7 +44,7 @@ from scorer.outputs.code_bundle import code_files, media_files
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import Audit, audit_board, audit_submission, sample_counts, validate_warnings
-from scorer.scoring.competition import Competition
+from scorer.scoring.competition import Competition, HiddenMetric
 from scorer.scoring.correlation import BASELINES, build_levels, correlate
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.explain import LOWEST_TURNS, ExplainedTurn, MarkedAnswer, lowest_turns, marked_answers
@@ -391,14 +391,14 @@ def score_validated(
     tokens = reference.variant_tokens()
     variant_tokens = [tokens[d.dialog_id][turn] for d, turn in keys]
     tell(SCORING, 0, len(keys))
-    metric = MeteorRu(config.meteor, matcher=matcher or Matcher(thesaurus))
+    competition = Competition.of(config, matcher or Matcher(thesaurus))
+    metric = competition.metric
     key_table_cache.restore(metric)
     scored = score_turns(answers, variant_tokens, metric, jobs, lambda done: tell(SCORING, done, len(keys)))
     # the persistent caches keep the reference data's words only: an upload's own never make a later run
     # heavier (contract section 3)
     vocabulary = reference_vocabulary(variant_tokens)
     key_table_cache.keep(metric, vocabulary)
-    competition = Competition.of(config)
     turns = _records(keys, scored, answers, submission.ppl, competition, tell)
     summary = aggregate(turns, config.weights)
     tell(AGGREGATING, len(keys), len(keys))
@@ -414,7 +414,7 @@ def score_validated(
     return ScoreResult(
         summary,
         turns,
-        competition.signature(metric),
+        competition.signature(),
         warnings,
         lowest,
         name,
@@ -641,7 +641,7 @@ def _score_board(
         config.weights,
         resamples,
         seed,
-        Competition.of(config).signature(MeteorRu(config.meteor, matcher=matcher)),
+        Competition.of(config, matcher).signature(),
         skipped,
         config.meteor.stages,
         progress,
@@ -823,7 +823,7 @@ def with_perplexities(result: ScoreResult, ppl: Mapping[str, Sequence[float]], c
     """``result`` (scored with any perplexities) with these perplexities instead: every turn's hidden
     metric, the summary and the audit recomputed, its METEOR half unchanged. The scoring step of a code
     competition scores the METEOR half before the team's code runs, then this (contract section 10)."""
-    hm = Competition.of(config).hidden
+    hm = HiddenMetric.of(config)
     turns = [
         t._replace(ppl=float(p), hidden_metric=hm(p))
         for t in result.turns

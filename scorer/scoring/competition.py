@@ -5,8 +5,9 @@ their parameters and their signature.
     S_j   = mean of S_i over the dialogues of type j
     score = sum_j w_j S_j / sum_{j present} w_j                          (:func:`weighted`)
 
-A :class:`Competition` holds the weights, the METEOR parameters and a :class:`HiddenMetric` (which says
-whether its settings are private); it states the run's signature. Aggregation, correlation, the
+A :class:`Competition` holds the weights, the METEOR metric (:class:`~scorer.metric.meteor.MeteorRu`,
+which owns its parameters) and a :class:`HiddenMetric` (which says whether its settings are private); it
+states the run's signature. Aggregation, correlation, the
 leaderboard and the reports call these instead of restating a formula.
 """
 
@@ -24,7 +25,8 @@ from scorer.errors import ConfigError
 from scorer.inputs.config import Config
 from scorer.inputs.contract import DIALOGUE_TYPES, SHORT_TYPES
 from scorer.metric.hidden_metric import hidden_metric_of
-from scorer.metric.meteor import MeteorParams, MeteorRu
+from scorer.metric.matcher import Matcher
+from scorer.metric.meteor import MeteorRu
 from scorer.version import __version__
 
 if TYPE_CHECKING:
@@ -53,6 +55,10 @@ class HiddenMetric:
     params: Mapping[str, float]
     private: bool = False
 
+    @classmethod
+    def of(cls, config: Config) -> HiddenMetric:
+        return cls(config.hm_method, dict(config.hm_params), config.hidden_is_private)
+
     @cached_property
     def function(self) -> Callable[[float], float]:
         return hidden_metric_of(self.method, self.params)
@@ -78,21 +84,21 @@ class HiddenMetric:
 
 @dataclass(frozen=True)
 class Competition:
-    """The weights, the METEOR parameters and the hidden metric of one run (from its :class:`Config`)."""
+    """The weights, the METEOR metric and the hidden metric of one run (from its :class:`Config`)."""
 
     weights: Mapping[str, float]
-    meteor: MeteorParams
+    metric: MeteorRu
     hidden: HiddenMetric
 
     @classmethod
-    def of(cls, config: Config) -> Competition:
-        hidden = HiddenMetric(config.hm_method, dict(config.hm_params), config.hidden_is_private)
-        return cls(config.weights, config.meteor, hidden)
+    def of(cls, config: Config, matcher: Matcher) -> Competition:
+        """The competition ``config`` sets, its METEOR metric matching with ``matcher`` (its thesaurus)."""
+        return cls(config.weights, MeteorRu(config.meteor, matcher=matcher), HiddenMetric.of(config))
 
-    def signature(self, metric: MeteorRu) -> str:
+    def signature(self) -> str:
         """One string pinning every setting that changes a number: the metric's own fields, the hidden
         metric, the weights and the scorer's version (private hidden-metric settings as a digest only)."""
-        fields = metric.signature_fields() + [
+        fields = self.metric.signature_fields() + [
             ("hm", self.hidden.field()),
             ("w", ",".join(f"{SHORT_TYPES[t]}={_num(self.weights[t])}" for t in DIALOGUE_TYPES)),
             ("version", __version__),
