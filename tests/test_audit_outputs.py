@@ -214,3 +214,28 @@ def test_audit_sample_is_reproducible_and_proportional(tmp_path):
         == 0
     )
     assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == rows
+
+
+def test_a_ppl_check_file_in_another_encoding_gets_the_one_not_utf8_message(tmp_path):
+    """The recomputed perplexities are read as every input is: a file that is not UTF-8 is named with the bad
+    byte's line and column, in the words and code ppl_output.json's reader gives."""
+    from scorer.errors import IssueLog, PplCheckInvalid
+    from scorer.inputs.ppl_check import read_ppl_check
+    from scorer.inputs.ppl_output import check_ppl
+    from scorer.inputs.validation import read_dialogues
+
+    dialogues = read_dialogues(PUBLIC / "dialogues.jsonl")
+    data = b"\xef\xbb\xbf" + '{"d-0001":\n [2.0, "ошибка"]}'.encode("cp1251")  # a BOM, then Windows-1251
+    (tmp_path / "check.json").write_bytes(data)
+    try:
+        read_ppl_check(tmp_path / "check.json", dialogues, api.load_config().limits)
+    except PplCheckInvalid as exc:
+        (issue,) = exc.issues
+    assert (issue.code, issue.line, issue.column) == ("not_utf8", 2, 9)  # the "о" after ' [2.0, "'
+    assert issue.message.startswith("the file is not valid UTF-8 (bad byte at line 2, column 9)")
+
+    log = IssueLog()
+    check_ppl(data, "check.json", {d.dialog_id: d.n_turns for d in dialogues}, api.load_config().limits, log)
+    assert [(i.code, i.line, i.column, i.message) for i in log.kept] == [
+        (issue.code, issue.line, issue.column, issue.message)
+    ]

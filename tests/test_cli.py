@@ -609,7 +609,7 @@ def test_a_utf16_file_gets_one_message(tmp_path, capsys):
     assert run("validate", "--data", PUBLIC, "--submission", folder) == 1
     assert capsys.readouterr().err.splitlines()[1:] == [
         "error: the submission is invalid (1 error):",
-        "  - submission.jsonl, line 1, column 1: the file is not valid UTF-8 (bad byte at column 1); "
+        "  - submission.jsonl, line 1, column 1: the file is not valid UTF-8 (bad byte at line 1, column 1); "
         "it looks like UTF-16 text; save it as UTF-8",
     ]
 

@@ -258,10 +258,10 @@ def looks_like(raw: bytes) -> str:
     return ""
 
 
-def not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Issue:
-    """The one message for a whole file that is not UTF-8: the bad byte's line and column, and a guess at
-    the encoding it is in."""
-    line = data.count(b"\n", 0, exc.start) + 1
+def not_utf8(file: str, data: bytes, exc: UnicodeDecodeError, first_line: int = 1) -> Issue:
+    """The one message for a file that is not UTF-8: the bad byte's line and column, and a guess at the
+    encoding it is in; ``data`` is the whole file, or one line of it (``first_line``: that line's number)."""
+    line = first_line + data.count(b"\n", 0, exc.start)
     column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
     return Issue(
         file,

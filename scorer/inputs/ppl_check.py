@@ -14,7 +14,7 @@ from typing import Any
 from scorer.errors import Issue, IssueLog, PplCheckInvalid, UsageError
 
 from .config import Limits
-from .jsonio import JsonError, parse_json, shorten
+from .jsonio import JsonError, not_utf8, parse_json, shorten
 from .ppl_output import good_ppl
 from .sources import located
 from .validation import Dialogue
@@ -38,14 +38,18 @@ def read_ppl_check(
         data = Path(path).read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    data = data.removeprefix(b"\xef\xbb\xbf")
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PplCheckInvalid([not_utf8(name, data, exc)], name) from None
+    try:
         if _is_sample_lines(text, limits):
             return _sample_ppl_check(text, name, dialogues, limits)
         value = parse_json(text, limits.max_json_depth)
-    except (UnicodeDecodeError, JsonError) as exc:
+    except JsonError as exc:
         raise PplCheckInvalid(
-            [Issue(name, f"not valid UTF-8 JSON ({shorten(str(exc), 120)})", "bad_json")], name
+            [Issue(name, f"not valid JSON ({shorten(str(exc), 120)})", "bad_json")], name
         ) from None
     if not isinstance(value, dict):
         raise PplCheckInvalid(

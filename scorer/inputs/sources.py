@@ -1,5 +1,6 @@
-"""What the readers of the input files share (contract section 3): a file's content, and the words their
-messages use (a JSON value's type, a count with its noun, where a line is, the known id a mistyped one meant).
+"""What the readers of the input files share (contract section 3): a file's content (its bytes, memory-mapped,
+or a regular file's read within a size limit without blocking), and the words their messages use (a JSON
+value's type, a count with its noun, where a line is, the known id a mistyped one meant).
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ from .jsonio import (
     guess_dialog_id,
     iter_lines,
     lines_from,
-    looks_like,
     looks_like_python,
+    not_utf8,
     parse_json,
     shorten,
 )
@@ -268,16 +268,7 @@ def _parsed_lines(
                     continue
                 if bad_encoding == 1:
                     state.unreadable = True
-                    log.add(
-                        Issue(
-                            file,
-                            f"the file is not valid UTF-8 (bad byte at column {exc.start + 1})"
-                            f"{looks_like(raw)}; save it as UTF-8",
-                            "not_utf8",
-                            line=number,
-                            column=exc.start + 1,
-                        )
-                    )
+                    log.add(not_utf8(file, raw, exc, number))
                 if first_line and raw.startswith((b"\xff\xfe", b"\xfe\xff")):
                     # UTF-16 throughout: its other "lines" would only repeat the message as JSON errors
                     return
