@@ -249,14 +249,21 @@ def test_a_daemon_the_code_leaves_does_not_outlive_its_phase(tmp_path):
     source = replace_in(
         WELL_BEHAVED,
         '    return {"calls": 0}, "tokenizer"',
-        f'''    if os.fork() == 0:
+        f'''    import time
+    def written():
+        return open({str(pids)!r}).read().count("\\n") if os.path.exists({str(pids)!r}) else 0
+    before = written()
+    if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
             with open({str(pids)!r}, "a") as fh:
                 fh.write(str(os.getpid()) + "\\n")
-            import time
             time.sleep(120)
         os._exit(0)
+    for _ in range(500):  # the daemon is there before the phase goes on (however busy the machine)
+        if written() > before:
+            break
+        time.sleep(0.01)
     return {{"calls": 0}}, "tokenizer"''',
     )
     done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out")
@@ -415,13 +422,19 @@ HOSTILE = replace_in(
         os.setsid()
         if os.fork() == 0:
             import time
-            with open(os.environ["ATTACK_PIDS"], "a") as fh:
+            with open(os.environ["ATTACK_PIDS"] + ".tmp", "w") as fh:
                 fh.write(str(os.getpid()) + "\\n")
+            os.replace(os.environ["ATTACK_PIDS"] + ".tmp", os.environ["ATTACK_PIDS"])
             time.sleep(1.5)
             with open(os.path.join(out, "scores.json"), "w") as fh:
                 fh.write('{"status": "ok", "integral": 1.0}')
             time.sleep(60)
         os._exit(0)
+    import time
+    for _ in range(500):  # the daemon is there before the code goes on (however busy the machine)
+        if os.path.exists(os.environ["ATTACK_PIDS"]):
+            break
+        time.sleep(0.01)
 
 _attacked = []
 
