@@ -594,16 +594,15 @@ def _score_code(
         runner.become_undumpable()
         runner.become_subreaper()
         display.close()
-        options = argparse.Namespace(
-            output=str(scratch / "state"),
-            resume=False,
+        settings = runner.PhaseSettings(
+            str(scratch / "state"),
             quiet=True,
             setup_timeout=args.setup_timeout,
             turn_timeout=args.turn_timeout,
             discard_code_output=True,
         )
         try:
-            values = runner.perplexities(dialogues, targets, str(code), options)
+            values = runner.perplexities(dialogues, targets, str(code), settings)
         except runner.CodeFault as fault:
             raise SubmissionInvalid(
                 [
@@ -616,10 +615,7 @@ def _score_code(
             ) from None
         finally:
             runner.kill_descendants()
-        # every turn was computed (no --only here): each value is a number
-        return api.with_perplexities(
-            scored, {k: [float(v) for v in vs if v is not None] for k, vs in values.items()}, config
-        )
+        return api.with_perplexities(scored, runner.numbers(values), config)  # every turn was computed
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

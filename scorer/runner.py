@@ -28,6 +28,7 @@ import tempfile
 import time
 import traceback
 import zipfile
+from dataclasses import dataclass
 from typing import Any
 
 EXIT_OK, EXIT_CODE_FAULT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -619,11 +620,25 @@ def _write_atomically(path: str, text: str) -> None:
         raise
 
 
-def _start(phase: str, code_root: str, scratch: str, options: argparse.Namespace) -> Child:
+@dataclass(frozen=True)
+class PhaseSettings:
+    """How the phases run: ``output`` holds their kept turns (``.run-state/``), ``resume`` continues from
+    them, ``quiet`` drops the progress lines, the two limits in seconds, and whether the code's own output is
+    discarded (the scoring step's, where the code is hostile)."""
+
+    output: str
+    resume: bool = False
+    quiet: bool = False
+    setup_timeout: float = DEFAULT_SETUP_TIMEOUT
+    turn_timeout: float = DEFAULT_TURN_TIMEOUT
+    discard_code_output: bool = False
+
+
+def _start(phase: str, code_root: str, scratch: str, settings: PhaseSettings) -> Child:
     """The phase's child, its code imported and set up."""
-    child = Child(phase, code_root, scratch, options.discard_code_output)
-    child.ask(None, options.setup_timeout, "import team_code.generate")
-    child.ask({"call": "setup"}, options.setup_timeout, "setup_model_and_tokenizer")
+    child = Child(phase, code_root, scratch, settings.discard_code_output)
+    child.ask(None, settings.setup_timeout, "import team_code.generate")
+    child.ask({"call": "setup"}, settings.setup_timeout, "setup_model_and_tokenizer")
     return child
 
 
@@ -632,9 +647,9 @@ class _Phase:
     the phase needs (none when every turn was kept), and its scratch folder. Leaving it closes all three;
     the kept turns are removed once the phase finished without a fault."""
 
-    def __init__(self, name: str, state_name: str, code_root: str, options: argparse.Namespace):
-        self.name, self.code_root, self.options = name, code_root, options
-        self.state = State(options.output, state_name, options.resume)
+    def __init__(self, name: str, state_name: str, code_root: str, settings: PhaseSettings):
+        self.name, self.code_root, self.settings = name, code_root, settings
+        self.state = State(settings.output, state_name, settings.resume)
         self.child: Child | None = None
         self.scratch = tempfile.mkdtemp(prefix="scorer-run-")
 
@@ -644,8 +659,8 @@ class _Phase:
     def call(self, request: dict, function: str, dialog_id: str, turn: int) -> Any:
         """The value the code's ``function`` returned for this turn's ``request``."""
         if self.child is None:
-            self.child = _start(self.name, self.code_root, self.scratch, self.options)
-        return self.child.ask(request, self.options.turn_timeout, function, dialog_id, turn)["ok"]
+            self.child = _start(self.name, self.code_root, self.scratch, self.settings)
+        return self.child.ask(request, self.settings.turn_timeout, function, dialog_id, turn)["ok"]
 
     def __exit__(self, kind: object, *rest: object) -> None:
         if self.child is not None:
@@ -654,12 +669,12 @@ class _Phase:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def generate(dialogues: list[dict], code_root: str, options: argparse.Namespace) -> dict[str, list[str]]:
+def generate(dialogues: list[dict], code_root: str, settings: PhaseSettings) -> dict[str, list[str]]:
     """Every dialogue's answers: a_i = generate_text(model, tokenizer, q_i, [(q_k, a_k) for k < i])."""
     total = sum(len(d["turns"]) for d in dialogues)
-    progress = Progress("generate", len(dialogues), total, options.quiet)
+    progress = Progress("generate", len(dialogues), total, settings.quiet)
     answers: dict[str, list[str]] = {}
-    with _Phase("generate", "generate", code_root, options) as phase:
+    with _Phase("generate", "generate", code_root, settings) as phase:
         done = 0
         for n, d in enumerate(dialogues):
             found: list[str] = []
@@ -683,7 +698,7 @@ def perplexities(
     dialogues: list[dict],
     targets: dict[str, list[str]],
     code_root: str,
-    options: argparse.Namespace,
+    settings: PhaseSettings,
     only: set[tuple[str, int]] | None = None,
 ) -> dict[str, list[float | None]]:
     """p_i = get_ppl(model, tokenizer, (q_i, t_i), [(q_k, t_k) for k < i]) for every turn (or ``only``'s)."""
@@ -693,9 +708,9 @@ def perplexities(
         for i in range(len(d["turns"]))
         if only is None or (d["dialog_id"], i) in only
     ]
-    progress = Progress("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), options.quiet)
+    progress = Progress("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), settings.quiet)
     values: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
-    with _Phase("ppl", "ppl" if only is None else "ppl-only", code_root, options) as phase:
+    with _Phase("ppl", "ppl" if only is None else "ppl-only", code_root, settings) as phase:
         seen: set[str] = set()
         for done, (d, i) in enumerate(wanted, 1):
             dialog_id, turns, target = d["dialog_id"], d["turns"], targets[d["dialog_id"]]
@@ -727,8 +742,21 @@ def perplexities(
     return values
 
 
+def numbers(values: dict[str, list[float | None]]) -> dict[str, list[float]]:
+    """The perplexities of a run of every turn (no ``only``), where each value is a number."""
+    return {k: [float(v) for v in vs if v is not None] for k, vs in values.items()}
+
+
 def run(options: argparse.Namespace) -> int:
-    """The whole run (see the module docstring); its exit code."""
+    """The whole run of the command line's ``options`` (see the module docstring); its exit code."""
+    settings = PhaseSettings(
+        options.output,
+        options.resume,
+        options.quiet,
+        options.setup_timeout,
+        options.turn_timeout,
+        options.discard_code_output,
+    )
     os.makedirs(options.output, exist_ok=True)
     become_subreaper()
     dialogues = read_dialogues(options.data)
@@ -741,7 +769,7 @@ def run(options: argparse.Namespace) -> int:
             for name in (SUBMISSION, PPL):
                 if os.path.exists(os.path.join(options.output, name)):
                     os.unlink(os.path.join(options.output, name))  # nothing complete-looking is left
-            answers = generate(dialogues, code_root, options)
+            answers = generate(dialogues, code_root, settings)
             lines = "".join(
                 json.dumps(
                     {"dialog_id": d["dialog_id"], "answers": answers[d["dialog_id"]]}, ensure_ascii=False
@@ -771,12 +799,12 @@ def run(options: argparse.Namespace) -> int:
             target_path = os.path.join(options.output, name)
             if os.path.exists(target_path):
                 os.unlink(target_path)
-            values = perplexities(dialogues, targets, code_root, options, only)
-            payload: dict[str, object]
-            if only is None:
-                payload = {k: [float(v) for v in vs if v is not None] for k, vs in values.items()}
-            else:
-                payload = {k: vs for k, vs in values.items() if any(v is not None for v in vs)}
+            values = perplexities(dialogues, targets, code_root, settings, only)
+            payload: object = (
+                numbers(values)
+                if only is None
+                else {k: vs for k, vs in values.items() if any(v is not None for v in vs)}
+            )
             _write_atomically(target_path, json.dumps(payload, ensure_ascii=False) + "\n")
             if not options.quiet:
                 print(f"run: wrote {target_path}", file=sys.stderr)
