@@ -11,7 +11,7 @@ import gc
 import os
 import random
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -502,9 +502,9 @@ def _checked(
     ]
 
 
-def reference_vocabulary(variant_tokens: Sequence[Sequence[Sequence[str]]]) -> frozenset[str]:
-    """Every token of the reference variants (``variant_tokens[k]``: turn ``k``'s variants, tokenised): what
-    the persistent caches may keep."""
+def reference_vocabulary(variant_tokens: Iterable[Sequence[Sequence[str]]]) -> frozenset[str]:
+    """Every token of the reference variants (each item: one turn's variants, tokenised): what the
+    persistent caches may keep."""
     return frozenset(chain.from_iterable(chain.from_iterable(variant_tokens)))
 
 
@@ -630,12 +630,7 @@ def _score_board(
                 else None
             )
             entries.append(_board_entry(reference, name, path, config, rwn, run.jobs, step, matcher))
-        tokens = reference.variant_tokens()
-        matcher.save(
-            reference_vocabulary(
-                [tokens[d.dialog_id][t] for d in reference.dialogues for t in range(d.n_turns)]
-            )
-        )
+        matcher.save(reference_vocabulary(chain.from_iterable(reference.variant_tokens().values())))
     board = rank(
         entries,
         config.weights,
