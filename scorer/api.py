@@ -29,6 +29,7 @@ from scorer.inputs.stored_references import StoredReferences
 from scorer.inputs.validation import (
     Dialogue,
     Submission,
+    check_probes,
     check_submission,
     read_dialogues,
     read_references,
@@ -240,7 +241,7 @@ def validate_submission(
     perplexity function). ``progress(step, done, total)`` hears each file's bytes read and checked."""
     config = config or load_config()
     reference = load_reference(data_dir, config.limits, with_answers=False, progress=progress)
-    valid = _read_and_check(reference, submission, ppl, config.limits, progress)
+    valid = _read_and_check(reference, submission, ppl, config.limits, progress, data_dir=data_dir)
     suspicious = validate_warnings(p for values in valid.ppl.values() for p in values)
     if suspicious:
         return replace(valid, warnings=[*valid.warnings, Issue(PPL, suspicious, "ppl_suspicious")])
@@ -253,10 +254,18 @@ def _read_and_check(
     ppl: PathLike | None,
     limits: Limits,
     progress: Progress | None = None,
+    *,
+    probes: bool = False,
+    data_dir: PathLike | None = None,
 ) -> Submission:
-    """Read the submission's files and validate them against the dialogues; raises ``SubmissionInvalid``."""
-    files = read_submission(submission, ppl, limits)
-    return check_submission(reference.dialogues, files.submission, files.ppl, limits, files.names, progress)
+    """Read the submission's files and validate them against the dialogues; with ``probes`` (the organizer's
+    audit), ``ppl_probes.json`` too when it lies beside the perplexities (contract section 10). Raises
+    ``SubmissionInvalid``; ``data_dir`` is named in the command a code upload that was not run is told."""
+    files = read_submission(submission, ppl, limits, probes=probes, data=data_dir)
+    valid = check_submission(reference.dialogues, files.submission, files.ppl, limits, files.names, progress)
+    if files.probes is None:
+        return valid
+    return replace(valid, probes=check_probes(reference.dialogues, files.probes, limits))
 
 
 def with_synonyms(config: Config, synonyms: bool) -> Config:
@@ -317,7 +326,7 @@ def score_submission(
 ) -> ScoreResult:
     """Validate and score a submission against the reference directory ``data_dir``; the result carries
     the perplexity audit (``result.audit``; with ``ppl_check``, the organizer's recomputed perplexities,
-    compared).
+    compared; with a ``ppl_probes.json`` beside the perplexities, the probes' figures).
 
     Order of checks: configuration, reference data, submission, recomputed perplexities, thesaurus: an
     invalid upload is exit 1 whatever the state of the others. ``audience`` says who its outputs are for
@@ -334,7 +343,15 @@ def score_submission(
     config = run.settled_config()
     with no_cycle_collection(), _index_built_meanwhile(config, run) as source:
         reference = load_reference(data_dir, config.limits, progress=run.progress)
-        valid = _read_and_check(reference, submission, ppl, config.limits, run.progress)
+        valid = _read_and_check(
+            reference,
+            submission,
+            ppl,
+            config.limits,
+            run.progress,
+            probes=audience.audit,
+            data_dir=data_dir if audience.organizer else None,
+        )
     with no_cycle_collection():
         checked = (
             read_ppl_check(ppl_check, reference.dialogues, config.limits) if ppl_check is not None else None
@@ -410,7 +427,7 @@ def score_validated(
     warnings = submission.warnings + unanalysed_warnings(
         keys, answers, variant_tokens if audience.references else [], metric.matcher.unanalysed
     )
-    audit = _audit(turns, config, _checked(turns, ppl_check))
+    audit = _audit(turns, config, _checked(turns, ppl_check), _probed(turns, submission.probes))
     return ScoreResult(
         summary,
         turns,
@@ -478,15 +495,31 @@ def _explained(
     return (), ()
 
 
-def _audit(turns: Sequence[TurnScore], config: Config, checked: list[tuple[float, float]] | None) -> Audit:
-    """The perplexity audit of these turns (contract section 9), with ``checked``'s recomputed values."""
+def _audit(
+    turns: Sequence[TurnScore],
+    config: Config,
+    checked: list[tuple[float, float]] | None,
+    probed: list[tuple[float, float]] | None = None,
+) -> Audit:
+    """The perplexity audit of these turns (contract section 9), with ``checked``'s recomputed values and
+    ``probed``'s probe values."""
     return audit_submission(
         [t.ppl for t in turns],
         [t.meteor for t in turns],
         [bool(t.details and t.details.cand_len) for t in turns],
         config.audit,
         checked,
+        probed,
     )
+
+
+def _probed(
+    turns: Sequence[TurnScore], probes: Mapping[str, list[float | None]] | None
+) -> list[tuple[float, float]] | None:
+    """(own, probe) perplexity of every turn with a probe (``ppl_probes.json``), else None."""
+    if probes is None:
+        return None
+    return [(t.ppl, probe) for t in turns if (probe := probes[t.dialog_id][t.turn]) is not None]
 
 
 def _checked(
@@ -583,7 +616,7 @@ def score_leaderboard(
         reference = load_reference(data_dir, config.limits, progress=run.progress)
     if source is not None:
         run = replace(run, thesaurus=source)
-    return _score_board(reference, submissions_dir, config, run, resamples, seed)
+    return _score_board(reference, submissions_dir, config, run, resamples, seed, data_dir)
 
 
 #: Bounds of the bootstrap's settings: enough resamples for a 95% interval, few enough to fit in memory.
@@ -610,9 +643,10 @@ def _score_board(
     run: RunOptions,
     resamples: int,
     seed: int,
+    data_dir: PathLike | None = None,
 ) -> Leaderboard:
-    """:func:`score_leaderboard` once the arguments are checked, the reference data read and the
-    configuration settled (``config``, which ``run``'s own gave)."""
+    """:func:`score_leaderboard` once the arguments are checked, the reference data (from ``data_dir``) read
+    and the configuration settled (``config``, which ``run``'s own gave)."""
     folder = Path(submissions_dir)
     progress = run.progress
     with no_cycle_collection():
@@ -629,7 +663,9 @@ def _score_board(
                 if progress
                 else None
             )
-            entries.append(_board_entry(reference, name, path, config, rwn, run.jobs, step, matcher))
+            entries.append(
+                _board_entry(reference, name, path, config, rwn, run.jobs, step, matcher, data_dir)
+            )
         matcher.save(reference_vocabulary(chain.from_iterable(reference.variant_tokens().values())))
     board = rank(
         entries,
@@ -658,11 +694,15 @@ def _board_entry(
     jobs: int,
     progress: Progress | None,
     matcher: Matcher,
+    data_dir: PathLike | None = None,
 ) -> Entry:
-    """One leaderboard entry: scored, invalid with its errors, or failed (status ``error``) with the message
-    of whatever else went wrong, so that one entry never stops the others."""
+    """One leaderboard entry: scored, invalid with its errors (a code upload that was not run: with the
+    command that runs it), or failed (status ``error``) with the message of whatever else went wrong, so that
+    one entry never stops the others. Its ``ppl_probes.json``, when there is one, is read for the audit."""
     try:
-        valid = _read_and_check(reference, path, None, config.limits, progress)
+        valid = _read_and_check(
+            reference, path, None, config.limits, progress, probes=True, data_dir=data_dir
+        )
         return Entry(
             name, path, score_validated(reference, valid, config, rwn, jobs, progress, matcher, name)
         )
@@ -706,7 +746,7 @@ def correlate_submissions(
     config = run.settled_config()
     _check_board(submissions_dir, resamples, seed)
     reference = load_reference(data_dir, config.limits, progress=progress)
-    board = _score_board(reference, submissions_dir, config, run, resamples, seed)
+    board = _score_board(reference, submissions_dir, config, run, resamples, seed, data_dir)
     turns_by_dialog = {d.dialog_id: d.n_turns for d in reference.dialogues}
     ratings = read_human(human, {e.name: turns_by_dialog for e in board.entries})
     invalid = sorted({k[0] for k in ratings.scores} - {e.name for e in board.entries if e.result is not None})
@@ -792,7 +832,7 @@ def audit_sample(
         raise UsageError(f"seed = {shorten(str(seed), 30)}: give a whole number from 0 to 2**63 - 1")
     config = config or load_config()
     reference = load_reference(data_dir, config.limits, with_answers=False)
-    valid = _read_and_check(reference, submission, ppl, config.limits)
+    valid = _read_and_check(reference, submission, ppl, config.limits, data_dir=data_dir)
     by_type: dict[str, list[tuple[int, int]]] = {}
     for k, dialogue in enumerate(reference.dialogues):
         by_type.setdefault(dialogue.type, []).extend((k, turn) for turn in range(dialogue.n_turns))
@@ -827,20 +867,3 @@ def with_perplexities(result: ScoreResult, ppl: Mapping[str, Sequence[float]], c
     return replace(
         result, summary=aggregate(turns, config.weights), turns=turns, audit=_audit(turns, config, None)
     )
-
-
-def code_upload(res: PathLike) -> Path | None:
-    """The folder of a code competition's scored upload (contract section 10): ``res`` (or its one top-level
-    folder) holding ``submission.jsonl`` and the package ``team_code/`` but no ``ppl_output.json``; None for
-    an upload of files."""
-    root = Path(res)
-    subfolders = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()]
-    for folder in [root] + (subfolders if len(subfolders) == 1 else []):
-        if (
-            (folder / "team_code").is_dir()
-            and not (folder / "team_code").is_symlink()
-            and (folder / SUBMISSION).is_file()
-            and not (folder / PPL).exists()
-        ):
-            return folder
-    return None

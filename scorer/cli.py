@@ -13,10 +13,8 @@ import gc
 import importlib.util
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,20 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from scorer.inputs.config import Config, config_for, load_config
-from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON, SUBMISSION
+from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.jsonio import shorten
 from scorer.metric.cache_dir import cache_dir, cache_dir_problem
 from scorer.metric.meteor import MeteorRu
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
 from scorer.outputs.bundle import write_bundle
-from scorer.outputs.html_report import load_charts
 from scorer.outputs.output_dir import in_main_thread, locked, prepare, write_file
 from scorer.outputs.report import (
     CORRELATION_JSON,
     ERROR_LOG,
     LEADERBOARD_JSON,
-    SCORE_OUTPUTS,
     correlation_table,
     failure_payload,
     issue_lines,
@@ -56,7 +52,7 @@ from scorer.scoring.explain import explain
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import default_jobs
 
-from . import api, runner
+from . import api, code_step, runner
 from .errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
@@ -519,26 +515,25 @@ def _score_upload(
     codalab = platform_input is not None
     # the platforms show the page: for an upload that was not scored it says why
     state.failure_page = DETAILED_RESULTS if codalab else None
-    code: Path | None = None
-    with locked(output, _waiting(output)), _display(args) as display, _only_ours(output, lambda: code):
+    with locked(output, _waiting(output)), _display(args) as display:
         try:
             if platform_input is not None:
-                submission = str(_codalab_upload(platform_input))
-                code = api.code_upload(platform_input / "res")
+                _codalab_folders(platform_input)
             config = _config(args, data)
             # who the outputs are for, decided here once (contract section 6): codalab's are the participant's
             audience = Audience.participant(config) if codalab else ORGANIZER
-            if code is not None:
-                result = _score_code(args, data, code, config, audience, display)
-            else:
-                result = api.score_submission(
-                    data,
-                    submission,
-                    ppl,
-                    options=_options(args, config, display),
-                    ppl_check=ppl_check,
-                    audience=audience,
-                )
+            if platform_input is not None and config.competition.submissions == "code":
+                return _code_step(args, data, platform_input / "res", config, audience, display, output)
+            if platform_input is not None:
+                submission = str(platform_upload(platform_input / "res"))
+            result = api.score_submission(
+                data,
+                submission,
+                ppl,
+                options=_options(args, config, display),
+                ppl_check=ppl_check,
+                audience=audience,
+            )
         except SubmissionInvalid as exc:
             display.close()
             write_failure(exc, "invalid", output, page=state.failure_page)
@@ -559,82 +554,45 @@ def _score_upload(
     return EXIT_OK
 
 
-def _score_code(
+def _code_step(
     args: argparse.Namespace,
     data: str,
-    code: Path,
+    res: Path,
     config: Config,
     audience: Audience,
     display: ProgressDisplay,
-) -> api.ScoreResult:
-    """The scoring step of a code competition (contract section 10): the team's code runs here beside the
-    answers and the scorer itself, so it is hostile. The answers are read and checked and the METEOR half
-    scored first (with placeholder perplexities), and every module the outputs need is loaded; this process
-    becomes non-dumpable and the child subreaper; the ``ppl`` phase runs with the code's output discarded;
-    whatever the code left running is killed before anything is written. A fault of the code is reported by
-    its kind, function, dialog_id and turn only (a SubmissionInvalid, exit 1)."""
-    dialogues = runner.read_dialogues(data)
-    scratch = Path(tempfile.mkdtemp(prefix="scorer-code-"))
+    output: Path,
+) -> int:
+    """The scoring step of a code competition (contract section 10, :mod:`scorer.code_step`): the step
+    writes its own outputs; a surprise once the code could act is exit 1 with nothing written here."""
     try:
-        placeholder = scratch / "placeholder_ppl.json"
-        placeholder.write_text(
-            json.dumps({d["dialog_id"]: [1.0] * len(d["turns"]) for d in dialogues}), encoding="utf-8"
-        )
-        scored = api.score_submission(
-            data,
-            str(code / SUBMISSION),
-            str(placeholder),
-            options=_options(args, config, display),
-            audience=audience,
-        )
-        targets = runner.read_targets(data, dialogues)
-        if targets is None:
-            raise UsageError(f"{data}: the reference data holds no answers.jsonl for the ppl phase")
-        load_charts()
-        runner.become_undumpable()
-        runner.become_subreaper()
+        dialogues = runner.read_dialogues(data)
+    except runner.UsageFault as exc:
+        raise UsageError(str(exc)) from None
+    upload = code_step.find_upload(res, {d["dialog_id"]: len(d["turns"]) for d in dialogues})
+    settings = code_step.StepSettings(
+        data,
+        output,
+        _options(args, config, display),
+        audience,
+        DETAILED_RESULTS,
+        args.setup_timeout,
+        args.turn_timeout,
+    )
+    try:
+        outcome = code_step.score_code_upload(upload, settings)
+    except code_step.StepSurprise as exc:
         display.close()
-        settings = runner.PhaseSettings(
-            str(scratch / "state"),
-            quiet=True,
-            setup_timeout=args.setup_timeout,
-            turn_timeout=args.turn_timeout,
-            discard_code_output=True,
-        )
-        try:
-            values = runner.perplexities(dialogues, targets, str(code), settings)
-        except runner.CodeFault as fault:
-            raise SubmissionInvalid(
-                [
-                    Issue(
-                        "team_code/generate.py",
-                        f"the code failed ({fault.kind}; {fault.where()})",
-                        fault.kind,
-                    )
-                ]
-            ) from None
-        finally:
-            runner.kill_descendants()
-        return api.with_perplexities(scored, runner.numbers(values), config)  # every turn was computed
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-@contextmanager
-def _only_ours(output: Path, code: Callable[[], Path | None]) -> Iterator[None]:
-    """When the run scored a code upload (``code()`` names it), remove from ``output`` whatever the scoring
-    step did not write, however the step ended (a verdict, a fault of the code, an error): the code may
-    have put files there."""
-    try:
-        yield
-    finally:
-        if code() is not None:
-            for entry in output.iterdir():
-                if entry.name not in SCORE_OUTPUTS:
-                    if entry.is_dir() and not entry.is_symlink():
-                        shutil.rmtree(entry, ignore_errors=True)
-                    else:
-                        entry.unlink(missing_ok=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    display.close()
+    if isinstance(outcome, SubmissionInvalid):
+        _print_invalid(outcome, every=True)
+        return EXIT_INVALID
+    _print_warnings(outcome.warnings)
+    if not args.quiet:
+        emit(summary_table(outcome))
+    return EXIT_OK
 
 
 def _options(args: argparse.Namespace, config: Config, display: ProgressDisplay) -> api.RunOptions:
@@ -689,16 +647,14 @@ def _codalab(args: argparse.Namespace, state: RunState) -> int:
     )
 
 
-def _codalab_upload(root: Path) -> Path:
-    """The upload in ``root/res`` (the folder, or the one ``.zip`` it holds), once ``root`` is checked to hold
-    ``ref/`` and ``res/``."""
+def _codalab_folders(root: Path) -> None:
+    """Check that ``root`` holds ``ref/`` and ``res/``."""
     for folder in (root / "ref", root / "res"):
         if not folder.is_dir():
             raise UsageError(
                 f"{folder} is not a folder; INPUT must hold ref/ (the reference data) "
                 "and res/ (the submission)"
             )
-    return platform_upload(root / "res")
 
 
 def _correlate(args: argparse.Namespace, state: RunState) -> int:

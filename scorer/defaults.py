@@ -2,8 +2,9 @@
 
 It is the one source of every default setting: the configuration's dataclasses
 (:class:`~scorer.metric.meteor.MeteorParams`, ``Limits``, ``AuditSettings``,
-``ParticipantSettings``), the hidden metric's parameters and :func:`scorer.meteor_ru` take
-their defaults from here, so a changed default reaches every entry point at once.
+``ParticipantSettings``, ``CompetitionSettings``), the hidden metric's parameters and
+:func:`scorer.meteor_ru` take their defaults from here, so a changed default reaches every entry point at
+once.
 """
 
 from __future__ import annotations

@@ -6,19 +6,24 @@ This module imports nothing outside Python's standard library and runs on Python
 (``python3 runner.py --data DIR --code PATH --output DIR``) in whatever image holds the team's
 dependencies; ``python -m scorer run`` is this module. The code never runs in this process: each phase
 (generation, then perplexity) is a child process with a fresh import of the code and its own setup,
-working in a scratch folder, its stdout and stderr passed to this run's stderr (``--discard-code-output``:
-thrown away). Every answer is written and closed before ``answers.jsonl`` is opened. Faults of the code
-are exit 1 and named (phase, function, dialog_id, turn); a call past ``--turn-timeout`` or a setup past
+working in a scratch folder, its stdout and stderr passed to this run's stderr (``--sealed``: thrown
+away). Every answer is written and closed before ``answers.jsonl`` is opened. What the child sends back is
+untrusted: a reply that is not one of the protocol's shapes is a fault of the code (``protocol``), and
+every fault is named by this process's own record of the call (phase, function, dialog_id, turn). Faults
+of the code are exit 1 and recorded in ``run_fault.json``; a call past ``--turn-timeout`` or a setup past
 ``--setup-timeout`` kills the child; no process the code started outlives its phase. Finished turns are
-kept in ``OUTPUT/.run-state/``; ``--resume`` continues from there.
+kept in ``OUTPUT/.run-state/`` with digests of the code and the data; ``--resume`` continues from there.
+When the run ends, ``--output`` holds only what the runner wrote there.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
+import random
 import select
 import shutil
 import signal
@@ -28,6 +33,7 @@ import tempfile
 import time
 import traceback
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,13 +41,40 @@ EXIT_OK, EXIT_CODE_FAULT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 FUNCTIONS = ("setup_model_and_tokenizer", "generate_text", "get_ppl")
 STATE_DIR = ".run-state"
 SUBMISSION, PPL, PPL_CHECK = "submission.jsonl", "ppl_output.json", "ppl_check.json"
+PPL_PROBES, RUN_FAULT, TEAM_CODE = "ppl_probes.json", "run_fault.json", "team_code"
+#: Every name the runner writes into ``--output``; anything else found there when a run ends is removed.
+OUTPUT_NAMES = (SUBMISSION, PPL, PPL_PROBES, PPL_CHECK, TEAM_CODE, STATE_DIR, RUN_FAULT)
 DIALOGUES, ANSWERS = "dialogues.jsonl", "answers.jsonl"
 DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT = 3600.0, 600.0
+#: The probe calls' defaults (``[audit]`` probe_turns and probe_min_words, contract section 9) and seed.
+PROBE_TURNS, PROBE_MIN_WORDS, PROBE_SEED = 100, 5, 12345
+#: The kinds of fault of the code (``run_fault.json``'s ``kind``): a closed set.
+FAULT_KINDS = ("upload", "missing", "exception", "wrong_value", "timeout", "died", "protocol")
 TRACEBACK_LINES = 20
 EXCERPT = 60
+#: The longest reply line the runner reads from the code's process.
+MAX_REPLY_BYTES = 64 << 20
 PROGRESS_SECONDS = 5.0
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 _PR_SET_DUMPABLE = 4
+
+#: What each function must return, as faults say it.
+WANTED = {
+    "setup_model_and_tokenizer": "a (model, tokenizer) pair",
+    "generate_text": "a str (or a tuple whose first element is a str)",
+    "get_ppl": "a real number: a float, an int, or a value whose float() is one (float(x) or x.item() of a "
+    "0-d tensor)",
+}
+#: A fault's message when the run is sealed: by its kind alone, never text the code produced.
+SEALED_MESSAGES = {
+    "upload": "the upload cannot be unpacked",
+    "missing": "the upload lacks team_code/generate.py or one of its three functions",
+    "exception": "it raised an exception",
+    "wrong_value": "it returned a value the protocol does not accept",
+    "timeout": "the call ran past its time limit; it was stopped",
+    "died": "the code's process ended during the call",
+    "protocol": "the code's process sent a reply that is not the protocol's",
+}
 
 
 class UsageFault(Exception):
@@ -49,8 +82,8 @@ class UsageFault(Exception):
 
 
 class CodeFault(Exception):
-    """A fault of the team's code (exit 1): ``kind`` (missing, exception, wrong_value, timeout, died)
-    and where it happened; ``detail`` is text the code produced (a traceback, an excerpt of a value)."""
+    """A fault of the team's code (exit 1): ``kind`` (one of :data:`FAULT_KINDS`) and where it happened,
+    from the runner's own record of the call; ``detail`` is text the code produced (a traceback)."""
 
     def __init__(
         self,
@@ -77,11 +110,23 @@ class CodeFault(Exception):
         return ", ".join(parts)
 
     def report(self, with_detail: bool = True) -> str:
-        """The fault for stderr: its kind and place, then (``with_detail``) what the code produced."""
-        text = f"error: the team's code failed ({self.kind}; {self.where()}): {self.message}"
+        """The fault for stderr: its kind and place, then what went wrong; ``with_detail`` False (sealed)
+        gives the kind's fixed message instead of one that may hold text the code produced."""
+        message = self.message if with_detail else SEALED_MESSAGES[self.kind]
+        text = f"error: the team's code failed ({self.kind}; {self.where()}): {message}"
         if with_detail and self.detail:
             text += "\n" + self.detail.rstrip()
         return text
+
+    def record(self) -> dict[str, Any]:
+        """``run_fault.json``: the kind and the place, nothing the code produced."""
+        return {
+            "kind": self.kind,
+            "phase": self.phase or None,
+            "function": self.function or None,
+            "dialog_id": self.dialog_id,
+            "turn": self.turn,
+        }
 
 
 def _printable(text: str) -> str:
@@ -129,13 +174,15 @@ def read_dialogues(data: str) -> list[dict]:
         if not isinstance(dialog_id, str) or not dialog_id or dialog_id in seen:
             raise UsageFault(f"{DIALOGUES}, dialogue {k}: a missing, empty or repeated dialog_id")
         if not isinstance(turns, list) or not turns:
-            raise UsageFault(f"{DIALOGUES}, dialog_id {dialog_id!r}: turns must be a non-empty list")
+            raise UsageFault(f"{DIALOGUES}, dialog_id {_excerpt(dialog_id)}: turns must be a non-empty list")
         fixed = []
         for turn in turns:
             if not isinstance(turn, list) or not all(
                 isinstance(p, dict) and isinstance(p.get("content"), str) and p.get("type") for p in turn
             ):
-                raise UsageFault(f"{DIALOGUES}, dialog_id {dialog_id!r}: a turn is not a list of parts")
+                raise UsageFault(
+                    f"{DIALOGUES}, dialog_id {_excerpt(dialog_id)}: a turn is not a list of parts"
+                )
             fixed.append(
                 [
                     {"type": p["type"], "content": _media_path(base, p["content"])}
@@ -161,13 +208,15 @@ def read_targets(data: str, dialogues: list[dict]) -> dict[str, list[str]] | Non
     if not os.path.exists(path):
         return None
     targets = {}
-    for row in read_jsonl(path, "a dialogue's references"):
+    for k, row in enumerate(read_jsonl(path, "a dialogue's references"), 1):
         refs = row.get("references")
         if isinstance(row.get("dialog_id"), str) and isinstance(refs, list):
-            targets[row["dialog_id"]] = [v[0] if isinstance(v, list) and v else "" for v in refs]
+            if not all(isinstance(v, list) and v and isinstance(v[0], str) for v in refs):
+                raise UsageFault(f"{path}, line {k}: every turn's references must be a list of texts")
+            targets[row["dialog_id"]] = [v[0] for v in refs]
     for d in dialogues:
         if len(targets.get(d["dialog_id"], [])) != len(d["turns"]):
-            raise UsageFault(f"{ANSWERS}: dialog_id {d['dialog_id']!r} has no references for every turn")
+            raise UsageFault(f"{path}: dialog_id {_excerpt(d['dialog_id'])} has no references for every turn")
     return targets
 
 
@@ -191,6 +240,9 @@ def read_only(path: str, dialogues: list[dict]) -> set[tuple[str, int]]:
 
 # --- the code ------------------------------------------------------------------------------------------
 
+#: The compression methods the runner unpacks: stored, deflate, bzip2, LZMA.
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+
 
 def find_code(path: str, scratch: str) -> str:
     """The folder that holds ``team_code/`` (at the upload's root or in its one top-level folder); a zip is
@@ -198,18 +250,13 @@ def find_code(path: str, scratch: str) -> str:
     root = path = os.path.abspath(path)  # the child works in a scratch folder: no relative path reaches it
     if os.path.isfile(path) and zipfile.is_zipfile(path):
         root = os.path.join(scratch, "upload")
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                name = info.filename
-                if name.startswith("/") or ".." in name.replace("\\", "/").split("/"):
-                    raise UsageFault(f"{path}: the zip holds an unsafe name {_excerpt(name)}")
-            archive.extractall(root)
+        unzip(path, root)
     elif not os.path.isdir(path):
         raise UsageFault(f"--code {path}: not a folder or a .zip")
     for candidate in [root] + sorted(
         os.path.join(root, n) for n in os.listdir(root) if os.path.isdir(os.path.join(root, n))
     ):
-        package = os.path.join(candidate, "team_code")
+        package = os.path.join(candidate, TEAM_CODE)
         if os.path.isfile(os.path.join(package, "generate.py")) and os.path.isfile(
             os.path.join(package, "__init__.py")
         ):
@@ -222,15 +269,91 @@ def find_code(path: str, scratch: str) -> str:
     )
 
 
+def unzip(path: str, root: str) -> None:
+    """Unpack the upload's zip into ``root``, every entry checked before one is written: an unsafe name, an
+    encrypted entry, a compression method not unpacked here, a name that is both a file and a folder, or a
+    damaged entry (a bad CRC) is the upload's fault (``upload``, exit 1), naming the entry."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            files: set[str] = set()
+            folders: set[str] = set()
+            for info in archive.infolist():
+                name = info.filename
+                parts = name.replace("\\", "/").split("/")
+                if name.startswith("/") or ".." in parts or "\x00" in name or ":" in parts[0]:
+                    raise CodeFault("upload", f"the zip holds an unsafe name {_excerpt(name)}")
+                if info.flag_bits & 0x1:
+                    raise CodeFault("upload", f"the zip's entry {_excerpt(name)} is encrypted")
+                if info.compress_type not in _ZIP_METHODS:
+                    raise CodeFault(
+                        "upload",
+                        f"the zip's entry {_excerpt(name)} uses compression method {info.compress_type}, "
+                        "which is not unpacked here (use deflate)",
+                    )
+                clean = [part for part in parts if part not in ("", ".")]
+                if not clean:
+                    continue
+                key = "/".join(clean)
+                (folders if info.is_dir() else files).add(key)
+                folders.update("/".join(clean[:k]) for k in range(1, len(clean)))
+            clash = sorted(files & folders)
+            if clash:
+                raise CodeFault(
+                    "upload", f"the zip holds {_excerpt(clash[0])} both as a file and as a folder"
+                )
+            for info in archive.infolist():
+                try:
+                    archive.extract(info, root)
+                except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+                    raise CodeFault(
+                        "upload",
+                        f"the zip's entry {_excerpt(info.filename)} is damaged ({_excerpt(str(exc))})",
+                    ) from None
+    except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, RuntimeError) as exc:
+        raise CodeFault("upload", f"the zip cannot be read ({_excerpt(str(exc))})") from None
+    except OSError as exc:
+        raise CodeFault("upload", f"the zip cannot be unpacked ({exc.strerror or exc})") from None
+
+
 def _listing(root: str, limit: int = 20) -> str:
     names = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
         for name in sorted(files):
-            names.append(os.path.relpath(os.path.join(folder, name), root))
+            names.append(_printable(os.path.relpath(os.path.join(folder, name), root))[:200])
             if len(names) >= limit:
                 return ", ".join(names) + ", ..."
     return ", ".join(names) or "nothing"
+
+
+def code_digest(code_root: str) -> str:
+    """A digest of ``team_code/``: every file's path and content (of a file over 16 MiB, its size and its
+    first and last MiB), so that kept turns are refused once the code changed."""
+    digest = hashlib.sha256()
+    package = os.path.join(code_root, TEAM_CODE)
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            digest.update(os.path.relpath(path, package).encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                with open(path, "rb") as fh:
+                    size = os.fstat(fh.fileno()).st_size
+                    digest.update(str(size).encode() + b"\0")
+                    if size <= 16 << 20:
+                        digest.update(fh.read())
+                    else:
+                        digest.update(fh.read(1 << 20))
+                        fh.seek(size - (1 << 20))
+                        digest.update(fh.read(1 << 20))
+            except OSError:
+                digest.update(b"unreadable\0")
+    return digest.hexdigest()
+
+
+def data_digest(*values: object) -> str:
+    """A digest of the inputs a phase's calls are made of (the dialogues, the targets, the turns chosen)."""
+    return hashlib.sha256(json.dumps(values, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
 
 
 # --- the child process ---------------------------------------------------------------------------------
@@ -249,7 +372,7 @@ def child_main(code_root: str, reader_fd: int, writer_fd: int, silent: bool) -> 
         os.dup2(2, 1)
     sys.stdout = sys.stderr
 
-    def reply(message: dict) -> None:
+    def reply(message: dict[str, Any]) -> None:
         replies.write(json.dumps(message) + "\n")
         replies.flush()
 
@@ -261,7 +384,7 @@ def child_main(code_root: str, reader_fd: int, writer_fd: int, silent: bool) -> 
 
         module = importlib.import_module("team_code.generate")
     except BaseException:  # noqa: BLE001 - the team's import, whatever it raises
-        reply({"fault": "exception", "function": "import team_code.generate", "trace": _trace()})
+        reply({"fault": "exception", "trace": _trace()})
         return
     missing = [name for name in FUNCTIONS if not callable(getattr(module, name, None))]
     if missing:
@@ -286,7 +409,7 @@ def child_main(code_root: str, reader_fd: int, writer_fd: int, silent: bool) -> 
                 value = module.generate_text(model, tokenizer, request["query"], history)
                 if isinstance(value, (tuple, list)) and value:
                     value = value[0]
-                if not isinstance(value, str):
+                if not isinstance(value, str) or not _is_text(value):
                     reply({"fault": "wrong_value", "value": _describe(value)})
                     return
                 reply({"ok": value})
@@ -308,29 +431,49 @@ def _trace() -> str:
     return "\n".join(lines[-TRACEBACK_LINES:])
 
 
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is Unicode text that UTF-8 can hold (no lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _describe(value: object) -> str:
     try:
         shown = repr(value)
     except BaseException:  # noqa: BLE001 - a repr of the team's object may raise too
         shown = "<no repr>"
     shown = _printable(shown)
-    return f"{type(value).__name__} {shown if len(shown) <= EXCERPT else shown[:EXCERPT] + '...'}"
+    kind = type(value).__name__
+    if isinstance(value, str) and not _is_text(value):
+        kind = "str holding a lone surrogate (half of a UTF-16 pair, not text)"
+    return f"{kind} {shown if len(shown) <= EXCERPT else shown[:EXCERPT] + '...'}"
 
 
 def _real(value: object) -> float | None:
-    """A perplexity as a float: an int, a float or a numpy scalar (not a bool); None otherwise."""
-    if isinstance(value, bool):
+    """A perplexity as a float: an int, a float, or any value whose ``float()`` is a real number (a numpy
+    scalar, a 0-d tensor), converted here in the code's own process; None otherwise (a bool, a str)."""
+    if isinstance(value, (bool, str, bytes, bytearray, complex)):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
-    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "shape", None) == ():
-        item = value.item()
-        return None if isinstance(item, bool) or not isinstance(item, (int, float)) else float(item)
-    return None
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if not hasattr(type(value), "__float__"):
+        return None
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except BaseException:  # noqa: BLE001 - the team's object, whatever its __float__ raises
+        return None
+    return number if isinstance(number, float) else None
 
 
 class Child:
-    """One phase's child process: its own session, its protocol pipes, the code's output passed on."""
+    """One phase's child process: its own session, its protocol pipes, the code's output passed on (or
+    discarded when ``silent``). What it replies is checked against the protocol's shapes."""
 
     def __init__(self, phase: str, code_root: str, scratch: str, silent: bool):
         self.phase = phase
@@ -343,7 +486,7 @@ class Child:
             code_root,
             str(down_r),
             str(up_w),
-        ] + (["--discard-code-output"] if silent else [])
+        ] + (["--silent"] if silent else [])
         self.process = subprocess.Popen(
             command,
             cwd=scratch,
@@ -362,13 +505,15 @@ class Child:
 
     def ask(
         self,
-        message: dict | None,
+        message: dict[str, Any] | None,
+        call: str,
         timeout: float,
         function: str,
         dialog_id: str | None = None,
         turn: int | None = None,
-    ) -> dict:
-        """Send ``message`` (None: only wait) and wait at most ``timeout`` seconds for the reply."""
+    ) -> dict[str, Any]:
+        """Send ``message`` (None: only wait for the code's import) and wait at most ``timeout`` seconds for
+        the reply to ``call`` (``ready``, ``setup``, ``generate`` or ``ppl``), checked."""
         where: dict[str, Any] = dict(phase=self.phase, function=function, dialog_id=dialog_id, turn=turn)
         if message is not None:
             try:
@@ -378,6 +523,9 @@ class Child:
                 raise self._died(**where) from None
         deadline = time.monotonic() + timeout
         while b"\n" not in self.buffer:
+            if len(self.buffer) > MAX_REPLY_BYTES:
+                self.kill()
+                raise CodeFault("protocol", f"a reply longer than {MAX_REPLY_BYTES >> 20} MiB", **where)
             left = deadline - time.monotonic()
             if left <= 0:
                 self.kill()
@@ -391,10 +539,11 @@ class Child:
                     raise self._died(**where)
                 self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        reply = json.loads(line.decode("utf-8"))
-        if "fault" in reply:
+        try:
+            reply = checked_reply(line, call)
+        except CodeFault as fault:
             self.kill()
-            raise _fault_of(reply, where)
+            raise CodeFault(fault.kind, fault.message, detail=fault.detail, **where) from None
         return reply
 
     def _died(self, **where: Any) -> CodeFault:
@@ -441,27 +590,73 @@ def _child_environment() -> dict[str, str]:
     return env
 
 
-def _fault_of(reply: dict, where: dict) -> CodeFault:
-    kind = reply["fault"]
-    function = reply.get("function") or where["function"]
-    where = dict(where, function=function)
-    if kind == "missing":
-        return CodeFault(
-            "missing",
-            f"team_code/generate.py defines no {', '.join(reply['missing'])}; it defines: "
-            f"{', '.join(reply['held']) or 'nothing public'}",
-            **where,
-        )
-    if kind == "wrong_value":
-        wanted = {
-            "setup_model_and_tokenizer": "a (model, tokenizer) pair",
-            "generate_text": "a str (or a tuple whose first element is a str)",
-            "get_ppl": "a real number (int, float or a numpy scalar)",
-        }.get(function, "another value")
-        return CodeFault("wrong_value", f"it returned {reply['value']}; it must return {wanted}", **where)
-    return CodeFault(
-        "exception", "it raised an exception (its traceback follows)", detail=reply.get("trace", ""), **where
-    )
+def _strings(value: object, limit: int = 1000) -> bool:
+    return isinstance(value, list) and len(value) <= limit and all(isinstance(v, str) for v in value)
+
+
+def checked_reply(line: bytes, call: str) -> dict[str, Any]:
+    """One reply of the code's process, read as untrusted data: the ``ok`` value of ``call`` in its
+    protocol shape, or a CodeFault (a fault the child reported, ``protocol`` for anything else). The fault
+    carries no place: the caller names it from its own record of the call."""
+    try:
+        reply = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CodeFault("protocol", "a reply that is not the protocol's JSON") from None
+    if not isinstance(reply, dict):
+        raise CodeFault("protocol", "a reply that is not the protocol's JSON object")
+    fault = reply.get("fault")
+    if fault is not None:
+        if fault == "exception" and set(reply) == {"fault", "trace"} and isinstance(reply["trace"], str):
+            return _raise(
+                CodeFault(
+                    "exception",
+                    "it raised an exception (its traceback follows)",
+                    detail="\n".join(
+                        _printable(x)[:1000] for x in reply["trace"].splitlines()[-TRACEBACK_LINES:]
+                    ),
+                )
+            )
+        if fault == "wrong_value" and set(reply) == {"fault", "value"} and isinstance(reply["value"], str):
+            return _raise(
+                CodeFault("wrong_value", f"it returned {_printable(reply['value'])[: EXCERPT + 80]}")
+            )
+        if (
+            fault == "missing"
+            and set(reply) == {"fault", "missing", "held"}
+            and _strings(reply["missing"])
+            and set(reply["missing"]) <= set(FUNCTIONS)
+            and reply["missing"]
+            and _strings(reply["held"], 10_000)
+        ):
+            held = ", ".join(_printable(n)[:EXCERPT] for n in reply["held"][:50]) or "nothing public"
+            return _raise(
+                CodeFault(
+                    "missing",
+                    f"team_code/generate.py defines no {', '.join(reply['missing'])}; it defines: {held}",
+                )
+            )
+        raise CodeFault("protocol", "a fault report that is not the protocol's")
+    if call == "ready":
+        if reply == {"ready": True}:
+            return reply
+    elif set(reply) == {"ok"}:
+        value = reply["ok"]
+        if call == "setup" and value is None:
+            return reply
+        if call == "generate" and isinstance(value, str):
+            if not _is_text(value):
+                raise CodeFault("wrong_value", f"it returned {_describe(value)}")
+            return reply
+        if call == "ppl" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                return {"ok": float(value)}
+            except OverflowError:
+                raise CodeFault("wrong_value", "it returned an int too large for a float") from None
+    raise CodeFault("protocol", f"a reply that is not the protocol's answer to a {call} call")
+
+
+def _raise(fault: CodeFault) -> dict[str, Any]:
+    raise fault
 
 
 def become_undumpable() -> bool:
@@ -470,7 +665,7 @@ def become_undumpable() -> bool:
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -481,18 +676,21 @@ def become_subreaper() -> bool:
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
 
-def kill_descendants() -> None:
-    """Kill every process below this one (a subreaper's orphans included), until none is left."""
+def kill_descendants(patience: float = 5.0, strict: bool = False) -> list[int]:
+    """Kill every process below this one (a subreaper's orphans included), until none is left or
+    ``patience`` seconds have passed; the ones still there (none, unless a process cannot be killed).
+    ``strict``: an OSError when the processes cannot be listed (``/proc`` unreadable, no descriptor left)."""
     me = os.getpid()
-    for _ in range(50):
-        children = _children_of(me)
-        if not children:
-            return
+    deadline = time.monotonic() + patience
+    while True:
+        children = _children_of(me, strict)
+        if not children or time.monotonic() > deadline:
+            return children
         for pid in children:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -500,57 +698,75 @@ def kill_descendants() -> None:
                 pass
         for pid in children:
             try:
-                os.waitpid(pid, 0)
+                os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
         time.sleep(0.01)
 
 
-def _children_of(parent: int) -> list[int]:
+def _parent_of(pid: int, strict: bool = False) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        return int(stat[stat.rindex(")") + 2 :].split()[1])
+    except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+        return None
+    except OSError:
+        if strict:
+            raise
+        return None
+
+
+def _children_of(parent: int, strict: bool = False) -> list[int]:
     """The processes whose parent is ``parent``, and their descendants (from /proc; empty elsewhere)."""
     try:
         names = os.listdir("/proc")
     except OSError:
+        if strict and sys.platform.startswith("linux"):
+            raise
         return []
     parents: dict[int, int] = {}
     for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                stat = fh.read().decode("ascii", "replace")
-            parents[int(name)] = int(stat[stat.rindex(")") + 2 :].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found, frontier = [], [parent]
+        if name.isdigit():
+            found = _parent_of(int(name), strict)
+            if found is not None:
+                parents[int(name)] = found
+    found_pids: list[int] = []
+    frontier = [parent]
     while frontier:
         nxt = [pid for pid, ppid in parents.items() if ppid in frontier and pid != parent]
-        nxt = [pid for pid in nxt if pid not in found]
-        found.extend(nxt)
+        nxt = [pid for pid in nxt if pid not in found_pids]
+        found_pids.extend(nxt)
         frontier = nxt
-    return found
+    return found_pids
 
 
 # --- the run -------------------------------------------------------------------------------------------
 
 
 class Progress:
-    """One stderr line every few seconds: phase, dialogues and turns done, rate, time left."""
+    """One stderr line every few seconds: phase, dialogues and turns done, rate, time left. The rate and the
+    time left count the turns computed since the first one (import and setup are reported once, apart)."""
 
     def __init__(self, phase: str, dialogues: int, turns: int, quiet: bool):
         self.phase, self.dialogues, self.turns, self.quiet = phase, dialogues, turns, quiet
         self.started = self.shown = time.monotonic()
-        self.done_before: int | None = None
+        self.first: tuple[float, int] | None = None
+
+    def setup_done(self, seconds: float) -> None:
+        if not self.quiet:
+            print(f"run: {self.phase}: import and setup took {seconds:.1f} s", file=sys.stderr, flush=True)
 
     def __call__(self, dialogues_done: int, turns_done: int, force: bool = False) -> None:
         now = time.monotonic()
-        if self.done_before is None:
-            self.done_before = turns_done
+        if self.first is None:
+            self.first = (now, turns_done)
         if self.quiet or (not force and now - self.shown < PROGRESS_SECONDS):
             return
         self.shown = now
-        made = turns_done - self.done_before
-        rate = made / max(now - self.started, 1e-9)
+        since, before = self.first
+        made = turns_done - before
+        rate = made / (now - since) if now > since and made > 0 else 0.0
         left = (
             f", {int((self.turns - turns_done) / rate)} s left"
             if rate > 0 and turns_done < self.turns
@@ -564,35 +780,123 @@ class Progress:
         )
 
 
+#: A kept turn: (dialog_id, turn, whether it is a probe call's value).
+Key = tuple  # tuple[str, int, bool] at run time on Python 3.8
+
+
 class State:
-    """Finished turns of one phase, kept in ``OUTPUT/.run-state/<phase>.jsonl`` one line a turn."""
+    """Finished turns of one phase, kept in ``OUTPUT/.run-state/<name>.jsonl``: a first line of the digests
+    of the code and the data, then a line a turn; in memory only when ``folder`` is None (a sealed run).
+    Kept lines are read back as untrusted: one that is torn, forged or holds a value the phase would refuse
+    is dropped (its turn is computed again); digests that differ refuse ``--resume`` (exit 2)."""
 
-    def __init__(self, output: str, phase: str, resume: bool):
-        self.folder = os.path.join(output, STATE_DIR)
-        os.makedirs(self.folder, exist_ok=True)
-        self.path = os.path.join(self.folder, f"{phase}.jsonl")
-        self.done: dict[tuple[str, int], object] = {}
-        if resume and os.path.exists(self.path):
-            with open(self.path, encoding="utf-8") as fh:
-                for line in fh:
-                    try:
-                        row = json.loads(line)
-                        self.done[(row["dialog_id"], row["turn"])] = row["value"]
-                    except (ValueError, KeyError, TypeError):
-                        break  # a line cut short by a kill: the turns after it are done again
-        elif os.path.exists(self.path):
-            os.unlink(self.path)
-        self.file = open(self.path, "a", encoding="utf-8")
+    def __init__(
+        self,
+        folder: str | None,
+        name: str,
+        digests: dict[str, str],
+        resume: bool,
+        turns: dict[str, int],
+        accept: Callable[[object], bool],
+        quiet: bool,
+    ):
+        self.digests, self.name = digests, name
+        self.done: dict[Key, object] = {}
+        self.folder = folder
+        self.path = os.path.join(folder, f"{name}.jsonl") if folder is not None else None
+        self.file: Any = None
+        if self.path is None or folder is None:
+            return
+        if os.path.lexists(folder) and not (os.path.isdir(folder) and not os.path.islink(folder)):
+            _remove(folder)
+        os.makedirs(folder, exist_ok=True)
+        if os.path.lexists(self.path):
+            kept = self._read(turns, accept) if resume else None
+            where = _excerpt(self.path, 200)
+            if kept is None:
+                count = self._count()
+                if count and not quiet:
+                    print(
+                        f"run: {name}: discarding {count} kept turn(s) in {where} (give --resume to "
+                        "continue from them)",
+                        file=sys.stderr,
+                    )
+            else:
+                self.done = kept
+                if not quiet:
+                    print(f"run: {name}: reusing {len(kept)} kept turn(s) from {where}", file=sys.stderr)
+            _remove(self.path)
+        self.file = open(self.path, "w", encoding="utf-8")
+        self._write({"digests": digests})
+        for (dialog_id, turn, probe), value in self.done.items():
+            self._write(self._row(dialog_id, turn, probe, value))
 
-    def keep(self, dialog_id: str, turn: int, value: object) -> None:
-        self.done[(dialog_id, turn)] = value
-        self.file.write(
-            json.dumps({"dialog_id": dialog_id, "turn": turn, "value": value}, ensure_ascii=False) + "\n"
-        )
+    def _count(self) -> int:
+        try:
+            with open(self.path or "", "rb") as fh:
+                return max(sum(1 for line in fh if line.strip()) - 1, 0)
+        except OSError:
+            return 0
+
+    def _read(self, turns: dict[str, int], accept: Callable[[object], bool]) -> dict[Key, object]:
+        """The kept turns that pass every check; UsageFault when the code or the data changed."""
+        try:
+            with open(self.path or "", "rb") as fh:
+                lines = fh.read().split(b"\n")
+        except OSError as exc:
+            raise UsageFault(f"cannot read the kept turns {self.path}: {exc.strerror or exc}") from None
+        header = _json_line(lines[0])
+        found = header.get("digests") if isinstance(header, dict) else None
+        if found != self.digests:
+            changed = (
+                [k for k in ("code", "data") if found.get(k) != self.digests.get(k)]
+                if isinstance(found, dict)
+                else ["code", "data"]
+            )
+            what = {"code": "team_code/ (the code)", "data": "the data (dialogues, targets or --only)"}
+            raise UsageFault(
+                f"--resume: the turns kept in {_excerpt(self.path, 200)} were computed with other "
+                f"{' and '.join(what[k] for k in changed)}; mixing them would give answers of two versions. "
+                "Run again without --resume to start over (the kept turns are then discarded)"
+            )
+        kept: dict[Key, object] = {}
+        for line in lines[1:]:
+            row = _json_line(line)
+            if not isinstance(row, dict) or set(row) - {"dialog_id", "turn", "value", "probe"}:
+                continue
+            dialog_id, turn, probe = row.get("dialog_id"), row.get("turn"), row.get("probe", False)
+            if (
+                isinstance(dialog_id, str)
+                and dialog_id in turns
+                and isinstance(turn, int)
+                and not isinstance(turn, bool)
+                and 0 <= turn < turns[dialog_id]
+                and probe in (True, False)
+                and accept(row.get("value"))
+            ):
+                kept[(dialog_id, turn, probe)] = row["value"]
+        return kept
+
+    @staticmethod
+    def _row(dialog_id: str, turn: int, probe: bool, value: object) -> dict[str, Any]:
+        row: dict[str, Any] = {"dialog_id": dialog_id, "turn": turn, "value": value}
+        if probe:
+            row["probe"] = True
+        return row
+
+    def _write(self, row: dict[str, Any]) -> None:
+        self.file.write(json.dumps(row, ensure_ascii=False) + "\n")
         self.file.flush()
+
+    def keep(self, dialog_id: str, turn: int, value: object, probe: bool = False) -> None:
+        self.done[(dialog_id, turn, probe)] = value
+        if self.file is not None:
+            self._write(self._row(dialog_id, turn, probe, value))
 
     def close(self, finished: bool = False) -> None:
         """Close the file; once the phase is ``finished``, remove it (and the folder when it is empty)."""
+        if self.file is None or self.path is None or self.folder is None:
+            return
         self.file.close()
         if finished:
             os.unlink(self.path)
@@ -602,12 +906,40 @@ class State:
                 pass
 
 
-def _write_atomically(path: str, text: str) -> None:
+def _json_line(line: bytes) -> object:
+    try:
+        return json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+def is_answer(value: object) -> bool:
+    """An answer the generate phase accepts: a str of Unicode text."""
+    return isinstance(value, str) and _is_text(value)
+
+
+def is_perplexity(value: object) -> bool:
+    """A perplexity the ppl phase accepts: a finite float of at least 1."""
+    return isinstance(value, float) and math.isfinite(value) and value >= 1
+
+
+def _remove(path: str) -> None:
+    """Remove a file, a link or a whole folder (its links not followed); gone already is fine."""
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _write_atomically(path: str, data: bytes) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
@@ -622,64 +954,85 @@ def _write_atomically(path: str, text: str) -> None:
 
 @dataclass(frozen=True)
 class PhaseSettings:
-    """How the phases run: ``output`` holds their kept turns (``.run-state/``), ``resume`` continues from
-    them, ``quiet`` drops the progress lines, the two limits in seconds, and whether the code's own output is
-    discarded (the scoring step's, where the code is hostile)."""
+    """How the phases run: ``state`` is the folder of their kept turns (None: kept in memory only),
+    ``resume`` continues from them, ``quiet`` drops the progress lines, the two limits in seconds, whether
+    the run is ``sealed`` (the code's output discarded, faults by kind and place only), whether the ppl
+    phase makes ``probes`` calls, and the folder the phases' scratch folders are made in (None: the
+    system's)."""
 
-    output: str
+    state: str | None
     resume: bool = False
     quiet: bool = False
     setup_timeout: float = DEFAULT_SETUP_TIMEOUT
     turn_timeout: float = DEFAULT_TURN_TIMEOUT
-    discard_code_output: bool = False
-
-
-def _start(phase: str, code_root: str, scratch: str, settings: PhaseSettings) -> Child:
-    """The phase's child, its code imported and set up."""
-    child = Child(phase, code_root, scratch, settings.discard_code_output)
-    child.ask(None, settings.setup_timeout, "import team_code.generate")
-    child.ask({"call": "setup"}, settings.setup_timeout, "setup_model_and_tokenizer")
-    return child
+    sealed: bool = False
+    probes: bool = False
+    scratch: str | None = None
 
 
 class _Phase:
     """One phase of the run: its kept turns (:class:`State`), its child process, started at the first call
-    the phase needs (none when every turn was kept), and its scratch folder. Leaving it closes all three;
-    the kept turns are removed once the phase finished without a fault."""
+    the phase needs (none when every turn was kept), and its scratch folder. Leaving it closes all three
+    (no process of the code outlives it); the kept turns are removed once the phase finished without a
+    fault."""
 
-    def __init__(self, name: str, state_name: str, code_root: str, settings: PhaseSettings):
-        self.name, self.code_root, self.settings = name, code_root, settings
-        self.state = State(settings.output, state_name, settings.resume)
+    def __init__(
+        self,
+        name: str,
+        state_name: str,
+        code_root: str,
+        settings: PhaseSettings,
+        digests: dict[str, str],
+        turns: dict[str, int],
+        accept: Callable[[object], bool],
+        progress: Progress,
+    ):
+        self.name, self.code_root, self.settings, self.progress = name, code_root, settings, progress
+        self.state = State(
+            settings.state, state_name, digests, settings.resume, turns, accept, settings.quiet
+        )
         self.child: Child | None = None
-        self.scratch = tempfile.mkdtemp(prefix="scorer-run-")
+        self.scratch = tempfile.mkdtemp(prefix="scorer-run-", dir=settings.scratch)
 
     def __enter__(self) -> _Phase:
         return self
 
-    def call(self, request: dict, function: str, dialog_id: str, turn: int) -> Any:
+    def call(self, request: dict[str, Any], function: str, dialog_id: str, turn: int) -> Any:
         """The value the code's ``function`` returned for this turn's ``request``."""
         if self.child is None:
-            self.child = _start(self.name, self.code_root, self.scratch, self.settings)
-        return self.child.ask(request, self.settings.turn_timeout, function, dialog_id, turn)["ok"]
+            started = time.monotonic()
+            self.child = Child(self.name, self.code_root, self.scratch, self.settings.sealed)
+            limit = self.settings.setup_timeout
+            self.child.ask(None, "ready", limit, "import team_code.generate")
+            self.child.ask({"call": "setup"}, "setup", limit, "setup_model_and_tokenizer")
+            self.progress.setup_done(time.monotonic() - started)
+        return self.child.ask(
+            request, request["call"], self.settings.turn_timeout, function, dialog_id, turn
+        )["ok"]
 
     def __exit__(self, kind: object, *rest: object) -> None:
         if self.child is not None:
             self.child.close()
+        kill_descendants()
         self.state.close(finished=kind is None)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def generate(dialogues: list[dict], code_root: str, settings: PhaseSettings) -> dict[str, list[str]]:
+def generate(
+    dialogues: list[dict[str, Any]], code_root: str, settings: PhaseSettings, digest: str = ""
+) -> dict[str, list[str]]:
     """Every dialogue's answers: a_i = generate_text(model, tokenizer, q_i, [(q_k, a_k) for k < i])."""
     total = sum(len(d["turns"]) for d in dialogues)
     progress = Progress("generate", len(dialogues), total, settings.quiet)
     answers: dict[str, list[str]] = {}
-    with _Phase("generate", "generate", code_root, settings) as phase:
+    digests = {"code": digest or code_digest(code_root), "data": data_digest("generate", dialogues)}
+    turns = {d["dialog_id"]: len(d["turns"]) for d in dialogues}
+    with _Phase("generate", "generate", code_root, settings, digests, turns, is_answer, progress) as phase:
         done = 0
         for n, d in enumerate(dialogues):
             found: list[str] = []
             for i, query in enumerate(d["turns"]):
-                key = (d["dialog_id"], i)
+                key = (d["dialog_id"], i, False)
                 if key in phase.state.done:
                     found.append(str(phase.state.done[key]))
                 else:
@@ -694,52 +1047,99 @@ def generate(dialogues: list[dict], code_root: str, settings: PhaseSettings) -> 
     return answers
 
 
+def choose_probes(
+    dialogues: list[dict[str, Any]],
+    targets: dict[str, list[str]],
+    count: int = PROBE_TURNS,
+    min_words: int = PROBE_MIN_WORDS,
+    seed: int = PROBE_SEED,
+) -> dict[tuple[str, int], tuple[str, bool]]:
+    """The probe calls (contract section 10): for up to ``count`` turns whose target has at least
+    ``min_words`` whitespace-separated words (and two different ones), drawn reproducibly from ``seed``,
+    the target's words in another order and whether the probe is made before the turn's own call."""
+    eligible = [
+        (d["dialog_id"], i)
+        for d in dialogues
+        for i, target in enumerate(targets[d["dialog_id"]])
+        if len(target.split()) >= min_words and len(set(target.split())) > 1
+    ]
+    rng = random.Random(seed)
+    chosen = sorted(rng.sample(range(len(eligible)), min(count, len(eligible))))
+    probes = {}
+    for k in chosen:
+        dialog_id, i = eligible[k]
+        words = targets[dialog_id][i].split()
+        shuffled = list(words)
+        while shuffled == words:
+            rng.shuffle(shuffled)
+        probes[(dialog_id, i)] = (" ".join(shuffled), rng.random() < 0.5)
+    return probes
+
+
 def perplexities(
-    dialogues: list[dict],
+    dialogues: list[dict[str, Any]],
     targets: dict[str, list[str]],
     code_root: str,
     settings: PhaseSettings,
     only: set[tuple[str, int]] | None = None,
-) -> dict[str, list[float | None]]:
-    """p_i = get_ppl(model, tokenizer, (q_i, t_i), [(q_k, t_k) for k < i]) for every turn (or ``only``'s)."""
+    digest: str = "",
+) -> tuple[dict[str, list[float | None]], dict[str, list[float | None]] | None]:
+    """p_i = get_ppl(model, tokenizer, (q_i, t_i), [(q_k, t_k) for k < i]) for every turn (or ``only``'s),
+    and with ``settings.probes`` the probe calls' values (None for a turn without a probe; None for both
+    without probes)."""
     wanted = [
         (d, i)
         for d in dialogues
         for i in range(len(d["turns"]))
         if only is None or (d["dialog_id"], i) in only
     ]
+    probes = choose_probes(dialogues, targets) if settings.probes and only is None else {}
     progress = Progress("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), settings.quiet)
     values: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
-    with _Phase("ppl", "ppl" if only is None else "ppl-only", code_root, settings) as phase:
+    probed: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
+    digests = {
+        "code": digest or code_digest(code_root),
+        "data": data_digest("ppl", dialogues, targets, sorted(only or []), sorted(probes.items())),
+    }
+    turns = {d["dialog_id"]: len(d["turns"]) for d in dialogues}
+    name = "ppl" if only is None else "ppl-only"
+    with _Phase("ppl", name, code_root, settings, digests, turns, is_perplexity, progress) as phase:
         seen: set[str] = set()
-        for done, (d, i) in enumerate(wanted, 1):
-            dialog_id, turns, target = d["dialog_id"], d["turns"], targets[d["dialog_id"]]
-            key = (dialog_id, i)
+
+        def value_of(
+            dialog_id: str, i: int, target: str, probe: bool, history: list[Any], query: Any
+        ) -> float:
+            key = (dialog_id, i, probe)
             if key in phase.state.done:
-                value = phase.state.done[key]
-            else:
-                request = {
-                    "call": "ppl",
-                    "query": turns[i],
-                    "target": target[i],
-                    "history": [[turns[k], target[k]] for k in range(i)],
-                }
-                value = phase.call(request, "get_ppl", dialog_id, i)
-                if not (isinstance(value, float) and math.isfinite(value) and value >= 1):
-                    raise CodeFault(
-                        "wrong_value",
-                        f"it returned {value!r}; a perplexity must be finite and at least 1",
-                        "ppl",
-                        "get_ppl",
-                        dialog_id,
-                        i,
-                    )
-                phase.state.keep(dialog_id, i, value)
-            values[dialog_id][i] = float(value)  # type: ignore[arg-type]
+                return float(phase.state.done[key])  # type: ignore[arg-type]
+            request = {"call": "ppl", "query": query, "target": target, "history": history}
+            value = phase.call(request, "get_ppl", dialog_id, i)
+            if not is_perplexity(value):
+                raise CodeFault(
+                    "wrong_value",
+                    f"it returned {value!r}{' (a probe call)' if probe else ''}; a perplexity must be finite "
+                    "and at least 1",
+                    "ppl",
+                    "get_ppl",
+                    dialog_id,
+                    i,
+                )
+            phase.state.keep(dialog_id, i, value, probe)
+            return float(value)
+
+        for done, (d, i) in enumerate(wanted, 1):
+            dialog_id, queries, target = d["dialog_id"], d["turns"], targets[d["dialog_id"]]
+            history = [[queries[k], target[k]] for k in range(i)]
+            probe = probes.get((dialog_id, i))
+            if probe is not None and probe[1]:
+                probed[dialog_id][i] = value_of(dialog_id, i, probe[0], True, history, queries[i])
+            values[dialog_id][i] = value_of(dialog_id, i, target[i], False, history, queries[i])
+            if probe is not None and not probe[1]:
+                probed[dialog_id][i] = value_of(dialog_id, i, probe[0], True, history, queries[i])
             seen.add(dialog_id)
             progress(len(seen), done)
         progress(len(seen), len(wanted), force=True)
-    return values
+    return values, (probed if probes else None)
 
 
 def numbers(values: dict[str, list[float | None]]) -> dict[str, list[float]]:
@@ -747,29 +1147,116 @@ def numbers(values: dict[str, list[float | None]]) -> dict[str, list[float]]:
     return {k: [float(v) for v in vs if v is not None] for k, vs in values.items()}
 
 
-def run(options: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class RunOptions:
+    """One run of the command line, built once from its arguments (:func:`options_of`)."""
+
+    data: str
+    code: str
+    output: str
+    phase: str = "all"
+    only: str | None = None
+    limit: int | None = None
+    setup_timeout: float = DEFAULT_SETUP_TIMEOUT
+    turn_timeout: float = DEFAULT_TURN_TIMEOUT
+    resume: bool = False
+    sealed: bool = False
+    keep_code: bool = False
+    quiet: bool = False
+
+
+class Outputs:
+    """What the run writes into ``--output``, held in memory as well: every file is written when its phase
+    ended (no process of the code left), and again from memory when the run ends, after everything else
+    there has been removed, so nothing the code wrote stays (contract section 10)."""
+
+    def __init__(self, folder: str, keep: tuple[str, ...]):
+        self.folder = folder
+        self.files: dict[str, bytes] = {}
+        self.kept: dict[str, bytes] = {}
+        self.code: str | None = None
+        for entry in os.listdir(folder):
+            path = os.path.join(folder, entry)
+            if entry in keep and os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as fh:
+                    self.kept[entry] = fh.read()
+            elif entry != STATE_DIR:
+                _remove(path)
+
+    def put(self, name: str, data: bytes, now: bool = True) -> None:
+        self.files[name] = data
+        if now:
+            _write_atomically(os.path.join(self.folder, name), data)
+
+    def finish(self, keep_state: bool) -> None:
+        """Remove everything the run did not write, then write every file from memory."""
+        held = {**self.kept, **self.files}
+        for entry in os.listdir(self.folder):
+            if entry not in held and not (entry == STATE_DIR and keep_state) and entry != TEAM_CODE:
+                _remove(os.path.join(self.folder, entry))
+        kept_code = os.path.join(self.folder, TEAM_CODE)
+        if os.path.lexists(kept_code):
+            _remove(kept_code)
+        if self.code is not None:
+            shutil.copytree(os.path.join(self.code, TEAM_CODE), kept_code, symlinks=True)
+        for name, data in held.items():
+            _write_atomically(os.path.join(self.folder, name), data)
+
+
+def _json_bytes(value: object) -> bytes:
+    return (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _inside(path: str, folder: str) -> bool:
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def run(options: RunOptions) -> int:
     """The whole run of the command line's ``options`` (see the module docstring); its exit code."""
-    settings = PhaseSettings(
-        options.output,
-        options.resume,
-        options.quiet,
-        options.setup_timeout,
-        options.turn_timeout,
-        options.discard_code_output,
-    )
+    if _inside(options.code, options.output) or _inside(options.data, options.output):
+        raise UsageFault(
+            f"--output {_excerpt(options.output, 200)} holds --code or --data: give the run a folder of its "
+            "own (whatever else stands in it is removed when the run ends)"
+        )
+    if options.resume and options.sealed:
+        raise UsageFault("--sealed keeps no turns on disk, so there is nothing to --resume from")
     os.makedirs(options.output, exist_ok=True)
     become_subreaper()
+    if options.sealed:
+        become_undumpable()
+        print(
+            "run: sealed: the code's output is discarded and faults are named by kind and place",
+            file=sys.stderr,
+        )
     dialogues = read_dialogues(options.data)
+    if options.limit is not None:
+        total = len(dialogues)
+        dialogues = dialogues[: options.limit]
+        print(
+            f"run: --limit {options.limit}: a trial on the first {len(dialogues)} of {total} dialogues; the "
+            "outputs do not cover the data set (validate names the dialogues they miss)",
+            file=sys.stderr,
+        )
     only = read_only(options.only, dialogues) if options.only else None
+    generating = options.phase in ("all", "generate") and only is None
+    keep = {
+        "all": (),
+        "generate": (),
+        "ppl": (SUBMISSION,) if only is None else (SUBMISSION, PPL, PPL_PROBES),
+    }[options.phase if only is None else "ppl"]
+    outputs = Outputs(options.output, keep)
+    state = None if options.sealed else os.path.join(options.output, STATE_DIR)
     scratch = tempfile.mkdtemp(prefix="scorer-code-")
+    settings = PhaseSettings(
+        state, options.resume, options.quiet, options.setup_timeout, options.turn_timeout, options.sealed
+    )
     try:
         code_root = find_code(options.code, scratch)
-        submission_path = os.path.join(options.output, SUBMISSION)
-        if options.phase in ("all", "generate") and only is None:
-            for name in (SUBMISSION, PPL):
-                if os.path.exists(os.path.join(options.output, name)):
-                    os.unlink(os.path.join(options.output, name))  # nothing complete-looking is left
-            answers = generate(dialogues, code_root, settings)
+        digest = code_digest(code_root)
+        answers: dict[str, list[str]] | None = None
+        if generating:
+            answers = generate(dialogues, code_root, settings, digest)
             lines = "".join(
                 json.dumps(
                     {"dialog_id": d["dialog_id"], "answers": answers[d["dialog_id"]]}, ensure_ascii=False
@@ -777,54 +1264,72 @@ def run(options: argparse.Namespace) -> int:
                 + "\n"
                 for d in dialogues
             )
-            _write_atomically(submission_path, lines)
+            outputs.put(SUBMISSION, lines.encode("utf-8"))
             if not options.quiet:
-                print(f"run: wrote {submission_path}", file=sys.stderr)
+                print(f"run: wrote {os.path.join(options.output, SUBMISSION)}", file=sys.stderr)
             if options.keep_code:  # the prediction step hands the code on to the scoring step
-                kept = os.path.join(options.output, "team_code")
-                if os.path.lexists(kept):
-                    shutil.rmtree(kept, ignore_errors=True)
-                shutil.copytree(os.path.join(code_root, "team_code"), kept, symlinks=True)
+                outputs.code = code_root
         if options.phase in ("all", "ppl"):
             # every answer is written and closed before answers.jsonl is opened
             targets = read_targets(options.data, dialogues)
+            with_targets = targets is not None
             if targets is None:
                 print(
                     f"run: no {ANSWERS} in {options.data}: the perplexities are of the model's own answers "
                     f"({SUBMISSION}), not of the competition's targets",
                     file=sys.stderr,
                 )
-                targets = _own_answers(submission_path, dialogues)
-            name = PPL if only is None else PPL_CHECK
-            target_path = os.path.join(options.output, name)
-            if os.path.exists(target_path):
-                os.unlink(target_path)
-            values = perplexities(dialogues, targets, code_root, settings, only)
-            payload: object = (
-                numbers(values)
-                if only is None
-                else {k: vs for k, vs in values.items() if any(v is not None for v in vs)}
+                targets = answers or _own_answers(outputs.kept.get(SUBMISSION), options.output, dialogues)
+            settings = PhaseSettings(
+                state,
+                options.resume,
+                options.quiet,
+                options.setup_timeout,
+                options.turn_timeout,
+                options.sealed,
+                probes=with_targets,
             )
-            _write_atomically(target_path, json.dumps(payload, ensure_ascii=False) + "\n")
+            values, probed = perplexities(dialogues, targets, code_root, settings, only, digest)
+            if only is None:
+                outputs.put(PPL, _json_bytes(numbers(values)))
+                if probed is not None:
+                    outputs.put(PPL_PROBES, _json_bytes(probed))
+            else:
+                check = {k: vs for k, vs in values.items() if any(v is not None for v in vs)}
+                outputs.put(PPL_CHECK, _json_bytes(check))
             if not options.quiet:
-                print(f"run: wrote {target_path}", file=sys.stderr)
+                for name in (PPL, PPL_PROBES, PPL_CHECK):
+                    if name in outputs.files:
+                        print(f"run: wrote {os.path.join(options.output, name)}", file=sys.stderr)
+    except CodeFault as fault:
+        outputs.put(RUN_FAULT, _json_bytes(fault.record()), now=False)
+        raise
     finally:
+        left = kill_descendants()
         shutil.rmtree(scratch, ignore_errors=True)
+        if not left:
+            outputs.finish(keep_state=not options.sealed)
     return EXIT_OK
 
 
-def _own_answers(path: str, dialogues: list[dict]) -> dict[str, list[str]]:
-    if not os.path.exists(path):
+def _own_answers(kept: bytes | None, output: str, dialogues: list[dict[str, Any]]) -> dict[str, list[str]]:
+    path = os.path.join(output, SUBMISSION)
+    if kept is None:
         raise UsageFault(
             f"there is no {ANSWERS} and no {path}: run the generate phase first (--phase all or generate)"
         )
     answers = {}
-    for row in read_jsonl(path, "a dialogue's answers"):
+    for number, line in enumerate(kept.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        row = _json_line(line)
+        if not isinstance(row, dict):
+            raise UsageFault(f"{path}, line {number}: not a JSON object")
         if isinstance(row.get("dialog_id"), str) and isinstance(row.get("answers"), list):
             answers[row["dialog_id"]] = [a if isinstance(a, str) else "" for a in row["answers"]]
     for d in dialogues:
         if len(answers.get(d["dialog_id"], [])) != len(d["turns"]):
-            raise UsageFault(f"{path}: dialog_id {d['dialog_id']!r} has no answer for every turn")
+            raise UsageFault(f"{path}: dialog_id {_excerpt(d['dialog_id'])} has no answer for every turn")
     return answers
 
 
@@ -841,7 +1346,12 @@ def build_parser(prog: str = "runner.py") -> argparse.ArgumentParser:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, metavar="DIR", help="holds dialogues.jsonl (and the media)")
     parser.add_argument("--code", required=True, metavar="PATH", help="a folder or .zip holding team_code/")
-    parser.add_argument("--output", required=True, metavar="DIR", help="where the files are written")
+    parser.add_argument(
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="the run's own folder: the files are written there, and whatever else stands there is removed",
+    )
     parser.add_argument("--phase", choices=("all", "generate", "ppl"), default="all")
     parser.add_argument(
         "--only",
@@ -849,16 +1359,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the JSONL of audit-sample: perplexities of those turns alone, "
         "written as ppl_check.json (the shape of score --ppl-check)",
     )
+    parser.add_argument(
+        "--limit", type=int, metavar="N", help="a trial: run the phases on the first N dialogues only"
+    )
     parser.add_argument("--setup-timeout", type=float, default=DEFAULT_SETUP_TIMEOUT, metavar="S")
     parser.add_argument("--turn-timeout", type=float, default=DEFAULT_TURN_TIMEOUT, metavar="S")
     parser.add_argument("--resume", action="store_true", help="continue from OUTPUT/.run-state/")
+    parser.add_argument(
+        "--sealed",
+        action="store_true",
+        help="for code that can read what must not be shown: its output discarded, faults by kind and place",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--keep-code",
         action="store_true",
         help="copy team_code/ into --output after generating (a code competition's prediction step)",
     )
-    parser.add_argument("--discard-code-output", action="store_true", help=argparse.SUPPRESS)
+
+
+def check_timeouts(setup: float, turn: float) -> str | None:
+    """What is wrong with the two limits (each a positive number of seconds), or None."""
+    for name, value in (("--setup-timeout", setup), ("--turn-timeout", turn)):
+        if not value > 0:
+            return f"{name} {value:g}: give a positive number of seconds"
+    return None
+
+
+def options_of(arguments: argparse.Namespace) -> RunOptions:
+    """The run's options, once, from the parsed command line; UsageFault for values out of range."""
+    problem = check_timeouts(arguments.setup_timeout, arguments.turn_timeout)
+    if problem:
+        raise UsageFault(problem)
+    if arguments.limit is not None and arguments.limit < 1:
+        raise UsageFault(f"--limit {arguments.limit}: give how many dialogues to run (1 or more)")
+    return RunOptions(
+        data=arguments.data,
+        code=arguments.code,
+        output=arguments.output,
+        phase=arguments.phase,
+        only=arguments.only,
+        limit=arguments.limit,
+        setup_timeout=arguments.setup_timeout,
+        turn_timeout=arguments.turn_timeout,
+        resume=arguments.resume,
+        sealed=arguments.sealed,
+        keep_code=arguments.keep_code,
+        quiet=arguments.quiet,
+    )
 
 
 _STOPPED = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -879,32 +1427,38 @@ def _stop(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None, prog: str = "runner.py") -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["--child"]:
-        child_main(argv[1], int(argv[2]), int(argv[3]), "--discard-code-output" in argv)
+        child_main(argv[1], int(argv[2]), int(argv[3]), "--silent" in argv)
         return 0
     try:
-        options = build_parser(prog).parse_args(argv)
+        arguments = build_parser(prog).parse_args(argv)
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else 0
-    if options.setup_timeout <= 0 or options.turn_timeout <= 0:
-        print("error: the timeouts must be positive numbers of seconds", file=sys.stderr)
-        return EXIT_USAGE
     previous = {sig: signal.signal(sig, _stop) for sig in _STOPPED}
+    sealed = bool(arguments.sealed)
     try:
-        return run(options)
+        return run(options_of(arguments))
     except Stopped as exc:
         kill_descendants()
+        where = "" if sealed else f" in {os.path.join(arguments.output, STATE_DIR)} (run again with --resume)"
         print(
-            f"run: stopped by {signal.Signals(exc.signum).name}; the finished turns are kept in "
-            f"{os.path.join(options.output, STATE_DIR)} (run again with --resume)",
+            f"run: stopped by {signal.Signals(exc.signum).name}"
+            + (f"; the finished turns are kept{where}" if where else ""),
             file=sys.stderr,
         )
         return _STOPPED[signal.Signals(exc.signum)]
     except CodeFault as fault:
         kill_descendants()
-        print(fault.report(not options.discard_code_output), file=sys.stderr)
-        if fault.kind != "missing":
+        print(fault.report(not sealed), file=sys.stderr)
+        if fault.kind == "exception" and not sealed and "ModuleNotFoundError" in fault.detail:
             print(
-                f"run: the finished turns are kept in {os.path.join(options.output, STATE_DIR)}",
+                f"run: the code ran under {sys.executable}; install what it imports there, or run the runner "
+                "with the Python that has the team's packages (python3 runner.py ..., the runner needs only "
+                "the standard library)",
+                file=sys.stderr,
+            )
+        if fault.kind not in ("missing", "upload") and not sealed:
+            print(
+                f"run: the finished turns are kept in {os.path.join(arguments.output, STATE_DIR)}",
                 file=sys.stderr,
             )
         return EXIT_CODE_FAULT

@@ -1,7 +1,8 @@
 """The perplexity audit (contract section 9) on data made to show each figure and flag: an honest
 submission, every value 1, a constant, values rounded to one decimal, a shuffled copy, a copy of another
-entry, perplexities rising with METEOR, organizer checks that agree and that do not; and the thresholds'
-edges. No audit changes a score or a rank."""
+entry, perplexities rising with METEOR, organizer checks that agree and that do not, values just above 1
+without a model, probes a perplexity cannot tell from the target; and the thresholds' edges. No audit changes
+a score or a rank."""
 
 import json
 import math
@@ -19,6 +20,7 @@ from scorer.scoring.audit import (
     sample_counts,
     spearman,
     validate_warnings,
+    wilson_interval,
 )
 
 N = 2000
@@ -70,7 +72,10 @@ def test_an_honest_submission_raises_no_flag():
 def test_every_value_one():
     _, meteor = honest()
     audit = audited([1.0] * N, meteor)
-    assert audit.flag_names == ["ppl_at_one", "few_distinct"] and audit.at_one == 1.0 and audit.distinct == 1
+    assert audit.at_one == 1.0 and audit.distinct == 1
+    # every turn claims certainty, and about half of them score METEOR below 0.5
+    assert audit.flag_names == ["ppl_at_one", "few_distinct", "overconfident"]
+    assert audit.confident_turns == N and audit.overconfident_share == sum(m < 0.5 for m in meteor) / N
     assert audit.rho is None  # a constant side
     assert audit.flags[0].message.startswith("2,000 of 2,000 turns report perplexity exactly 1")
 
@@ -191,3 +196,110 @@ def test_sampling_is_proportional_and_validate_warns():
 def test_private_settings_are_named_private():
     assert not AuditSettings().is_private and AuditSettings(same_share=0.9).is_private
     assert json.dumps(AuditSettings().__dict__)  # plain numbers
+
+
+def test_the_wilson_interval_by_hand():
+    # 15 of 20: p = 0.75, z = 1.959964, z^2 / n = 0.192073;
+    # centre (0.75 + 0.096036) / 1.192073 = 0.709719, half 1.644165 x sqrt(0.009375 + 0.002401) = 0.178420
+    z = 1.959963984540054
+    p, n = 0.75, 20
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    low, high = wilson_interval(15, 20)
+    assert (low, high) == (pytest.approx(centre - half, abs=1e-15), pytest.approx(centre + half, abs=1e-15))
+    assert (low, high) == (pytest.approx(0.531299, abs=1e-6), pytest.approx(0.888138, abs=1e-6))
+    # the ends stay within [0, 1]: 0 of 20 starts at 0, 20 of 20 ends at 1
+    assert wilson_interval(0, 20) == (0.0, pytest.approx(0.161125, abs=1e-6))
+    assert wilson_interval(20, 20) == (pytest.approx(0.838875, abs=1e-6), 1.0)
+    assert wilson_interval(10, 20) == (pytest.approx(0.299298, abs=1e-6), pytest.approx(0.700702, abs=1e-6))
+
+
+def test_a_get_ppl_without_a_model_is_overconfident():
+    """Values just above 1 (1.001, 1.002, ...) returned without a model, on answers far from the targets:
+    the numbers claim a certainty the answers do not show."""
+    rng = random.Random(11)
+    n = 100
+    fake = [1.0 + 1e-3 * k for k in range(1, n + 1)]  # 1.001 .. 1.1: every one at most confident_ppl 1.2
+    poor = [rng.uniform(0.0, 0.3) for _ in range(n)]
+    audit = audited(fake, poor)
+    assert audit.flag_names == ["overconfident"]
+    assert audit.confident_turns == 100 and audit.overconfident_share == 1.0
+    message = audit.flags[0].message
+    assert message.startswith("100 of 100 turns whose perplexity is near 1") and "1.2" not in message
+    figures = audit.figures()
+    assert (figures["confident_turns"], figures["overconfident_share"]) == (100, 1.0)
+    # an honest model's perplexities are never that low here: no confident turn, an empty share
+    honest_audit = audited(*honest())
+    assert honest_audit.confident_turns == 0 and honest_audit.overconfident_share is None
+    # the same values on answers close to the targets: certainty the answers bear out
+    assert audited(fake, [0.9] * n).flag_names == [] and audited(fake, [0.9] * n).overconfident_share == 0.0
+
+
+def test_edges_of_overconfident():
+    high_meteor, low_meteor = 0.8, 0.1
+    # 20 turns at most confident_ppl (1.2 itself included), 4 of them (0.2, not above 0.2) below METEOR 0.5
+    ppl = [1.2] * 10 + [1.05] * 10 + [1.3, 4.0]
+    meteor = [low_meteor] * 4 + [high_meteor] * 16 + [low_meteor, low_meteor]
+    audit = audited(ppl, meteor)
+    assert (audit.confident_turns, audit.overconfident_share, audit.flag_names) == (20, 0.2, [])
+    # a fifth: 0.25 is above 0.2
+    meteor[4] = low_meteor
+    assert audited(ppl, meteor).flag_names == ["overconfident"]
+    # 19 such turns, every one with a low METEOR: too few to flag
+    near = [1.1 + 0.001 * k for k in range(20)]
+    assert audited(near[:19], [low_meteor] * 19).flag_names == []
+    assert audited(near, [low_meteor] * 20).flag_names == ["overconfident"]
+    # METEOR exactly confident_meteor is not below it
+    assert audited(near, [0.5] * 20).overconfident_share == 0.0
+    # the thresholds are the settings'
+    strict = AuditSettings(confident_ppl=1.5, confident_meteor=0.9, max_share_overconfident=0.5)
+    audit = audited([1.4] * 20 + [1.6] * 5, [0.85] * 11 + [0.95] * 9 + [0.0] * 5, settings=strict)
+    assert (audit.confident_turns, audit.overconfident_share) == (20, 0.55)
+    assert audit.flag_names == ["overconfident"]
+
+
+def probed(own, probes):
+    return audit_submission(own, [0.5] * len(own), [True] * len(own), probed=list(zip(own, probes)))
+
+
+def test_probes_a_perplexity_cannot_tell_from_the_target_are_flagged():
+    own = [3.0 + 0.1 * k for k in range(20)]
+    # a constant, or the text's length: the probe (the same words shuffled) gets the turn's own value
+    ties = probed(own, own)
+    assert ties.flag_names == ["probe_insensitive"]
+    assert (ties.probes, ties.probe_higher, ties.probe_higher_low) == (20, 0.0, 0.0)
+    assert ties.probe_higher_high == pytest.approx(0.161125, abs=1e-6)
+    assert ties.flags[0].message.startswith(
+        "with the target's words shuffled, the perplexity is higher than the turn's own on 0 of 20 probes "
+        "(0.000, 95% interval [0.000, 0.161]): no better than chance"
+    )
+    # a hash: higher on half of them, as a coin falls
+    coin = probed(own, [p * 1.5 if k % 2 else p / 1.5 for k, p in enumerate(own)])
+    assert coin.flag_names == ["probe_insensitive"] and coin.probe_higher == 0.5
+    assert coin.probe_higher_low == pytest.approx(0.299298, abs=1e-6)
+    # a language model: higher nearly always
+    model = probed(own, [p * 1.5 for p in own])
+    assert model.flag_names == [] and model.probe_higher == 1.0
+    assert model.figures()["probe_higher_low"] == pytest.approx(0.838875, abs=1e-6)
+
+
+def test_edges_of_probe_insensitive():
+    own = [3.0 + 0.1 * k for k in range(20)]
+    # 15 of 20 higher: interval [0.531, 0.888], above chance; 14 of 20: [0.481, 0.855], not
+    assert probed(own, [p + 1 for p in own[:15]] + [p - 1 for p in own[15:]]).flag_names == []
+    fourteen = probed(own, [p + 1 for p in own[:14]] + own[14:])  # ties are not higher
+    assert fourteen.flag_names == ["probe_insensitive"] and fourteen.probe_higher == 0.7
+    assert fourteen.probe_higher_low == pytest.approx(0.481027, abs=1e-6)
+    assert fourteen.probe_higher_high == pytest.approx(0.854523, abs=1e-6)
+    # 19 probes, every one a tie: too few to flag
+    nineteen = probed(own[:19], own[:19])
+    assert nineteen.flag_names == [] and nineteen.probes == 19 and nineteen.probe_higher == 0.0
+    # a probes file with no probe at all: the count alone; without the file, no probe figure
+    none = audit_submission(own, [0.5] * 20, [True] * 20, probed=[])
+    assert none.flag_names == [] and none.figures()["probes"] == 0 and none.figures()["probe_higher"] is None
+    assert "probes" not in audited(own, [0.5] * 20).figures()
+
+
+def test_probe_and_confidence_settings_are_private():
+    assert AuditSettings(confident_ppl=1.3).is_private and AuditSettings(probe_turns=50).is_private
+    assert AuditSettings(probe_min_words=5, max_share_overconfident=0.2).is_private is False

@@ -1,8 +1,10 @@
 """The perplexity audit's outputs (contract sections 6 and 9): audit.json, the flags column, a stderr line
-per flagged entry, --ppl-check, audit-sample, validate's warning; nothing in codalab; no score moves."""
+per flagged entry, --ppl-check, ppl_probes.json, audit-sample, validate's warning; nothing in codalab; no
+score moves."""
 
 import json
 import shutil
+import zipfile
 
 from conftest import EXAMPLES, PUBLIC, run_cli, write_json
 
@@ -238,4 +240,91 @@ def test_a_ppl_check_file_in_another_encoding_gets_the_one_not_utf8_message(tmp_
     check_ppl(data, "check.json", {d.dialog_id: d.n_turns for d in dialogues}, api.load_config().limits, log)
     assert [(i.code, i.line, i.column, i.message) for i in log.kept] == [
         (issue.code, issue.line, issue.column, issue.message)
+    ]
+
+
+def with_probes(tmp_path, name, probe):
+    """The realistic example with a ppl_probes.json beside its perplexities: ``probe(dialog_id, turn, own)``
+    gives each turn's probe value (None: no probe)."""
+    sub = tmp_path / name
+    shutil.copytree(EXAMPLES / "realistic", sub)
+    ppl = json.loads((sub / "ppl_output.json").read_text(encoding="utf-8"))
+    write_json(
+        sub / "ppl_probes.json", {d: [probe(d, k, p) for k, p in enumerate(v)] for d, v in ppl.items()}
+    )
+    return sub
+
+
+def test_score_reads_the_probes_beside_the_perplexities_and_changes_no_score(tmp_path, capsys):
+    # a get_ppl without a model gives the shuffled target its own value; turn 0 of each dialogue is probed
+    tied = with_probes(tmp_path, "tied", lambda d, k, own: own if k == 0 else None)
+    for out in ("plain", "tied", "tied-again"):
+        submission = EXAMPLES / "realistic" if out == "plain" else tied
+        assert run("score", "--data", PUBLIC, "--submission", submission, "--output", tmp_path / out) == 0
+    for name in ("scores.json", "details.csv", "scores.txt"):
+        assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "tied" / name).read_bytes()
+    audit_bytes = (tmp_path / "tied" / "audit.json").read_bytes()
+    assert audit_bytes == (tmp_path / "tied-again" / "audit.json").read_bytes()  # deterministic
+    entry = json.loads(audit_bytes)["submissions"]["tied"]
+    figures = entry["figures"]
+    assert (figures["probes"], figures["probe_higher"], figures["probe_higher_low"]) == (40, 0.0, 0.0)
+    assert [f["flag"] for f in entry["flags"]] == ["probe_insensitive"]
+    plain = json.loads((tmp_path / "plain" / "audit.json").read_text())["submissions"]["realistic"]
+    assert "probes" not in plain["figures"]  # no probes file, no probe figure
+    err = capsys.readouterr().err
+    assert "audit: tied: probe_insensitive: with the target's words shuffled, the perplexity is higher" in err
+    # a language model finds the shuffled words less likely: no flag
+    model = with_probes(tmp_path, "model", lambda d, k, own: own * 1.7)
+    assert run("score", "--data", PUBLIC, "--submission", model, "--output", tmp_path / "m", "--quiet") == 0
+    entry = json.loads((tmp_path / "m" / "audit.json").read_text())["submissions"]["model"]
+    assert (entry["figures"]["probes"], entry["figures"]["probe_higher"], entry["flags"]) == (66, 1.0, [])
+
+
+def test_a_bad_probes_file_makes_the_upload_invalid_naming_it(tmp_path, capsys):
+    bad = with_probes(tmp_path, "bad", lambda d, k, own: None)
+    probes = json.loads((bad / "ppl_probes.json").read_text(encoding="utf-8"))
+    probes["d-0001"] = ["high", 0.5]
+    del probes["d-0002"]
+    write_json(bad / "ppl_probes.json", probes)
+    out = tmp_path / "out"
+    assert run("score", "--data", PUBLIC, "--submission", bad, "--output", out) == 1
+    err = capsys.readouterr().err
+    assert "ppl_probes.json" in err and "perplexity must be a number or null, not a string" in err
+    assert "perplexity 0.5 is below 1" in err
+    assert (
+        "dialogue of dialogues.jsonl has no perplexities; add a list with one number (or null) per turn"
+        in (err)
+    )
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert scores["status"] == "invalid"
+    assert {e["file"] for e in scores["errors"]} == {"ppl_probes.json"}
+    # validate is the participant's check of the two files, and codalab runs no audit: neither reads probes
+    assert run("validate", "--data", PUBLIC, "--submission", bad) == 0
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    shutil.copytree(bad, root / "res")
+    assert run("codalab", root, tmp_path / "codalab") == 0
+
+
+def test_a_leaderboard_audits_each_entry_with_its_probes(tmp_path):
+    folder = tmp_path / "uploads"
+    with_probes(folder, "tied", lambda d, k, own: own)
+    with_probes(folder, "model", lambda d, k, own: own + 1)
+    bad = with_probes(folder, "bad", lambda d, k, own: own + 1)
+    (bad / "ppl_probes.json").write_text("{", encoding="utf-8")
+    # a zip holds its probes beside its perplexities too, here in its one top-level folder
+    with zipfile.ZipFile(folder / "zipped.zip", "w") as archive:
+        for name in ("submission.jsonl", "ppl_output.json", "ppl_probes.json"):
+            archive.write(folder / "tied" / name, f"outputs/{name}")
+    out = tmp_path / "board"
+    assert run("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet") == 0
+    board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    rows = {row["submission"]: row for row in board["submissions"]}
+    assert rows["bad"]["status"] == "invalid" and rows["bad"]["errors"][0]["file"] == "ppl_probes.json"
+    audit = json.loads((out / "audit.json").read_text(encoding="utf-8"))["submissions"]
+    assert [f["flag"] for f in audit["tied"]["flags"]] == ["probe_insensitive", "same_ppl_as"]
+    assert [f["flag"] for f in audit["model"]["flags"]] == ["same_ppl_as"]
+    assert audit["model"]["figures"]["probe_higher"] == 1.0
+    assert audit["zipped.zip"]["figures"]["probes"] == 66 and "probe_insensitive" in [
+        f["flag"] for f in audit["zipped.zip"]["flags"]
     ]

@@ -51,6 +51,9 @@ def test_file_overrides_only_its_keys(tmp_path):
         ('[hidden_metric]\nmethod = "log"\np_max = 1\n', "hidden_metric.p_max"),
         ("[limits]\nmax_file_mib = 0\n", "limits.max_file_mib"),
         ("weights = 3\n", "weights"),
+        ('[competition]\nsubmissions = "zip"\n', "competition.submissions"),
+        ("[competition]\nsubmissions = 1\n", "competition.submissions"),
+        ('[competition]\nkind = "code"\n', "competition.kind"),
     ],
 )
 def test_config_errors_name_the_key(tmp_path, text, key):
@@ -68,3 +71,62 @@ def test_unreadable_or_invalid_toml(tmp_path):
     (tmp_path / "bad.toml").write_text("[weights\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(tmp_path / "bad.toml")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("confident_ppl = 0.9", "audit.confident_ppl must be at least 1, got 0.9"),
+        ('confident_ppl = "1.2"', "audit.confident_ppl must be a finite number, got '1.2'"),
+        ("confident_meteor = 1.5", "audit.confident_meteor must be at most 1, got 1.5"),
+        ("max_share_overconfident = -0.1", "audit.max_share_overconfident must be at least 0, got -0.1"),
+        ("probe_turns = -1", "audit.probe_turns must be a whole number >= 0, got -1"),
+        ("probe_turns = 2.5", "audit.probe_turns must be a whole number >= 0, got 2.5"),
+        ("probe_turns = true", "audit.probe_turns must be a whole number >= 0, got True"),
+        ("probe_turns = 100000000", "audit.probe_turns must be at most 10,000,000, got 100000000"),
+        ("probe_min_words = 1", "audit.probe_min_words must be a whole number >= 2, got 1"),
+    ],
+)
+def test_the_new_audit_keys_are_checked(tmp_path, text, message):
+    path = tmp_path / "c.toml"
+    path.write_text(f"[audit]\n{text}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"config key {message}" and info.value.exit_code == 2
+
+
+def test_the_audit_and_competition_keys(tmp_path):
+    c = load_config()
+    a = c.audit
+    assert (a.confident_ppl, a.confident_meteor, a.max_share_overconfident) == (1.2, 0.5, 0.2)
+    assert (a.probe_turns, a.probe_min_words) == (100, 5)
+    assert c.competition.submissions == "files"
+    path = tmp_path / "c.toml"
+    path.write_text(
+        '[competition]\nsubmissions = "code"\n[audit]\nconfident_ppl = 1\nprobe_turns = 0\n', encoding="utf-8"
+    )
+    changed = load_config(path)
+    assert changed.competition.submissions == "code" and changed.audit.confident_ppl == 1.0
+    assert changed.audit.probe_turns == 0 and changed.audit.is_private  # [audit] changed: private
+    path.write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
+    code = load_config(path)
+    assert not code.audit.is_private and not code.hidden_is_private  # [competition] is public
+
+
+def test_a_wrong_kind_of_submissions_names_both_kinds(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[competition]\nsubmissions = "zip"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == 'config key competition.submissions must be "files" or "code", got \'zip\''
+
+
+def test_the_kind_of_submissions_changes_no_signature(tmp_path, matcher):
+    from scorer.scoring.competition import Competition
+
+    path = tmp_path / "c.toml"
+    path.write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
+    assert (
+        Competition.of(load_config(path), matcher).signature()
+        == Competition.of(load_config(), matcher).signature()
+    )

@@ -12,7 +12,7 @@ from conftest import ROOT
 
 from scorer import load_config
 from scorer.defaults import default_toml
-from scorer.inputs.config import AuditSettings, Limits, ParticipantSettings
+from scorer.inputs.config import AuditSettings, CompetitionSettings, Limits, ParticipantSettings
 from scorer.metric.meteor import MeteorParams
 
 PROBE = """
@@ -39,6 +39,10 @@ def test_the_dataclasses_defaults_are_the_shipped_toml():
     assert load_config().limits == Limits() and Limits().max_file_mib == toml["limits"]["max_file_mib"]
     assert load_config().audit == AuditSettings() and not load_config().audit.is_private
     assert ParticipantSettings().turn_details is toml["participants"]["turn_details"] is False
+    assert load_config().competition == CompetitionSettings()
+    assert CompetitionSettings().submissions == toml["competition"]["submissions"] == "files"
+    assert AuditSettings().confident_ppl == toml["audit"]["confident_ppl"] == 1.2
+    assert AuditSettings().probe_turns == toml["audit"]["probe_turns"] == 100
 
 
 def test_a_default_changed_in_a_copy_reaches_every_entry_point(tmp_path):

@@ -18,7 +18,7 @@ LAYERS = [
     ("scorer.inputs",),
     ("scorer.scoring",),
     ("scorer.outputs",),
-    ("scorer.api",),
+    ("scorer.api", "scorer.code_step"),
     ("scorer.cli", "scorer.streams", "scorer.__main__", "scorer"),
 ]
 

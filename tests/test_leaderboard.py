@@ -166,3 +166,37 @@ def api_board(progress):
         return api.score_leaderboard(PUBLIC, subs, resamples=40, progress=progress, synonyms=False)
     finally:
         shutil.rmtree(subs)
+
+
+def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsys):
+    """A code upload that was not run (contract section 10) has neither file: its entry is invalid, and the
+    error gives the command that runs it into the entry itself."""
+    subs = tmp_path / "subs"
+    shutil.copytree(EXAMPLES / "realistic", subs / "realistic")
+    code = subs / "team-code" / "team_code"
+    code.mkdir(parents=True)
+    (code / "__init__.py").write_text("", encoding="utf-8")
+    (code / "generate.py").write_text("def get_ppl(*args):\n    return 2.0\n", encoding="utf-8")
+    nested = subs / "team-nested" / "upload" / "team_code"  # in one top-level folder, as a zip unpacks
+    shutil.copytree(code, nested)
+    out = tmp_path / "out"
+    assert run_board(subs, out, "--resamples", "40") == 0
+    rows = {r["submission"]: r for r in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))}
+    assert rows["realistic"]["status"] == "ok"
+    for name in ("team-code", "team-nested"):
+        entry = subs / name
+        command = f"python -m scorer run --data {PUBLIC} --code {entry} --output runs/{name}"
+        assert rows[name]["status"] == "invalid" and rows[name]["rank"] == ""
+        assert rows[name]["errors"] == (
+            f"{name}: the folder holds team_code/, a code upload that was not run, and no "
+            f"submission.jsonl or ppl_output.json: run it first with `{command}` (a folder of the run's own), "
+            "then score that folder (for a leaderboard: --submissions runs)"
+        )
+    board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    assert [e["errors"][0]["code"] for e in board["submissions"] if e["submission"] == "team-code"] == [
+        "code_not_run"
+    ]
+    # validate and score say the same of the folder
+    capsys.readouterr()
+    assert cli.main(["validate", "--data", str(PUBLIC), "--submission", str(subs / "team-code")]) == 1
+    assert f"run it first with `python -m scorer run --data {PUBLIC} --code" in capsys.readouterr().err

@@ -90,12 +90,35 @@ def test_the_calls_their_order_and_their_histories_are_the_competitions(tmp_path
     calls = read_jsonl(log)
     kinds = [c["call"] for c in calls]
     n = sum(len(d["turns"]) for d in DIALOGUES)
-    # a setup, every generation, another setup (a fresh process), every perplexity
-    assert kinds == ["setup"] + ["generate"] * n + ["setup"] + ["ppl"] * n
+    # a setup, every generation, another setup (a fresh process), every perplexity and the probe calls
+    probes = json.loads((out / "ppl_probes.json").read_text(encoding="utf-8"))
+    n_probes = sum(v is not None for vs in probes.values() for v in vs)
+    assert n_probes == sum(
+        len(t.split()) >= 5 and len(set(t.split())) > 1 for ts in FIRST_VARIANTS.values() for t in ts
+    )  # every turn whose target has 5 words or more, up to 100
+    assert kinds == ["setup"] + ["generate"] * n + ["setup"] + ["ppl"] * (n + n_probes)
+    own = [c for c in calls if c["call"] == "ppl"]
+    turn_calls = []
+    k = 0
+    for d in DIALOGUES:
+        for i in range(len(d["turns"])):
+            target = FIRST_VARIANTS[d["dialog_id"]][i]
+            if probes[d["dialog_id"]][i] is None:
+                turn_calls.append(own[k])
+                k += 1
+                continue
+            pair = own[k : k + 2]  # the probe right before or right after the turn's own call
+            k += 2
+            (mine,) = [c for c in pair if c["query"][1] == target]
+            (probe,) = [c for c in pair if c["query"][1] != target]
+            assert sorted(probe["query"][1].split()) == sorted(target.split())
+            assert probe["history"] == mine["history"] and probe["query"][0] == mine["query"][0]
+            turn_calls.append(mine)
+    assert {own.index(c) % 2 for c in own if c not in turn_calls} == {0, 1} or n_probes < 4
     assert calls[0]["cwd"] != str(ROOT) and calls[0]["cwd"] != str(out)  # a scratch folder
     answers = {row["dialog_id"]: row["answers"] for row in read_jsonl(out / "submission.jsonl")}
     generations = iter(c for c in calls if c["call"] == "generate")
-    perplexities = iter(c for c in calls if c["call"] == "ppl")
+    perplexities = iter(turn_calls)
     for d in DIALOGUES:
         queries = [
             [
@@ -375,6 +398,7 @@ def code_competition_input(tmp_path: Path, source: str) -> Path:
     (submission.jsonl and the team's code, copied there by run --keep-code)."""
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
+    (root / "ref" / "config.toml").write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
     done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", root / "res",
                     "--phase", "generate", "--keep-code", "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -498,8 +522,7 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
 
     data = tmp_path / "data"
     shutil.copytree(PUBLIC, data)
-    (data / "images").mkdir()
-    (data / "images" / "0011.jpg").write_bytes(b"\xff\xd8 an image")
+    (data / "images" / "0011.jpg").write_bytes(b"\xff\xd8 an image")  # the data's own, published as it is
     (data / "notes.txt").write_text("private", encoding="utf-8")
     bundle = tmp_path / "bundle"
     assert run_cli("bundle", "--data", data, "--output", bundle, "--image", "docker.io/org/scorer:1.0",
@@ -517,10 +540,9 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
         for p in (bundle / "input_data").rglob("*")
         if p.is_file()
     )
-    assert inputs == [
-        "dialogues.jsonl",
-        "images/0011.jpg",
-    ]  # the media it names that exist; never the answers
+    named = {p["content"] for d in DIALOGUES for t in d["turns"] for p in t if p["type"] != "text"}
+    assert inputs == sorted({"dialogues.jsonl", *named})  # every media file it names; never the answers
+    assert (bundle / "input_data" / "images" / "0011.jpg").read_bytes() == b"\xff\xd8 an image"
     overview = (bundle / "pages" / "overview.md").read_text(encoding="utf-8")
     for needed in (
         "team_code/",
@@ -564,6 +586,10 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
             "starting_kit",
             "--output",
             str(local),
+            "--setup-timeout",
+            "120",
+            "--turn-timeout",
+            "30",
         ],
         capture_output=True,
         text=True,

@@ -41,6 +41,13 @@ class AuditSettings:
     min_share_within: float = default("audit", "min_share_within")
     same_share: float = default("audit", "same_share")
     outlier_mads: float = default("audit", "outlier_mads")
+    confident_ppl: float = default("audit", "confident_ppl")
+    confident_meteor: float = default("audit", "confident_meteor")
+    max_share_overconfident: float = default("audit", "max_share_overconfident")
+    #: How many turns ``run`` probes with their target's words shuffled, and the fewest words such a target
+    #: has (contract section 10).
+    probe_turns: int = default("audit", "probe_turns")
+    probe_min_words: int = default("audit", "probe_min_words")
 
     @property
     def is_private(self) -> bool:
@@ -55,7 +62,21 @@ class ParticipantSettings:
     turn_details: bool = default("participants", "turn_details")
 
 
-#: Each ``[audit]`` key's bounds: shares in [0, 1], the tolerance and the MADs at least 0.
+#: The ways a competition takes its submissions (``[competition] submissions``, contract section 10).
+SUBMISSION_KINDS = ("files", "code")
+
+
+@dataclass(frozen=True)
+class CompetitionSettings:
+    """How the competition takes its submissions (``[competition]``, contract sections 7 and 10): ``"files"``
+    (``submission.jsonl`` and ``ppl_output.json``) or ``"code"`` (``codalab`` runs the team's ``get_ppl``
+    itself). Public: it changes no score, so the signature does not carry it."""
+
+    submissions: str = default("competition", "submissions")
+
+
+#: Each ``[audit]`` number's bounds: shares and METEOR in [0, 1], the tolerance and the MADs at least 0, a
+#: perplexity at least 1.
 _AUDIT_BOUNDS = {
     "max_share_at_one": (0, 1),
     "min_distinct_share": (0, 1),
@@ -63,7 +84,13 @@ _AUDIT_BOUNDS = {
     "min_share_within": (0, 1),
     "same_share": (0, 1),
     "outlier_mads": (0, None),
+    "confident_ppl": (1, None),
+    "confident_meteor": (0, 1),
+    "max_share_overconfident": (0, 1),
 }
+#: Each whole ``[audit]`` number's bounds: no probes at all is allowed; a shuffle that differs from its text
+#: needs two words.
+_AUDIT_WHOLE_BOUNDS = {"probe_turns": (0, 10_000_000), "probe_min_words": (2, 10_000)}
 
 
 @dataclass(frozen=True)
@@ -75,6 +102,7 @@ class Config:
     limits: Limits = field(default_factory=Limits)
     audit: AuditSettings = field(default_factory=AuditSettings)
     participants: ParticipantSettings = field(default_factory=ParticipantSettings)
+    competition: CompetitionSettings = field(default_factory=CompetitionSettings)
 
     @property
     def hidden_settings(self) -> dict[str, Any]:
@@ -203,6 +231,14 @@ def _positive_int(section: str, key: str, value: Any) -> int:
     return value
 
 
+def _whole(section: str, key: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"config key {section}.{key} must be a whole number >= {low}, got {_shown(value)}")
+    if value > high:
+        raise ConfigError(f"config key {section}.{key} must be at most {high:,}, got {_shown(value)}")
+    return value
+
+
 def _build(raw: dict[str, Any]) -> Config:
     weights = {t: _number("weights", t, raw["weights"][t], low=0, high=MAX_WEIGHT) for t in DIALOGUE_TYPES}
     m = raw["meteor"]
@@ -243,12 +279,30 @@ def _build(raw: dict[str, Any]) -> Config:
             for k in ("max_file_mib", "max_answer_chars", "max_json_depth")
         }
     )
-    audit = AuditSettings(
-        **{k: _number("audit", k, raw["audit"][k], *bounds) for k, bounds in _AUDIT_BOUNDS.items()}
+    audit_values: dict[str, Any] = {
+        k: _number("audit", k, raw["audit"][k], *bounds) for k, bounds in _AUDIT_BOUNDS.items()
+    }
+    audit_values.update(
+        (k, _whole("audit", k, raw["audit"][k], *bounds)) for k, bounds in _AUDIT_WHOLE_BOUNDS.items()
     )
+    audit = AuditSettings(**audit_values)
     details = raw["participants"]["turn_details"]
     if not isinstance(details, bool):
         raise ConfigError(
             f"config key participants.turn_details must be true or false, got {_shown(details)}"
         )
-    return Config(weights, meteor, method, params, limits, audit, ParticipantSettings(details))
+    submissions = raw["competition"]["submissions"]
+    if not isinstance(submissions, str) or submissions not in SUBMISSION_KINDS:
+        raise ConfigError(
+            f'config key competition.submissions must be "files" or "code", got {_shown(submissions)}'
+        )
+    return Config(
+        weights,
+        meteor,
+        method,
+        params,
+        limits,
+        audit,
+        ParticipantSettings(details),
+        CompetitionSettings(submissions),
+    )

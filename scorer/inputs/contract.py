@@ -12,6 +12,8 @@ SHORT_TYPES = {"Text2Text": "T2T", "Image2Text": "I2T", "Audio2Text": "A2T", "Im
 
 DIALOGUES, ANSWERS = "dialogues.jsonl", "answers.jsonl"
 SUBMISSION, PPL = "submission.jsonl", "ppl_output.json"
+#: The probe perplexities ``run`` writes beside ``ppl_output.json`` (contract sections 9-10).
+PROBES = "ppl_probes.json"
 CONFIG_IN_REFERENCE = "config.toml"
 
 SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML = "scores.json", "details.csv", "scores.txt", "report.html"

@@ -13,21 +13,27 @@ or in one top-level folder. Nothing outside the submission is read:
   directory is parsed; entries with absolute or ``..`` paths, links, nested
   archives, repeated names, a suspicious compression ratio, or too many
   entries are refused; nothing is extracted to disk.
+
+Asked for (``probes``, the organizer's ``score`` and ``leaderboard``), the probe perplexities
+``ppl_probes.json`` that ``run`` writes beside ``ppl_output.json`` (contract section 10) are found and
+checked the same way; their absence is no fault. A folder holding a code upload that was not run (its
+``team_code/`` and neither file) is told how to run it.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from scorer.errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageError
 
 from .config import Limits
-from .contract import PLATFORM_METADATA, PPL, SUBMISSION
+from .contract import PLATFORM_METADATA, PPL, PROBES, SUBMISSION
 from .jsonio import shorten
 from .sources import Source
 
@@ -49,11 +55,13 @@ _KINDS = {
 
 @dataclass(frozen=True)
 class SubmissionFiles:
-    """The two files' contents (bytes, or the path of a checked regular file) and the names messages use."""
+    """The two files' contents (bytes, or the path of a checked regular file) and the names messages use;
+    ``probes``, when asked for and present, ``ppl_probes.json``'s (contract section 10)."""
 
     submission: Source
     ppl: Source
     names: tuple[str, str] = (SUBMISSION, PPL)
+    probes: Source | None = None
 
 
 def _kind(mode: int) -> str:
@@ -86,9 +94,16 @@ def _too_big(file: str, size: int, limits: Limits) -> Issue:
 
 
 def read_submission(
-    path: str | os.PathLike, ppl: str | os.PathLike | None, limits: Limits
+    path: str | os.PathLike,
+    ppl: str | os.PathLike | None,
+    limits: Limits,
+    *,
+    probes: bool = False,
+    data: str | os.PathLike | None = None,
 ) -> SubmissionFiles:
-    """Locate and check both files of the submission at ``path`` (file, directory or zip)."""
+    """Locate and check both files of the submission at ``path`` (file, directory or zip); with ``probes``,
+    ``ppl_probes.json`` too where it lies beside the perplexities. ``data``, the reference directory, is
+    named in the command a folder holding a code upload that was not run is told to run."""
     path = Path(path)
     try:
         info = os.lstat(path)
@@ -99,7 +114,7 @@ def read_submission(
     if stat.S_ISDIR(info.st_mode):
         if ppl is not None:
             raise UsageError("a perplexities file goes with a submission.jsonl file, not with a directory")
-        return _from_directory(path, limits)
+        return _with_probes(_from_directory(path, limits, data), probes, limits)
     if not stat.S_ISREG(info.st_mode):
         raise SubmissionInvalid(
             [
@@ -113,7 +128,7 @@ def read_submission(
     if path.suffix.lower() == ".zip" or _has_zip_magic(path):
         if ppl is not None:
             raise UsageError("a perplexities file goes with a submission.jsonl file, not with a .zip")
-        return _from_zip(path, limits)
+        return _from_zip(path, limits, probes)
     ppl_path = Path(ppl) if ppl is not None else path.parent / PPL
     if ppl is None and not os.path.lexists(ppl_path):
         raise PerplexitiesNotFound(
@@ -121,7 +136,19 @@ def read_submission(
             f"no {PPL} lies beside it; give the perplexities file too"
         )
     names = (path.name, ppl_path.name)
-    return SubmissionFiles(_regular(path, names[0], limits), _regular(ppl_path, names[1], limits), names)
+    found = SubmissionFiles(_regular(path, names[0], limits), _regular(ppl_path, names[1], limits), names)
+    return _with_probes(found, probes, limits)
+
+
+def _with_probes(files: SubmissionFiles, probes: bool, limits: Limits) -> SubmissionFiles:
+    """``files`` (their perplexities a checked file) with ``ppl_probes.json`` when asked for and present
+    beside the perplexities: a regular file within the size limit, or the submission is invalid."""
+    if not probes or not isinstance(files.ppl, Path):
+        return files
+    path = files.ppl.parent / PROBES
+    if not os.path.lexists(path):
+        return files
+    return replace(files, probes=_regular(path, PROBES, limits))
 
 
 def platform_upload(res: str | os.PathLike) -> Path:
@@ -147,10 +174,11 @@ def _has_zip_magic(path: Path) -> bool:
         return fh.read(4) == b"PK\x03\x04"
 
 
-def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
+def _from_directory(root: Path, limits: Limits, data: str | os.PathLike | None = None) -> SubmissionFiles:
     entries = _refuse_links(root)
     folder = root
     if SUBMISSION not in entries and PPL not in entries:
+        _refuse_code_not_run(root, entries, data)
         subdirs = [
             name
             for name, mode in entries.items()
@@ -191,6 +219,36 @@ def _from_directory(root: Path, limits: Limits) -> SubmissionFiles:
         raise SubmissionInvalid(issues)
     return SubmissionFiles(
         _regular(folder / SUBMISSION, SUBMISSION, limits), _regular(folder / PPL, PPL, limits)
+    )
+
+
+#: The package of a code upload (contract section 10).
+TEAM_CODE = "team_code"
+
+
+def _refuse_code_not_run(root: Path, entries: dict[str, int], data: str | os.PathLike | None) -> None:
+    """A folder holding neither file but a code upload's ``team_code/`` (at its top or in its one folder) is
+    a code upload that was not run: invalid, with the command that runs it into a folder of its own."""
+    folders = [n for n, mode in entries.items() if stat.S_ISDIR(mode) and not n.startswith((".", "__MACOSX"))]
+    holds_code = TEAM_CODE in folders or (
+        len(folders) == 1 and stat.S_ISDIR(_listing(root / folders[0]).get(TEAM_CODE, 0))
+    )
+    if not holds_code:
+        return
+    here = shlex.quote(str(root))
+    there = shlex.quote(str(data)) if data is not None else "DATA"
+    runs = shlex.quote(f"runs/{root.name}")
+    command = f"python -m scorer run --data {there} --code {here} --output {runs}"
+    raise SubmissionInvalid(
+        [
+            Issue(
+                root.name,
+                f"the folder holds {TEAM_CODE}/, a code upload that was not run, and no {SUBMISSION} or "
+                f"{PPL}: run it first with `{shorten(command, 400)}` (a folder of the run's own), then score "
+                "that folder (for a leaderboard: --submissions runs)",
+                "code_not_run",
+            )
+        ]
     )
 
 
@@ -298,7 +356,7 @@ def _zip_entry_count(path: Path) -> int | None:
     return max(count, records)
 
 
-def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
+def _from_zip(path: Path, limits: Limits, probes: bool = False) -> SubmissionFiles:
     name = path.name
     size = os.path.getsize(path)
     if size > limits.max_file_bytes:
@@ -327,7 +385,7 @@ def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
         issues = _zip_entry_issues(name, entries, limits)
         if issues:
             raise SubmissionInvalid(issues)
-        chosen = _pick_zip_members(name, [e for e in entries if not e.is_dir()])
+        chosen = _pick_zip_members(name, [e for e in entries if not e.is_dir()], probes)
         files = {}
         for member, info in chosen.items():
             try:
@@ -358,7 +416,7 @@ def _from_zip(path: Path, limits: Limits) -> SubmissionFiles:
             if len(data) > limits.max_file_bytes:
                 raise SubmissionInvalid([_too_big(member, len(data), limits)])
             files[member] = data
-    return SubmissionFiles(files[SUBMISSION], files[PPL])
+    return SubmissionFiles(files[SUBMISSION], files[PPL], probes=files.get(PROBES))
 
 
 def _zip_entry_issues(zip_name: str, entries: list[zipfile.ZipInfo], limits: Limits) -> list[Issue]:
@@ -432,8 +490,11 @@ def _zip_entry_issues(zip_name: str, entries: list[zipfile.ZipInfo], limits: Lim
     return issues
 
 
-def _pick_zip_members(zip_name: str, files: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]:
-    """The two files at the root, or else in one top-level folder."""
+def _pick_zip_members(
+    zip_name: str, files: list[zipfile.ZipInfo], probes: bool = False
+) -> dict[str, zipfile.ZipInfo]:
+    """The two files at the root, or else in one top-level folder; with ``probes``, ``ppl_probes.json`` too
+    when it lies beside ``ppl_output.json``."""
     by_path = {
         PurePosixPath(f.filename): f
         for f in files
@@ -472,4 +533,7 @@ def _pick_zip_members(zip_name: str, files: list[zipfile.ZipInfo]) -> dict[str, 
         )
     if issues:
         raise SubmissionInvalid(issues)
+    beside = by_path.get(PurePosixPath(chosen[PPL].filename).parent / PROBES) if probes else None
+    if beside is not None:
+        chosen[PROBES] = beside
     return chosen

@@ -1,5 +1,6 @@
 """Reading ``ppl_output.json`` (contract sections 2-3): one JSON object mapping each dialog_id to its list of
-perplexities, one number of at least 1 per turn.
+perplexities, one number of at least 1 per turn; and ``ppl_probes.json`` (contract sections 9-10), its shape
+with ``null`` for a turn without a probe (:func:`check_ppl_probes`).
 
 A valid file is parsed whole once. A file that cannot be valid (more commas than a valid one holds, or
 a parse that fails or finds a wrong value) is walked by a hand scanner that keeps positions, so that every
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
-from typing import Any
+from typing import Any, cast
 
 from scorer.errors import Issue, IssueLog
 
@@ -24,6 +25,23 @@ from .sources import Source, counted, did_you_mean, json_type, read_all
 def check_ppl(
     source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog
 ) -> dict[str, list[float]]:
+    """The perplexities of ``ppl_output.json``; every issue is added to ``log`` (then the result is not
+    whole)."""
+    return cast(dict[str, list[float]], _check(source, file, turns, limits, log, nulls=False))
+
+
+def check_ppl_probes(
+    source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog
+) -> dict[str, list[float | None]]:
+    """The probe perplexities of ``ppl_probes.json`` (contract section 10): ``ppl_output.json``'s shape,
+    ``null`` for a turn without a probe; every issue added to ``log``, in the words and codes
+    :func:`check_ppl` gives."""
+    return _check(source, file, turns, limits, log, nulls=True)
+
+
+def _check(
+    source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog, nulls: bool
+) -> dict[str, list[float | None]]:
     data = read_all(source)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -38,11 +56,11 @@ def check_ppl(
             value = parse_json(text, limits.max_json_depth)
         except JsonError:
             value = None
-        if isinstance(value, dict) and _all_good(value, turns):
-            return {k: [float(p) for p in v] for k, v in value.items()}
+        if isinstance(value, dict) and _all_good(value, turns, nulls):
+            return {k: [None if p is None else float(p) for p in v] for k, v in value.items()}
         del value
     try:
-        return _scan_ppl(text, file, turns, log)
+        return _scan_ppl(text, file, turns, log, nulls)
     except _ListFull as full:  # the rest only counts once the error list is full
         line = line_column(text, full.pos)[0]
         log.not_checked(file, line, text.count("\n", full.pos) + 1)
@@ -66,14 +84,27 @@ def good_ppl(p: Any) -> bool:
     return (type(p) is float or type(p) is int) and p >= 1
 
 
-def _all_good(value: dict, turns: dict[str, int]) -> bool:
+def _good(p: Any, nulls: bool) -> bool:
+    return good_ppl(p) or (nulls and p is None)
+
+
+def _all_good(value: dict, turns: dict[str, int], nulls: bool = False) -> bool:
     return len(value) == len(turns) and all(
-        type(v) is list and len(v) == turns.get(k, -1) and all(map(good_ppl, v)) for k, v in value.items()
+        type(v) is list and len(v) == turns.get(k, -1) and all(_good(p, nulls) for p in v)
+        for k, v in value.items()
     )
 
 
-def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dict[str, list[float]]:
-    """Walk ``{"id": [p, ...], ...}`` keeping positions, so every issue has its line and column."""
+def _one_per_turn(nulls: bool) -> str:
+    """What a list holds, as messages say it."""
+    return "one number (or null) per turn" if nulls else "one number per turn"
+
+
+def _scan_ppl(
+    text: str, file: str, turns: dict[str, int], log: IssueLog, nulls: bool = False
+) -> dict[str, list[float | None]]:
+    """Walk ``{"id": [p, ...], ...}`` keeping positions, so every issue has its line and column; with
+    ``nulls``, ``null`` is a value too."""
 
     def issue(
         message: str, code: str, pos: int, dialog_id: str | None = None, turn: int | None = None
@@ -93,7 +124,7 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
             )
         )
 
-    def syntax(pos: int, what: str) -> dict[str, list[float]]:
+    def syntax(pos: int, what: str) -> dict[str, list[float | None]]:
         issue(f"not valid JSON: {what}", "bad_json", min(pos, len(text)))
         return {}
 
@@ -121,7 +152,7 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
                 pos,
             )
         return {}
-    found: dict[str, list[float]] = {}
+    found: dict[str, list[float | None]] = {}
     seen: set[str] = set()
     pos = skip_ws(text, pos + 1)
     if text.startswith("}", pos):
@@ -148,7 +179,7 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
                     key_pos,
                     dialog_id,
                 )
-            count, end, values = _scan_values(text, pos, dialog_id, issue, turns.get(dialog_id, 0))
+            count, end, values = _scan_values(text, pos, dialog_id, issue, turns.get(dialog_id, 0), nulls)
             if end is None:
                 return {}
             pos = end
@@ -165,7 +196,7 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
                     issue(
                         f"{counted(count, 'perplexity', 'perplexities')} given, but the dialogue has "
                         f"{counted(turns[dialog_id], 'turn')}; "
-                        "give one number per turn",
+                        f"give {_one_per_turn(nulls)}",
                         "turn_count",
                         key_pos,
                         dialog_id,
@@ -187,7 +218,8 @@ def _scan_ppl(text: str, file: str, turns: dict[str, int], log: IssueLog) -> dic
             log.add(
                 Issue(
                     file,
-                    "dialogue of dialogues.jsonl has no perplexities; add a list with one number per turn",
+                    "dialogue of dialogues.jsonl has no perplexities; add a list with "
+                    + _one_per_turn(nulls),
                     "missing_id",
                     dialog_id=shorten(dialog_id),
                 )
@@ -199,8 +231,8 @@ _NUMBERISH = re.compile(r"-?(?:Infinity|NaN|[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]
 
 
 def _scan_values(
-    text: str, pos: int, dialog_id: str, issue: Callable[..., None], expected: int
-) -> tuple[int | None, int | None, list[float] | None]:
+    text: str, pos: int, dialog_id: str, issue: Callable[..., None], expected: int, nulls: bool = False
+) -> tuple[int | None, int | None, list[float | None] | None]:
     """The list at ``pos``: (its length or None when not a list, end or None on a syntax error,
     the values when all are valid else None).
 
@@ -213,13 +245,13 @@ def _scan_values(
             issue(exc.message, "bad_json", exc.pos if exc.pos is not None else pos, dialog_id)
             return None, None, None
         issue(
-            f"the perplexities must be a list with one number per turn, not {json_type(value)}",
+            f"the perplexities must be a list with {_one_per_turn(nulls)}, not {json_type(value)}",
             "schema_type",
             pos,
             dialog_id,
         )
         return None, end, None
-    values: list[float] = []
+    values: list[float | None] = []
     ok = True
     pos = skip_ws(text, pos + 1)
     if text.startswith("]", pos):
@@ -238,7 +270,7 @@ def _scan_values(
             issue(exc.message, "bad_number", start, dialog_id, turn)
             pos, value, ok = number.end(), None, False
         else:
-            if not good_ppl(value):
+            if not _good(value, nulls):
                 ok = False
                 if type(value) in (int, float):
                     issue(
@@ -250,9 +282,10 @@ def _scan_values(
                     )
                 else:
                     shown = json_type(value)
-                    issue(f"perplexity must be a number, not {shown}", "schema_type", start, dialog_id, turn)
+                    what = "a number or null" if nulls else "a number"
+                    issue(f"perplexity must be {what}, not {shown}", "schema_type", start, dialog_id, turn)
         if ok:
-            values.append(float(value))
+            values.append(None if value is None else float(value))
         turn += 1
         pos = skip_ws(text, pos)
         if turn > expected and text.startswith(",", pos):

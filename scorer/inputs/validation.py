@@ -27,7 +27,7 @@ from scorer.metric.text import has_token
 from scorer.progress import CHECKING, READING, Progress
 
 from .config import Limits
-from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
+from .contract import ANSWERS, DIALOGUE_TYPES, DIALOGUES, PPL, PROBES, SUBMISSION
 from .jsonio import (
     JsonError,
     guess_dialog_id,
@@ -38,7 +38,7 @@ from .jsonio import (
     parse_json,
     shorten,
 )
-from .ppl_output import check_ppl
+from .ppl_output import check_ppl, check_ppl_probes
 from .sources import ZEROS, Source, contents, counted, did_you_mean, json_type, located, size
 
 PART_TYPES = ("text", "image", "audio")
@@ -54,11 +54,13 @@ class Dialogue:
 
 @dataclass(frozen=True)
 class Submission:
-    """A valid submission: answers and perplexities by dialog_id, one per turn."""
+    """A valid submission: answers and perplexities by dialog_id, one per turn; ``probes``, when read, the
+    probe perplexities of ``ppl_probes.json`` (None for a turn without a probe; contract section 10)."""
 
     answers: dict[str, list[str]]
     ppl: dict[str, list[float]]
     warnings: list[Issue] = field(default_factory=list)
+    probes: dict[str, list[float | None]] | None = None
 
 
 @cache
@@ -538,6 +540,30 @@ def check_submission(
     if log:
         raise SubmissionInvalid(log, warnings)
     return Submission(answers, perplexities, warnings)
+
+
+def check_probes(
+    dialogues: list[Dialogue], probes: Source, limits: Limits = Limits()
+) -> dict[str, list[float | None]]:
+    """Validate ``ppl_probes.json`` (contract section 10) against the dialogues: ``ppl_output.json``'s shape,
+    ``null`` for a turn without a probe. It comes with the upload, so it is read as untrusted as the upload
+    is; raises :class:`SubmissionInvalid` listing its issues (the first 100, and how many more)."""
+    log = IssueLog()
+    try:
+        found = check_ppl_probes(probes, PROBES, {d.dialog_id: d.n_turns for d in dialogues}, limits, log)
+    except MemoryError:
+        raise SubmissionInvalid(
+            [
+                Issue(
+                    PROBES,
+                    f"reading it ran out of memory; files are limited to {limits.max_file_mib} MiB",
+                    "out_of_memory",
+                )
+            ]
+        ) from None
+    if log:
+        raise SubmissionInvalid(log)
+    return found
 
 
 def _check_answers(

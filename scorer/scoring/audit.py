@@ -3,9 +3,13 @@ self-reported perplexities cannot be true. An audit never changes a score or a r
 
 Per submission (:func:`audit_submission`): ``at_one`` (the share of turns whose perplexity is exactly 1),
 ``distinct`` (how many distinct values), ``rho`` (Spearman's rho between ln perplexity and METEOR over the
-turns whose answer has a token, with a 95% interval by Fisher's z and the Bonett-Wright standard error) and,
-given the organizer's recomputed perplexities, ``checked``, ``within`` and ``median_log_difference``. Across
-a leaderboard's entries (:func:`audit_board`): ``same_ppl_as`` and ``low_outlier``.
+turns whose answer has a token, with a 95% interval by Fisher's z and the Bonett-Wright standard error),
+``confident_turns`` and ``overconfident_share`` (the turns whose perplexity claims near-certainty, and the
+share of them with a low METEOR); given the organizer's recomputed perplexities, ``checked``, ``within`` and
+``median_log_difference``; given the probe perplexities of ``ppl_probes.json`` (each probe turn's target
+with its words shuffled, contract section 10), ``probes`` and ``probe_higher`` (the share of probes whose
+perplexity is above the turn's own) with its 95% Wilson score interval. Across a leaderboard's entries
+(:func:`audit_board`): ``same_ppl_as`` and ``low_outlier``.
 
 Everything here is plain Python (no numpy or scipy import, which would cost a warm run more than the audit
 itself): Spearman's rho is the Pearson correlation of average ranks, as ``scipy.stats.spearmanr`` computes
@@ -33,6 +37,10 @@ MIN_RHO_TURNS, MIN_RHO_FLAG_TURNS = 10, 100
 MIN_DISTINCT_TURNS = 20
 #: At least this many scored entries for ``low_outlier``; the MAD's scale to a normal's standard deviation.
 MIN_OUTLIER_ENTRIES, MAD_SCALE = 5, 1.4826
+#: ``overconfident`` needs at least this many turns at most ``confident_ppl``.
+MIN_CONFIDENT_TURNS = 20
+#: ``probe_insensitive`` needs at least this many probes, and the interval's lower bound at most chance.
+MIN_PROBES, CHANCE = 20, 0.5
 Z_95 = statistics.NormalDist().inv_cdf(0.975)
 
 
@@ -62,6 +70,12 @@ class Audit:
     within: float | None = None
     median_log_difference: float | None = None
     median_log_ppl: float | None = None
+    confident_turns: int = 0
+    overconfident_share: float | None = None
+    probes: int | None = None
+    probe_higher: float | None = None
+    probe_higher_low: float | None = None
+    probe_higher_high: float | None = None
     flags: tuple[Flag, ...] = ()
     same_ppl_as: tuple[str, ...] = field(default=())
 
@@ -76,10 +90,19 @@ class Audit:
             "rho_high": self.rho_high,
             "rho_turns": self.rho_turns,
             "median_log_ppl": self.median_log_ppl,
+            "confident_turns": self.confident_turns,
+            "overconfident_share": self.overconfident_share,
         }
         if self.checked is not None:
             found.update(
                 checked=self.checked, within=self.within, median_log_difference=self.median_log_difference
+            )
+        if self.probes is not None:
+            found.update(
+                probes=self.probes,
+                probe_higher=self.probe_higher,
+                probe_higher_low=self.probe_higher_low,
+                probe_higher_high=self.probe_higher_high,
             )
         if self.same_ppl_as:
             found["same_ppl_as"] = list(self.same_ppl_as)
@@ -136,6 +159,19 @@ def fisher_interval(rho: float, n: int) -> tuple[float, float]:
     return math.tanh(z - Z_95 * se), math.tanh(z + Z_95 * se)
 
 
+def wilson_interval(k: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of the share ``k`` / ``n`` (``n`` >= 1): (p + z^2/2n +- z sqrt(p(1 - p)/n
+    + z^2/4n^2)) / (1 + z^2/n); exactly 0 below for ``k`` = 0 and 1 above for ``k`` = ``n``, as the formula
+    gives them without rounding."""
+    p, z2 = k / n, Z_95 * Z_95
+    scale = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / scale
+    half = Z_95 / scale * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
+
+
 def _count(n: int, what: str, plural: str = "") -> str:
     return f"{n:,} {what if n == 1 else plural or what + 's'}"
 
@@ -146,9 +182,11 @@ def audit_submission(
     has_tokens: Sequence[bool],
     settings: AuditSettings = AuditSettings(),
     checked: Sequence[tuple[float, float]] | None = None,
+    probed: Sequence[tuple[float, float]] | None = None,
 ) -> Audit:
     """The audit of one submission's turns: each turn's reported perplexity, METEOR and whether its answer has
-    a token; ``checked``, when the organizer recomputed some turns, the (reported, recomputed) pairs."""
+    a token; ``checked``, when the organizer recomputed some turns, the (reported, recomputed) pairs;
+    ``probed``, when ``run`` probed some turns, the (own, probe) perplexity pairs."""
     n = len(ppl)
     ones = sum(1 for p in ppl if p == 1.0)
     distinct = len(set(ppl))
@@ -188,6 +226,22 @@ def audit_submission(
                 "the values may be inverted, shuffled or another model's",
             )
         )
+    confident = [m for p, m in zip(ppl, meteor) if p <= settings.confident_ppl]
+    unfounded = sum(1 for m in confident if m < settings.confident_meteor)
+    overconfident = unfounded / len(confident) if confident else None
+    if (
+        overconfident is not None
+        and len(confident) >= MIN_CONFIDENT_TURNS
+        and overconfident > settings.max_share_overconfident
+    ):
+        flags.append(
+            Flag(
+                "overconfident",
+                f"{unfounded:,} of {_count(len(confident), 'turn')} whose perplexity is near 1 (the model "
+                "all but certain of the target answer) have a low METEOR: the numbers claim a certainty "
+                "the answers do not show; values just above 1 without a model, or perplexities scaled down",
+            )
+        )
     audit = Audit(
         n,
         at_one,
@@ -197,6 +251,8 @@ def audit_submission(
         high,
         len(pairs),
         median_log_ppl=statistics.median(logs) if logs else None,
+        confident_turns=len(confident),
+        overconfident_share=overconfident,
     )
     if checked is not None:
         differences = [abs(math.log(a) - math.log(b)) for a, b in checked]
@@ -218,7 +274,31 @@ def audit_submission(
                     "not this model's",
                 )
             )
+    if probed is not None:
+        audit, flag = _probe_figures(audit, probed)
+        if flag is not None:
+            flags.append(flag)
     return replace(audit, flags=tuple(flags))
+
+
+def _probe_figures(audit: Audit, probed: Sequence[tuple[float, float]]) -> tuple[Audit, Flag | None]:
+    """``audit`` with the probes' figures (``probed``: each probe turn's own and probe perplexity; a tie is
+    not higher), and the ``probe_insensitive`` flag when they are no better than chance."""
+    higher = sum(1 for own, probe in probed if probe > own)
+    n = len(probed)
+    if not n:
+        return replace(audit, probes=0), None
+    low, high = wilson_interval(higher, n)
+    audit = replace(audit, probes=n, probe_higher=higher / n, probe_higher_low=low, probe_higher_high=high)
+    if n < MIN_PROBES or low > CHANCE:
+        return audit, None
+    return audit, Flag(
+        "probe_insensitive",
+        f"with the target's words shuffled, the perplexity is higher than the turn's own on {higher:,} of "
+        f"{_count(n, 'probe')} ({higher / n:.3f}, 95% interval [{low:.3f}, {high:.3f}]): no better than "
+        "chance; a language model finds words out of order less likely, a get_ppl without one "
+        "(a constant, the text's length, a hash) cannot tell the two apart",
+    )
 
 
 def audit_board(
@@ -332,9 +412,15 @@ AUDIT_COLUMNS = (
     "rho_high",
     "rho_turns",
     "median_log_ppl",
+    "confident_turns",
+    "overconfident_share",
     "checked",
     "within",
     "median_log_difference",
+    "probes",
+    "probe_higher",
+    "probe_higher_low",
+    "probe_higher_high",
     "flags",
 )
 

@@ -1,0 +1,379 @@
+"""Contract section 10, the scoring step of a code competition: the team's code can make its own upload
+fail, never make it score. Each attack a team's code can make in the step (or through the prediction step)
+ends with the step failing closed (exit 1, no scores.json, no scores.txt) or scoring honestly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import PUBLIC, ROOT
+
+from scorer import code_step
+
+pytestmark = pytest.mark.slow
+
+HONEST = """
+import os
+
+def setup_model_and_tokenizer():
+    return {}, None
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    return "Ответ: " + " ".join(p["content"] for p in cur_query_list if p["type"] == "text")
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    _attack(cur_query_tuple[1])
+    return 2.0 + len(cur_query_tuple[1]) % 13
+
+_done = []
+
+def _attack(target):
+    if _done:
+        return
+    _done.append(1)
+    out, ref = os.environ.get("ATTACK_OUTPUT"), os.environ.get("ATTACK_REF")
+<attack>
+"""
+
+FIRST_VARIANTS = [
+    json.loads(line)["references"]
+    for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
+SECRETS = [turn[0] for dialogue in FIRST_VARIANTS for turn in dialogue if len(turn[0]) > 25]
+
+
+def team(folder: Path, attack: str = "    pass") -> Path:
+    source = HONEST.replace("<attack>", textwrap.indent(textwrap.dedent(attack), "    "))
+    (folder / "team_code").mkdir(parents=True)
+    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "team_code" / "generate.py").write_text(source, encoding="utf-8")
+    return folder
+
+
+def step_input(tmp_path: Path, attack: str = "    pass", code: bool = True) -> Path:
+    """INPUT of the scoring step: ref/ with the code competition's config, res/ the prediction's output."""
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    if code:
+        (root / "ref" / "config.toml").write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
+    done = runner_run(
+        "--data", PUBLIC, "--code", team(tmp_path / "team", attack), "--output", root / "res",
+        "--phase", "generate", "--keep-code",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def runner_run(*args: object, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scorer" / "runner.py"), *map(str, args), "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def codalab(
+    root: Path, out: Path, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "scorer", "codalab", str(root), str(out), "--no-synonyms"],
+        capture_output=True, text=True, cwd=ROOT, timeout=timeout,
+        env={**os.environ, "ATTACK_OUTPUT": str(out), "ATTACK_REF": str(root / "ref"), **(env or {})},
+    )  # fmt: skip
+
+
+def honest_integral(tmp_path: Path) -> float:
+    root = step_input(tmp_path / "honest")
+    done = codalab(root, tmp_path / "honest" / "out")
+    assert done.returncode == 0, done.stderr
+    return json.loads((tmp_path / "honest" / "out" / "scores.json").read_text(encoding="utf-8"))["integral"]
+
+
+def assert_no_scores(out: Path, done: subprocess.CompletedProcess) -> None:
+    assert done.returncode == 1, done.stderr
+    assert not (out / "scores.json").exists() and not (out / "scores.txt").exists()
+
+
+def assert_nothing_shown(out: Path, done: subprocess.CompletedProcess) -> None:
+    shown = done.stdout + done.stderr
+    if out.is_dir():
+        shown += "".join(
+            p.read_text(encoding="utf-8", errors="replace") for p in out.rglob("*") if p.is_file()
+        )
+    for secret in SECRETS:
+        assert secret not in shown
+
+
+# --- the prediction step: what the code or the upload leaves in the output ---------------------------------
+
+
+def test_a_ppl_output_the_generate_phase_writes_is_removed_and_never_scored(tmp_path):
+    out = tmp_path / "predicted"
+    attack = """
+    """
+    source_dir = team(tmp_path / "team", attack)
+    source = (source_dir / "team_code" / "generate.py").read_text(encoding="utf-8")
+    forged = source.replace(
+        "def generate_text(model, tokenizer, cur_query_list, history_list):\n",
+        "def generate_text(model, tokenizer, cur_query_list, history_list):\n"
+        "    import json\n"
+        '    with open(os.path.join(os.environ["ATTACK_OUTPUT"], "ppl_output.json"), "w") as fh:\n'
+        '        fh.write("{}")\n',
+    )
+    (source_dir / "team_code" / "generate.py").write_text(forged, encoding="utf-8")
+    done = runner_run("--data", PUBLIC, "--code", source_dir, "--output", out, "--phase", "generate",
+                      "--keep-code", env={"ATTACK_OUTPUT": str(out)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["submission.jsonl", "team_code"]
+
+
+def test_an_upload_of_files_copied_into_the_output_is_removed_and_the_step_repeats_the_fault(tmp_path):
+    out = tmp_path / "predicted"
+    out.mkdir()
+    shutil.copy(ROOT / "submissions_examples" / "realistic" / "submission.jsonl", out)  # Codabench's copy
+    shutil.copy(ROOT / "submissions_examples" / "realistic" / "ppl_output.json", out)
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    for name in ("submission.jsonl", "ppl_output.json"):
+        shutil.copy(out / name, upload)
+    done = runner_run(
+        "--data", PUBLIC, "--code", upload, "--output", out, "--phase", "generate", "--keep-code"
+    )
+    assert done.returncode == 1 and "(missing" in done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["run_fault.json"]
+    assert json.loads((out / "run_fault.json").read_text(encoding="utf-8")) == {
+        "kind": "missing", "phase": None, "function": None, "dialog_id": None, "turn": None,
+    }  # fmt: skip
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    (root / "ref" / "config.toml").write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
+    shutil.copytree(out, root / "res")
+    scored = tmp_path / "scored"
+    done = codalab(root, scored)
+    assert done.returncode == 1
+    assert "the prediction step failed: the team's code failed (missing)" in done.stderr
+    assert json.loads((scored / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"
+    assert "integral" not in (scored / "scores.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("what", ["ppl_output", "no_code"])
+def test_a_code_competition_never_scores_an_upload_of_files(tmp_path, what):
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    (root / "ref" / "config.toml").write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
+    res = root / "res"
+    res.mkdir()
+    for name in ("submission.jsonl", "ppl_output.json"):
+        shutil.copy(ROOT / "submissions_examples" / "realistic" / name, res)
+    if what == "no_code":
+        (res / "ppl_output.json").unlink()
+    else:
+        team(res)
+    done = codalab(root, tmp_path / "out")
+    assert done.returncode == 1
+    expected = "not scored" if what == "ppl_output" else "holds no team_code/"
+    assert expected in done.stderr
+    assert "integral" not in (tmp_path / "out" / "scores.json").read_text(encoding="utf-8")
+
+
+def test_a_files_competition_never_runs_code_whatever_res_holds(tmp_path):
+    root = step_input(tmp_path, attack="open(os.environ['ATTACK_MARK'], 'w').write('ran')", code=False)
+    mark = tmp_path / "ran"
+    done = codalab(root, tmp_path / "out", {"ATTACK_MARK": str(mark)})
+    assert done.returncode == 1 and "ppl_output.json" in done.stderr
+    assert not mark.exists()
+
+
+def test_a_run_fault_json_that_is_not_the_runners_is_ignored():
+    turns = {"d-0001": 2}
+    for forged in (
+        {"kind": "exception", "phase": "ppl", "function": "get_ppl", "dialog_id": "SECRET", "turn": 0},
+        {"kind": "SECRET", "phase": None, "function": None, "dialog_id": None, "turn": None},
+        {"kind": "exception", "phase": "ppl", "function": "get_ppl", "dialog_id": "d-0001", "turn": 7},
+        {"kind": "exception", "phase": "ppl", "function": "get_ppl", "dialog_id": "d-0001", "turn": True},
+        ["exception"],
+    ):
+        assert code_step._fault_text(forged, turns) is None
+    good = {
+        "kind": "timeout",
+        "phase": "generate",
+        "function": "generate_text",
+        "dialog_id": "d-0001",
+        "turn": 1,
+    }
+    assert (
+        code_step._fault_text(good, turns)
+        == "timeout; phase generate, function generate_text, dialog_id 'd-0001', turn 1"
+    )
+
+
+# --- the scoring step: replies, files, signals, limits ------------------------------------------------------
+
+
+def test_a_fault_written_on_the_reply_pipe_shows_no_reference_text(tmp_path):
+    attack = """
+    import sys
+    line = __import__("json").dumps({"fault": "exception", "function": target, "trace": target})
+    os.write(int(sys.argv[4]), (line + "\\n").encode())
+    """
+    root = step_input(tmp_path, attack)
+    out = tmp_path / "out"
+    done = codalab(root, out)
+    assert done.returncode == 1, done.stderr
+    # a field of its own ("function") makes it no fault report of the protocol's; the place is the runner's
+    assert "(protocol; phase ppl, function get_ppl, dialog_id 'd-0001', turn 0)" in done.stderr
+    assert_nothing_shown(out, done)
+    assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"
+
+
+def test_a_reply_that_is_not_json_is_a_protocol_fault_not_an_internal_error(tmp_path):
+    attack = """
+    import sys
+    os.write(int(sys.argv[4]), ("not json " + target + "\\n").encode("utf-8") + b"\\xff\\n")
+    """
+    root = step_input(tmp_path, attack)
+    out = tmp_path / "out"
+    done = codalab(root, out)
+    assert done.returncode == 1, done.stderr
+    assert "(protocol; phase ppl, function get_ppl, dialog_id 'd-0001', turn 0)" in done.stderr
+    assert_nothing_shown(out, done)
+
+
+def test_forged_scores_and_sigterm_to_the_scorer_leave_no_scores(tmp_path):
+    attack = """
+    import signal
+    for name in ("scores.json", "scores.txt"):
+        with open(os.path.join(out, name), "w") as fh:
+            fh.write('{"status": "ok", "integral": 0.999}')
+    os.kill(os.getppid(), signal.SIGTERM)
+    import time
+    time.sleep(2)
+    """
+    root = step_input(tmp_path, attack)
+    out = tmp_path / "out"
+    done = codalab(root, out)
+    assert_no_scores(out, done)
+    assert "received SIGTERM" in done.stderr
+    assert list(out.iterdir()) == [] or not any(p.name.startswith("scores") for p in out.iterdir())
+
+
+def test_a_forged_file_and_a_daemon_leave_an_honest_score(tmp_path):
+    pids = tmp_path / "pids"
+    attack = f"""
+    with open(os.path.join(out, "scores.json"), "w") as fh:
+        fh.write('{{"status": "ok", "integral": 0.999}}')
+    os.symlink("/etc/passwd", os.path.join(out, "details.csv"))
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            import time
+            with open({str(pids)!r} + ".tmp", "w") as fh:
+                fh.write(str(os.getpid()))
+            os.replace({str(pids)!r} + ".tmp", {str(pids)!r})
+            time.sleep(1.5)
+            with open(os.path.join(out, "scores.json"), "w") as fh:
+                fh.write('{{"status": "ok", "integral": 0.999}}')
+            time.sleep(60)
+        os._exit(0)
+    import time
+    for _ in range(500):
+        if os.path.exists({str(pids)!r}):
+            break
+        time.sleep(0.01)
+    """
+    root = step_input(tmp_path, attack)
+    out = tmp_path / "out"
+    done = codalab(root, out)
+    assert done.returncode == 0, done.stderr
+    time.sleep(2.0)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pids.read_text()), 0)
+    assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html", "scores.json", "scores.txt"]
+    assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["integral"] == honest_integral(
+        tmp_path
+    )
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+def test_a_lowered_file_limit_never_lets_a_daemon_survive(tmp_path, hard):
+    pids = tmp_path / "pids"
+    attack = f"""
+    import resource
+    soft, high = resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE)
+    resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (3, 3 if {hard} else high))
+    if os.fork() == 0:
+        os.setsid()
+        with open({str(pids)!r}, "w") as fh:
+            fh.write(str(os.getpid()))
+        import time
+        time.sleep(60)
+        os._exit(0)
+    import time
+    for _ in range(500):
+        if os.path.exists({str(pids)!r}):
+            break
+        time.sleep(0.01)
+    """
+    root = step_input(tmp_path, attack)
+    out = tmp_path / "out"
+    done = codalab(root, out)
+    time.sleep(0.3)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pids.read_text()), 0)
+    if done.returncode == 0:  # the limit was put back (a process allowed to raise it): an honest score
+        assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["integral"] == honest_integral(
+            tmp_path
+        )
+    else:
+        assert_no_scores(out, done)
+        assert "limit" in done.stderr
+
+
+def test_a_scorer_stopped_by_its_code_ends_by_the_platforms_limit_with_no_scores(tmp_path):
+    attack = """
+    import signal
+    with open(os.path.join(out, "scores.json"), "w") as fh:
+        fh.write('{"status": "ok", "integral": 0.999}')
+    os.kill(os.getppid(), signal.SIGSTOP)
+    """
+    root = step_input(tmp_path, attack)
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scorer", "codalab", str(root), str(out), "--no-synonyms"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "ATTACK_OUTPUT": str(out), "ATTACK_REF": str(root / "ref")},
+    )  # fmt: skip
+    with pytest.raises(subprocess.TimeoutExpired):
+        process.wait(timeout=20)  # stopped: it hangs until the platform's limit
+    process.kill()  # the platform's limit
+    process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGKILL  # a non-zero exit: Codabench posts no scores
+
+
+def test_the_guard_makes_an_import_and_a_read_after_the_code_started_a_surprise(tmp_path):
+    guard = code_step.Guard.get()
+    guard.imports = True
+    try:
+        with pytest.raises(ImportError):
+            import this_module_was_never_imported  # noqa: F401
+    finally:
+        guard.off()
+    (tmp_path / "x").write_text("x", encoding="utf-8")
+    guard.allowed = (str(tmp_path / "scratch") + "/",)
+    try:
+        with pytest.raises(PermissionError):
+            open(tmp_path / "x", encoding="utf-8")
+    finally:
+        guard.off()
+    assert guard.caught[-2].startswith("an import of this_module_was_never_imported")
+    assert guard.caught[-1].startswith("a file opened while the code ran: ")
+    guard.caught.clear()
