@@ -52,7 +52,7 @@ from scorer.scoring.explain import explain
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import default_jobs
 
-from . import api, code_step, runner
+from . import EARLY_SIGNALS, _early_signal, api, code_step, runner
 from .errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
@@ -565,6 +565,7 @@ def _code_step(
 ) -> int:
     """The scoring step of a code competition (contract section 10, :mod:`scorer.code_step`): the step
     writes its own outputs; a surprise once the code could act is exit 1 with nothing written here."""
+    api.load_reference(data, config.limits)  # the organizer's data checked first: errors name file and line
     try:
         dialogues = runner.read_dialogues(data)
     except runner.UsageFault as exc:
@@ -641,6 +642,9 @@ def _verdict_on_failure(state: RunState, display: ProgressDisplay) -> Iterator[N
 
 def _codalab(args: argparse.Namespace, state: RunState) -> int:
     """The scoring-program convention: INPUT/ref is the reference data, INPUT/res the submission."""
+    problem = runner.check_timeouts(args.setup_timeout, args.turn_timeout)
+    if problem:
+        raise UsageError(problem)
     root = Path(args.input)
     return _score_upload(
         args, state, str(root / "ref"), str(root / "res"), None, report=True, platform_input=root
@@ -814,8 +818,13 @@ def _main(argv: Sequence[str] | None) -> int:
         "bundle": _bundle,
         "audit-sample": _audit_sample,
     }[args.command]
-    previous = {sig: signal.signal(sig, _stop) for sig in _STOPS} if in_main_thread() else {}
+    previous: dict[int, Any] = {}
     try:
+        if in_main_thread():
+            previous = {sig: signal.signal(sig, _stop) for sig in _STOPS}
+        for signum in EARLY_SIGNALS[:1]:  # before the handlers: stop as the first of them would have
+            EARLY_SIGNALS.clear()
+            _stop(signum, None)
         return _run(handler, args)
     except KeyboardInterrupt:
         print("interrupted (SIGINT): stopped; earlier outputs are left as they were", file=sys.stderr)
@@ -922,6 +931,6 @@ def run() -> None:
     """The command line's process: closed standard descriptors given ``/dev/null`` first, then :func:`main`,
     whose code is the process's."""
     reopen_closed()
-    for sig in _STOPS:  # outside main's run (which stops on the first), and at exit: a signal changes nothing
-        signal.signal(sig, signal.SIG_IGN)
+    for sig in _STOPS:  # held until main's run takes them (it stops on the first); at exit a signal changes
+        signal.signal(sig, _early_signal)  # nothing
     sys.exit(main())

@@ -113,7 +113,8 @@ class CodeFault(Exception):
         """The fault for stderr: its kind and place, then what went wrong; ``with_detail`` False (sealed)
         gives the kind's fixed message instead of one that may hold text the code produced."""
         message = self.message if with_detail else SEALED_MESSAGES[self.kind]
-        text = f"error: the team's code failed ({self.kind}; {self.where()}): {message}"
+        where = self.where()
+        text = f"error: the team's code failed ({self.kind}{'; ' + where if where else ''}): {message}"
         if with_detail and self.detail:
             text += "\n" + self.detail.rstrip()
         return text
@@ -543,7 +544,10 @@ class Child:
             reply = checked_reply(line, call)
         except CodeFault as fault:
             self.kill()
-            raise CodeFault(fault.kind, fault.message, detail=fault.detail, **where) from None
+            message = fault.message
+            if fault.kind == "wrong_value" and function in WANTED:
+                message += f"; it must return {WANTED[function]}"
+            raise CodeFault(fault.kind, message, detail=fault.detail, **where) from None
         return reply
 
     def _died(self, **where: Any) -> CodeFault:

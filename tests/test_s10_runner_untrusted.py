@@ -1,0 +1,234 @@
+"""Contract section 10, what the runner reads that it did not make: the upload's zip, the code's replies and
+values, the turns kept in ``.run-state/``; and what it says about a trial run, a resumed run and a changed
+code. None of it ends in exit 3."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import PUBLIC, ROOT, run_cli
+
+pytestmark = pytest.mark.slow
+
+TEAM = """
+def setup_model_and_tokenizer():
+    return {}, None
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    return "Ответ " + str(len(history_list))
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    return 2.0 + len(cur_query_tuple[1]) % 11
+"""
+
+
+def team(folder: Path, source: str = TEAM) -> Path:
+    (folder / "team_code").mkdir(parents=True)
+    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "team_code" / "generate.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    return folder
+
+
+def run(*args: object, data: Path = PUBLIC) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "scorer", "run", "--data", str(data), *map(str, args)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+
+
+def zipped(tmp_path: Path, patch=None) -> Path:
+    archive = tmp_path / "upload.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("team_code/__init__.py", "")
+        z.writestr("team_code/generate.py", TEAM)
+    if patch is not None:
+        data = bytearray(archive.read_bytes())
+        patch(data)
+        archive.write_bytes(bytes(data))
+    return archive
+
+
+def _headers(data: bytearray, signature: bytes) -> list[int]:
+    found, at = [], data.find(signature)
+    while at >= 0:
+        found.append(at)
+        at = data.find(signature, at + 1)
+    return found
+
+
+def encrypted(data: bytearray) -> None:
+    for at in _headers(data, b"PK\x03\x04"):
+        data[at + 6] |= 1
+    for at in _headers(data, b"PK\x01\x02"):
+        data[at + 8] |= 1
+
+
+def unknown_method(data: bytearray) -> None:
+    for at in _headers(data, b"PK\x03\x04"):
+        struct.pack_into("<H", data, at + 8, 99)
+    for at in _headers(data, b"PK\x01\x02"):
+        struct.pack_into("<H", data, at + 10, 99)
+
+
+def bad_crc(data: bytearray) -> None:
+    at = data.find(b"setup_model_and_tokenizer")
+    data[at] ^= 0x20
+
+
+@pytest.mark.parametrize(
+    "patch, words",
+    [(bad_crc, "is damaged"), (encrypted, "is encrypted"), (unknown_method, "compression method 99")],
+    ids=["bad-crc", "encrypted", "unknown-method"],
+)
+def test_a_zip_the_runner_cannot_unpack_is_the_uploads_fault(tmp_path, patch, words):
+    done = run("--code", zipped(tmp_path, patch), "--output", tmp_path / "out")
+    assert done.returncode == 1, done.stderr
+    assert "error: the team's code failed (upload" in done.stderr and words in done.stderr
+    assert "the zip's entry 'team_code/" in done.stderr or "the zip cannot be read" in done.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["run_fault.json"]
+
+
+def test_a_zip_holding_a_name_as_file_and_folder_is_the_uploads_fault(tmp_path):
+    archive = tmp_path / "upload.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("team_code/__init__.py", "")
+        z.writestr("team_code/generate.py", TEAM)
+        z.writestr("team_code/data", "a file")
+        z.writestr("team_code/data/weights.bin", "and a folder")
+    done = run("--code", archive, "--output", tmp_path / "out")
+    assert done.returncode == 1, done.stderr
+    assert "'team_code/data' both as a file and as a folder" in done.stderr
+
+
+def test_an_answer_holding_a_lone_surrogate_is_a_wrong_value_of_the_code(tmp_path):
+    source = TEAM.replace('return "Ответ " + str(len(history_list))', 'return "Ответ \\ud800"')
+    done = run("--code", team(tmp_path / "t", source), "--output", tmp_path / "out")
+    assert done.returncode == 1, done.stderr
+    assert "(wrong_value; phase generate, function generate_text, dialog_id 'd-0001', turn 0)" in done.stderr
+    assert "lone surrogate" in done.stderr
+
+
+class_0d = """
+class Scalar:  # what a 0-d tensor is to float(): a number
+    def __init__(self, value):
+        self.value = value
+    def __float__(self):
+        return float(self.value)
+    def __repr__(self):
+        return "tensor(%r)" % self.value
+"""
+
+
+def test_a_value_whose_float_is_a_number_is_a_perplexity_and_a_wrong_one_says_what_to_return(tmp_path):
+    source = class_0d + TEAM.replace("return 2.0 + len", "return Scalar(2.0 + len")
+    source = source.replace("% 11\n", "% 11)\n")
+    done = run("--code", team(tmp_path / "t", source), "--output", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    plain = run("--code", team(tmp_path / "plain"), "--output", tmp_path / "plain-out")
+    assert plain.returncode == 0
+    for name in ("ppl_output.json", "ppl_probes.json"):
+        assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "plain-out" / name).read_bytes()
+    wrong = TEAM.replace("return 2.0 + len(cur_query_tuple[1]) % 11", "return [2.0]")
+    done = run("--code", team(tmp_path / "w", wrong), "--output", tmp_path / "w-out")
+    assert done.returncode == 1
+    assert "it returned list [2.0]; it must return a real number" in done.stderr
+    assert "float(x) or x.item()" in done.stderr
+
+
+def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
+    failing = TEAM.replace(
+        "    return 2.0 + len",
+        "    if cur_query_tuple[1] == STOP: raise RuntimeError('x')\n    return 2.0 + len",
+    )
+    answers = [
+        json.loads(x) for x in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines() if x
+    ]
+    stop = answers[2]["references"][0][0]
+    code = team(tmp_path / "t", f"STOP = {stop!r}\n" + failing)
+    out = tmp_path / "out"
+    first = run("--code", code, "--output", out)
+    assert first.returncode == 1
+    state = out / ".run-state" / "ppl.jsonl"
+    kept = len(state.read_text(encoding="utf-8").splitlines()) - 1
+    assert kept >= 2
+    # forged and torn lines are dropped (recomputed), the rest reused
+    text = state.read_bytes()
+    state.write_bytes(
+        text
+        + json.dumps({"dialog_id": "d-0001", "turn": 1, "value": float("nan")}).encode() + b"\n"
+        + json.dumps({"dialog_id": "d-0001", "turn": 1, "value": -5.0}).encode() + b"\n"
+        + b'{"dialog_id": "d-0001", "turn": 1, "value": "abc"}\n'
+        + b'{"dialog_id": "d-0001", "turn": 1, "value": 3.0}'[:-3] + "Ж".encode()[:1] + b"\n"
+    )  # fmt: skip
+    again = run("--code", code, "--output", out, "--resume")
+    assert again.returncode == 1
+    assert f"run: ppl: reusing {kept} kept turn(s) from" in again.stderr
+    # the code changed: refused, saying which and how to start over
+    (code / "team_code" / "generate.py").write_text(textwrap.dedent(TEAM), encoding="utf-8")
+    changed = run("--code", code, "--output", out, "--resume")
+    assert changed.returncode == 2
+    assert (
+        "computed with other team_code/ (the code)" in changed.stderr and "without --resume" in changed.stderr
+    )
+    fresh = run("--code", code, "--output", out)
+    assert fresh.returncode == 0, fresh.stderr
+    assert "discarding" in fresh.stderr
+    whole = tmp_path / "whole"
+    assert run("--code", code, "--output", whole).returncode == 0
+    for name in ("submission.jsonl", "ppl_output.json"):
+        assert (out / name).read_bytes() == (whole / name).read_bytes()
+    values = json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))
+    assert all(v >= 1 for vs in values.values() for v in vs)
+
+
+def test_limit_is_a_trial_on_the_first_dialogues_and_says_so(tmp_path):
+    out = tmp_path / "out"
+    done = run("--code", team(tmp_path / "t"), "--output", out, "--limit", "2")
+    assert done.returncode == 0, done.stderr
+    assert "run: --limit 2: a trial on the first 2 of" in done.stderr
+    rows = [json.loads(x) for x in (out / "submission.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["dialog_id"] for r in rows] == ["d-0001", "d-0002"]
+    assert sorted(json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))) == ["d-0001", "d-0002"]
+    assert run("--code", team(tmp_path / "u"), "--output", tmp_path / "o2", "--limit", "0").returncode == 2
+
+
+@pytest.mark.parametrize("flag", ["--turn-timeout", "--setup-timeout"])
+def test_a_timeout_below_zero_is_a_usage_error_on_every_command(tmp_path, flag):
+    done = run("--code", team(tmp_path / "t"), "--output", tmp_path / "out", flag, "-5")
+    assert done.returncode == 2 and f"{flag} -5: give a positive number of seconds" in done.stderr
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    shutil.copytree(tmp_path / "t", root / "res")
+    assert run_cli("codalab", root, tmp_path / "scored", flag, "-5") == 2
+
+
+def test_a_reference_data_error_is_exit_2_in_a_code_competitions_step(tmp_path, capsys):
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    (root / "ref" / "config.toml").write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
+    lines = (root / "ref" / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1])
+    row["turns"] = []
+    lines[1] = json.dumps(row, ensure_ascii=False)
+    (root / "ref" / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    team(root / "res")
+    shutil.copy(ROOT / "submissions_examples" / "realistic" / "submission.jsonl", root / "res")
+    capsys.readouterr()
+    assert run_cli("codalab", root, tmp_path / "scored", "--no-synonyms") == 2
+    err = capsys.readouterr().err
+    assert "dialogues.jsonl" in err and "line 2" in err
+
+
+def test_an_output_holding_the_code_or_the_data_is_refused(tmp_path):
+    code = team(tmp_path / "t")
+    done = run("--code", code, "--output", code)
+    assert done.returncode == 2 and "holds --code or --data" in done.stderr
+    assert (code / "team_code" / "generate.py").exists()
