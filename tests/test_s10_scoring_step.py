@@ -377,3 +377,59 @@ def test_the_guard_makes_an_import_and_a_read_after_the_code_started_a_surprise(
     assert guard.caught[-2].startswith("an import of this_module_was_never_imported")
     assert guard.caught[-1].startswith("a file opened while the code ran: ")
     guard.caught.clear()
+
+
+# --- the bundle as Codabench runs it ------------------------------------------------------------------------
+
+
+def test_the_bundle_run_as_codabench_runs_it_posts_what_run_and_score_give(tmp_path):
+    """Prediction then scoring, the upload copied into the prediction's output first and the prediction's
+    exit code ignored, as Codabench's compute worker does; the integral it would post is the one ``run`` and
+    ``score`` give for the same code."""
+    import shlex
+
+    import yaml
+    from conftest import run_cli
+
+    bundle = tmp_path / "bundle"
+    assert run_cli("bundle", "--data", PUBLIC, "--output", bundle, "--image", "docker.io/org/scorer:1.0",
+                   "--code", "--quiet") == 0  # fmt: skip
+    upload = shutil.make_archive(str(tmp_path / "upload"), "zip", bundle / "starting_kit", "team_code")
+    app = tmp_path / "app"
+    ingested, output = app / "ingested_program", app / "output"
+    shutil.unpack_archive(upload, ingested)
+    shutil.copytree(ingested, output)  # Codabench copies the upload into the output before ingestion
+    places = {
+        "/app/program": str(bundle / "ingestion_program"),
+        "/app/input_data": str(bundle / "input_data"),
+        "/app/ingested_program": str(ingested),
+        "/app/output": str(output),
+    }
+
+    def command_of(program: str, extra: dict[str, str]) -> list[str]:
+        meta = yaml.safe_load((bundle / program / "metadata.yaml").read_text(encoding="utf-8"))
+        words = shlex.split(meta["command"])
+        assert words[0] == "python3"
+        return [sys.executable] + [extra.get(w, w) for w in words[1:]]
+
+    ingestion = command_of("ingestion_program", {f"/app/program/{Path(p).name}": p for p in []})
+    ingestion = [next((w.replace(k, v) for k, v in places.items() if w.startswith(k)), w) for w in ingestion]
+    subprocess.run(ingestion, capture_output=True, timeout=300, cwd=app)  # its exit code is not looked at
+    assert sorted(p.name for p in output.iterdir()) == ["submission.jsonl", "team_code"]
+    root = app / "input"
+    shutil.copytree(bundle / "reference_data", root / "ref")
+    shutil.copytree(output, root / "res")
+    scored = app / "scores"
+    scoring = command_of("scoring_program", {"/app/input": str(root), "/app/output": str(scored)})
+    done = subprocess.run(scoring, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    posted = json.loads((scored / "scores.json").read_text(encoding="utf-8"))
+    local = tmp_path / "local"
+    assert (
+        run_cli("run", "--data", bundle / "reference_data", "--code", upload, "--output", local, "--quiet")
+        == 0
+    )
+    assert run_cli("score", "--data", bundle / "reference_data", "--submission", local,
+                   "--output", tmp_path / "scored", "--quiet") == 0  # fmt: skip
+    expected = json.loads((tmp_path / "scored" / "scores.json").read_text(encoding="utf-8"))
+    assert posted["integral"] == expected["integral"] and 0 < posted["integral"] < 1
