@@ -797,15 +797,14 @@ def competition_bundle(
     except OSError as exc:
         raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
     # only what was validated is published, written anew with the contract's fields (contract section 6)
+    public = public_dialogues(dialogues_bytes)
     source = BundleSource(
-        public_dialogues(dialogues_bytes), answers_bytes, reference.dialogues, settings, config_bytes
+        public, answers_bytes, reference.dialogues, settings, config_bytes, media_files(data_dir, public)
     )
     extra = None
     if code:  # a code competition (contract section 10): the ingestion program is the runner module itself
         runner_source = Path(runner.__file__).read_bytes()
-        extra = code_files(
-            runner_source, source.dialogues_bytes, media_files(data_dir, source.dialogues_bytes)
-        )
+        extra = code_files(runner_source, source.dialogues_bytes)
     return bundle_files(
         source, image.strip(), title.strip() if title and title.strip() else DEFAULT_TITLE, extra
     )

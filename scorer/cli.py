@@ -67,7 +67,7 @@ from .errors import (
     UsageError,
 )
 from .progress import ProgressDisplay
-from .safe_text import shown
+from .safe_text import json_text, shown, shown_name
 from .streams import forgiving_streams, reopen_closed
 from .version import __version__, engine_description
 
@@ -466,22 +466,18 @@ def _validate(args: argparse.Namespace, state: RunState) -> int:
             if args.json:
                 payload = failure_payload(exc, "invalid")
                 payload["warnings"] = [w.to_dict() for w in exc.warnings]
-                emit(json.dumps(payload, ensure_ascii=False, indent=2))
+                emit_json(payload)
             _print_invalid(exc, scoring=False)
             return EXIT_INVALID
     turns = sum(len(a) for a in valid.answers.values())
     if args.json:
-        emit(
-            json.dumps(
-                {
-                    "status": "valid",
-                    "dialogs": len(valid.answers),
-                    "turns": turns,
-                    "warnings": [w.to_dict() for w in valid.warnings],
-                },
-                ensure_ascii=False,
-                indent=2,
-            )
+        emit_json(
+            {
+                "status": "valid",
+                "dialogs": len(valid.answers),
+                "turns": turns,
+                "warnings": [w.to_dict() for w in valid.warnings],
+            }
         )
     else:
         emit(f"valid: {len(valid.answers)} dialogues, {turns} turns")
@@ -707,7 +703,7 @@ def _print_invalid(exc: SubmissionInvalid, every: bool = False, scoring: bool = 
 
 def _print_warnings(warnings: Sequence[Issue]) -> None:
     for w in warnings[:20]:
-        print(f"warning: {w}", file=sys.stderr)
+        print(f"warning: {shown(str(w))}", file=sys.stderr)  # one line, whatever a name in it holds
     if len(warnings) > 20:
         print(f"warning: ... and {len(warnings) - 20} more warning(s)", file=sys.stderr)
 
@@ -855,7 +851,8 @@ def _cache_notice(args: argparse.Namespace) -> None:
         problem = cache_dir_problem()
         if problem is not None:
             print(
-                f"warning: the cache directory {shown(str(cache_dir()))} is not used ({problem}); "
+                f"warning: the cache directory {shown_name(str(cache_dir()))} is not used "
+                f"({shown_name(problem)}); "
                 "the run goes on without a persistent cache",
                 file=sys.stderr,
             )
@@ -918,7 +915,7 @@ def _json_verdict(args: argparse.Namespace, error: Exception) -> None:
     if getattr(args, "json", False):
         payload = failure_payload(error, "error")
         payload["warnings"] = []
-        emit(json.dumps(payload, ensure_ascii=False, indent=2))
+        emit_json(payload)
 
 
 def emit(text: str) -> None:
@@ -927,10 +924,27 @@ def emit(text: str) -> None:
     print(text, flush=True)
 
 
+def emit_json(value: object) -> None:
+    """Print ``value`` on stdout as JSON for a program (contract section 3): escaped by JSON's own rules
+    (:func:`~scorer.safe_text.json_text`), never by the stream's, and all ASCII where stdout's encoding
+    cannot show a character of it, so that whatever a name holds ``json.loads`` gives it back exactly."""
+    text = json_text(value)
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        text = json_text(value, ascii_only=True)
+    getattr(sys.stdout, "write_raw", sys.stdout.write)(text + "\n")
+    sys.stdout.flush()
+
+
 def run() -> None:
     """The command line's process: closed standard descriptors given ``/dev/null`` first, then :func:`main`,
     whose code is the process's."""
     reopen_closed()
     for sig in _STOPS:  # held until main's run takes them (it stops on the first); at exit a signal changes
         signal.signal(sig, _early_signal)  # nothing
-    sys.exit(main())
+    code = main()
+    for sig in _STOPS:  # ignored by the kernel itself: the interpreter's exit puts back its own handlers
+        signal.signal(sig, signal.SIG_IGN)
+    sys.exit(code)

@@ -168,9 +168,9 @@ class ReferenceDataError(IssuesError):
     exit_code = EXIT_USAGE
     kind = "reference_data"
 
-    def __init__(self, issues: list[Issue] | IssueLog):
+    def __init__(self, issues: list[Issue] | IssueLog, headline: str | None = None):
         total = issues.total if isinstance(issues, IssueLog) else len(issues)
-        super().__init__(issues, f"reference data is invalid ({total} error(s))")
+        super().__init__(issues, headline or f"reference data is invalid ({total} error(s))")
 
 
 class SubmissionInvalid(IssuesError):

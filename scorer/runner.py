@@ -544,10 +544,10 @@ class Child:
             reply = checked_reply(line, call)
         except CodeFault as fault:
             self.kill()
-            message = fault.message
+            said = fault.message
             if fault.kind == "wrong_value" and function in WANTED:
-                message += f"; it must return {WANTED[function]}"
-            raise CodeFault(fault.kind, message, detail=fault.detail, **where) from None
+                said += f"; it must return {WANTED[function]}"
+            raise CodeFault(fault.kind, said, detail=fault.detail, **where) from None
         return reply
 
     def _died(self, **where: Any) -> CodeFault:

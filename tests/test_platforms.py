@@ -190,8 +190,15 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
     assert metadata["command"] == "python3 -m scorer codalab /app/input /app/output"
     (phase,) = spec["phases"]
     assert phase["tasks"] == [0] and phase["start"] and "end" not in phase
-    assert sorted(os.listdir(out / phase["public_data"])) == ["dialogues.jsonl"]
-    assert sorted(os.listdir(out / task["reference_data"])) == ["answers.jsonl", "dialogues.jsonl"]
+    assert phase["execution_time_limit"] == 600  # seconds, the key Codabench reads; its public queue's most
+    # the dialogues and the media they name (images/, audio/); the answers only in the reference data
+    assert sorted(os.listdir(out / phase["public_data"])) == ["audio", "dialogues.jsonl", "images"]
+    assert sorted(os.listdir(out / task["reference_data"])) == [
+        "answers.jsonl",
+        "audio",
+        "dialogues.jsonl",
+        "images",
+    ]
     (board,) = spec["leaderboards"]
     keys = [c["key"] for c in board["columns"]]
     assert keys == [

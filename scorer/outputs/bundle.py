@@ -3,13 +3,17 @@ directory.
 
 The bundle holds a title and logo, four pages (overview, evaluation, data,
 terms), the scoring program (``metadata.yaml`` running ``codalab`` in the
-image), the reference data (``dialogues.jsonl``, ``answers.jsonl`` and the
-organizer's configuration), the public data (``dialogues.jsonl`` only), a
-starting kit (an example submission that ``validate`` accepts, with how to
-check one), one task, one phase, and a leaderboard whose columns are the
-top-level numbers of ``scores.json``. Nothing private (``answers.jsonl``,
-the configuration) is written outside ``reference_data/``, and the pages say
-of the hidden metric only that it is derived from the perplexities.
+image), the reference data (``dialogues.jsonl``, ``answers.jsonl``, the
+organizer's configuration and the media files the dialogues name), the public
+data (``dialogues.jsonl`` and the same media files), a starting kit (an
+example submission that ``validate`` accepts, with how to check one), one
+task, one phase with its time limit (``execution_time_limit``, seconds), and a
+leaderboard whose columns are the top-level numbers of ``scores.json``.
+Nothing private (``answers.jsonl``, the configuration) is written outside
+``reference_data/``, and the pages say of the hidden metric only that it is
+derived from the perplexities. A configuration that says ``[competition]
+submissions = "code"`` makes only a code competition (``--code``), whose own
+configuration says so (:func:`scorer.outputs.code_bundle.code_config`).
 
 The same inputs give the same bytes: every file is made from the inputs
 alone, and ``bundle.zip`` lists the files in a fixed order with a fixed date.
@@ -20,25 +24,30 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import re
 import struct
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from scorer.errors import UsageError
+from scorer.errors import ConfigError, UsageError
 from scorer.inputs.config import Config
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.validation import Dialogue
 
-from .code_bundle import INGESTION_PROGRAM, INPUT_DATA, code_pages
+from .code_bundle import (
+    EXECUTION_TIME_LIMIT,
+    INGESTION_PROGRAM,
+    INPUT_DATA,
+    TIMEOUT_OPTIONS,
+    code_config,
+    code_pages,
+)
 from .output_dir import publish
-
-#: A code upload's time limits in the scoring step (``codalab``'s defaults; the runner's too).
-DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT = 3600.0, 600.0
 
 COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
 SCORING_PROGRAM, REFERENCE_DATA, PUBLIC_DATA, STARTING_KIT = (
@@ -64,13 +73,15 @@ _PAGES = (
 @dataclass(frozen=True)
 class BundleSource:
     """What a bundle is made of: the reference files' bytes, the checked dialogues, the configuration in
-    force and its file's bytes (None for the built-in default)."""
+    force and its file's bytes (None for the built-in default), and the media files the dialogues name
+    (:func:`scorer.outputs.media.media_files`: path in the data folder -> bytes)."""
 
     dialogues_bytes: bytes
     answers_bytes: bytes
     dialogues: Sequence[Dialogue]
     config: Config
     config_bytes: bytes | None
+    media: Mapping[str, bytes] = field(default_factory=dict)
 
 
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
@@ -119,23 +130,41 @@ def bundle_files(
     source: BundleSource, image: str, title: str = DEFAULT_TITLE, code: dict[str, bytes] | None = None
 ) -> dict[str, bytes]:
     """Every file of the bundle folder by its path in it, ``bundle.zip`` (the folder zipped) included; with
-    ``code`` (:func:`scorer.outputs.code_bundle.code_files`), a code competition (contract section 10)."""
+    ``code`` (:func:`scorer.outputs.code_bundle.code_files`), a code competition (contract section 10).
+
+    The media files (``source.media``, and those ``code`` puts in ``input_data/``) go to ``public_data/``,
+    ``reference_data/`` and, for a code competition, ``input_data/``. A code competition's configuration
+    says ``[competition] submissions = "code"``; a configuration that says so without ``code``, or says
+    ``"files"`` with it, is a :class:`~scorer.errors.ConfigError`."""
     present = Counter(d.type for d in source.dialogues)
     types = [t for t in DIALOGUE_TYPES if t in present]
     turns: Counter[str] = Counter()
     for d in source.dialogues:
         turns[d.type] += d.n_turns
+    config_bytes = source.config_bytes
+    if code is not None:
+        config_bytes = code_config(config_bytes)
+    elif source.config.competition.submissions == "code":
+        raise ConfigError(
+            'config key competition.submissions is "code": make a code competition with bundle --code, or '
+            'set it to "files"'
+        )
+    media = dict(source.media)  # and those code_files was given for input_data/ (the same files)
+    prefix = f"{INPUT_DATA}/"
+    media.update({k[len(prefix) :]: v for k, v in (code or {}).items() if k.startswith(prefix)})
+    media.pop(DIALOGUES, None)
+    command = SCORING_COMMAND + (f" {TIMEOUT_OPTIONS}" if code is not None else "")
     files: dict[str, bytes] = {
         COMPETITION_YAML: _competition_yaml(title, image, types, code is not None).encode("utf-8"),
         "logo.png": logo_png(),
         "pages/overview.md": _overview(
-            title, image, source.config.participants.turn_details, code is not None
+            title, image, source.config.participants.turn_details, sum(turns.values()) if code else None
         ).encode("utf-8"),
         "pages/evaluation.md": _evaluation(source.config, types).encode("utf-8"),
-        "pages/data.md": _data(source.config, types, present, turns).encode("utf-8"),
+        "pages/data.md": _data(source.config, types, present, turns, bool(media)).encode("utf-8"),
         "pages/terms.md": _TERMS.encode("utf-8"),
         f"{SCORING_PROGRAM}/metadata.yaml": (
-            f"command: {SCORING_COMMAND}\ndescription: "
+            f"command: {command}\ndescription: "
             f"{_q('Scores an upload: Russian METEOR, the hidden metric and the integral')}"
             "\n"
         ).encode(),
@@ -147,12 +176,15 @@ def bundle_files(
             for name, data in starting_kit(source.dialogues_bytes, image).items()
         },
     }
-    if source.config_bytes is not None:
-        files[f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}"] = source.config_bytes
+    if config_bytes is not None:
+        files[f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}"] = config_bytes
     if code is not None:  # the starting kit is code, not files
         for name in (SUBMISSION, PPL):
             del files[f"{STARTING_KIT}/{name}"]
         files.update(code)
+    for name, data in media.items():  # where the participants' models and the scoring step's get_ppl look
+        for folder in (PUBLIC_DATA, REFERENCE_DATA, *((INPUT_DATA,) if code is not None else ())):
+            files[f"{folder}/{name}"] = data
     files[BUNDLE_ZIP] = zip_bytes(files)
     return dict(sorted(files.items()))
 
@@ -173,19 +205,35 @@ def bundle_paths() -> list[str]:
     ]
 
 
-#: The folders of a code competition's bundle, whose files are those of the bundle that wrote them.
-CODE_FOLDERS = (INGESTION_PROGRAM, INPUT_DATA, f"{STARTING_KIT}/team_code")
-CODE_FILES = (f"{STARTING_KIT}/runner.py",)
+#: The bundle's folders that hold only what the bundle writes: a rebuild removes whatever else stands in
+#: them (an earlier bundle's media, a code bundle's files), and the folders it leaves empty.
+OWNED_FOLDERS = (PUBLIC_DATA, REFERENCE_DATA, STARTING_KIT, INGESTION_PROGRAM, INPUT_DATA)
 
 
-def _earlier_code_files(output: Path) -> list[str]:
-    """The files an earlier code bundle left in ``output``'s code folders (removed unless written again)."""
+def _earlier_files(output: Path) -> list[str]:
+    """Everything but folders in ``output``'s owned folders (a link to a folder is listed, never entered)."""
     found = []
-    for folder in CODE_FOLDERS:
-        for path in sorted((output / folder).rglob("*")) if (output / folder).is_dir() else []:
-            if path.is_file() and not path.is_symlink():
-                found.append(path.relative_to(output).as_posix())
-    return found
+    for folder in OWNED_FOLDERS:
+        top = output / folder
+        if top.is_symlink() or not top.is_dir():
+            continue
+        for root, folders, names in os.walk(top):
+            links = [name for name in folders if os.path.islink(os.path.join(root, name))]
+            found += [Path(root, name).relative_to(output).as_posix() for name in names + links]
+    return sorted(found)
+
+
+def _remove_empty_folders(output: Path) -> None:
+    """Remove the folders under ``output``'s owned folders, and those folders, that are left empty."""
+    for folder in OWNED_FOLDERS:
+        top = output / folder
+        if top.is_symlink() or not top.is_dir():
+            continue
+        for root, _, _ in os.walk(top, topdown=False):
+            try:
+                os.rmdir(root)
+            except OSError:
+                pass  # not empty
 
 
 def zip_bytes(files: dict[str, bytes]) -> bytes:
@@ -252,7 +300,7 @@ phases:
     start: {PHASE_START}
     max_submissions_per_day: 5
     max_submissions: 100
-    execution_time_limit_ms: 3600000
+    execution_time_limit: {EXECUTION_TIME_LIMIT}
     tasks:
       - 0
     solutions: []
@@ -281,7 +329,8 @@ Or with the scorer installed in Python 3.11 or newer (ask the organizers for its
     python -m scorer validate --data public_data --submission {submission}"""
 
 
-def _overview(title: str, image: str, turn_details: bool, code: bool = False) -> str:
+def _overview(title: str, image: str, turn_details: bool, code_turns: int | None = None) -> str:
+    """The overview page; ``code_turns`` (the data's turns) for a code competition."""
     intro = f"""# {title}
 
 Models hold dialogues that mix text, images and audio, and answer every user turn in Russian.
@@ -296,8 +345,8 @@ each dialogue type. The detailed results page shows the per-type table with its 
 the warnings and the run's signature{_turn_details_sentence(turn_details)} It never shows
 the test set's answers.
 """
-    if code:
-        return intro + code_pages(image, DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT) + "\n" + after
+    if code_turns is not None:
+        return intro + code_pages(image, code_turns) + "\n" + after
     return (
         intro
         + f"""## What to submit
@@ -366,7 +415,7 @@ To see how one answer is scored, word by word:
 """
 
 
-def _data(config: Config, types: Sequence[str], dialogs: Counter, turns: Counter) -> str:
+def _data(config: Config, types: Sequence[str], dialogs: Counter, turns: Counter, media: bool) -> str:
     rows = "\n".join(f"| `{t}` | {dialogs[t]:,} | {turns[t]:,} |" for t in types)
     return f"""# Data
 
@@ -377,7 +426,7 @@ def _data(config: Config, types: Sequence[str], dialogs: Counter, turns: Counter
 
 Every user turn is a list of parts of type `text`, `image` or `audio`. The reference
 answers are kept by the organizers.
-
+{_media_paragraph(media)}
 | type | dialogues | turns |
 | --- | ---: | ---: |
 {rows}
@@ -385,6 +434,15 @@ answers are kept by the organizers.
 Limits: each file at most {config.limits.max_file_mib} MiB, each answer at most
 {config.limits.max_answer_chars:,} characters. Files are UTF-8 JSON; `NaN` and `Infinity`
 are not numbers here.
+"""
+
+
+def _media_paragraph(media: bool) -> str:
+    if not media:
+        return ""
+    return """
+The content of an `image` or `audio` part is the path of its file in `public_data/`, beside
+`dialogues.jsonl`: `images/0001.jpg` is `public_data/images/0001.jpg`.
 """
 
 
@@ -469,11 +527,12 @@ def logo_png(size: int = 96) -> bytes:
 
 def write_bundle(output: Path, files: dict[str, bytes]) -> None:
     """Put the bundle's ``files`` into ``output`` (``competition.yaml`` last), removing the files of an
-    earlier bundle there that this one lacks. It never writes through a symbolic link: a link at any path
+    earlier bundle there that this one lacks (in the owned folders, everything it does not write, and the
+    folders left empty). It never writes through a symbolic link: a link at any path
     it would write or remove, or at a folder on the way, is a :class:`~scorer.errors.UsageError` naming it
     (contract section 6), and nothing is written."""
     output = Path(output)
-    for path in sorted({*files, *bundle_paths(), *CODE_FOLDERS}):
+    for path in sorted({*files, *bundle_paths(), *OWNED_FOLDERS}):
         parts = Path(path).parts
         for depth in range(1, len(parts) + 1):
             place = output.joinpath(*parts[:depth])
@@ -482,7 +541,8 @@ def write_bundle(output: Path, files: dict[str, bytes]) -> None:
                     f"{place} is a symbolic link inside the bundle's output folder: the bundle is never "
                     "written through a link (it could put the private answers elsewhere); remove it"
                 )
-    publish(output, files, bundle_paths() + list(CODE_FILES) + _earlier_code_files(output), COMPETITION_YAML)
+    publish(output, files, bundle_paths() + _earlier_files(output), COMPETITION_YAML)
+    _remove_empty_folders(output)
 
 
 def public_dialogues(dialogues_bytes: bytes) -> bytes:

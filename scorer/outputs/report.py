@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import textwrap
 from collections.abc import Iterable
 from dataclasses import replace
@@ -21,7 +20,7 @@ from scorer.errors import MAX_LISTED_ERRORS, Issue, IssueLog, IssuesError, Submi
 from scorer.inputs.contract import DETAILED_RESULTS, DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
 from scorer.metric.stages import stages_line
 from scorer.progress import WRITING, Progress
-from scorer.safe_text import csv_cell, safe_cells, shown
+from scorer.safe_text import csv_cell, json_text, safe_cells, shown
 from scorer.scoring.audit import audit_payload
 from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS
 from scorer.scoring.correlation_result import Meta
@@ -49,7 +48,10 @@ def utf8(text: str) -> bytes:
 
 
 def json_bytes(payload: Any) -> bytes:
-    return utf8(json.dumps(payload, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+    """A JSON output (``scores.json``, ``audit.json``, ``leaderboard.json``, ``correlation.json``) as UTF-8:
+    valid JSON whatever the names in it hold, a character the terminal would escape written as JSON escapes
+    it (``\\u0085``, :func:`scorer.safe_text.json_text`), so a program reading it gets each name back."""
+    return utf8(json_text(payload) + "\n")
 
 
 def scores_payload(result: ScoreResult) -> dict[str, Any]:
