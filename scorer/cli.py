@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scorer.inputs.config import Config, config_for, load_config
+from scorer.inputs.config import UNSALTED_NOTE, Config, config_for, load_config
 from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.jsonio import shorten
@@ -418,6 +418,13 @@ def _bundle(args: argparse.Namespace, state: RunState) -> int:
             args.data, args.image, config=args.config, title=args.title, code=args.code
         )
         write_bundle(output, files)
+    if config_for(args.data, args.config)[0].unsalted_private:
+        print(
+            "bundle: the hidden metric's private settings had no salt: a random one was written into the "
+            "bundle's reference_data/config.toml (copy it into your own config, so that your runs carry the "
+            "platform's signature)",
+            file=sys.stderr,
+        )
     if not args.quiet:
         emit(
             f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(files) - 1} files); "
@@ -451,6 +458,8 @@ def _config(args: argparse.Namespace, reference_dir: str | None) -> Config:
     config, which = config_for(reference_dir, args.config)
     if not getattr(args, "quiet", False):
         print(f"config: {which}", file=sys.stderr)
+    if config.unsalted_private and args.command != "bundle":
+        print(f"warning: {UNSALTED_NOTE}", file=sys.stderr)
     return config
 
 

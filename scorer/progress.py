@@ -11,7 +11,8 @@ cost nothing measurable (every 1 MiB, every few thousand rows).
 :class:`ProgressDisplay` draws them: one line, rewritten in place, shown only
 on a TTY and only once the run has lasted :data:`DELAY_SECONDS`; machine-read
 output never carries it (it goes to stderr, and not at all when stderr is a
-file or a pipe).
+file or a pipe). A name in it is escaped and cut as in every stderr line
+(:func:`scorer.safe_text.shown_name`), so the line is one line of bounded length.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from scorer.safe_text import shown
+from scorer.safe_text import shown_name
 
 #: ``progress(step, done, total)``.
 Progress = Callable[[str, int, int], None]
@@ -66,7 +67,19 @@ def render(step: str, done: int, total: int, elapsed: float) -> str:
         amount = f"  {done / size:.1f}/{total / size:.1f} {unit}"
     else:
         amount = f"  {done:,}/{total:,}" if total > 1 else ""  # a step of one item shows no count
-    return f"{shown(step)} [{'#' * filled}{' ' * (WIDTH - filled)}] {100 * done // total:3d}%{amount}{left}"
+    bar = "#" * filled + " " * (WIDTH - filled)
+    return f"{_shown_step(step)} [{bar}] {100 * done // total:3d}%{amount}{left}"
+
+
+def _shown_step(step: str) -> str:
+    """The step for the line: the entry's name a leaderboard puts before it escaped and cut as every name
+    is (:func:`scorer.safe_text.shown_name`), the step's own words escaped and cut too.
+
+    >>> _shown_step("evil\\naudit: x: scoring")
+    'evil\\\\naudit: x: scoring'
+    """
+    name, _, what = step.rpartition(": ")
+    return (shown_name(name) + ": " if name else "") + shown_name(what)
 
 
 class ProgressDisplay:

@@ -12,10 +12,16 @@ a traceback:
   (``\\u0434``); a write or flush that fails (a broken pipe, a full device, a
   closed stream) silences that stream for the rest of the run, its descriptor
   turned to ``/dev/null`` so that nothing buffered fails again at exit;
-  control and bidirectional characters other than the newline are written
+  control and format characters other than the newline are written
   escaped (``\x1b``, ``\u202e``, :func:`scorer.safe_text.shown_lines`), so no
   text that came from an upload drives the terminal (the progress line's own
-  carriage returns go through :meth:`Forgiving.write_raw`).
+  carriage returns go through :meth:`Forgiving.write_raw`, and JSON for
+  programs, already escaped by JSON's rules, too);
+* on stderr, no line is longer than :data:`~scorer.safe_text.LINE_LIMIT`
+  characters: each line is held until its newline (or a flush) and written
+  as :func:`scorer.safe_text.bounded_line` makes it, its longest words (a
+  path, a name) cut with ``…`` and their length. The messages cut names
+  themselves; this is the last resort, so that any line is bounded.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from scorer.safe_text import shown_lines
+from scorer.safe_text import LINE_LIMIT, bounded_line, cut, shown_lines
 
 
 def reopen_closed() -> None:
@@ -57,12 +63,20 @@ def reopen_closed() -> None:
 
 class Forgiving(io.TextIOBase):
     """A text stream that writes to ``stream`` and never raises: unshowable characters are escaped, and a
-    failed write or flush silences the stream (see the module docstring)."""
+    failed write or flush silences the stream; with ``line_limit``, no line written is longer (see the
+    module docstring)."""
 
-    def __init__(self, stream: TextIO):
+    #: The most characters of one line held before its newline; past them only the count is kept.
+    HELD = 1 << 16
+
+    def __init__(self, stream: TextIO, line_limit: int | None = None):
         super().__init__()
         self.stream = stream
         self.broken = False
+        self.line_limit = line_limit
+        self._held = ""  # the current line's text not written yet
+        self._dropped = 0  # characters of it beyond HELD, counted, not kept
+        self._written = 0  # characters of it a flush has already written
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -81,11 +95,44 @@ class Forgiving(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:
-        return self.write_raw(shown_lines(text))
+        shown = shown_lines(text)
+        if self.line_limit is None:
+            self._put(shown)
+            return len(text)
+        *ended, rest = shown.split("\n")
+        out = []
+        for part in ended:
+            self._hold(part)
+            out.append(self._line_so_far() + "\n")
+            self._held, self._dropped, self._written = "", 0, 0
+        self._put("".join(out))
+        self._hold(rest)
+        return len(text)
+
+    def _hold(self, text: str) -> None:
+        room = self.HELD - len(self._held)
+        if len(text) > room:
+            self._dropped += len(text) - max(room, 0)
+            text = text[: max(room, 0)]
+        self._held += text
+
+    def _line_so_far(self) -> str:
+        """The held part of the line, as it may be written: within what is left of the line's room."""
+        room = (self.line_limit or 0) - self._written
+        if room <= 0:
+            return ""
+        if self._dropped:  # longer than anything kept: cut whole, with its length
+            return cut(self._held, room, len(self._held) + self._dropped)
+        return bounded_line(self._held, room)
 
     def write_raw(self, text: str) -> int:
-        """Write ``text`` as it is: for the scorer's own terminal controls (the progress line's ``\r``)."""
-        if not self.broken:
+        """Write ``text`` as it is: for the scorer's own terminal controls (the progress line's ``\r``) and
+        for JSON text, whose own escaping leaves nothing for the stream to escape."""
+        self._release()
+        return self._put(text)
+
+    def _put(self, text: str) -> int:
+        if text and not self.broken:
             try:
                 try:
                     self.stream.write(text)
@@ -95,7 +142,16 @@ class Forgiving(io.TextIOBase):
                 self._give_up()
         return len(text)
 
+    def _release(self) -> None:
+        """Write the held part of the current line (a flush, or raw text, comes before its newline)."""
+        if self._held or self._dropped:
+            text = self._line_so_far()
+            self._put(text)
+            self._written += len(text)
+            self._held, self._dropped = "", 0
+
     def flush(self) -> None:
+        self._release()
         if not self.broken:
             try:
                 self.stream.flush()
@@ -122,7 +178,7 @@ def forgiving_streams() -> Iterator[None]:
     """``sys.stdout`` and ``sys.stderr`` as :class:`Forgiving` streams for the duration; the originals back
     after, flushed where they still can be."""
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = Forgiving(saved[0]), Forgiving(saved[1])
+    sys.stdout, sys.stderr = Forgiving(saved[0]), Forgiving(saved[1], LINE_LIMIT)
     try:
         yield
     finally:

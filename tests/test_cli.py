@@ -23,6 +23,9 @@ INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
 
 
 run = run_cli
+#: The private configs' ``[hidden_metric] salt`` (contract section 7): the key of their signature's HMAC.
+SALT = "a7Qw9-tests-salt-3Kd0"
+SALTED = f'salt = "{SALT}"\n'
 
 
 def score(sub, out, *extra):
@@ -257,7 +260,7 @@ def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
 
 def test_signature_pins_the_settings(tmp_path):
     (tmp_path / "c.toml").write_text(
-        '[meteor]\ngamma = 0.5\n[hidden_metric]\nmethod = "log"\np_max = 100\n', encoding="utf-8"
+        '[meteor]\ngamma = 0.5\n[hidden_metric]\nmethod = "log"\np_max = 100\n' + SALTED, encoding="utf-8"
     )
     score(EXAMPLES / "realistic", tmp_path / "a")
     score(EXAMPLES / "realistic", tmp_path / "b", "--config", tmp_path / "c.toml")
@@ -412,7 +415,7 @@ def test_codalab_scores_res_against_ref(tmp_path):
 def test_codalab_takes_the_private_config_from_ref(tmp_path):
     root = _codalab_input(tmp_path)
     (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 100.0\n', encoding="utf-8"
+        '[hidden_metric]\nmethod = "log"\np_max = 100.0\n' + SALTED, encoding="utf-8"
     )
     assert run("codalab", root, tmp_path / "output", "--quiet") == 0
     s = load(tmp_path / "output")
@@ -421,18 +424,20 @@ def test_codalab_takes_the_private_config_from_ref(tmp_path):
 
 
 def private_digest(method, p_max=None):
-    """contract section 7: the first 12 hex digits of the SHA-256 of the settings' canonical JSON."""
+    """contract section 7: the first 12 hex digits of the HMAC-SHA-256 of the settings' canonical JSON, keyed
+    with the salt."""
     import hashlib
+    import hmac
 
     settings = {"method": method} if p_max is None else {"method": method, "p_max": p_max}
     text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
-    return "private-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return "private-" + hmac.new(SALT.encode(), text.encode("utf-8"), hashlib.sha256).hexdigest()[:12]
 
 
 def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
     root = _codalab_input(tmp_path)
     (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n[participants]\nturn_details = true\n',
+        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n' + SALTED + "[participants]\nturn_details = true\n",
         encoding="utf-8",
     )
     assert run("codalab", root, tmp_path / "a") == 0
@@ -443,7 +448,7 @@ def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
         for f in ("scores.json", "scores.txt", "detailed_results.html", "details.csv")
     ]
     for text in texts:
-        assert "137.5" not in text and "p_max" not in text and "hm:log" not in text
+        assert "137.5" not in text and "p_max" not in text and "hm:log" not in text and SALT not in text
     digest = private_digest("log", 137.5)
     assert len(digest) == len("private-") + 12 and int(digest[8:], 16) >= 0
     assert load(tmp_path / "a")["signature"] == load(tmp_path / "b")["signature"]
@@ -455,15 +460,16 @@ def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
     assert "Hidden metric per turn" not in texts[4] and "hidden metric 0." in texts[4]
     # per-type and overall means stay
     assert 0 < load(tmp_path / "a")["by_type"]["Text2Text"]["hidden_metric"] < 1
-    # other settings give another digest; the built-in default keeps its readable field
+    # other settings give another digest; the built-in default keeps its readable field, salt or not
     (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 138.0\n', encoding="utf-8"
+        '[hidden_metric]\nmethod = "log"\np_max = 138.0\n' + SALTED, encoding="utf-8"
     )
     assert run("codalab", root, tmp_path / "c", "--quiet") == 0
     assert f"|hm:{private_digest('log', 138.0)}|" in load(tmp_path / "c")["signature"]
     assert private_digest("log", 138.0) != digest
     (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "inverse"\n[participants]\nturn_details = true\n', encoding="utf-8"
+        '[hidden_metric]\nmethod = "inverse"\n' + SALTED + "[participants]\nturn_details = true\n",
+        encoding="utf-8",
     )
     assert run("codalab", root, tmp_path / "d", "--quiet") == 0
     assert "|hm:inverse|" in load(tmp_path / "d")["signature"]
@@ -471,11 +477,31 @@ def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
 
 
 def test_score_for_the_organizer_keeps_per_turn_values_with_private_settings(tmp_path):
-    (tmp_path / "c.toml").write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
+    (tmp_path / "c.toml").write_text(
+        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n' + SALTED, encoding="utf-8"
+    )
     score(EXAMPLES / "realistic", tmp_path / "a", "--config", tmp_path / "c.toml")
     rows = list(csv.DictReader(io.StringIO((tmp_path / "a" / "details.csv").read_text(encoding="utf-8"))))
     assert float(rows[0]["hidden_metric"]) == 1 - math.log(6.09) / math.log(137.5)
     assert f"|hm:{private_digest('log', 137.5)}|" in load(tmp_path / "a")["signature"]
+
+
+def test_the_salt_is_never_shown(tmp_path, capsys):
+    """contract section 7: the salt keys the signature and appears in no output of a run, nor does a config
+    error about a salt too short quote it."""
+    (tmp_path / "c.toml").write_text(
+        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n' + SALTED, encoding="utf-8"
+    )
+    assert score(EXAMPLES / "realistic", tmp_path / "a", "--config", tmp_path / "c.toml", "--report") == 0
+    shown = capsys.readouterr()
+    assert f"|hm:{private_digest('log', 137.5)}|" in load(tmp_path / "a")["signature"]
+    texts = [shown.out, shown.err] + [p.read_text(encoding="utf-8") for p in (tmp_path / "a").iterdir()]
+    assert len(texts) >= 6 and all(SALT not in text for text in texts)
+    short = SALT[:15]
+    (tmp_path / "c.toml").write_text(f'[hidden_metric]\nmethod = "log"\nsalt = "{short}"\n', encoding="utf-8")
+    assert score(EXAMPLES / "realistic", tmp_path / "b", "--config", tmp_path / "c.toml") == 2
+    err = capsys.readouterr().err
+    assert "hidden_metric.salt" in err and "at least 16 characters" in err and short not in err
 
 
 def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):

@@ -54,6 +54,9 @@ def test_file_overrides_only_its_keys(tmp_path):
         ('[competition]\nsubmissions = "zip"\n', "competition.submissions"),
         ("[competition]\nsubmissions = 1\n", "competition.submissions"),
         ('[competition]\nkind = "code"\n', "competition.kind"),
+        ('[hidden_metric]\nsalt = "fifteen-chars.."\n', "hidden_metric.salt"),
+        ("[hidden_metric]\nsalt = 12345678901234567890\n", "hidden_metric.salt"),
+        ('[hidden_metric]\nsalt = ["a-list-is-no-salt-at-all"]\n', "hidden_metric.salt"),
     ],
 )
 def test_config_errors_name_the_key(tmp_path, text, key):
@@ -129,4 +132,48 @@ def test_the_kind_of_submissions_changes_no_signature(tmp_path, matcher):
     assert (
         Competition.of(load_config(path), matcher).signature()
         == Competition.of(load_config(), matcher).signature()
+    )
+
+
+SALT = "the-organizers-secret-0f3e"
+
+
+def test_private_settings_are_signed_with_an_hmac_keyed_with_the_salt(tmp_path, matcher):
+    """contract section 7: ``hm:private-`` and the first 12 hex digits of the HMAC-SHA-256 of the settings'
+    canonical JSON (sorted keys, no spaces, floats as Python's repr, the salt left out), keyed with the
+    salt; no salt gives ``hm:private`` alone; the built-in default keeps ``hm:inverse``, salt or not."""
+    import hashlib
+    import hmac
+
+    from scorer.scoring.competition import Competition
+
+    def hm_field(text):
+        path = tmp_path / "c.toml"
+        path.write_text(text, encoding="utf-8")
+        config = load_config(path)
+        fields = dict(f.split(":", 1) for f in Competition.of(config, matcher).signature().split("|"))
+        return fields["hm"], config
+
+    canonical = b'{"method":"log","p_max":100.0}'
+    expected = hmac.new(SALT.encode("utf-8"), canonical, hashlib.sha256).hexdigest()[:12]
+    field, config = hm_field(f'[hidden_metric]\nmethod = "log"\np_max = 100\nsalt = "{SALT}"\n')
+    assert field == f"private-{expected}" and not config.unsalted_private
+    assert expected != hashlib.sha256(canonical).hexdigest()[:12]  # not the digest anyone can recompute
+    assert SALT not in repr(config) and SALT not in repr(Competition.of(config, matcher))
+    other, _ = hm_field(f'[hidden_metric]\nmethod = "log"\np_max = 100\nsalt = "{SALT[::-1]}"\n')
+    assert other.startswith("private-") and other != field  # another salt, another field
+    unsalted, config = hm_field('[hidden_metric]\nmethod = "log"\np_max = 100\n')
+    assert unsalted == "private" and config.unsalted_private and config.hidden_is_private
+    public, config = hm_field(f'[hidden_metric]\nmethod = "inverse"\nsalt = "{SALT}"\n')
+    assert public == "inverse" and not config.hidden_is_private and not config.unsalted_private
+    assert not load_config().unsalted_private
+
+
+def test_a_salt_error_never_quotes_the_salt(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text('[hidden_metric]\nsalt = "not-16-chars"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (
+        "config key hidden_metric.salt must be a string of at least 16 characters, got 12 characters"
     )

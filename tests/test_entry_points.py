@@ -12,7 +12,7 @@ from conftest import EXAMPLES, PUBLIC, ROOT
 
 from scorer import cli
 
-PRIVATE = '[hidden_metric]\nmethod = "log"\np_max = 1000.0\n'
+PRIVATE = '[hidden_metric]\nmethod = "log"\np_max = 1000.0\nsalt = "entry-points-salt-0a1b2c"\n'
 
 
 def reference_with_private_config(tmp_path):

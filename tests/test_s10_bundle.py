@@ -384,3 +384,38 @@ def test_the_kits_model_is_not_certain_of_answers_it_does_not_know(tmp_path):
     assert len(set(values)) >= len(values) - 5  # real values, not a constant
     answer = kit.generate_text(model, tokenizer, turns[0], [])
     assert isinstance(answer, str) and answer in known
+
+
+def test_bundle_writes_a_random_salt_into_a_private_config_without_one(tmp_path, capsys):
+    import re
+    import tomllib
+
+    config = tmp_path / "private.toml"
+    config.write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
+    capsys.readouterr()
+    assert (
+        run_cli(
+            "validate",
+            "--data",
+            ROOT / "reference_data" / "public",
+            "--submission",
+            ROOT / "submissions_examples" / "realistic",
+            "--config",
+            config,
+        )
+        == 0
+    )
+    from scorer.inputs.config import UNSALTED_NOTE
+
+    assert capsys.readouterr().err.count(UNSALTED_NOTE) == 1
+    out = tmp_path / "bundle"
+    assert run_cli("bundle", "--data", PUBLIC, "--output", out, "--image", "org/scorer:1",
+                   "--config", config, "--quiet") == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "a random one was written into the bundle's reference_data/config.toml" in err
+    carried = tomllib.loads((out / "reference_data" / "config.toml").read_text(encoding="utf-8"))
+    assert re.fullmatch(r"[0-9a-f]{32}", carried["hidden_metric"]["salt"])
+    assert carried["hidden_metric"]["p_max"] == 137.5
+    assert carried["hidden_metric"]["salt"] not in err
+    for path in (out / "public_data").rglob("*"):
+        assert not path.is_file() or carried["hidden_metric"]["salt"].encode() not in path.read_bytes()

@@ -10,6 +10,7 @@ import os
 import shutil
 import sqlite3
 import stat
+import struct
 import subprocess
 import sys
 import time
@@ -253,7 +254,7 @@ def test_an_uploads_own_words_never_reach_what_a_run_loads_whole(tmp_path, monke
     assert not any("зублорк" in t for table in after.values() for t in table)
     assert {p.name: p.read_bytes() for p in cache.iterdir() if p.name in whole} == whole
     # the invented words' keys are in the word store, found a row at a time
-    (store,) = [p for p in cache.iterdir() if p.name.startswith("words-")]
+    (store,) = [p / "words.sqlite" for p in cache.iterdir() if p.name.startswith("words-")]
     assert TokenStore(store).get("lemma", "зублорк0x7ый") == frozenset({"зублорк0x7ый"})
     assert TokenStore(store).get("lemma", "кот") is None  # a reference word is the token cache's
     # and the next ordinary run gives the same outputs as the first
@@ -261,6 +262,72 @@ def test_an_uploads_own_words_never_reach_what_a_run_loads_whole(tmp_path, monke
     assert (tmp_path / "third" / "scores.json").read_bytes() == (
         tmp_path / "first" / "scores.json"
     ).read_bytes()
+
+
+def _hot_journal(content: bytes) -> bytes:
+    """A rollback journal that SQLite, finding it hot beside a database, plays back into it: every page of
+    ``content`` (an SQLite file) put in place (the layout of SQLite's file format, section 4.1)."""
+    size = int.from_bytes(content[16:18], "big") or 65536
+    pages, nonce = len(content) // size, 0x2545F491
+    header = bytes.fromhex("d9d505f920a163d7") + struct.pack(">5I", pages, nonce, pages, 512, size)
+    journal = bytearray(header.ljust(512, b"\0"))
+    for number in range(1, pages + 1):
+        page = content[(number - 1) * size : number * size]
+        checksum = (nonce + sum(page[size - 200 : 0 : -200])) & 0xFFFFFFFF
+        journal += struct.pack(">I", number) + page + struct.pack(">I", checksum)
+    return bytes(journal)
+
+
+def _write_ahead_log(store: Path, keys: str, folder: Path) -> bytes:
+    """A write-ahead log, made by SQLite, that gives every word in a copy of ``store`` the lemmas ``keys``."""
+    copy = folder / "copy.sqlite"
+    shutil.copy(store, copy)
+    connection = sqlite3.connect(copy)
+    connection.execute("PRAGMA journal_mode = WAL")
+    with connection:
+        connection.execute("UPDATE words SET keys = ? WHERE stage = 'lemma'", (keys,))
+    log = Path(f"{copy}-wal").read_bytes()  # before closing, which would check it back into the copy
+    connection.close()
+    return log
+
+
+def test_another_users_side_files_of_the_word_store_are_never_read_or_rolled_back(tmp_path, monkeypatch):
+    """In a shared 1777 cache folder, a hot journal or a write-ahead log that another user put beside the
+    word store would give every answer-only word the reference data's lemmas: the next run neither rolls it
+    back nor reads it, and its numbers are the first run's (contract section 3)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a file to another user")
+    cache = tmp_path / "shared"
+    cache.mkdir()
+    os.chmod(cache, 0o1777)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
+    assert score(tmp_path / "first") == 0
+    first = (tmp_path / "first" / "scores.json").read_bytes()
+    (store,) = cache.glob("words-*/words.sqlite")
+    (tokens,) = cache.glob("tokens-*")
+    keys = "\0".join(sorted(set().union(*token_cache.load(tokens)["lemma"].values())))
+    evil = tmp_path / "evil.sqlite"
+    shutil.copy(store, evil)
+    with sqlite3.connect(evil) as connection:
+        connection.execute("UPDATE words SET keys = ? WHERE stage = 'lemma'", (keys,))
+    connection.close()
+    planted = {"-journal": _hot_journal(evil.read_bytes()), "-wal": _write_ahead_log(store, keys, tmp_path)}
+    kept = store.read_bytes()
+    for n, (suffix, data) in enumerate(planted.items()):
+        side = Path(f"{store}{suffix}")
+        side.write_bytes(data)
+        os.chown(side, OTHER_UID, OTHER_UID)
+        assert score(tmp_path / f"run{n}") == 0
+        assert (tmp_path / f"run{n}" / "scores.json").read_bytes() == first, suffix
+        assert store.read_bytes() == kept and side.read_bytes() == data  # neither applied nor removed
+        side.unlink()
+    # a store folder another user made first is not used either: the run is slower, its numbers the same
+    for path in store.parent.iterdir():
+        path.unlink()
+    os.chown(store.parent, OTHER_UID, OTHER_UID)
+    assert score(tmp_path / "squatted") == 0
+    assert (tmp_path / "squatted" / "scores.json").read_bytes() == first
+    assert list(store.parent.iterdir()) == []
 
 
 # --- section 7: empty stages in force ---------------------------------------------------------------------

@@ -103,6 +103,9 @@ class Config:
     audit: AuditSettings = field(default_factory=AuditSettings)
     participants: ParticipantSettings = field(default_factory=ParticipantSettings)
     competition: CompetitionSettings = field(default_factory=CompetitionSettings)
+    #: ``[hidden_metric] salt``: the key of the signature's HMAC of private settings (contract section 7);
+    #: never shown, so not in the repr, and not one of the settings.
+    hm_salt: str | None = field(default=None, repr=False)
 
     @property
     def hidden_settings(self) -> dict[str, Any]:
@@ -114,6 +117,22 @@ class Config:
         """True when the hidden metric's settings differ from the built-in default's (contract section 7):
         then no output may show them."""
         return self.hidden_settings != _default_hidden_settings()
+
+    @property
+    def unsalted_private(self) -> bool:
+        """True when the hidden metric's settings are private and have no salt: the signature then says
+        ``hm:private`` alone, and the command line says :data:`UNSALTED_NOTE` once on stderr."""
+        return self.hidden_is_private and self.hm_salt is None
+
+
+#: The fewest characters of ``[hidden_metric] salt`` (contract section 7).
+MIN_SALT_CHARS = 16
+#: The stderr line (after ``warning: ``) of a run whose private hidden-metric settings have no salt.
+UNSALTED_NOTE = (
+    "the private [hidden_metric] settings have no salt, so the signature says hm:private alone: add "
+    f'salt = "..." to [hidden_metric] in the private config, a random string of at least {MIN_SALT_CHARS} '
+    "characters kept secret"
+)
 
 
 def config_for(reference_dir: str | Path | None, explicit: str | Path | None = None) -> tuple[Config, str]:
@@ -182,7 +201,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _known_keys(section: str, defaults: dict[str, Any]) -> set[str]:
     if section == "hidden_metric":
-        return {"method"} | {p for m in METHODS.values() for p in m.defaults}
+        return {"method", "salt"} | {p for m in METHODS.values() for p in m.defaults}
     return set(defaults)
 
 
@@ -272,6 +291,7 @@ def _build(raw: dict[str, Any]) -> Config:
     problem = spec.check(params)
     if problem:
         raise ConfigError(f"config key {problem}")
+    salt = _salt(h.get("salt"))
     lim = raw["limits"]
     limits = Limits(
         **{
@@ -305,4 +325,16 @@ def _build(raw: dict[str, Any]) -> Config:
         audit,
         ParticipantSettings(details),
         CompetitionSettings(submissions),
+        salt,
+    )
+
+
+def _salt(value: Any) -> str | None:
+    """``[hidden_metric] salt``: None when not given, else a string of at least :data:`MIN_SALT_CHARS`
+    characters. A message about it never quotes it."""
+    if value is None or (isinstance(value, str) and len(value) >= MIN_SALT_CHARS):
+        return value
+    got = f"{len(value)} characters" if isinstance(value, str) else f"a value of type {type(value).__name__}"
+    raise ConfigError(
+        f"config key hidden_metric.salt must be a string of at least {MIN_SALT_CHARS} characters, got {got}"
     )

@@ -4,7 +4,10 @@ own (or root's, an image's prebuilt caches): not a symbolic link, and not writab
 unless its sticky bit is set. Otherwise every cache reads as empty and nothing is written (the command
 line says so in one line). Temporary files that killed runs left there are removed once they are ten
 minutes old. A file in it is read only when it is a regular file (no link, FIFO or device) of this user's
-or root's that no one else may write (:func:`trusted`), opened without following links or blocking.
+or root's that no one else may write (:func:`trusted`), opened without following links or blocking. The
+files SQLite keeps beside a database (its ``-journal``, ``-wal`` and ``-shm``) are cache files too, read or
+rolled back into it only when they are this user's own (:func:`side_files_own`); an SQLite cache lives in
+a folder no one else may write (:func:`private_folder`), so no other user can place one there.
 """
 
 from __future__ import annotations
@@ -84,6 +87,47 @@ def trusted(info: os.stat_result) -> bool:
     mode = info.st_mode
     return (
         stat.S_ISREG(mode) and info.st_uid in (os.geteuid(), 0) and not mode & (stat.S_IWGRP | stat.S_IWOTH)
+    )
+
+
+#: The files SQLite reads beside a database: its rollback journal, write-ahead log and shared-memory index.
+SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+def side_files_own(path: Path) -> bool:
+    """Whether each file SQLite would read beside the database ``path`` (:data:`SIDE_FILES`) is missing or
+    this user's own: a regular file of this user's (not root's, when this user is another) that no one else
+    may write. SQLite rolls a hot journal back into the database, and takes pages from a write-ahead log,
+    when it opens it: with any other side file the database is to be read alone (``immutable``) or not at
+    all, so another user can make a run slower, never its numbers different (contract section 3)."""
+    for suffix in SIDE_FILES:
+        try:
+            info = os.lstat(f"{path}{suffix}")
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            return False
+        if not trusted(info) or info.st_uid != os.geteuid():
+            return False
+    return True
+
+
+def private_folder(folder: Path) -> bool:
+    """Whether ``folder`` (made, mode 0700, when missing) is a folder, not a symbolic link, of this user's or
+    root's that no one else may write, sticky bit or not: no other user can place a file in it (an SQLite
+    side file beside a database there, say)."""
+    try:
+        try:
+            info = os.lstat(folder)
+        except FileNotFoundError:
+            with suppress(FileExistsError):  # made by another run meanwhile: checked below like any
+                folder.mkdir(mode=0o700)
+            info = os.lstat(folder)
+    except (OSError, ValueError):
+        return False
+    mode = info.st_mode
+    return (
+        stat.S_ISDIR(mode) and info.st_uid in (os.geteuid(), 0) and not mode & (stat.S_IWGRP | stat.S_IWOTH)
     )
 
 

@@ -7,19 +7,25 @@ cost grows with the words it looks up, not with what earlier runs added. A warm 
 words here without loading pymorphy3 or the thesaurus.
 
 The file is data, never trusted more than the other caches: it is opened only in a usable cache directory
-(:func:`~scorer.metric.cache_dir.cache_dir_problem`), only when it is a regular file of this user's (or
-root's, read-only) that no one else may write, with ``trusted_schema`` off; a row of another shape counts
-as missing, and any SQLite error means "not cached". It stops growing at :data:`MAX_BYTES`.
+(:func:`~scorer.metric.cache_dir.cache_dir_problem`), in a folder of its own that no one else may write
+(:func:`~scorer.metric.cache_dir.private_folder`: in a shared 1777 cache directory no other user can place
+a journal beside it), only when it is a regular file of this user's (or root's, read-only) that no one else
+may write, with ``trusted_schema`` off; a row of another shape counts as missing, and any SQLite error
+means "not cached". SQLite's side files are read only when they are this user's own
+(:func:`~scorer.metric.cache_dir.side_files_own`): otherwise, as for a store of root's read by another
+user, the file is opened read-only and ``immutable``, so SQLite neither rolls a journal back into it nor
+reads a write-ahead log, and nothing is added to it. It stops growing at :data:`MAX_BYTES`.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from contextlib import suppress
 from hashlib import sha256
 from pathlib import Path
 
-from .cache_dir import cache_dir, cache_dir_problem, trusted
+from .cache_dir import cache_dir, cache_dir_problem, private_folder, side_files_own, trusted
 
 MAX_BYTES = 256 << 20
 _SEPARATOR = "\x00"
@@ -29,9 +35,10 @@ _CHUNK = 30_000 if sqlite3.sqlite_version_info >= (3, 32) else 900
 
 
 def store_path(key: str) -> Path:
-    """The store of the token cache keyed ``key`` (the morphology's and the thesaurus' identities)."""
+    """The store of the token cache keyed ``key`` (the morphology's and the thesaurus' identities), in a
+    folder of its own in the cache directory."""
     digest = sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return cache_dir() / f"words-{digest}.v1.sqlite"
+    return cache_dir() / f"words-{digest}.v2" / "words.sqlite"
 
 
 class TokenStore:
@@ -46,22 +53,21 @@ class TokenStore:
     def _open(self) -> sqlite3.Connection | None:
         if self._pid == os.getpid():
             return self._connection
-        self._pid, self._connection = os.getpid(), None
-        if cache_dir_problem(self.path.parent) is not None:
+        self._pid, self._connection, self._writable = os.getpid(), None, False
+        folder = self.path.parent
+        if cache_dir_problem(folder.parent) is not None or not private_folder(folder):
             return None
-        try:
-            info = os.lstat(self.path)
-        except FileNotFoundError:
-            info = None
-        except OSError:
+        info = self._lstat()
+        if info is None and side_files_own(self.path):  # a new store, mode 0600 (SQLite's journals take it)
+            with suppress(OSError, ValueError):
+                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+                os.close(os.open(self.path, flags, 0o600))
+            info = self._lstat()
+        if info is None or not trusted(info):
             return None
-        if info is not None:
-            if not trusted(info):
-                return None
-            self._writable = info.st_uid == os.geteuid()
-        else:
-            self._writable = True
-        uri = self.path.resolve().as_uri() + ("?mode=rwc" if self._writable else "?mode=ro")
+        # Written to only when it is this user's and so is every side file; otherwise read alone, immutable.
+        self._writable = info.st_uid == os.geteuid() and side_files_own(self.path)
+        uri = self.path.resolve().as_uri() + ("?mode=rw" if self._writable else "?mode=ro&immutable=1")
         try:
             connection = sqlite3.connect(uri, uri=True, timeout=5.0, check_same_thread=False)
             connection.execute("PRAGMA trusted_schema = OFF")
@@ -70,11 +76,16 @@ class TokenStore:
                     "CREATE TABLE IF NOT EXISTS words (stage TEXT, token TEXT, keys TEXT, "
                     "PRIMARY KEY (stage, token)) WITHOUT ROWID"
                 )
-                os.chmod(self.path, 0o600)
-        except (sqlite3.Error, OSError):
+        except sqlite3.Error:
             return None
         self._connection = connection
         return connection
+
+    def _lstat(self) -> os.stat_result | None:
+        try:
+            return os.lstat(self.path)
+        except (OSError, ValueError):
+            return None
 
     def get(self, stage: str, token: str) -> frozenset[str] | None:
         """The keys kept for ``token`` at ``stage``, or None when there are none (or the store fails)."""
@@ -120,7 +131,7 @@ class TokenStore:
             if all(_SEPARATOR not in key for key in keys)
         ]
         connection = self._open()
-        if not rows or connection is None or not self._writable:
+        if not rows or connection is None or not self._writable or not side_files_own(self.path):
             return False
         try:
             pages, size = (

@@ -46,6 +46,7 @@ from .code_bundle import (
     TIMEOUT_OPTIONS,
     code_config,
     code_pages,
+    salted_config,
 )
 from .output_dir import publish
 
@@ -142,6 +143,8 @@ def bundle_files(
     for d in source.dialogues:
         turns[d.type] += d.n_turns
     config_bytes = source.config_bytes
+    if config_bytes is not None and source.config.unsalted_private:
+        config_bytes = salted_config(config_bytes)
     if code is not None:
         config_bytes = code_config(config_bytes)
     elif source.config.competition.submissions == "code":

@@ -297,6 +297,34 @@ def code_config(config_bytes: bytes | None) -> bytes:
     return merged.encode("utf-8")
 
 
+_HIDDEN_HEADER = re.compile(r"^[ \t]*\[[ \t]*hidden_metric[ \t]*\][ \t]*(#[^\n]*)?$", re.MULTILINE)
+
+
+def salted_config(config_bytes: bytes) -> bytes:
+    """The private config with a random ``[hidden_metric] salt`` (contract section 7), so that the
+    signature's ``hm`` field of the platform's runs is keyed; the organizer's text kept as it is, the line
+    added under its ``[hidden_metric]`` header. A table written otherwise (inline, dotted keys) is a
+    :class:`~scorer.errors.ConfigError` asking the organizer to add a salt themselves."""
+    import secrets
+
+    text = config_bytes.decode("utf-8")
+    raw = tomllib.loads(text)
+    salt = secrets.token_hex(16)
+    header = _HIDDEN_HEADER.search(text)
+    merged = "" if header is None else text[: header.end()] + f'\nsalt = "{salt}"' + text[header.end() :]
+    try:
+        same = tomllib.loads(merged) == {**raw, "hidden_metric": {**raw["hidden_metric"], "salt": salt}}
+    except (tomllib.TOMLDecodeError, KeyError, TypeError):
+        same = False
+    if not same:
+        raise ConfigError(
+            "config key hidden_metric.salt: the private settings have no salt and the [hidden_metric] table "
+            'is not written as a header, so bundle cannot add one; add salt = "<16 or more random '
+            'characters>" to it yourself'
+        )
+    return merged.encode("utf-8")
+
+
 def code_files(
     runner_source: bytes, dialogues_bytes: bytes, media: Mapping[str, bytes] | None = None
 ) -> dict[str, bytes]:

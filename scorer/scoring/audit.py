@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from scorer.inputs.config import AuditSettings
-from scorer.safe_text import shown
+from scorer.safe_text import bounded_line, shown, shown_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -359,11 +359,16 @@ def audit_payload(audits: Mapping[str, Audit], private: bool) -> dict[str, Any]:
 
 
 def flagged_lines(audits: Mapping[str, Audit]) -> Iterable[str]:
-    """One line per flagged submission, for stderr."""
+    """One line per flagged submission, for stderr: every name in it, the entry's own and those its flags
+    name (``same_ppl_as``), escaped and cut (:func:`scorer.safe_text.shown_name`), so that no name starts a
+    line of its own or makes the line longer than :data:`~scorer.safe_text.LINE_LIMIT`."""
     for name in sorted(audits):
         audit = audits[name]
         if audit.flags:
-            yield f"audit: {shown(name)}: {'; '.join(f'{f.flag}: {f.message}' for f in audit.flags)}"
+            findings = "; ".join(f"{f.flag}: {f.message}" for f in audit.flags)
+            for other in sorted(audit.same_ppl_as, key=len, reverse=True):
+                findings = findings.replace(other, shown_name(other))
+            yield bounded_line(f"audit: {shown_name(name)}: {shown(findings)}")
 
 
 def sample_counts(turns_by_type: Mapping[str, int], n: int) -> dict[str, int]:

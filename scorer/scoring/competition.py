@@ -13,7 +13,9 @@ leaderboard and the reports call these instead of restating a formula.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import hmac
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -49,15 +51,17 @@ def _num(value: float) -> str:
 @dataclass(frozen=True)
 class HiddenMetric:
     """The hidden metric (contract section 5): a method and its parameters, a function of the perplexity;
-    ``private`` when the settings differ from the built-in default's (then no output shows them)."""
+    ``private`` when the settings differ from the built-in default's (then no output shows them), and
+    ``salt``, the private config's key of their signature (never shown)."""
 
     method: str
     params: Mapping[str, float]
     private: bool = False
+    salt: str | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
     def of(cls, config: Config) -> HiddenMetric:
-        return cls(config.hm_method, dict(config.hm_params), config.hidden_is_private)
+        return cls(config.hm_method, dict(config.hm_params), config.hidden_is_private, config.hm_salt)
 
     @cached_property
     def function(self) -> Callable[[float], float]:
@@ -72,11 +76,16 @@ class HiddenMetric:
 
     def field(self) -> str:
         """The signature's ``hm`` field: ``inverse`` (or ``method(key=value,...)``) for the built-in
-        default's settings; for private ones ``private-`` and 12 hex digits of the SHA-256 of their
-        canonical JSON (contract section 7)."""
+        default's settings (a salt has no effect on them); for private ones ``private-`` and the first 12 hex
+        digits of the HMAC-SHA-256 of their canonical JSON (sorted keys, no spaces, floats as ``repr``),
+        keyed with the salt's UTF-8 bytes, or ``private`` alone without a salt (contract section 7): no one
+        without the salt can test a guess of the settings against it."""
         if self.private:
+            if self.salt is None:
+                return "private"
             canonical = json.dumps(self.settings, sort_keys=True, separators=(",", ":"), allow_nan=False)
-            return "private-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+            digest = hmac.new(self.salt.encode("utf-8"), canonical.encode("utf-8"), hashlib.sha256)
+            return "private-" + digest.hexdigest()[:12]
         if not self.params:
             return self.method
         return self.method + "(" + ",".join(f"{k}={_num(v)}" for k, v in sorted(self.params.items())) + ")"
