@@ -189,8 +189,8 @@ def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsy
         assert rows[name]["status"] == "invalid" and rows[name]["rank"] == ""
         assert rows[name]["errors"] == (
             f"{name}: the folder holds team_code/, a code upload that was not run, and no "
-            f"submission.jsonl or ppl_output.json: run it first with `{command}` (a folder of the run's own), "
-            "then score that folder (for a leaderboard: --submissions runs)"
+            f"submission.jsonl or ppl_output.json: run it first with `{command}` (a folder of the run's "
+            "own), then score that folder (for a leaderboard: --submissions runs)"
         )
     board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     assert [e["errors"][0]["code"] for e in board["submissions"] if e["submission"] == "team-code"] == [
