@@ -243,7 +243,10 @@ def test_bundle_keeps_private_files_in_reference_data(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(PUBLIC, data)
     config = tmp_path / "private.toml"
-    config.write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
+    config.write_text(
+        '[hidden_metric]\nmethod = "log"\np_max = 137.5\nsalt = "a-salt-of-the-organizers-own"\n',
+        encoding="utf-8",
+    )
     out = make_bundle(tmp_path, "bundle", "--title", "Диалоги", "--config", config)
     shutil.copy(config, data / "config.toml")
     listing = bundle_listing(out)

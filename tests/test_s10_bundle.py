@@ -236,7 +236,10 @@ def test_a_code_bundle_says_submissions_code_in_its_private_config(tmp_path):
     assert load_config(config).competition.submissions == "code"
     # the organizer's own config keeps every byte, and gains the line
     private = tmp_path / "private.toml"
-    private.write_text('# ours\n[hidden_metric]\nmethod = "log"\np_max = 137.5', encoding="utf-8")
+    private.write_text(
+        '# ours\n[hidden_metric]\nsalt = "a-salt-of-the-organizers-own"\nmethod = "log"\np_max = 137.5',
+        encoding="utf-8",
+    )
     out = bundle(tmp_path, "merged", "--code", "--config", private)
     text = (out / "reference_data" / "config.toml").read_text(encoding="utf-8")
     assert text.startswith(private.read_text(encoding="utf-8") + "\n")
