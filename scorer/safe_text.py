@@ -84,17 +84,21 @@ def _cut_mark(length: int) -> str:
 
 def cut(text: str, limit: int, length: int | None = None) -> str:
     """``text`` when it holds at most ``limit`` characters, else its start, ``…`` and its full length (or
-    ``length``, when ``text`` is the start of a longer one), in ``limit`` characters (the mark alone when
-    ``limit`` leaves no room for a start).
+    ``length``, when ``text`` is the start of a longer one), in ``limit`` characters (its start alone when
+    ``limit`` leaves no room for the mark: the limit holds first).
 
     >>> cut("abcdefghijklmnopqrstuvwxyz" * 4, 30)
     'abcdefghijkl… (104 characters)'
+    >>> cut("abcdefghijklmnopqrstuvwxyz" * 4, 10)
+    'abcdefghij'
     """
     length = len(text) if length is None else length
     if length <= limit:
         return text
     mark = _cut_mark(length)
-    return text[: max(limit - len(mark), 0)] + mark
+    if len(mark) > limit:
+        return text[: max(limit, 0)]
+    return text[: limit - len(mark)] + mark
 
 
 def shown_name(name: str, limit: int = NAME_LIMIT) -> str:
