@@ -32,3 +32,35 @@ def test_a_signal_while_the_package_is_imported_gives_its_exit_code(tmp_path, si
     assert process.returncode == code, err[-2000:]
     assert "Traceback" not in err
     assert not (tmp_path / "out" / "scores.json").exists()
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"])
+def test_a_signal_at_any_moment_of_a_run_with_a_report_gives_its_code_and_the_previous_outputs(
+    tmp_path, signum, code
+):
+    import json
+    import time
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "scorer", "score", "--data", str(PUBLIC), "--submission",
+               str(EXAMPLES / "realistic"), "--output", str(out), "--no-synonyms", "--quiet",
+               "--report"]  # fmt: skip
+    started = time.monotonic()
+    assert subprocess.run(command, cwd=ROOT, capture_output=True, timeout=120).returncode == 0
+    whole = time.monotonic() - started
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    marker = json.loads(before["scores.json"])
+    assert marker["status"] == "ok"
+    for k in range(1, 9):  # eight moments spread over a whole run, the report's writing among them
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        time.sleep(whole * k / 9)
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=120)
+        assert process.returncode in (code, 0), (k, process.returncode, err[-500:])
+        assert "Traceback" not in err
+        after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+        assert (
+            after == before
+        )  # the same inputs: a stopped run leaves the previous outputs, a finished one equal
