@@ -807,7 +807,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["run"]:  # the standard-library runner, whole (contract section 10)
-        return runner.main(given[1:], prog="scorer run")
+        return runner.main(given[1:], prog="scorer run", probes=_probe_settings(given[1:]))
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -840,6 +840,22 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         for sig, before in previous.items():
             signal.signal(sig, before)
+
+
+def _probe_settings(argv: Sequence[str]) -> tuple[int, int] | None:
+    """``[audit]``'s probe_turns and probe_min_words of the configuration ``run --data DIR`` finds (contract
+    section 7's rule), for the runner's probe calls; None (the runner's defaults, which are the built-in
+    configuration's) when there is no such folder or its configuration cannot be read (``score`` says why)."""
+    found = argparse.ArgumentParser(add_help=False)
+    found.add_argument("--data")
+    known, _ = found.parse_known_args(list(argv))
+    if not known.data or not os.path.isdir(known.data):
+        return None
+    try:
+        audit = config_for(known.data)[0].audit
+    except ScorerError:
+        return None
+    return audit.probe_turns, audit.probe_min_words
 
 
 #: The options that mend an error the library raises (the library names no flags; the command line does).

@@ -972,6 +972,8 @@ class PhaseSettings:
     sealed: bool = False
     probes: bool = False
     scratch: str | None = None
+    probe_turns: int = PROBE_TURNS
+    probe_min_words: int = PROBE_MIN_WORDS
 
 
 class _Phase:
@@ -1097,7 +1099,11 @@ def perplexities(
         for i in range(len(d["turns"]))
         if only is None or (d["dialog_id"], i) in only
     ]
-    probes = choose_probes(dialogues, targets) if settings.probes and only is None else {}
+    probes = (
+        choose_probes(dialogues, targets, settings.probe_turns, settings.probe_min_words)
+        if settings.probes and only is None
+        else {}
+    )
     progress = Progress("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), settings.quiet)
     values: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
     probed: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
@@ -1167,6 +1173,8 @@ class RunOptions:
     sealed: bool = False
     keep_code: bool = False
     quiet: bool = False
+    probe_turns: int = PROBE_TURNS
+    probe_min_words: int = PROBE_MIN_WORDS
 
 
 class Outputs:
@@ -1292,6 +1300,8 @@ def run(options: RunOptions) -> int:
                 options.turn_timeout,
                 options.sealed,
                 probes=with_targets,
+                probe_turns=options.probe_turns,
+                probe_min_words=options.probe_min_words,
             )
             values, probed = perplexities(dialogues, targets, code_root, settings, only, digest)
             if only is None:
@@ -1390,8 +1400,10 @@ def check_timeouts(setup: float, turn: float) -> str | None:
     return None
 
 
-def options_of(arguments: argparse.Namespace) -> RunOptions:
-    """The run's options, once, from the parsed command line; UsageFault for values out of range."""
+def options_of(arguments: argparse.Namespace, probes: tuple[int, int] | None = None) -> RunOptions:
+    """The run's options, once, from the parsed command line (and ``probes``: the ``[audit]`` settings
+    ``probe_turns`` and ``probe_min_words`` of the scorer's configuration, when it runs this module);
+    UsageFault for values out of range."""
     problem = check_timeouts(arguments.setup_timeout, arguments.turn_timeout)
     if problem:
         raise UsageFault(problem)
@@ -1410,6 +1422,8 @@ def options_of(arguments: argparse.Namespace) -> RunOptions:
         sealed=arguments.sealed,
         keep_code=arguments.keep_code,
         quiet=arguments.quiet,
+        probe_turns=PROBE_TURNS if probes is None else probes[0],
+        probe_min_words=PROBE_MIN_WORDS if probes is None else probes[1],
     )
 
 
@@ -1428,7 +1442,9 @@ def _stop(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
 
-def main(argv: list[str] | None = None, prog: str = "runner.py") -> int:
+def main(
+    argv: list[str] | None = None, prog: str = "runner.py", probes: tuple[int, int] | None = None
+) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["--child"]:
         child_main(argv[1], int(argv[2]), int(argv[3]), "--silent" in argv)
@@ -1440,7 +1456,7 @@ def main(argv: list[str] | None = None, prog: str = "runner.py") -> int:
     previous = {sig: signal.signal(sig, _stop) for sig in _STOPPED}
     sealed = bool(arguments.sealed)
     try:
-        return run(options_of(arguments))
+        return run(options_of(arguments, probes))
     except Stopped as exc:
         kill_descendants()
         where = "" if sealed else f" in {os.path.join(arguments.output, STATE_DIR)} (run again with --resume)"

@@ -232,3 +232,24 @@ def test_an_output_holding_the_code_or_the_data_is_refused(tmp_path):
     done = run("--code", code, "--output", code)
     assert done.returncode == 2 and "holds --code or --data" in done.stderr
     assert (code / "team_code" / "generate.py").exists()
+
+
+def test_the_probe_calls_follow_the_datas_audit_settings_and_the_runners_defaults_are_the_configs(tmp_path):
+    from scorer import runner
+    from scorer.inputs.config import load_config
+
+    audit = load_config().audit
+    assert (runner.PROBE_TURNS, runner.PROBE_MIN_WORDS) == (audit.probe_turns, audit.probe_min_words)
+    data = tmp_path / "data"
+    shutil.copytree(PUBLIC, data)
+    (data / "config.toml").write_text("[audit]\nprobe_turns = 3\nprobe_min_words = 6\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert run("--code", team(tmp_path / "t"), "--output", out, data=data).returncode == 0
+    probes = json.loads((out / "ppl_probes.json").read_text(encoding="utf-8"))
+    probed = [(d, i) for d, vs in probes.items() for i, v in enumerate(vs) if v is not None]
+    assert len(probed) == 3
+    answers = {
+        row["dialog_id"]: [v[0] for v in row["references"]]
+        for row in map(json.loads, (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    assert all(len(answers[d][i].split()) >= 6 for d, i in probed)
