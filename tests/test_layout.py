@@ -1,13 +1,20 @@
-"""The package's layout (docs/architecture.md): imports only go down the pipeline, with no circles."""
+"""The package's layout (docs/architecture.md): imports only go down the pipeline, with no circles, and the
+page names every module of the package, and no module that is not there."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import scorer
 
 PACKAGE = Path(scorer.__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+#: A path of the package as the page writes it: whole, from the repository's root (``scorer/metric/cache.py``,
+#: ``scorer/outputs/``).
+NAMED = re.compile(r"(?<![\w./-])scorer/[\w./-]*\w")
 #: Layers from the bottom up; a module may import from its own layer or one below.
 LAYERS = [
     ("scorer.safe_text", "scorer.defaults", "scorer.runner"),
@@ -106,3 +113,30 @@ def test_the_modules_import_graph_has_no_circle():
     for node in sorted(graph):
         if node not in state:
             assert circle_from(node, []) is None
+
+
+def page_paths() -> set[str]:
+    """Every path of the package that docs/architecture.md names."""
+    return set(NAMED.findall(ARCHITECTURE.read_text(encoding="utf-8")))
+
+
+def package_modules() -> set[str]:
+    """Every module under ``scorer/`` (not the compiled copies in ``scorer/_compiled/``), by its path."""
+    package = ROOT / "scorer"
+    return {
+        path.relative_to(ROOT).as_posix()
+        for path in package.rglob("*.py")
+        if not {"_compiled", "__pycache__"} & set(path.relative_to(package).parts)
+    }
+
+
+def test_the_architecture_page_names_every_module():
+    found = package_modules()
+    assert "scorer/runner.py" in found and "scorer/metric/engine/alignment.py" in found
+    assert not sorted(found - page_paths())
+
+
+def test_every_path_the_architecture_page_names_exists():
+    named = page_paths()
+    assert "scorer/metric/token_store.py" in named
+    assert not sorted(path for path in named if not (ROOT / path).exists())
