@@ -35,7 +35,7 @@ import traceback
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Dict, Tuple, TypedDict  # noqa: UP035 - Dict and Tuple: Python 3.8
 
 EXIT_OK, EXIT_CODE_FAULT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 FUNCTIONS = ("setup_model_and_tokenizer", "generate_text", "get_ppl")
@@ -75,6 +75,38 @@ SEALED_MESSAGES = {
     "died": "the code's process ended during the call",
     "protocol": "the code's process sent a reply that is not the protocol's",
 }
+
+
+class Part(TypedDict):
+    """One part of a turn as the code receives it: ``type`` (text, image, audio) and ``content`` (a text, or
+    a media file's absolute path)."""
+
+    type: str
+    content: str
+
+
+class Dialogue(TypedDict):
+    """A dialogue of ``dialogues.jsonl`` as the runner holds it: its id, type and turns (lists of parts)."""
+
+    dialog_id: str
+    type: object
+    turns: list[list[Part]]
+
+
+class Request(TypedDict, total=False):
+    """What the runner asks the code's process: ``call`` (setup, generate or ppl), the turn's ``query``, its
+    ``history`` of (query, answer or target) pairs and, for ppl, the ``target``."""
+
+    call: str
+    query: list[Part]
+    history: list[tuple[list[Part], str]]
+    target: str
+
+
+#: A reply of the code's process once checked (:func:`checked_reply`): ``{"ok": value}`` or ``{"ready": 1}``.
+Reply = Dict[str, Any]  # noqa: UP006 - evaluated at run time: Python 3.8 has no dict[...]
+#: A kept turn: (dialog_id, turn, whether it is a probe call's value).
+Key = Tuple[str, int, bool]  # noqa: UP006
 
 
 class UsageFault(Exception):
@@ -143,7 +175,7 @@ def _excerpt(value: object, limit: int = EXCERPT) -> str:
 # --- the data ----------------------------------------------------------------------------------------
 
 
-def read_jsonl(path: str, what: str) -> list[dict]:
+def read_jsonl(path: str, what: str) -> list[dict[str, Any]]:
     """The JSON objects of a JSON Lines file; a UsageFault naming the file and line otherwise."""
     rows = []
     try:
@@ -165,7 +197,7 @@ def read_jsonl(path: str, what: str) -> list[dict]:
     return rows
 
 
-def read_dialogues(data: str) -> list[dict]:
+def read_dialogues(data: str) -> list[Dialogue]:
     """``dialogues.jsonl`` with every image and audio path made absolute against ``data``."""
     base = os.path.abspath(data)
     rows = read_jsonl(os.path.join(data, DIALOGUES), "a dialogue")
@@ -186,14 +218,17 @@ def read_dialogues(data: str) -> list[dict]:
                 )
             fixed.append(
                 [
-                    {"type": p["type"], "content": _media_path(base, p["content"])}
-                    if p["type"] in ("image", "audio")
-                    else {"type": p["type"], "content": p["content"]}
+                    Part(
+                        type=p["type"],
+                        content=_media_path(base, p["content"])
+                        if p["type"] in ("image", "audio")
+                        else p["content"],
+                    )
                     for p in turn
                 ]
             )
         seen.add(dialog_id)
-        dialogues.append({"dialog_id": dialog_id, "type": row.get("type"), "turns": fixed})
+        dialogues.append(Dialogue(dialog_id=dialog_id, type=row.get("type"), turns=fixed))
     if not dialogues:
         raise UsageFault(f"{os.path.join(data, DIALOGUES)} holds no dialogue")
     return dialogues
@@ -203,7 +238,7 @@ def _media_path(base: str, content: str) -> str:
     return content if os.path.isabs(content) else os.path.normpath(os.path.join(base, content))
 
 
-def read_targets(data: str, dialogues: list[dict]) -> dict[str, list[str]] | None:
+def read_targets(data: str, dialogues: list[Dialogue]) -> dict[str, list[str]] | None:
     """The first reference variant of every turn (``answers.jsonl``), or None when there is no such file."""
     path = os.path.join(data, ANSWERS)
     if not os.path.exists(path):
@@ -221,7 +256,7 @@ def read_targets(data: str, dialogues: list[dict]) -> dict[str, list[str]] | Non
     return targets
 
 
-def read_only(path: str, dialogues: list[dict]) -> set[tuple[str, int]]:
+def read_only(path: str, dialogues: list[Dialogue]) -> set[tuple[str, int]]:
     """The turns ``--only`` names: the JSON Lines ``audit-sample`` writes (``dialog_id`` and ``turn``)."""
     turns = {d["dialog_id"]: len(d["turns"]) for d in dialogues}
     chosen = set()
@@ -506,13 +541,13 @@ class Child:
 
     def ask(
         self,
-        message: dict[str, Any] | None,
+        message: Request | None,
         call: str,
         timeout: float,
         function: str,
         dialog_id: str | None = None,
         turn: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> Reply:
         """Send ``message`` (None: only wait for the code's import) and wait at most ``timeout`` seconds for
         the reply to ``call`` (``ready``, ``setup``, ``generate`` or ``ppl``), checked."""
         where: dict[str, Any] = dict(phase=self.phase, function=function, dialog_id=dialog_id, turn=turn)
@@ -598,7 +633,7 @@ def _strings(value: object, limit: int = 1000) -> bool:
     return isinstance(value, list) and len(value) <= limit and all(isinstance(v, str) for v in value)
 
 
-def checked_reply(line: bytes, call: str) -> dict[str, Any]:
+def checked_reply(line: bytes, call: str) -> Reply:
     """One reply of the code's process, read as untrusted data: the ``ok`` value of ``call`` in its
     protocol shape, or a CodeFault (a fault the child reported, ``protocol`` for anything else). The fault
     carries no place: the caller names it from its own record of the call."""
@@ -659,7 +694,7 @@ def checked_reply(line: bytes, call: str) -> dict[str, Any]:
     raise CodeFault("protocol", f"a reply that is not the protocol's answer to a {call} call")
 
 
-def _raise(fault: CodeFault) -> dict[str, Any]:
+def _raise(fault: CodeFault) -> Reply:
     raise fault
 
 
@@ -782,10 +817,6 @@ class Progress:
             file=sys.stderr,
             flush=True,
         )
-
-
-#: A kept turn: (dialog_id, turn, whether it is a probe call's value).
-Key = tuple  # tuple[str, int, bool] at run time on Python 3.8
 
 
 class State:
@@ -1003,7 +1034,7 @@ class _Phase:
     def __enter__(self) -> _Phase:
         return self
 
-    def call(self, request: dict[str, Any], function: str, dialog_id: str, turn: int) -> Any:
+    def call(self, request: Request, function: str, dialog_id: str, turn: int) -> Any:
         """The value the code's ``function`` returned for this turn's ``request``."""
         if self.child is None:
             started = time.monotonic()
@@ -1025,7 +1056,7 @@ class _Phase:
 
 
 def generate(
-    dialogues: list[dict[str, Any]], code_root: str, settings: PhaseSettings, digest: str = ""
+    dialogues: list[Dialogue], code_root: str, settings: PhaseSettings, digest: str = ""
 ) -> dict[str, list[str]]:
     """Every dialogue's answers: a_i = generate_text(model, tokenizer, q_i, [(q_k, a_k) for k < i])."""
     total = sum(len(d["turns"]) for d in dialogues)
@@ -1042,7 +1073,7 @@ def generate(
                 if key in phase.state.done:
                     found.append(str(phase.state.done[key]))
                 else:
-                    request = {"call": "generate", "query": query, "history": list(zip(d["turns"], found))}
+                    request = Request(call="generate", query=query, history=list(zip(d["turns"], found)))
                     answer = phase.call(request, "generate_text", d["dialog_id"], i)
                     found.append(answer)
                     phase.state.keep(d["dialog_id"], i, answer)
@@ -1054,7 +1085,7 @@ def generate(
 
 
 def choose_probes(
-    dialogues: list[dict[str, Any]],
+    dialogues: list[Dialogue],
     targets: dict[str, list[str]],
     count: int = PROBE_TURNS,
     min_words: int = PROBE_MIN_WORDS,
@@ -1083,7 +1114,7 @@ def choose_probes(
 
 
 def perplexities(
-    dialogues: list[dict[str, Any]],
+    dialogues: list[Dialogue],
     targets: dict[str, list[str]],
     code_root: str,
     settings: PhaseSettings,
@@ -1122,7 +1153,7 @@ def perplexities(
             key = (dialog_id, i, probe)
             if key in phase.state.done:
                 return float(phase.state.done[key])  # type: ignore[arg-type]
-            request = {"call": "ppl", "query": query, "target": target, "history": history}
+            request = Request(call="ppl", query=query, target=target, history=history)
             value = phase.call(request, "get_ppl", dialog_id, i)
             if not is_perplexity(value):
                 raise CodeFault(
@@ -1149,7 +1180,7 @@ def perplexities(
             seen.add(dialog_id)
             progress(len(seen), done)
         progress(len(seen), len(wanted), force=True)
-    return values, (probed if probes else None)
+    return values, (probed if settings.probes and only is None else None)
 
 
 def numbers(values: dict[str, list[float | None]]) -> dict[str, list[float]]:
@@ -1326,7 +1357,7 @@ def run(options: RunOptions) -> int:
     return EXIT_OK
 
 
-def _own_answers(kept: bytes | None, output: str, dialogues: list[dict[str, Any]]) -> dict[str, list[str]]:
+def _own_answers(kept: bytes | None, output: str, dialogues: list[Dialogue]) -> dict[str, list[str]]:
     path = os.path.join(output, SUBMISSION)
     if kept is None:
         raise UsageFault(

@@ -5,6 +5,7 @@ code. None of it ends in exit 3."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -253,3 +254,26 @@ def test_the_probe_calls_follow_the_datas_audit_settings_and_the_runners_default
         for row in map(json.loads, (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines())
     }
     assert all(len(answers[d][i].split()) >= 6 for d, i in probed)
+
+
+def oldest_python() -> str:
+    """A Python 3.8 where this machine has one (the oldest the runner supports), else this interpreter."""
+    import glob
+
+    found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8*/bin/python"))) or [
+        p for p in (shutil.which("python3.8"),) if p
+    ]
+    return found[0] if found else sys.executable
+
+
+def test_the_runner_alone_runs_on_the_oldest_python_it_supports(tmp_path):
+    isolated = tmp_path / "runner.py"
+    shutil.copy(ROOT / "scorer" / "runner.py", isolated)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [oldest_python(), "-I", str(isolated), "--data", str(PUBLIC), "--code", str(team(tmp_path / "t")),
+         "--output", str(out), "--quiet", "--limit", "3"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["ppl_output.json", "ppl_probes.json", "submission.jsonl"]
