@@ -301,7 +301,7 @@ def _verdict(fault: runner.CodeFault) -> SubmissionInvalid:
 def _run_sealed(
     guard: Guard,
     scored: ScoreResult,
-    dialogues: list[dict[str, Any]],
+    dialogues: list[runner.Dialogue],
     targets: dict[str, list[str]],
     code_root: str,
     scratch: str,
