@@ -51,6 +51,7 @@ def test_the_pages_show_the_commands_users_run():
         assert f" {subcommand} " in shown, subcommand
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label, command", COMMANDS, ids=[label for label, _ in COMMANDS])
 def test_a_documented_command_runs_as_written(tmp_path, label, command):
     for folder in ("reference_data", "submissions_examples", "scripts"):
@@ -64,3 +65,12 @@ def test_a_documented_command_runs_as_written(tmp_path, label, command):
     done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{label}\n{done.stderr[-2000:]}"
     assert "Traceback" not in done.stderr
+
+
+def test_the_audit_and_the_teams_pages_name_the_recomputation_with_the_teams_code():
+    """``run --only``: the organizer's recomputation of the turns ``audit-sample`` drew with the team's own
+    code, whose ``ppl_check.json`` ``score --ppl-check`` reads."""
+    for page in ("docs/audit.md", "docs/code_submissions.md"):
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        for needed in ("run --only", "audit-sample", "ppl_check.json", "--ppl-check"):
+            assert needed in text, (page, needed)

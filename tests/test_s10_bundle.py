@@ -12,8 +12,11 @@ import random
 import shlex
 import shutil
 import struct
+import subprocess
+import sys
 import tomllib
 import wave
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -244,7 +247,7 @@ def test_a_code_bundle_says_submissions_code_in_its_private_config(tmp_path):
     text = (out / "reference_data" / "config.toml").read_text(encoding="utf-8")
     assert text.startswith(private.read_text(encoding="utf-8") + "\n")
     merged = load_config(out / "reference_data" / "config.toml")
-    assert merged.competition.submissions == "code" and merged.hm_method == "log"
+    assert merged.competition.submissions == "code" and merged.hidden_metric.method == "log"
     # a [competition] table of its own gets the line under its header
     private.write_text("[competition] # how teams submit\n\n[meteor]\nalpha = 0.8\n", encoding="utf-8")
     out = bundle(tmp_path, "table", "--code", "--config", private)
@@ -281,6 +284,44 @@ def test_a_competition_table_the_bundle_cannot_extend_is_a_config_error():
     with pytest.raises(Exception, match="competition.submissions") as caught:
         code_bundle.code_config(b"competition = {}\n")
     assert getattr(caught.value, "exit_code", None) == 2
+
+
+# --- the pages ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_code_competitions_pages_say_how_to_get_the_scorer_and_their_commands_run(tmp_path):
+    """The overview and the starting kit's README say how to get the scorer that ``validate`` needs, as the
+    file competition's pages do (its image with ``docker run``, or ``pip install``), and every runner and
+    scorer command they show runs as written in the folder that holds ``public_data/``."""
+    docker = f'    docker run --rm -v "$PWD:/work" -w /work {IMAGE} \\\n        python3 -m scorer validate'
+    installed = "`pip install .` in it):\n\n    python -m scorer validate --data public_data --submission "
+    plain = (bundle(tmp_path, "plain") / "pages" / "overview.md").read_text(encoding="utf-8")
+    assert f"{docker} --data public_data --submission my_submission.zip\n" in plain
+    assert f"{installed}my_submission.zip" in plain
+    out = bundle(tmp_path, "code", "--code")
+    pages = {
+        name: (out / name).read_text(encoding="utf-8")
+        for name in ("pages/overview.md", "starting_kit/README.md")
+    }
+    with zipfile.ZipFile(out / "my_upload.zip", "w") as upload:  # what the README's zip command makes
+        for path in sorted((out / "starting_kit" / "team_code").iterdir()):
+            upload.write(path, f"team_code/{path.name}")
+    for name, page in pages.items():
+        assert f"{docker} --data public_data --submission my_run\n" in page, name
+        assert f"{installed}my_run\n" in page, name
+        assert "folder that holds `public_data/` and `my_run/`" in page, name
+        shown = [
+            line.strip() for line in page.splitlines() if line.startswith(("    python ", "    python3 "))
+        ]
+        runner_first = [["python3", "starting_kit/runner.py"], ["python", "-m"]]
+        assert [c.split()[:2] for c in shown] == runner_first, name
+        shutil.rmtree(out / "my_run", ignore_errors=True)
+        for command in shown:
+            argv = [sys.executable, *shlex.split(command)[1:]]
+            done = subprocess.run(argv, cwd=out, capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, (name, command, done.stderr[-2000:])
+        assert "valid: 40 dialogues, 66 turns" in done.stdout
 
 
 # --- rebuilding ------------------------------------------------------------------------------------------

@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 from scorer.errors import ReferenceDataError, SubmissionInvalid
 from scorer.inputs.config import Limits
 from scorer.inputs.jsonio import JsonError, parse_json
-from scorer.inputs.validation import Dialogue, check_submission, read_dialogues, read_references, schema
+from scorer.inputs.validation import Dialogue, check_submission, read_reference_dialogues, read_references
+
+
+def schema(name: str) -> dict:
+    """The packaged JSON Schema ``name``: the documentation of a line's shape the readers are held to."""
+    from importlib.resources import files
+
+    return json.loads(files("scorer").joinpath("schemas", f"{name}.schema.json").read_text("utf-8"))
+
 
 DIALOGUES = [Dialogue("d-1", "Text2Text", 2), Dialogue("d-2", "Image2Text", 1)]
 GOOD_SUB = [{"dialog_id": "d-1", "answers": ["Кот.", "Рыжий."]}, {"dialog_id": "d-2", "answers": [""]}]
@@ -58,6 +66,70 @@ def test_leading_blank_lines_in_a_file_keep_line_numbers(tmp_path):
 def test_extra_keys_are_a_warning():
     s = check([{**GOOD_SUB[0], "model": "x"}, GOOD_SUB[1]])
     assert [(w.code, w.line, w.dialog_id) for w in s.warnings] == [("extra_keys", 1, "d-1")]
+
+
+@pytest.mark.parametrize(
+    "answer, message",
+    [
+        ("\ufffd", "the answer holds nothing but U+FFFD replacement characters (1): its METEOR is 0"),
+        (
+            " \ufffd\ufffd\n\ufffd ",
+            "the answer holds nothing but U+FFFD replacement characters (3): its METEOR is 0",
+        ),
+        (
+            "Кот\ufffd\ufffd\ufffd\ufffd",
+            "4 of the answer's 7 non-space characters are U+FFFD replacement characters",
+        ),
+        (
+            "ab \ufffd\ufffd\ufffd",
+            "3 of the answer's 5 non-space characters are U+FFFD replacement characters",
+        ),
+        ("ab \ufffd\ufffd", None),  # half, not more than half
+        ("Кот сидит \ufffd", None),
+        ("", None),
+    ],
+)
+def test_an_answer_mostly_of_replacement_characters_is_a_warning(answer, message):
+    s = check([{"dialog_id": "d-1", "answers": ["Кот.", answer]}, GOOD_SUB[1]])
+    assert s.answers["d-1"][1] == answer  # valid: a warning, never an error
+    if message is None:
+        assert s.warnings == []
+        return
+    first, summary = s.warnings
+    assert (first.code, first.line, first.dialog_id, first.turn, first.message) == (
+        "replacement_characters",
+        1,
+        "d-1",
+        1,
+        message,
+    )
+    where = (summary.code, summary.line, summary.dialog_id, summary.turn)
+    assert where == ("replacement_characters", None, None, None)
+    assert summary.message.startswith(
+        "1 answer made mostly or only of U+FFFD replacement characters (listed above): "
+    )
+
+
+def test_replacement_characters_list_the_first_five_answers_then_count_them_all():
+    dialogues = [Dialogue(f"d-{k}", "Text2Text", 2) for k in range(1, 6)]
+    rows = [
+        {"dialog_id": f"d-{k}", "answers": ["\ufffd" * k, "\ufffd\ufffd"], "model": "x"} for k in range(1, 6)
+    ]
+    s = check_submission(dialogues, jsonl(rows), json.dumps({f"d-{k}": [2, 2] for k in range(1, 6)}).encode())
+    codes = [w.code for w in s.warnings]
+    # the answers that cannot score come first, before the keys ignored
+    assert codes == ["replacement_characters"] * 6 + ["extra_keys"] * 5
+    assert [(w.line, w.dialog_id, w.turn) for w in s.warnings[:5]] == [
+        (1, "d-1", 0),
+        (1, "d-1", 1),
+        (2, "d-2", 0),
+        (2, "d-2", 1),
+        (3, "d-3", 0),
+    ]
+    assert s.warnings[5].message.startswith(
+        "10 answers made mostly or only of U+FFFD replacement characters (the first 5 listed above): "
+    )
+    assert "byte-level tokenizer" in s.warnings[5].message
 
 
 @pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e400"])
@@ -198,7 +270,10 @@ def dialogue_line(did="d-1", typ="Text2Text", turns=1):
 
 def test_dialogues_parse():
     data = jsonl([dialogue_line("a", turns=2), dialogue_line("b", "Image-Audio2Text")])
-    assert read_dialogues(data) == [Dialogue("a", "Text2Text", 2), Dialogue("b", "Image-Audio2Text", 1)]
+    assert read_reference_dialogues(data) == [
+        Dialogue("a", "Text2Text", 2),
+        Dialogue("b", "Image-Audio2Text", 1),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -215,13 +290,13 @@ def test_dialogues_parse():
 )
 def test_dialogue_rules(row):
     with pytest.raises(ReferenceDataError) as info:
-        read_dialogues(jsonl([row]))
+        read_reference_dialogues(jsonl([row]))
     assert info.value.issues[0].file == "dialogues.jsonl" and info.value.issues[0].line == 1
 
 
 def test_duplicate_dialogue_is_a_reference_error():
     with pytest.raises(ReferenceDataError):
-        read_dialogues(jsonl([dialogue_line(), dialogue_line()]))
+        read_reference_dialogues(jsonl([dialogue_line(), dialogue_line()]))
 
 
 def test_references_cross_checks():
@@ -373,7 +448,7 @@ def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_reference
     monkeypatch.setattr(validation, "may_hold_mark_run", lambda text: screened.append(text) or True)
     run = "\u0301" * 31
     dialogue = {"dialog_id": "d-1", "type": "Text2Text", "turns": [[{"type": "text", "content": "x" + run}]]}
-    dialogues = read_dialogues((json.dumps(dialogue, ensure_ascii=False) + "\n").encode())
+    dialogues = read_reference_dialogues((json.dumps(dialogue, ensure_ascii=False) + "\n").encode())
     assert dialogues == [Dialogue("d-1", "Text2Text", 1)] and screened == []
     references = {"dialog_id": "d-1", "references": [["Кот"]]}
     assert read_references((json.dumps(references, ensure_ascii=False) + "\n").encode(), dialogues) == {

@@ -18,7 +18,6 @@ import json
 import re
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 from scorer.errors import Issue, IssueLog, ReferenceDataError, SubmissionInvalid
@@ -39,10 +38,14 @@ from .jsonio import (
     shorten,
 )
 from .ppl_output import check_ppl, check_ppl_probes
-from .sources import ZEROS, Source, contents, counted, did_you_mean, json_type, located, size
+from .sources import ZEROS, Content, contents, counted, did_you_mean, json_type, located, size
 
 PART_TYPES = ("text", "image", "audio")
 MAX_ISSUES_PER_LINE = 5
+#: U+FFFD, what a decoder puts in place of bytes that are not whole UTF-8 characters.
+REPLACEMENT = "\ufffd"
+#: At most this many answers made mostly of U+FFFD are listed one by one; one more warning counts them all.
+MAX_REPLACEMENT_LISTED = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +64,6 @@ class Submission:
     ppl: dict[str, list[float]]
     warnings: list[Issue] = field(default_factory=list)
     probes: dict[str, list[float | None]] | None = None
-
-
-@cache
-def schema(name: str) -> dict[str, Any]:
-    """The packaged JSON Schema ``name`` (e.g. ``"submission"``), as documentation of a line's shape."""
-    from importlib.resources import files  # here: only documentation and tests read the schemas
-
-    return json.loads(files("scorer").joinpath("schemas", f"{name}.schema.json").read_text("utf-8"))
 
 
 # --- line shapes ---------------------------------------------------------------------------
@@ -219,7 +214,7 @@ class _FileState:
 
 
 def _parsed_lines(
-    source: Source,
+    source: Content,
     file: str,
     log: IssueLog,
     limits: Limits,
@@ -321,7 +316,7 @@ def _cut_short(file: str, number: int, dialog_id: str | None = None) -> Issue:
 
 
 def _shaped_lines(
-    source: Source,
+    source: Content,
     file: str,
     log: IssueLog,
     limits: Limits,
@@ -399,8 +394,8 @@ def _duplicate(file: str, number: int, first: int, dialog_id: str) -> Issue:
 # --- reference data -------------------------------------------------------------------------
 
 
-def read_dialogues(
-    source: Source, limits: Limits = Limits(), progress: Progress | None = None
+def read_reference_dialogues(
+    source: Content, limits: Limits = Limits(), progress: Progress | None = None
 ) -> list[Dialogue]:
     """Parse ``dialogues.jsonl``; raises :class:`ReferenceDataError` with every issue."""
     log = IssueLog()
@@ -429,7 +424,7 @@ def read_dialogues(
 
 
 def read_references(
-    source: Source, dialogues: list[Dialogue], limits: Limits = Limits(), progress: Progress | None = None
+    source: Content, dialogues: list[Dialogue], limits: Limits = Limits(), progress: Progress | None = None
 ) -> dict[str, list[list[str]]]:
     """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError`."""
     log = IssueLog()
@@ -496,8 +491,8 @@ def read_references(
 
 def check_submission(
     dialogues: list[Dialogue],
-    submission: Source,
-    ppl: Source,
+    submission: Content,
+    ppl: Content,
     limits: Limits = Limits(),
     names: tuple[str, str] = (SUBMISSION, PPL),
     progress: Progress | None = None,
@@ -543,7 +538,7 @@ def check_submission(
 
 
 def check_probes(
-    dialogues: list[Dialogue], probes: Source, limits: Limits = Limits()
+    dialogues: list[Dialogue], probes: Content, limits: Limits = Limits()
 ) -> dict[str, list[float | None]]:
     """Validate ``ppl_probes.json`` (contract section 10) against the dialogues: ``ppl_output.json``'s shape,
     ``null`` for a turn without a probe. It comes with the upload, so it is read as untrusted as the upload
@@ -567,7 +562,7 @@ def check_probes(
 
 
 def _check_answers(
-    source: Source,
+    source: Content,
     file: str,
     turns: dict[str, int],
     limits: Limits,
@@ -578,6 +573,7 @@ def _check_answers(
     mentioned: set[str] = set()
     lines: dict[str, int] = {}
     answers: dict[str, list[str]] = {}
+    replaced = _Replaced()
     state = _FileState()
     for number, value in _shaped_lines(
         source,
@@ -630,6 +626,54 @@ def _check_answers(
             )
             continue
         answers[dialog_id] = value["answers"]
+        for turn, answer in enumerate(value["answers"]):
+            if REPLACEMENT in answer and (what := _replaced(answer)) is not None:
+                replaced.count += 1
+                if len(replaced.listed) < MAX_REPLACEMENT_LISTED:
+                    issue = Issue(
+                        file, what, "replacement_characters", turn=turn, **located(number, dialog_id)
+                    )
+                    replaced.listed.append(issue)
     if not (state.unreadable or state.cut):
         _missing(file, turns, mentioned, log, "has no line; add one with one answer per turn")
+    warnings[:0] = replaced.warnings(file)
     return answers
+
+
+def _replaced(answer: str) -> str | None:
+    """What is wrong with an answer whose non-space characters are more than half U+FFFD; None for any
+    other."""
+    found, visible = answer.count(REPLACEMENT), len("".join(answer.split()))
+    if 2 * found <= visible:
+        return None
+    if found == visible:
+        return f"the answer holds nothing but U+FFFD replacement characters ({found:,}): its METEOR is 0"
+    return f"{found:,} of the answer's {visible:,} non-space characters are U+FFFD replacement characters"
+
+
+@dataclass
+class _Replaced:
+    """The answers made mostly or only of U+FFFD: how many, and the first few, located."""
+
+    count: int = 0
+    listed: list[Issue] = field(default_factory=list)
+
+    def warnings(self, file: str) -> list[Issue]:
+        """The listed answers, then one warning counting them all and saying where they usually come from."""
+        if not self.count:
+            return []
+        which = (
+            "listed above" if self.count == len(self.listed) else f"the first {len(self.listed)} listed above"
+        )
+        return [
+            *self.listed,
+            Issue(
+                file,
+                f"{counted(self.count, 'answer')} made mostly or only of U+FFFD replacement characters "
+                f"({which}): U+FFFD is no word character and matches nothing, so an answer made only of "
+                "them has a METEOR of 0. The cause is usually the model's byte-level tokenizer: its tokens "
+                "can cut a character's UTF-8 bytes in half, and decoding them one at a time, or stopping in "
+                "the middle of a character, gives U+FFFD; decode all of an answer's tokens at once",
+                "replacement_characters",
+            ),
+        ]

@@ -43,9 +43,11 @@ from .code_bundle import (
     EXECUTION_TIME_LIMIT,
     INGESTION_PROGRAM,
     INPUT_DATA,
+    RUN_FOLDER,
     TIMEOUT_OPTIONS,
     code_config,
     code_pages,
+    kit_readme,
     salted_config,
 )
 from .output_dir import publish
@@ -143,7 +145,7 @@ def bundle_files(
     for d in source.dialogues:
         turns[d.type] += d.n_turns
     config_bytes = source.config_bytes
-    if config_bytes is not None and source.config.unsalted_private:
+    if config_bytes is not None and source.config.hidden_metric.unsalted:
         config_bytes = salted_config(config_bytes)
     if code is not None:
         config_bytes = code_config(config_bytes)
@@ -185,6 +187,8 @@ def bundle_files(
         for name in (SUBMISSION, PPL):
             del files[f"{STARTING_KIT}/{name}"]
         files.update(code)
+        check = _how_to_check(image, RUN_FOLDER, f"`{RUN_FOLDER}/`")
+        files[f"{STARTING_KIT}/README.md"] = kit_readme(check).encode("utf-8")
     for name, data in media.items():  # where the participants' models and the scoring step's get_ppl look
         for folder in (PUBLIC_DATA, REFERENCE_DATA, *((INPUT_DATA,) if code is not None else ())):
             files[f"{folder}/{name}"] = data
@@ -317,11 +321,11 @@ leaderboards:
 {columns}"""
 
 
-def _how_to_check(image: str, submission: str) -> str:
-    """How a participant runs ``validate`` locally: in the competition's own image (no install), or with
-    the scorer installed from its source."""
+def _how_to_check(image: str, submission: str, beside: str = "your upload") -> str:
+    """How a participant runs ``validate`` on ``submission`` locally: in the competition's own image (no
+    install), or with the scorer installed from its source; ``beside`` names it in the sentence."""
     return f"""With Docker, in the competition's own scoring image (nothing to install; run it in the
-folder that holds `public_data/` and your upload):
+folder that holds `public_data/` and {beside}):
 
     docker run --rm -v "$PWD:/work" -w /work {image} \\
         python3 -m scorer validate --data public_data --submission {submission}
@@ -349,7 +353,8 @@ the warnings and the run's signature{_turn_details_sentence(turn_details)} It ne
 the test set's answers.
 """
     if code_turns is not None:
-        return intro + code_pages(image, code_turns) + "\n" + after
+        check = _how_to_check(image, RUN_FOLDER, f"`{RUN_FOLDER}/`")
+        return intro + code_pages(image, code_turns, check) + "\n" + after
     return (
         intro
         + f"""## What to submit

@@ -46,6 +46,8 @@ INGESTION_COMMAND = (
     f"--phase generate --keep-code {TIMEOUT_OPTIONS}"
 )
 KIT_CODE = "starting_kit/team_code"
+#: The folder the pages' local run writes (the runner command's ``--output``), which ``validate`` checks.
+RUN_FOLDER = "my_run"
 
 #: The starting kit's model: plain Python, its texts beside it (``texts.txt``).
 KIT_GENERATE = r'''
@@ -151,7 +153,11 @@ def get_ppl(model, tokenizer, cur_query_tuple, history_list):
     return math.exp(total / (len(tokens) - 1))
 '''.lstrip("\n")
 
-KIT_README = f"""# Starting kit (code competition)
+
+def kit_readme(check: str) -> str:
+    """The starting kit's README of a code competition; ``check`` says how to run ``validate`` on the
+    run's folder :data:`RUN_FOLDER` (in the competition's image, or with the scorer installed)."""
+    return f"""# Starting kit (code competition)
 
 `team_code/` is a complete, working upload: a bigram model of words and of their endings over
 `team_code/texts.txt` (plain Python, no dependencies). Replace its `generate.py` with your model's,
@@ -163,9 +169,10 @@ newer, nothing to install) and the platform's time limits, from the folder that 
 
     python3 starting_kit/runner.py --data public_data --code starting_kit --output my_run {TIMEOUT_OPTIONS}
 
-then check the files it wrote (the perplexities are of the model's own answers: the targets are hidden):
+then check the files it wrote with the scorer's `validate` (the perplexities are of the model's own
+answers: the targets are hidden).
 
-    python -m scorer validate --data public_data --submission my_run
+{check}
 
 Upload a zip holding the `team_code/` folder at its root:
 
@@ -194,9 +201,10 @@ on some turns with the target's words in another order: the organizers' check th
 perplexities come from a language model, which counts for nothing in the score."""
 
 
-def code_pages(image: str, turns: int) -> str:
+def code_pages(image: str, turns: int, check: str) -> str:
     """The overview's part for a code competition whose data has ``turns`` turns: what to upload, the
-    protocol, the time limits, how to run the runner locally."""
+    protocol, the time limits, how to run the runner locally and (``check``) how to run ``validate`` on
+    the run's folder :data:`RUN_FOLDER`."""
     return f"""## What to upload (a code competition)
 
 One `.zip` holding the package `team_code/` (a folder with `__init__.py`) at its root or in one
@@ -238,13 +246,16 @@ the scoring log names the phase, the function, the dialogue and the turn.
 ## Run your code locally first
 
     python3 starting_kit/runner.py --data public_data --code my_upload.zip --output my_run {TIMEOUT_OPTIONS}
-    python -m scorer validate --data public_data --submission my_run
 
 The runner (`starting_kit/runner.py`: one file, Python 3.8 or newer, no dependencies) calls your
 functions exactly as the platform does and names every fault; `--setup-timeout {SETUP_TIMEOUT}
 --turn-timeout {TURN_TIMEOUT}` are the platform's limits (without them the runner allows 3,600 s and
 600 s), `--resume` continues a run you stopped. Without the hidden answers its perplexities are of your
 model's own answers.
+
+Then check the files it wrote with the scorer's `validate`, as the platform will.
+
+{check}
 """
 
 
@@ -329,7 +340,8 @@ def code_files(
     runner_source: bytes, dialogues_bytes: bytes, media: Mapping[str, bytes] | None = None
 ) -> dict[str, bytes]:
     """The files a code competition adds: the ingestion program, the input data (``dialogues.jsonl`` and
-    ``media``, the files it names, by their path in the data folder), the starting kit's code."""
+    ``media``, the files it names, by their path in the data folder), the starting kit's code (its README,
+    :func:`kit_readme`, names the image and is written by the bundle)."""
     files = {
         f"{INGESTION_PROGRAM}/{RUNNER}": runner_source,
         f"{INGESTION_PROGRAM}/metadata.yaml": (
@@ -340,7 +352,6 @@ def code_files(
         f"{KIT_CODE}/__init__.py": b"",
         f"{KIT_CODE}/generate.py": KIT_GENERATE.encode("utf-8"),
         f"{KIT_CODE}/texts.txt": KIT_TEXTS.encode("utf-8"),
-        "starting_kit/README.md": KIT_README.encode("utf-8"),
         f"starting_kit/{RUNNER}": runner_source,
     }
     files.update({f"{INPUT_DATA}/{name}": data for name, data in (media or {}).items()})
