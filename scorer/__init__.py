@@ -30,19 +30,19 @@ if _sys.argv[:1] == ["-m"]:  # ``python -m scorer``: this process is the command
         _signal.signal(_sig, _early_signal)
 
 from scorer.inputs.config import Config, config_for, load_config
+from scorer.inputs.reference import ReferenceData
 from scorer.metric.hidden_metric import hidden_metric
 from scorer.metric.meteor import MeteorParams, MeteorRu, MeteorScore, meteor_ru
 from scorer.metric.text import normalise, tokenise
 from scorer.metric.thesaurus import Thesaurus, load_thesaurus
 from scorer.outputs.report import write_correlation, write_failure, write_leaderboard, write_outputs
+from scorer.scoring.correlation_result import Meta
 from scorer.scoring.explain import ExplainedTurn
 from scorer.scoring.leaderboard_result import Entry, Leaderboard, Standing
+from scorer.scoring.result import ScoreResult
 
 from .api import (
-    Meta,
-    ReferenceData,
     RunOptions,
-    ScoreResult,
     correlate_submissions,
     load_reference,
     score_leaderboard,

@@ -1,4 +1,5 @@
-"""The library API beneath the command line.
+"""The library API beneath the command line: the entry points of :data:`__all__`, each a whole task (read,
+validate, score, rank, correlate, explain, bundle), over the modules that do the work.
 
 Data flows one way: read and validate -> normalise -> score turns ->
 aggregate -> report. Everything here returns values or raises a
@@ -7,34 +8,23 @@ aggregate -> report. Everything here returns values or raises a
 
 from __future__ import annotations
 
-import gc
 import os
 import random
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, fields, replace
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from scorer.inputs import reference_cache
 from scorer.inputs.config import Config, Limits, config_for, load_config
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.human_ratings import read_human
-from scorer.inputs.intake import read_submission
+from scorer.inputs.intake import read_submission, submission_name
 from scorer.inputs.jsonio import shorten
 from scorer.inputs.ppl_check import read_ppl_check
-from scorer.inputs.stored_references import StoredReferences
-from scorer.inputs.validation import (
-    Dialogue,
-    Submission,
-    check_probes,
-    check_submission,
-    read_dialogues,
-    read_references,
-)
-from scorer.metric import key_table_cache
+from scorer.inputs.reference import ReferenceData, load_reference
+from scorer.inputs.validation import Dialogue, Submission, check_probes, check_submission
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, MeteorScore, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
@@ -48,28 +38,51 @@ from scorer.scoring.audit import Audit, audit_board, audit_submission, sample_co
 from scorer.scoring.competition import Competition, HiddenMetric
 from scorer.scoring.correlation import BASELINES, build_levels, correlate
 from scorer.scoring.correlation_result import Meta
-from scorer.scoring.explain import LOWEST_TURNS, ExplainedTurn, MarkedAnswer, lowest_turns, marked_answers
+from scorer.scoring.explain import (
+    LOWEST_TURNS,
+    ExplainedTurn,
+    MarkedAnswer,
+    explain,
+    lowest_turns,
+    marked_answers,
+)
 from scorer.scoring.leaderboard import find_submissions, rank
 from scorer.scoring.leaderboard_result import Entry, Leaderboard
 from scorer.scoring.result import ScoreResult
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import score_turns
-from scorer.workers import WorkerPool
+from scorer.workers import WorkerPool, no_cycle_collection
 
 from . import runner
-from .errors import Issue, ReferenceDataError, SubmissionInvalid, ThesaurusError, UsageError
-from .progress import AGGREGATING, EXPLAINING, READING, SAVING, SCORING, Progress
+from .errors import Issue, SubmissionInvalid, ThesaurusError, UsageError
+from .progress import AGGREGATING, EXPLAINING, SAVING, SCORING, Progress
+
+__all__ = [
+    "RunOptions",
+    "audit_sample",
+    "competition_bundle",
+    "correlate_submissions",
+    "explain_answer",
+    "load_reference",
+    "score_leaderboard",
+    "score_submission",
+    "score_validated",
+    "validate_submission",
+    "with_perplexities",
+]
 
 PathLike = str | os.PathLike
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How a scoring run goes, the same for the three entry points that score (``score_submission``,
-    ``score_leaderboard``, ``correlate_submissions``): the configuration (None: the built-in default), the
-    thesaurus (a loaded one, one found and identified, or its path; None: found as contract section 4
-    says), whether the synonym stage runs, the processes, and who hears the progress. Each entry point
-    takes it as ``options=``, or the same fields as keywords (not both)."""
+    """How a run goes, the same for every entry point that scores or explains (``score_submission``,
+    ``score_leaderboard``, ``correlate_submissions``, ``explain_answer``): the configuration (None: the
+    built-in default), the thesaurus (a loaded one, one found and identified, or its path; None: found as
+    contract section 4 says), whether the synonym stage runs, the processes, and who hears the progress.
+
+    This class is the one definition of these options and their defaults: each entry point takes it as
+    ``options=``, or its fields as keywords, which make one (:meth:`given`); not both."""
 
     config: Config | None = None
     thesaurus: Thesaurus | Source | PathLike | None = None
@@ -78,152 +91,26 @@ class RunOptions:
     progress: Progress | None = None
 
     @classmethod
-    def given(cls, options: RunOptions | None, **keywords: Any) -> RunOptions:
-        """``options``, or the options the keywords give; both at once is a :class:`TypeError`."""
-        made = cls(**keywords)
+    def given(cls, options: RunOptions | None, keywords: Mapping[str, Any]) -> RunOptions:
+        """``options``, or the options ``keywords`` give (an entry point's keywords beyond its own, each a
+        field of this class); both at once, or a keyword that is no field, is a :class:`TypeError`."""
         if options is None:
-            return made
-        if made != cls():
+            names = [f.name for f in fields(cls)]
+            unknown = [name for name in keywords if name not in names]
+            if unknown:
+                raise TypeError(f"unexpected keyword argument {unknown[0]!r} (options: {', '.join(names)})")
+            return cls(**keywords)
+        if keywords:
             raise TypeError("give the run's options as options=RunOptions(...) or as keywords, not both")
         return options
 
     def settled_config(self) -> Config:
         """The configuration in force: the given one (else the built-in default), without the synonym stage
         when ``synonyms`` is false."""
-        return with_synonyms(self.config or load_config(), self.synonyms)
-
-
-@dataclass(frozen=True)
-class ReferenceData:
-    dialogues: list[Dialogue]
-    #: Each dialogue's reference variants per turn; None when only dialogues were read. From the reference
-    #: cache, a mapping that reads a dialogue's texts when first asked
-    #: (:mod:`scorer.inputs.stored_references`).
-    references: Mapping[str, list[list[str]]] | None
-    #: The variants tokenised (``tokenise``), as ``references``; None: tokenised when first asked.
-    tokens: dict[str, list[list[list[str]]]] | None = field(default=None, compare=False)
-
-    def variants(self) -> Mapping[str, list[list[str]]]:
-        """Each dialogue's reference variants per turn; ValueError when only the dialogues were read."""
-        if self.references is None:
-            raise ValueError("the references were not read")
-        return self.references
-
-    def variant_tokens(self) -> dict[str, list[list[list[str]]]]:
-        """Each dialogue's reference variants per turn, tokenised; ValueError when only the dialogues
-        were read."""
-        return self.tokens if self.tokens is not None else tokenise_references(self.variants())
-
-
-def tokenise_references(references: Mapping[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
-    """Every variant of every turn tokenised, in the shape of ``references``, with one string object a word
-    (``sys.intern``) and one list a distinct text: a text several turns share is tokenised once, the
-    reference cache writes each word and each shared list once, and a run compares and hashes one object
-    a word. The lists are shared: nothing may change them."""
-    known: dict[str, list[str]] = {}
-
-    def tokens(text: str) -> list[str]:
-        found = known.get(text)
-        if found is None:
-            found = known[text] = list(map(sys.intern, tokenise(text)))
-        return found
-
-    return {d: [[tokens(v) for v in variants] for variants in turns] for d, turns in references.items()}
-
-
-@contextmanager
-def no_cycle_collection() -> Iterator[None]:
-    """Pause Python's cycle collector: reading and scoring build millions of small
-    acyclic objects (freed by reference counting anyway), and repeated full
-    collections over them cost a fifth of a run."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _reference_file(data_dir: Path, name: str) -> Path:
-    """The path of a reference file, checked to be a readable regular file (it is streamed)."""
-    path = data_dir / name
-    try:
-        # a FIFO in its place is refused, never waited on
-        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
-    except FileNotFoundError:
-        raise ReferenceDataError([Issue(name, f"{path} does not exist", "missing_file")]) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read reference file {path}: {exc.strerror}") from None
-    if not path.is_file():
-        raise UsageError(f"reference file {path} is not a regular file")
-    return path
-
-
-def load_reference(
-    data_dir: PathLike, limits: Limits = Limits(), with_answers: bool = True, progress: Progress | None = None
-) -> ReferenceData:
-    """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``;
-    ``progress(step, done, total)`` hears the bytes read (:mod:`scorer.progress`). Files validated
-    before, byte for byte, come from the reference cache (:mod:`scorer.inputs.reference_cache`); files
-    read now are stored there.
-
-    Raises :class:`~scorer.errors.UsageError` (the directory or a file cannot be read) or
-    :class:`~scorer.errors.ReferenceDataError` (a file breaks contract section 2)."""
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise UsageError(f"reference directory {data_dir}: not a directory")
-    if not os.access(data_dir, os.R_OK | os.X_OK):
-        raise UsageError(f"reference directory {data_dir}: cannot be read (no permission)")
-    dialogues_file = _reference_file(data_dir, DIALOGUES)
-    key = reference_cache.entry_key(dialogues_file, data_dir / ANSWERS if with_answers else None, limits)
-    entry = reference_cache.entry_path(key) if key else None
-    kept = _last_read.get(entry) if entry else None
-    cached = reference_cache.load(key, limits) if key and kept is None else None
-    if progress and (kept or cached):
-        for name in (DIALOGUES, ANSWERS) if with_answers else (DIALOGUES,):
-            size = (data_dir / name).stat().st_size
-            progress(f"{READING} {name}", size, size)
-    if kept is not None:
-        return kept
-    if entry and cached is not None:
-        dialogues, spans, tokens = cached
-        if spans is None or tokens is None:
-            return ReferenceData(dialogues, None, None)
-        reread = lambda: read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)  # noqa: E731
-        return _keep(
-            entry,
-            ReferenceData(
-                dialogues,
-                StoredReferences(data_dir / ANSWERS, spans, tokens, limits.max_json_depth, reread),
-                tokens,
-            ),
-        )
-    dialogues = read_dialogues(dialogues_file, limits, progress)
-    references = tokens = None
-    answers_file = _reference_file(data_dir, ANSWERS) if with_answers else None
-    if answers_file is not None:
-        references = read_references(answers_file, dialogues, limits, progress)
-        tokens = tokenise_references(references)
-    if key and entry:
-        reference_cache.save(key, dialogues, references, tokens, answers_file, limits)
-        return _keep(entry, ReferenceData(dialogues, references, tokens))
-    return ReferenceData(dialogues, references, tokens)
-
-
-#: The reference data this process read last, by the path of its reference-cache entry (the cache directory
-#: and the key: the files' digests, the limits, the tokeniser): read again from the same unchanged files, it
-#: is returned as it is.
-_last_read: dict[Path, ReferenceData] = {}
-
-
-def _keep(entry: Path, reference: ReferenceData) -> ReferenceData:
-    """``reference``, kept as the last read (in place of any other) under its cache ``entry``: scoring several
-    submissions one call at a time against one reference directory reads and checks it once (and a
-    command-line run does not spend the end of its run freeing it)."""
-    _last_read.clear()
-    _last_read[entry] = reference
-    return reference
+        config = self.config or load_config()
+        if self.synonyms:
+            return config
+        return replace(config, meteor=params_without_synonyms(config.meteor))
 
 
 def validate_submission(
@@ -268,14 +155,7 @@ def _read_and_check(
     return replace(valid, probes=check_probes(reference.dialogues, files.probes, limits))
 
 
-def with_synonyms(config: Config, synonyms: bool) -> Config:
-    """``config`` with the synonym stage dropped when ``synonyms`` is false."""
-    if synonyms:
-        return config
-    return replace(config, meteor=params_without_synonyms(config.meteor))
-
-
-def thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | None) -> Thesaurus | None:
+def _thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | None) -> Thesaurus | None:
     """The thesaurus the configured stages need: None without a synonym stage, else ``thesaurus`` itself
     or the one loaded from it (an identified :class:`~scorer.metric.thesaurus.Source`, a path, else
     ``$RUWORDNET_PATH``, else the ``ruwordnet`` package's download).
@@ -316,13 +196,9 @@ def score_submission(
     ppl: PathLike | None = None,
     *,
     options: RunOptions | None = None,
-    config: Config | None = None,
-    thesaurus: Thesaurus | PathLike | None = None,
-    synonyms: bool = True,
-    jobs: int = 1,
-    progress: Progress | None = None,
     ppl_check: PathLike | None = None,
     audience: Audience = ORGANIZER,
+    **keywords: Any,
 ) -> ScoreResult:
     """Validate and score a submission against the reference directory ``data_dir``; the result carries
     the perplexity audit (``result.audit``; with ``ppl_check``, the organizer's recomputed perplexities,
@@ -335,11 +211,10 @@ def score_submission(
 
     Raises :class:`~scorer.errors.SubmissionInvalid` (exit 1), or a :class:`~scorer.errors.ScorerError` of
     exit 2: ``UsageError``, ``ConfigError``, ``ReferenceDataError``, ``PplCheckInvalid``, ``ThesaurusError``.
-    The run's options are ``options`` or the keywords (:class:`RunOptions`).
+    The run's options are ``options`` or the other keywords (:class:`RunOptions`: ``config``, ``thesaurus``,
+    ``synonyms``, ``jobs``, ``progress``).
     """
-    run = RunOptions.given(
-        options, config=config, thesaurus=thesaurus, synonyms=synonyms, jobs=jobs, progress=progress
-    )
+    run = RunOptions.given(options, keywords)
     config = run.settled_config()
     with no_cycle_collection(), _index_built_meanwhile(config, run) as source:
         reference = load_reference(data_dir, config.limits, progress=run.progress)
@@ -356,7 +231,7 @@ def score_submission(
         checked = (
             read_ppl_check(ppl_check, reference.dialogues, config.limits) if ppl_check is not None else None
         )
-        rwn = thesaurus_for(config, source or run.thesaurus)
+        rwn = _thesaurus_for(config, source or run.thesaurus)
         return score_validated(
             reference,
             valid,
@@ -368,16 +243,6 @@ def score_submission(
             ppl_check=checked,
             audience=audience,
         )
-
-
-def submission_name(submission: PathLike) -> str:
-    """A submission's name: its folder's, its zip file's without ``.zip``, or the folder holding its file."""
-    path = Path(os.path.abspath(submission))
-    if path.is_dir():
-        return path.name
-    if path.suffix.lower() == ".zip":
-        return path.stem
-    return path.parent.name or path.name
 
 
 def score_validated(
@@ -410,12 +275,12 @@ def score_validated(
     tell(SCORING, 0, len(keys))
     competition = Competition.of(config, matcher or Matcher(thesaurus))
     metric = competition.metric
-    key_table_cache.restore(metric)
+    metric.restore_table()
     scored = score_turns(answers, variant_tokens, metric, jobs, lambda done: tell(SCORING, done, len(keys)))
     # the persistent caches keep the reference data's words only: an upload's own never make a later run
     # heavier (contract section 3)
-    vocabulary = reference_vocabulary(variant_tokens)
-    key_table_cache.keep(metric, vocabulary)
+    vocabulary = _reference_vocabulary(variant_tokens)
+    metric.keep_table(vocabulary)
     turns = _records(keys, scored, answers, submission.ppl, competition, tell)
     summary = aggregate(turns, config.weights)
     tell(AGGREGATING, len(keys), len(keys))
@@ -424,7 +289,7 @@ def score_validated(
         tell(SAVING, 0, 1)
         metric.matcher.save(vocabulary)
         tell(SAVING, 1, 1)
-    warnings = submission.warnings + unanalysed_warnings(
+    warnings = submission.warnings + _unanalysed_warnings(
         keys, answers, variant_tokens if audience.references else [], metric.matcher.unanalysed
     )
     audit = _audit(turns, config, _checked(turns, ppl_check), _probed(turns, submission.probes))
@@ -535,7 +400,7 @@ def _checked(
     ]
 
 
-def reference_vocabulary(variant_tokens: Iterable[Sequence[Sequence[str]]]) -> frozenset[str]:
+def _reference_vocabulary(variant_tokens: Iterable[Sequence[Sequence[str]]]) -> frozenset[str]:
     """Every token of the reference variants (each item: one turn's variants, tokenised): what the
     persistent caches may keep."""
     return frozenset(chain.from_iterable(chain.from_iterable(variant_tokens)))
@@ -547,7 +412,7 @@ REPORT_TURNS = 4096
 MAX_UNANALYSED_LISTED = 20
 
 
-def unanalysed_warnings(
+def _unanalysed_warnings(
     keys: Sequence[tuple[Dialogue, int]],
     answers: Sequence[str],
     variant_tokens: Sequence[Sequence[Sequence[str]]],
@@ -590,13 +455,9 @@ def score_leaderboard(
     submissions_dir: PathLike,
     *,
     options: RunOptions | None = None,
-    config: Config | None = None,
-    thesaurus: Thesaurus | PathLike | None = None,
-    synonyms: bool = True,
-    jobs: int = 1,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    progress: Progress | None = None,
+    **keywords: Any,
 ) -> Leaderboard:
     """Validate and score every submission in ``submissions_dir`` (each subfolder or ``.zip``), rank them and
     audit their perplexities; returns a :class:`~scorer.scoring.leaderboard_result.Leaderboard`.
@@ -605,11 +466,9 @@ def score_leaderboard(
     another reason is listed with status ``error``. Raises ``UsageError`` (no such folder, nothing in it,
     resamples or seed out of range), ``ConfigError``, ``ReferenceDataError`` or ``ThesaurusError``, all
     exit 2. ``progress`` hears every phase, each submission's steps prefixed by its name. The run's options
-    are ``options`` or the keywords (:class:`RunOptions`).
+    are ``options`` or the other keywords (:class:`RunOptions`).
     """
-    run = RunOptions.given(
-        options, config=config, thesaurus=thesaurus, synonyms=synonyms, jobs=jobs, progress=progress
-    )
+    run = RunOptions.given(options, keywords)
     config = run.settled_config()
     _check_board(submissions_dir, resamples, seed)
     with _index_built_meanwhile(config, run) as source:
@@ -632,6 +491,11 @@ def _check_board(submissions_dir: PathLike, resamples: int, seed: int) -> None:
             f"resamples = {shorten(str(resamples), 30)}: give {MIN_RESAMPLES} (the fewest for a 95% "
             f"interval) to {MAX_RESAMPLES:,}"
         )
+    _check_seed(seed)
+
+
+def _check_seed(seed: int) -> None:
+    """A seed of the bootstrap or of the audit's draw: a whole number from 0 to :data:`MAX_SEED`."""
     if not 0 <= seed <= MAX_SEED:
         raise UsageError(f"seed = {shorten(str(seed), 30)}: give a whole number from 0 to 2**63 - 1")
 
@@ -650,7 +514,7 @@ def _score_board(
     folder = Path(submissions_dir)
     progress = run.progress
     with no_cycle_collection():
-        rwn = thesaurus_for(config, run.thesaurus)
+        rwn = _thesaurus_for(config, run.thesaurus)
         matcher = Matcher(rwn)
         found, skipped = find_submissions(folder)
         if not found:
@@ -666,7 +530,7 @@ def _score_board(
             entries.append(
                 _board_entry(reference, name, path, config, rwn, run.jobs, step, matcher, data_dir)
             )
-        matcher.save(reference_vocabulary(chain.from_iterable(reference.variant_tokens().values())))
+        matcher.save(_reference_vocabulary(chain.from_iterable(reference.variant_tokens().values())))
     board = rank(
         entries,
         config.weights,
@@ -721,24 +585,18 @@ def correlate_submissions(
     human: PathLike,
     *,
     options: RunOptions | None = None,
-    config: Config | None = None,
-    thesaurus: Thesaurus | PathLike | None = None,
-    synonyms: bool = True,
-    jobs: int = 1,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     baselines: Sequence[str] = (),
-    progress: Progress | None = None,
+    **keywords: Any,
 ) -> Meta:
     """Score every submission once (as :func:`score_leaderboard`), then correlate the figures with the
     human ratings at every level contract section 8 gives (:mod:`scorer.scoring.correlation`); returns a
     :class:`~scorer.scoring.correlation_result.Meta` (its rows, levels and warnings). Raises what
     :func:`score_leaderboard` raises, and ``UsageError`` for an unknown baseline or a ratings file with
-    errors (each with its CSV line). The run's options are ``options`` or the keywords
+    errors (each with its CSV line). The run's options are ``options`` or the other keywords
     (:class:`RunOptions`)."""
-    run = RunOptions.given(
-        options, config=config, thesaurus=thesaurus, synonyms=synonyms, jobs=jobs, progress=progress
-    )
+    run = RunOptions.given(options, keywords)
     progress = run.progress
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
@@ -827,8 +685,7 @@ def audit_sample(
     and ``UsageError`` for ``n`` below 1 or a seed outside 0 to 2**63 - 1."""
     if n < 1:
         raise UsageError(f"n = {n}: give how many turns to draw (1 or more)")
-    if not 0 <= seed <= MAX_SEED:
-        raise UsageError(f"seed = {shorten(str(seed), 30)}: give a whole number from 0 to 2**63 - 1")
+    _check_seed(seed)
     config = config or load_config()
     reference = load_reference(data_dir, config.limits, with_answers=False)
     valid = _read_and_check(reference, submission, ppl, config.limits, data_dir=data_dir)
@@ -866,3 +723,19 @@ def with_perplexities(result: ScoreResult, ppl: Mapping[str, Sequence[float]], c
     return replace(
         result, summary=aggregate(turns, config.weights), turns=turns, audit=_audit(turns, config, None)
     )
+
+
+def explain_answer(
+    candidate: str, references: Sequence[str], *, options: RunOptions | None = None, **keywords: Any
+) -> str:
+    """How METEOR scores ``candidate`` against the reference variants ``references``, as text: the tokens,
+    the alignment (each link's stage), the chunks and the formula (:func:`~scorer.scoring.explain.explain`).
+    The run's options are ``options`` or the other keywords (:class:`RunOptions`; ``jobs`` and ``progress``
+    play no part). Raises :class:`~scorer.errors.ThesaurusError` when the synonym stage's thesaurus cannot be
+    found or read."""
+    run = RunOptions.given(options, keywords)
+    config = run.settled_config()
+    metric = MeteorRu(config.meteor, _thesaurus_for(config, run.thesaurus))
+    text = explain(candidate, references, metric)
+    metric.matcher.save()
+    return text

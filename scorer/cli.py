@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import errno
 import gc
-import importlib.util
 import json
 import os
 import signal
@@ -26,8 +25,7 @@ from scorer.inputs.config import UNSALTED_NOTE, Config, config_for, load_config
 from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.jsonio import shorten
-from scorer.metric.cache_dir import cache_dir, cache_dir_problem
-from scorer.metric.meteor import MeteorRu
+from scorer.metric.cache import cache_dir, cache_dir_problem
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
 from scorer.outputs.bundle import write_bundle
 from scorer.outputs.output_dir import in_main_thread, locked, prepare, write_file
@@ -48,9 +46,9 @@ from scorer.outputs.report import (
 )
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import flagged_lines
-from scorer.scoring.explain import explain
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import default_jobs
+from scorer.workers import no_cycle_collection
 
 from . import EARLY_SIGNALS, _early_signal, api, code_step, runner
 from .errors import (
@@ -69,7 +67,7 @@ from .errors import (
 from .progress import ProgressDisplay
 from .safe_text import json_text, shown, shown_name
 from .streams import forgiving_streams, reopen_closed
-from .version import __version__, engine_description
+from .version import __version__, engine_description, missing_dependencies
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
@@ -146,6 +144,18 @@ EXAMPLES = {
     "run": "python -m scorer run --data reference_data/public --code my_team/ --output generated",
 }
 
+#: Each subcommand's one line in the command line's help.
+SUMMARIES = {
+    "validate": "check a submission without scoring it (needs only dialogues.jsonl)",
+    "score": "validate and score a submission",
+    "leaderboard": "score and rank every submission (subfolder or .zip) of a folder",
+    "codalab": "CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT",
+    "correlate": "agreement of the figures with human ratings (meta-evaluation)",
+    "bundle": "write a Codabench competition bundle for a reference directory",
+    "audit-sample": "the turns whose perplexities to recompute (for score --ppl-check)",
+    "explain": "show how METEOR scores one answer: tokens, matches, chunks, formula",
+}
+
 DESCRIPTIONS = {
     "validate": "Check a submission against the public dialogues without scoring it (needs only "
     "dialogues.jsonl). "
@@ -190,12 +200,12 @@ def _epilog(name: str) -> str:
     return "\n\n".join(parts)
 
 
-def _command(sub: Any, name: str, summary: str) -> argparse.ArgumentParser:
-    """One subcommand: its one-line ``summary``, its description and its examples (:data:`DESCRIPTIONS`,
-    :func:`_epilog`)."""
+def _command(sub: Any, name: str) -> argparse.ArgumentParser:
+    """One subcommand: its one-line summary, its description and its examples (:data:`SUMMARIES`,
+    :data:`DESCRIPTIONS`, :func:`_epilog`)."""
     parser: argparse.ArgumentParser = sub.add_parser(
         name,
-        help=summary,
+        help=SUMMARIES[name],
         description=DESCRIPTIONS[name],
         epilog=_epilog(name),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -204,6 +214,8 @@ def _command(sub: Any, name: str, summary: str) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: the subcommands of :data:`COMMANDS`, in its order, each with the arguments
+    its function adds."""
     parser = argparse.ArgumentParser(
         prog="scorer",
         description="Score multimodal dialogue submissions "
@@ -214,53 +226,89 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"scorer {__version__} ({engine_description()})"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (add_arguments, _) in COMMANDS.items():
+        add_arguments(_command(sub, name))
+    return parser
 
-    def submission_args(p: argparse.ArgumentParser) -> None:
+
+CONFIG_HELP = "TOML file overriding the default configuration"
+
+
+def _data_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)")
+
+
+def _submission_args(p: argparse.ArgumentParser) -> None:
+    """The reference directory, the submission, its perplexities and the configuration."""
+    _data_arg(p)
+    p.add_argument(
+        "--submission",
+        required=True,
+        metavar="PATH",
+        help="submission.jsonl, or a directory or .zip holding it and ppl_output.json",
+    )
+    p.add_argument(
+        "--ppl",
+        metavar="FILE",
+        help="ppl_output.json when --submission is a file (default: ppl_output.json next to it)",
+    )
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+
+
+def _scoring_args(p: argparse.ArgumentParser) -> None:
+    """The run's options (:func:`_options`): the thesaurus, the synonym stage, the processes; and --quiet."""
+    p.add_argument(
+        "--thesaurus",
+        metavar="PATH",
+        help="RuWordNet SQLite file or XML directory "
+        "(default: $RUWORDNET_PATH, else the ruwordnet package's download)",
+    )
+    p.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=0,
+        metavar="N",
+        help="processes to score on (default 0: every core); outputs do not depend on it",
+    )
+
+
+def _many_submissions_args(p: argparse.ArgumentParser, outputs: str, human: bool = False) -> None:
+    """A folder of submissions scored against one reference directory, and the bootstrap's settings."""
+    _data_arg(p)
+    p.add_argument("--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission")
+    if human:
         p.add_argument(
-            "--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)"
-        )
-        p.add_argument(
-            "--submission",
+            "--human",
             required=True,
-            metavar="PATH",
-            help="submission.jsonl, or a directory or .zip holding it and ppl_output.json",
-        )
-        p.add_argument(
-            "--ppl",
             metavar="FILE",
-            help="ppl_output.json when --submission is a file (default: ppl_output.json next to it)",
+            help="CSV: submission,score | submission,dialog_id,score | submission,dialog_id,turn,score",
         )
-        p.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration")
+    p.add_argument("--output", required=True, metavar="DIR", help=f"where {outputs} go")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
+    )
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})")
 
-    def scoring_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--thesaurus",
-            metavar="PATH",
-            help="RuWordNet SQLite file or XML directory "
-            "(default: $RUWORDNET_PATH, else the ruwordnet package's download)",
-        )
-        p.add_argument("--no-synonyms", action="store_true", help="score without the RuWordNet synonym stage")
-        p.add_argument("--quiet", action="store_true", help="print nothing on success")
-        p.add_argument(
-            "--jobs",
-            type=_jobs,
-            default=0,
-            metavar="N",
-            help="processes to score on (default 0: every core); outputs do not depend on it",
-        )
 
-    v = _command(sub, "validate", "check a submission without scoring it (needs only dialogues.jsonl)")
-    submission_args(v)
-    v.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
+def _validate_args(p: argparse.ArgumentParser) -> None:
+    _submission_args(p)
+    p.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout")
 
-    s = _command(sub, "score", "validate and score a submission")
-    submission_args(s)
-    s.add_argument(
+
+def _score_args(p: argparse.ArgumentParser) -> None:
+    _submission_args(p)
+    p.add_argument(
         "--output", required=True, metavar="DIR", help="where scores.json, details.csv, scores.txt go"
     )
-    scoring_args(s)
-    s.add_argument("--report", action="store_true", help="also write report.html (charts; takes a second)")
-    s.add_argument(
+    _scoring_args(p)
+    p.add_argument("--report", action="store_true", help="also write report.html (charts; takes a second)")
+    p.add_argument(
         "--ppl-check",
         metavar="FILE",
         help="perplexities the organizer recomputed for some turns "
@@ -268,113 +316,92 @@ def build_parser() -> argparse.ArgumentParser:
         "ppl filled in): audit.json compares them",
     )
 
-    lb = _command(sub, "leaderboard", "score and rank every submission (subfolder or .zip) of a folder")
 
-    def many_submissions_args(p: argparse.ArgumentParser, outputs: str, human: bool = False) -> None:
-        p.add_argument(
-            "--data", required=True, metavar="DIR", help="reference directory (dialogues.jsonl ...)"
-        )
-        p.add_argument(
-            "--submissions", required=True, metavar="DIR", help="one subfolder or .zip per submission"
-        )
-        if human:
-            p.add_argument(
-                "--human",
-                required=True,
-                metavar="FILE",
-                help="CSV: submission,score | submission,dialog_id,score | submission,dialog_id,turn,score",
-            )
-        p.add_argument("--output", required=True, metavar="DIR", help=f"where {outputs} go")
-        p.add_argument(
-            "--resamples",
-            type=int,
-            default=DEFAULT_RESAMPLES,
-            metavar="N",
-            help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
-        )
-        p.add_argument(
-            "--seed", type=int, default=DEFAULT_SEED, help=f"bootstrap seed (default {DEFAULT_SEED})"
-        )
+def _leaderboard_args(p: argparse.ArgumentParser) -> None:
+    _many_submissions_args(p, "leaderboard.csv, leaderboard.json, report.html and submissions/<name>/")
+    p.add_argument("--no-report", action="store_true", help="skip report.html")
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+    _scoring_args(p)
 
-    many_submissions_args(lb, "leaderboard.csv, leaderboard.json, report.html and submissions/<name>/")
-    lb.add_argument("--no-report", action="store_true", help="skip report.html")
 
-    cl = _command(sub, "codalab", "CodaLab/Codabench scoring program: INPUT/ref + INPUT/res -> OUTPUT")
-    cl.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
-    cl.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
+def _codalab_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
+    p.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
     for name, default in (("setup", runner.DEFAULT_SETUP_TIMEOUT), ("turn", runner.DEFAULT_TURN_TIMEOUT)):
-        cl.add_argument(
+        p.add_argument(
             f"--{name}-timeout",
             type=float,
             default=default,
             metavar="S",
             help=f"a code upload's {name} limit in seconds (default {default:g})",
         )
-    co = _command(sub, "correlate", "agreement of the figures with human ratings (meta-evaluation)")
-    many_submissions_args(co, "correlation.csv, correlation.json and report.html", human=True)
-    co.add_argument(
+    p.add_argument(
+        "--config", metavar="FILE", help=CONFIG_HELP + " (default: INPUT/ref/config.toml when present)"
+    )
+    _scoring_args(p)
+
+
+def _correlate_args(p: argparse.ArgumentParser) -> None:
+    _many_submissions_args(p, "correlation.csv, correlation.json and report.html", human=True)
+    p.add_argument(
         "--baselines", default="", metavar="LIST", help="comma-separated: chrf,bleu (sacreBLEU defaults)"
     )
-    for p in (lb, cl, co):
-        p.add_argument(
-            "--config",
-            metavar="FILE",
-            help="TOML file overriding the default configuration"
-            + (" (default: INPUT/ref/config.toml when present)" if p is cl else ""),
-        )
-        scoring_args(p)
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+    _scoring_args(p)
 
-    b = _command(sub, "bundle", "write a Codabench competition bundle for a reference directory")
-    b.add_argument(
+
+def _bundle_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
         "--data",
         required=True,
         metavar="DIR",
         help="reference directory (dialogues.jsonl, "
         "answers.jsonl, and config.toml when the organizer keeps one there)",
     )
-    b.add_argument("--output", required=True, metavar="DIR", help="where the bundle folder and bundle.zip go")
-    b.add_argument(
+    p.add_argument("--output", required=True, metavar="DIR", help="where the bundle folder and bundle.zip go")
+    p.add_argument(
         "--image",
         required=True,
         metavar="NAME",
         help="the scorer's image the platform pulls (competition.yaml's docker_image)",
     )
-    b.add_argument(
+    p.add_argument(
         "--config",
         metavar="FILE",
         help="the organizer's configuration (default: config.toml in "
         "--data when present); copied into the bundle's reference data only",
     )
-    b.add_argument("--title", metavar="TEXT", help="the competition's title")
-    b.add_argument(
+    p.add_argument("--title", metavar="TEXT", help="the competition's title")
+    p.add_argument(
         "--code",
         action="store_true",
         help="a code competition: teams upload team_code/, which an ingestion program runs "
         "(contract section 10)",
     )
-    b.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
 
-    a = _command(sub, "audit-sample", "the turns whose perplexities to recompute (for score --ppl-check)")
-    submission_args(a)
-    a.add_argument("--n", type=_jobs, required=True, metavar="N", help="how many turns to draw")
-    a.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the draw's seed (default {DEFAULT_SEED})")
-    a.add_argument("--output", required=True, metavar="FILE", help="the JSON Lines file to write")
 
-    e = _command(sub, "explain", "show how METEOR scores one answer: tokens, matches, chunks, formula")
-    e.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
-    e.add_argument(
+def _audit_sample_args(p: argparse.ArgumentParser) -> None:
+    _submission_args(p)
+    p.add_argument("--n", type=_jobs, required=True, metavar="N", help="how many turns to draw")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the draw's seed (default {DEFAULT_SEED})")
+    p.add_argument("--output", required=True, metavar="FILE", help="the JSON Lines file to write")
+
+
+def _explain_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
+    p.add_argument(
         "--reference",
         required=True,
         action="append",
         metavar="TEXT",
         help="a reference variant (repeat for several)",
     )
-    e.add_argument("--config", metavar="FILE", help="TOML file overriding the default configuration")
-    e.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory")
-    e.add_argument("--no-synonyms", action="store_true", help="explain without the synonym stage")
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+    p.add_argument("--thesaurus", metavar="PATH", help="RuWordNet SQLite file or XML directory")
+    p.add_argument("--no-synonyms", action="store_true", help="explain without the synonym stage")
     for name in ("alpha", "beta", "gamma"):
-        e.add_argument(f"--{name}", type=float, help=f"override meteor.{name}")
-    return parser
+        p.add_argument(f"--{name}", type=float, help=f"override meteor.{name}")
 
 
 @dataclass
@@ -394,20 +421,31 @@ def _argument_text(value: str) -> str:
     return os.fsencode(value).decode("utf-8", "replace")
 
 
+@dataclass(frozen=True)
+class Explanation:
+    """What ``explain`` is asked: the answer and the reference variants as text, each checked, and the run's
+    options (the configuration with ``--alpha``, ``--beta`` and ``--gamma`` laid over it)."""
+
+    candidate: str
+    references: tuple[str, ...]
+    options: api.RunOptions
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Explanation:
+        candidate = _argument_text(args.candidate)
+        references = tuple(_argument_text(r) for r in args.reference)
+        for what, text in [("--candidate", candidate)] + [("--reference", r) for r in references]:
+            run = long_mark_run(text)
+            if run is not None:
+                raise UsageError(f"{what}: {mark_run_message(run)}")
+        meteor = {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
+        config = load_config(args.config, {"meteor": meteor})
+        return cls(candidate, references, api.RunOptions(config, args.thesaurus, not args.no_synonyms))
+
+
 def _explain(args: argparse.Namespace, state: RunState) -> int:
-    args.candidate = _argument_text(args.candidate)
-    args.reference = [_argument_text(r) for r in args.reference]
-    for what, text in [("--candidate", args.candidate)] + [("--reference", r) for r in args.reference]:
-        run = long_mark_run(text)
-        if run is not None:
-            raise UsageError(f"{what}: {mark_run_message(run)}")
-    overrides = {
-        "meteor": {k: getattr(args, k) for k in ("alpha", "beta", "gamma") if getattr(args, k) is not None}
-    }
-    config = api.with_synonyms(load_config(args.config, overrides), not args.no_synonyms)
-    metric = MeteorRu(config.meteor, api.thesaurus_for(config, args.thesaurus))
-    emit(explain(args.candidate, args.reference, metric))
-    metric.matcher.save()
+    asked = Explanation.of(args)
+    emit(api.explain_answer(asked.candidate, asked.references, options=asked.options))
     return EXIT_OK
 
 
@@ -418,7 +456,7 @@ def _bundle(args: argparse.Namespace, state: RunState) -> int:
             args.data, args.image, config=args.config, title=args.title, code=args.code
         )
         write_bundle(output, files)
-    if config_for(args.data, args.config)[0].unsalted_private:
+    if config_for(args.data, args.config)[0].hidden_metric.unsalted:
         print(
             "bundle: the hidden metric's private settings had no salt: a random one was written into the "
             "bundle's reference_data/config.toml (copy it into your own config, so that your runs carry the "
@@ -458,7 +496,7 @@ def _config(args: argparse.Namespace, reference_dir: str | None) -> Config:
     config, which = config_for(reference_dir, args.config)
     if not getattr(args, "quiet", False):
         print(f"config: {which}", file=sys.stderr)
-    if config.unsalted_private and args.command != "bundle":
+    if config.hidden_metric.unsalted and args.command != "bundle":
         print(f"warning: {UNSALTED_NOTE}", file=sys.stderr)
     return config
 
@@ -570,12 +608,6 @@ def _code_step(
 ) -> int:
     """The scoring step of a code competition (contract section 10, :mod:`scorer.code_step`): the step
     writes its own outputs; a surprise once the code could act is exit 1 with nothing written here."""
-    api.load_reference(data, config.limits)  # the organizer's data checked first: errors name file and line
-    try:
-        dialogues = runner.read_dialogues(data)
-    except runner.UsageFault as exc:
-        raise UsageError(str(exc)) from None
-    upload = code_step.find_upload(res, {d["dialog_id"]: len(d["turns"]) for d in dialogues})
     settings = code_step.StepSettings(
         data,
         output,
@@ -586,7 +618,7 @@ def _code_step(
         args.turn_timeout,
     )
     try:
-        outcome = code_step.score_code_upload(upload, settings)
+        outcome = code_step.score_step(res, settings)
     except code_step.StepSurprise as exc:
         display.close()
         print(f"error: {exc}", file=sys.stderr)
@@ -752,31 +784,6 @@ def _stop(signum: int, frame: object) -> None:
     raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
 
 
-#: What the scorer imports, by module name: its dependencies (pyproject.toml).
-REQUIRED_MODULES = (
-    "matplotlib",
-    "numpy",
-    "pandas",
-    "pymorphy3",
-    "pymorphy3_dicts_ru",
-    "ruwordnet",
-    "sacrebleu",
-    "scipy",
-)
-
-
-def missing_dependencies() -> list[str]:
-    """The modules of :data:`REQUIRED_MODULES` this Python cannot import (looked up, not imported)."""
-    found = []
-    for name in REQUIRED_MODULES:
-        try:
-            if importlib.util.find_spec(name) is None:
-                found.append(name)
-        except (ImportError, ValueError):
-            found.append(name)
-    return found
-
-
 def _dependencies_missing(argv: Sequence[str]) -> bool:
     """Say, and return True, when this Python lacks the scorer's dependencies: a set-up problem (exit 2),
     never a traceback halfway through a command."""
@@ -792,6 +799,22 @@ def _dependencies_missing(argv: Sequence[str]) -> bool:
         file=sys.stderr,
     )
     return True
+
+
+#: Every subcommand of the parser (but ``run``, the runner's own), in the order of the help: the function that
+#: adds its arguments, and its handler.
+COMMANDS: dict[
+    str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace, RunState], int]]
+] = {
+    "validate": (_validate_args, _validate),
+    "score": (_score_args, _score),
+    "leaderboard": (_leaderboard_args, _leaderboard),
+    "codalab": (_codalab_args, _codalab),
+    "correlate": (_correlate_args, _correlate),
+    "bundle": (_bundle_args, _bundle),
+    "audit-sample": (_audit_sample_args, _audit_sample),
+    "explain": (_explain_args, _explain),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -813,16 +836,7 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    handler = {
-        "validate": _validate,
-        "score": _score,
-        "explain": _explain,
-        "leaderboard": _leaderboard,
-        "codalab": _codalab,
-        "correlate": _correlate,
-        "bundle": _bundle,
-        "audit-sample": _audit_sample,
-    }[args.command]
+    handler = COMMANDS[args.command][1]
     previous: dict[int, Any] = {}
     try:
         if in_main_thread():
@@ -887,7 +901,7 @@ def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.
     state = RunState()
     try:
         _cache_notice(args)
-        with api.no_cycle_collection():  # one command, then exit: nothing is left for a collection to free
+        with no_cycle_collection():  # one command, then exit: nothing is left for a collection to free
             code = handler(args, state)
             # before the collector resumes: its next collection, and the exit's, skip every object the run
             # left (0.13 s at 20,000 turns)
@@ -915,9 +929,24 @@ def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.
         _json_verdict(args, error)
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
-    except Exception:  # noqa: BLE001 - the one place that turns bugs into exit 3
+    except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
+        stop = _stop_within(exc)
+        if stop is not None:  # a stop that landed where Python wraps what is raised (a class being made)
+            raise stop from None
         _json_verdict(args, RuntimeError("internal error"))
         return _internal_error(state)
+
+
+def _stop_within(exc: BaseException) -> BaseException | None:
+    """The SIGINT or SIGTERM stop an error carries as its cause or context, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (KeyboardInterrupt, Terminated)):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _environment_fault(exc: OSError, state: RunState) -> str:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer import runner
-from scorer.api import RunOptions, ScoreResult, score_submission, with_perplexities
+from scorer.api import RunOptions, ScoreResult, load_reference, score_submission, with_perplexities
 from scorer.errors import EXIT_INVALID, Issue, ScorerError, SubmissionInvalid, UsageError
 from scorer.inputs.contract import PPL, SUBMISSION
 from scorer.inputs.jsonio import shorten
@@ -250,6 +250,18 @@ class StepSettings:
     turn_timeout: float
 
 
+def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInvalid:
+    """The step on the upload the platform put in ``res``: the organizer's reference data checked first (its
+    errors name file and line), the upload found (:func:`find_upload`), then :func:`score_code_upload`."""
+    load_reference(settings.data, settings.options.settled_config().limits)
+    try:
+        dialogues = runner.read_dialogues(settings.data)
+    except runner.UsageFault as exc:
+        raise UsageError(str(exc)) from None
+    upload = find_upload(res, {d["dialog_id"]: len(d["turns"]) for d in dialogues})
+    return score_code_upload(upload, settings)
+
+
 def score_code_upload(upload: Upload, settings: StepSettings) -> ScoreResult | SubmissionInvalid:
     """Run the step on ``upload``: the scored result, or the verdict when the team's code failed; both are
     written to ``settings.output`` by the step itself. StepSurprise (exit 1, no scores) for a surprise;
@@ -346,7 +358,7 @@ def _run_sealed(
         if values is not None:
             outcome = with_perplexities(scored, runner.numbers(values), scored_config(settings))
         if outcome is None:
-            raise StepSurprise(surprises[0] if surprises else "no outcome")
+            raise StepSurprise(_first(surprises) if surprises else "no outcome")
         files = _files_of(outcome, settings)
         surprises.extend(_empty(output_fd))
         surprises.extend(guard.caught)

@@ -1,7 +1,10 @@
 """Error types and their exit codes (contract section 6).
 
 Exit codes: 0 scored / valid, 1 submission invalid, 2 usage, configuration,
-thesaurus or reference-data error, 3 unexpected internal error.
+thesaurus or reference-data error, 3 unexpected internal error. They are the
+runner's (``scorer/runner.py``, which stands alone on the ground floor and
+exits by the same contract: its 1 is a fault of the team's code, the upload's
+verdict as an invalid submission's is).
 """
 
 from __future__ import annotations
@@ -9,12 +12,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from scorer.runner import EXIT_CODE_FAULT as EXIT_INVALID
+from scorer.runner import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from scorer.safe_text import shown
 
-EXIT_OK = 0
-EXIT_INVALID = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
+__all__ = [
+    "EXIT_INTERNAL",
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "MAX_LISTED_ERRORS",
+    "ConfigError",
+    "Issue",
+    "IssueLog",
+    "IssuesError",
+    "PerplexitiesNotFound",
+    "PplCheckInvalid",
+    "ReferenceDataError",
+    "ScorerError",
+    "SubmissionInvalid",
+    "ThesaurusError",
+    "UsageError",
+]
 
 #: At most this many errors are listed; the rest are counted.
 MAX_LISTED_ERRORS = 100

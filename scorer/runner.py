@@ -24,6 +24,7 @@ import json
 import math
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -162,13 +163,40 @@ class CodeFault(Exception):
         }
 
 
-def _printable(text: str) -> str:
-    """``text`` with every character a terminal would not show as itself escaped (``\\n``, ``\\x1b``)."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+# --- text made harmless ----------------------------------------------------------------------------------
+
+#: The format characters (Unicode category Cf, the bidirectional controls among them) and the line and
+#: paragraph separators (Zl, Zp) as of Unicode 15.1; a test checks this Python's Unicode has no others.
+FORMAT_CHARACTERS = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+#: Every character :func:`printable` escapes: C0, DEL, C1 and the format characters.
+UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{FORMAT_CHARACTERS}]")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def escaped(char: str) -> str:
+    """One character as an escape: ``\\n``, ``\\r`` or ``\\t``, else ``\\xhh``, ``\\uhhhh`` or
+    ``\\Uhhhhhhhh``."""
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control and format character escaped (``\\n``, ``\\x1b``, ``\\u202e``): one line
+    that can neither drive a terminal nor reorder what follows it. The scorer's own rule for what people
+    read (``scorer/safe_text.py``) is this function."""
+    return UNSAFE.sub(lambda match: escaped(match.group()), text)
 
 
 def _excerpt(value: object, limit: int = EXCERPT) -> str:
-    text = _printable(value if isinstance(value, str) else repr(value))
+    text = printable(value if isinstance(value, str) else repr(value))
     return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
@@ -356,7 +384,7 @@ def _listing(root: str, limit: int = 20) -> str:
     for folder, dirs, files in os.walk(root):
         dirs.sort()
         for name in sorted(files):
-            names.append(_printable(os.path.relpath(os.path.join(folder, name), root))[:200])
+            names.append(printable(os.path.relpath(os.path.join(folder, name), root))[:200])
             if len(names) >= limit:
                 return ", ".join(names) + ", ..."
     return ", ".join(names) or "nothing"
@@ -481,7 +509,7 @@ def _describe(value: object) -> str:
         shown = repr(value)
     except BaseException:  # noqa: BLE001 - a repr of the team's object may raise too
         shown = "<no repr>"
-    shown = _printable(shown)
+    shown = printable(shown)
     kind = type(value).__name__
     if isinstance(value, str) and not _is_text(value):
         kind = "str holding a lone surrogate (half of a UTF-16 pair, not text)"
@@ -651,13 +679,13 @@ def checked_reply(line: bytes, call: str) -> Reply:
                     "exception",
                     "it raised an exception (its traceback follows)",
                     detail="\n".join(
-                        _printable(x)[:1000] for x in reply["trace"].splitlines()[-TRACEBACK_LINES:]
+                        printable(x)[:1000] for x in reply["trace"].splitlines()[-TRACEBACK_LINES:]
                     ),
                 )
             )
         if fault == "wrong_value" and set(reply) == {"fault", "value"} and isinstance(reply["value"], str):
             return _raise(
-                CodeFault("wrong_value", f"it returned {_printable(reply['value'])[: EXCERPT + 80]}")
+                CodeFault("wrong_value", f"it returned {printable(reply['value'])[: EXCERPT + 80]}")
             )
         if (
             fault == "missing"
@@ -667,7 +695,7 @@ def checked_reply(line: bytes, call: str) -> Reply:
             and reply["missing"]
             and _strings(reply["held"], 10_000)
         ):
-            held = ", ".join(_printable(n)[:EXCERPT] for n in reply["held"][:50]) or "nothing public"
+            held = ", ".join(printable(n)[:EXCERPT] for n in reply["held"][:50]) or "nothing public"
             return _raise(
                 CodeFault(
                     "missing",
@@ -783,7 +811,7 @@ def _children_of(parent: int, strict: bool = False) -> list[int]:
 # --- the run -------------------------------------------------------------------------------------------
 
 
-class Progress:
+class ProgressLines:
     """One stderr line every few seconds: phase, dialogues and turns done, rate, time left. The rate and the
     time left count the turns computed since the first one (import and setup are reported once, apart)."""
 
@@ -1022,7 +1050,7 @@ class _Phase:
         digests: dict[str, str],
         turns: dict[str, int],
         accept: Callable[[object], bool],
-        progress: Progress,
+        progress: ProgressLines,
     ):
         self.name, self.code_root, self.settings, self.progress = name, code_root, settings, progress
         self.state = State(
@@ -1060,7 +1088,7 @@ def generate(
 ) -> dict[str, list[str]]:
     """Every dialogue's answers: a_i = generate_text(model, tokenizer, q_i, [(q_k, a_k) for k < i])."""
     total = sum(len(d["turns"]) for d in dialogues)
-    progress = Progress("generate", len(dialogues), total, settings.quiet)
+    progress = ProgressLines("generate", len(dialogues), total, settings.quiet)
     answers: dict[str, list[str]] = {}
     digests = {"code": digest or code_digest(code_root), "data": data_digest("generate", dialogues)}
     turns = {d["dialog_id"]: len(d["turns"]) for d in dialogues}
@@ -1135,7 +1163,7 @@ def perplexities(
         if settings.probes and only is None
         else {}
     )
-    progress = Progress("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), settings.quiet)
+    progress = ProgressLines("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), settings.quiet)
     values: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
     probed: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
     digests = {

@@ -26,18 +26,11 @@ import json
 import re
 from typing import Any
 
-#: Bidirectional controls: marks, embeddings and overrides, isolates.
-BIDI_CONTROLS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-#: The format characters (Unicode category Cf, the bidirectional controls among them) and the line and
-#: paragraph separators (Zl, Zp) as of Unicode 15.1; a test checks this Python's Unicode has no others.
-FORMAT_CHARACTERS = (
-    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
-)
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-#: Every character :func:`shown` escapes: C0, DEL, C1 and the format characters.
-_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{FORMAT_CHARACTERS}]")
+from scorer import runner
+
+#: The format characters and the line and paragraph separators: the runner's (:mod:`scorer.runner`, which
+#: stands alone on the ground floor), so that both escape by one rule.
+FORMAT_CHARACTERS = runner.FORMAT_CHARACTERS
 #: What a stream line may keep: the same, but the newline that ends the scorer's own lines.
 _UNSAFE_IN_LINES = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{FORMAT_CHARACTERS}]")
 #: What :func:`json_text` writes as a JSON escape besides what JSON itself escapes: the same characters,
@@ -54,22 +47,14 @@ _SHORTEST_CUT = 40
 _WORD_END = re.compile(r"[:;,.)\]'\"]*$")
 
 
-def _escape_one(char: str) -> str:
-    if char in _NAMED:
-        return _NAMED[char]
-    code = ord(char)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
 def _escape(match: re.Match[str]) -> str:
-    return _escape_one(match.group())
+    return runner.escaped(match.group())
 
 
 def shown(text: str) -> str:
-    """``text`` with every control and format character escaped: one harmless line."""
-    return _UNSAFE.sub(_escape, text)
+    """``text`` with every control and format character escaped: one harmless line. The runner's rule
+    (:func:`scorer.runner.printable`), so that a name reads alike whichever of them writes it."""
+    return runner.printable(text)
 
 
 def shown_lines(text: str) -> str:

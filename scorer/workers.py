@@ -1,5 +1,7 @@
-"""The one process model (contract section 3): a pool of forked worker processes, for scoring turns and
-building the thesaurus index alike.
+"""The worker pool (contract section 3): forked worker processes, for scoring turns and building the
+thesaurus index alike. It is one of the two kinds of process the scorer starts; the other is the runner's
+children (``Child`` of ``scorer/runner.py``), a fresh interpreter a phase that runs a team's code
+(docs/architecture.md, "Processes").
 
 * Workers are started with SIGINT and SIGTERM held and set their own handlers before taking them: SIGINT
   is the parent's to handle (ignored), SIGTERM ends a worker at once, so a signal to the whole process
@@ -8,16 +10,20 @@ building the thesaurus index alike.
 * A worker that dies (SIGKILL, the out-of-memory killer) ends the run with :class:`WorkerDied` (exit 2)
   naming it, never a hang; leaving the pool stops and reaps every worker.
 
-A worker is given one payload when it starts (by fork: nothing is copied): :func:`given` returns it there.
+A worker is given one payload when it starts (by fork: nothing is copied): :func:`worker_payload` returns it
+there.
+While a run builds its objects the process's cycle collector is paused (:func:`no_cycle_collection`).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Any
 
 from scorer.errors import EXIT_USAGE, ScorerError
@@ -34,8 +40,8 @@ _HELD = {signal.SIGINT, signal.SIGTERM}
 
 
 class WorkerPool:
-    """The one pool of worker processes (``concurrent.futures`` on ``fork``), given ``payload`` by its
-    initializer's argument (:func:`given` in a worker), ``on_start(payload)`` run in each worker first.
+    """A pool of worker processes (``concurrent.futures`` on ``fork``), given ``payload`` by its initializer's
+    argument (:func:`worker_payload` in a worker), ``on_start(payload)`` run in each worker first.
 
     * Workers are started with SIGINT and SIGTERM held, and set their own handlers before taking them:
       SIGINT is the parent's to handle (ignored), SIGTERM ends a worker at once (the default action), so a
@@ -190,13 +196,14 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-#: The payload this worker process was given by :func:`_start_worker` (set in workers only).
-_given: Any = None
+#: The payload this worker process was given by :func:`_start_worker`: set once, in a worker only (a forked
+#: process's own state, which the pool's initializer can only leave at module level).
+_payload: Any = None
 
 
-def given() -> Any:
+def worker_payload() -> Any:
     """In a worker: the pool's payload."""
-    return _given
+    return _payload
 
 
 def _start_worker(
@@ -205,12 +212,12 @@ def _start_worker(
     """A worker's start: tied to the run's process ``run`` (:func:`_end_with`); its signal handlers set while
     SIGINT and SIGTERM are still held (it was forked with them held), then the parent's mask back; the
     payload kept, and ``on_start(payload)`` run."""
-    global _given
+    global _payload
     _end_with(run)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, held)
-    _given = payload
+    _payload = payload
     if on_start is not None:
         on_start(payload)
 
@@ -231,3 +238,17 @@ def _end_with(run: int) -> None:
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Pause Python's cycle collector: reading and scoring build millions of small
+    acyclic objects (freed by reference counting anyway), and repeated full
+    collections over them cost a fifth of a run."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

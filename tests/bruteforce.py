@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from scorer.metric.matcher import related
+
+def related(a: str, b: str, key_functions) -> int | None:
+    """The index of the first stage whose relation holds for ``a`` and ``b`` (a stage without a key function
+    relates equal tokens; one with keys, tokens whose keys intersect), or None (contract section 4)."""
+    for s, keys in enumerate(key_functions):
+        if keys is None:
+            if a == b:
+                return s
+        elif not keys(a).isdisjoint(keys(b)):
+            return s
+    return None
 
 
 def crossings(links) -> int:

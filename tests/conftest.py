@@ -7,6 +7,10 @@ real RuWordNet ask for ``real_rwn_path``: the location given by
 ``RUWORDNET_PATH`` when the session started, else the ``ruwordnet``
 package's download; they are skipped with a reason when neither is there,
 and fail instead when ``SCORER_REQUIRE_REAL_THESAURUS=1`` (CI sets it).
+
+A test that starts a process (a subprocess, a fork of the worker pool) is marked ``slow`` in its own
+module; in any other test, starting one raises and fails the test (``_no_process_started``), so the quick
+loop (``-m "not slow"``) runs in pytest's process alone.
 """
 
 from __future__ import annotations
@@ -15,15 +19,17 @@ import json
 import os
 import sqlite3
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from helpers import ID_COUNTS_MODULES
 
-from scorer import api
+from scorer.inputs.reference import KEPT
 from scorer.metric.engine import id_counts
 from scorer.metric.matcher import Matcher
-from scorer.metric.thesaurus import Thesaurus, default_location, load_thesaurus
+from scorer.metric.thesaurus import Thesaurus, build_index, default_location, identify, load_thesaurus
+from scorer.outputs import html_report
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC = ROOT / "reference_data" / "public"
@@ -52,22 +58,46 @@ def run_cli(*args) -> int:
     return cli.main([str(a) for a in args])
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _started_before_the_first_test(tmp_path_factory):
+    """What would otherwise start a process in whichever quick test came first: the tests' thesaurus
+    indexed in the session's cache (a run allowed two processes, as the command line's ``--jobs`` is the
+    cores, builds a missing index on a forked worker), and matplotlib loaded (it lists the system's fonts
+    by running ``fc-list`` when it first loads)."""
+    global _shared_setup
+    _shared_setup = True
+    try:
+        _indexed(MINI_RWN, tmp_path_factory)
+        html_report.load_charts()
+    finally:
+        _shared_setup = False
+
+
+def _indexed(thesaurus: Path, tmp_path_factory) -> Path:
+    """``thesaurus`` with its index built into the session's cache, in this process."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SCORER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+        build_index(identify(thesaurus))
+    return thesaurus
+
+
 @pytest.fixture(autouse=True)
 def _private_cache_and_mini_thesaurus(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
     monkeypatch.setenv("RUWORDNET_PATH", str(MINI_RWN))
-    monkeypatch.setattr(api, "_last_read", {})  # each test starts with no reference data kept in the process
+    KEPT.clear()  # each test starts with no reference data kept in the process
 
 
 @pytest.fixture(scope="session")
-def real_rwn_path() -> Path:
-    """The real RuWordNet, for the tests about it."""
+def real_rwn_path(tmp_path_factory) -> Path:
+    """The real RuWordNet, for the tests about it (indexed in the session's cache, as the tests' own
+    thesaurus is)."""
     if REAL_RWN is None:
         reason = "real RuWordNet not found (set RUWORDNET_PATH, or run `ruwordnet download`)"
         if os.environ.get(REQUIRE_REAL) == "1":
             pytest.fail(reason + f"; {REQUIRE_REAL}=1 requires it")
         pytest.skip(reason)
-    return REAL_RWN
+    return _indexed(REAL_RWN, tmp_path_factory)
 
 
 @pytest.fixture(params=ID_COUNTS_MODULES, ids=lambda m: "compiled" if m is not id_counts else "python")
@@ -171,28 +201,77 @@ def big_split(root: Path, copies: int = 20) -> tuple[Path, Path]:
     return data, sub
 
 
-_SLOW_SIGNS = (
-    "subprocess",
-    "process(",
-    "_bounded(",
-    "entrypoint",
-    "run_scoring",
-    "run_tests",
-    "run_team(",  # a team's code run by the runner (test_s10_code_submissions)
-    "code_competition_input(",
-    "as_other_user(",
-)
+# --- a quick test starts no process ------------------------------------------------------------------------
 
 
-def pytest_collection_modifyitems(items):
-    """Tests that start processes are ``slow`` (``./run_tests.sh -m "not slow"`` leaves them out)."""
-    import inspect
+class StartsAProcess(RuntimeError):
+    """Raised where a test not marked ``slow`` starts a process."""
 
-    for item in items:
-        function = getattr(item, "function", None)
-        try:
-            source = inspect.getsource(function) if function is not None else ""
-        except (OSError, TypeError):
-            continue
-        if any(sign in source for sign in _SLOW_SIGNS):
-            item.add_marker(pytest.mark.slow)
+
+def _process_starts() -> list[tuple[object, str]]:
+    """Every way a process is started here: a program (``subprocess``, ``os.system``, ``posix_spawn``,
+    multiprocessing's ``spawn`` and ``forkserver``, which call ``fork_exec``) or a fork (the worker pool,
+    multiprocessing's ``fork``)."""
+    import _posixsubprocess
+    import subprocess
+
+    forks = ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system")
+    return [
+        (subprocess.Popen, "_execute_child"),
+        (_posixsubprocess, "fork_exec"),
+        *[(os, name) for name in forks if hasattr(os, name)],
+    ]
+
+
+#: True while the session sets up what every test shares (``_started_before_the_first_test``), which may
+#: start a process whichever test comes first.
+_shared_setup = False
+
+
+@contextmanager
+def _no_process_started(item: pytest.Item):
+    """Around a phase of a test not marked ``slow``: every way of starting a process raises
+    :class:`StartsAProcess`, and the phase fails naming the test, even where the code under test caught that
+    error and went on."""
+    if item.get_closest_marker("slow") is not None:
+        yield
+        return
+    started: list[str] = []
+
+    def refused(what: str, original):
+        def start(*args, **kwargs):
+            if _shared_setup:
+                return original(*args, **kwargs)
+            started.append(f"{item.nodeid} starts a process ({what}): mark it slow (docs/testing.md)")
+            raise StartsAProcess(started[-1])
+
+        return start
+
+    saved = [(owner, name, getattr(owner, name)) for owner, name in _process_starts()]
+    for owner, name, original in saved:
+        setattr(owner, name, refused(f"{getattr(owner, '__name__', owner)}.{name}", original))
+    try:
+        yield
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+        if started:
+            pytest.fail(started[0], pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with _no_process_started(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with _no_process_started(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    with _no_process_started(item):
+        return (yield)

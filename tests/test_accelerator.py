@@ -112,6 +112,7 @@ def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatc
     assert accelerator.engine().fast_counts(matcher.key_functions(("lemma", "exact", "synonym"))) is None
 
 
+@pytest.mark.slow
 def test_version_names_the_active_path(monkeypatch):
     monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
     out = subprocess.run([sys.executable, "-m", "scorer", "--version"], capture_output=True, text=True).stdout
@@ -165,6 +166,7 @@ def test_the_compiled_modules_are_the_pure_ones_compiled(rwn, monkeypatch):
             )
 
 
+@pytest.mark.slow
 @needs_core
 def test_a_compiled_engine_built_from_another_source_is_never_called_current(tmp_path):
     """The installed package copied with its compiled modules: then its sources edited, as a rebuild that

@@ -6,6 +6,7 @@ import json
 import shutil
 import zipfile
 
+import pytest
 from conftest import EXAMPLES, PUBLIC, run_cli, write_json
 
 from scorer import api
@@ -113,6 +114,7 @@ def test_a_bad_ppl_check_file_is_exit_2_naming_it(tmp_path, capsys):
     assert json.loads((out / "scores.json").read_text())["status"] == "error"
 
 
+@pytest.mark.slow
 def test_codalab_shows_no_audit(tmp_path, capsys):
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
@@ -224,9 +226,9 @@ def test_a_ppl_check_file_in_another_encoding_gets_the_one_not_utf8_message(tmp_
     from scorer.errors import IssueLog, PplCheckInvalid
     from scorer.inputs.ppl_check import read_ppl_check
     from scorer.inputs.ppl_output import check_ppl
-    from scorer.inputs.validation import read_dialogues
+    from scorer.inputs.validation import read_reference_dialogues
 
-    dialogues = read_dialogues(PUBLIC / "dialogues.jsonl")
+    dialogues = read_reference_dialogues(PUBLIC / "dialogues.jsonl")
     data = b"\xef\xbb\xbf" + '{"d-0001":\n [2.0, "ошибка"]}'.encode("cp1251")  # a BOM, then Windows-1251
     (tmp_path / "check.json").write_bytes(data)
     try:

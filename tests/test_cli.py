@@ -275,6 +275,7 @@ def test_signature_pins_the_settings(tmp_path):
     assert load(tmp_path / "b")["integral"] != load(tmp_path / "a")["integral"]
 
 
+@pytest.mark.slow
 def test_real_process_and_console_script(tmp_path):
     env = {**os.environ}
     proc = subprocess.run(
@@ -316,6 +317,66 @@ def test_extra_keys_warn_but_score(tmp_path, capsys):
     assert score(sub, tmp_path / "out") == 0
     assert "unknown key(s) ignored: model" in capsys.readouterr().err
     assert load(tmp_path / "out")["warnings"][0]["dialog_id"] == "d-0001"
+
+
+@pytest.mark.slow
+def test_validate_warns_of_answers_made_of_replacement_characters(tmp_path):
+    src = EXAMPLES / "realistic"
+    rows = [json.loads(line) for line in (src / "submission.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows[1]["answers"][0] = "\ufffd\ufffd \ufffd"
+    rows[4]["answers"][0] = "Да\ufffd\ufffd\ufffd"
+    sub = tmp_path / "sub"
+    write_jsonl(sub / "submission.jsonl", rows)
+    shutil.copy(src / "ppl_output.json", sub)
+    command = [sys.executable, "-m", "scorer", "validate", "--data", str(PUBLIC), "--submission", str(sub)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0 and done.stdout == "valid: 40 dialogues, 66 turns\n"
+    summary = (
+        "2 answers made mostly or only of U+FFFD replacement characters (listed above): U+FFFD is no "
+        "word character and matches nothing, so an answer made only of them has a METEOR of 0. The cause "
+        "is usually the model's byte-level tokenizer: its tokens can cut a character's UTF-8 bytes in "
+        "half, and decoding them one at a time, or stopping in the middle of a character, gives U+FFFD; "
+        "decode all of an answer's tokens at once"
+    )
+    assert done.stderr.splitlines() == [
+        "config: the built-in default configuration",
+        "warning: submission.jsonl, line 2, dialog_id 'd-0002', turn 0: the answer holds nothing but U+FFFD "
+        "replacement characters (3): its METEOR is 0",
+        "warning: submission.jsonl, line 5, dialog_id 'd-0005', turn 0: 3 of the answer's 5 non-space "
+        "characters are U+FFFD replacement characters",
+        f"warning: submission.jsonl: {summary}",
+    ]
+    as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert as_json.returncode == 0
+    assert json.loads(as_json.stdout)["warnings"] == [
+        {
+            "file": "submission.jsonl",
+            "message": "the answer holds nothing but U+FFFD replacement characters (3): its METEOR is 0",
+            "code": "replacement_characters",
+            "line": 2,
+            "dialog_id": "d-0002",
+            "turn": 0,
+            "column": None,
+        },
+        {
+            "file": "submission.jsonl",
+            "message": "3 of the answer's 5 non-space characters are U+FFFD replacement characters",
+            "code": "replacement_characters",
+            "line": 5,
+            "dialog_id": "d-0005",
+            "turn": 0,
+            "column": None,
+        },
+        {
+            "file": "submission.jsonl",
+            "message": summary,
+            "code": "replacement_characters",
+            "line": None,
+            "dialog_id": None,
+            "turn": None,
+            "column": None,
+        },
+    ]
 
 
 def test_explain_prints_matches_chunks_and_formula(capsys):
@@ -369,6 +430,7 @@ def test_penalty_mode_details_columns(tmp_path):
             assert f == pytest.approx(p * r / (0.9 * p + 0.1 * r), abs=1e-12)
 
 
+@pytest.mark.slow  # two and three jobs: the worker pool forks (on the pure engine)
 def test_jobs_give_byte_identical_outputs(tmp_path):
     data, sub = big_split(tmp_path)
     outputs = {}
@@ -522,6 +584,7 @@ def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
     assert verdict["errors"][0]["code"] == "usage"
 
 
+@pytest.mark.slow
 def test_codalab_metadata_commands_run_outside_a_container(tmp_path):
     root = _codalab_input(tmp_path)
     for name, input_dir, output_dir in (

@@ -34,6 +34,7 @@ def scored(answers, references, params, jobs):
     return [(best, s.score, s.matches, s.chunks) for best, s in found], metric.matcher
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gamma, scored_on_workers", [(0.0, False), (0.0, True), (0.5, True)])
 def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamma, scored_on_workers):
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
@@ -65,6 +66,7 @@ def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamm
     assert set(matcher.lemmas) == types and set(matcher.synsets) == types
 
 
+@pytest.mark.slow
 def test_a_matcher_that_knows_types_is_not_taught_first(monkeypatch):
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB_WITHOUT_PENALTY", 1)
@@ -76,6 +78,7 @@ def test_a_matcher_that_knows_types_is_not_taught_first(monkeypatch):
     assert taught == [] and len(found) == 20
 
 
+@pytest.mark.slow
 def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
     ids = [f"d{k}" for k in range(len(ANSWERS))]
@@ -98,6 +101,7 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
     assert results[0] == results[1]
 
 
+@pytest.mark.slow
 def test_the_thesaurus_index_is_built_on_a_worker_while_the_inputs_are_read(tmp_path, monkeypatch):
     """From an empty cache with two processes allowed, the index is built on the pool's worker (the load then
     finds it in the cache); with one process, here. The numbers are the same either way."""
@@ -130,7 +134,7 @@ def test_the_thesaurus_index_is_built_on_a_worker_while_the_inputs_are_read(tmp_
         api.score_submission(data, sub, config=load_config(), jobs=2, thesaurus=broken)
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("jobs", [1, pytest.param(2, marks=pytest.mark.slow)])  # 2: a worker forked
 def test_a_run_hashes_the_thesaurus_once(tmp_path, monkeypatch, jobs):
     """The identity follows the bytes (contract section 4), and a run reads them once to find it."""
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))

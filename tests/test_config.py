@@ -16,7 +16,7 @@ def test_defaults_match_the_spec():
     }
     assert (c.meteor.alpha, c.meteor.beta, c.meteor.gamma) == (0.9, 3.0, 0.0)
     assert c.meteor.stages == ("exact", "lemma", "synonym")
-    assert (c.hm_method, dict(c.hm_params)) == ("inverse", {})
+    assert (c.hidden_metric.method, dict(c.hidden_metric.params)) == ("inverse", {})
     assert (c.limits.max_file_mib, c.limits.max_answer_chars, c.limits.max_json_depth) == (256, 20000, 64)
 
 
@@ -29,7 +29,7 @@ def test_file_overrides_only_its_keys(tmp_path):
     )
     c = load_config(path)
     assert c.weights["Text2Text"] == 1.0 and c.weights["Image2Text"] == 0.2
-    assert (c.hm_method, dict(c.hm_params)) == ("log", {"p_max": 50.0})
+    assert (c.hidden_metric.method, dict(c.hidden_metric.params)) == ("log", {"p_max": 50.0})
     assert c.meteor.gamma == 0.5 and c.meteor.stages == ("exact",) and c.meteor.alpha == 0.9
 
 
@@ -113,7 +113,7 @@ def test_the_audit_and_competition_keys(tmp_path):
     assert changed.audit.probe_turns == 0 and changed.audit.is_private  # [audit] changed: private
     path.write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
     code = load_config(path)
-    assert not code.audit.is_private and not code.hidden_is_private  # [competition] is public
+    assert not code.audit.is_private and not code.hidden_metric.is_private  # [competition] is public
 
 
 def test_a_wrong_kind_of_submissions_names_both_kinds(tmp_path):
@@ -157,16 +157,16 @@ def test_private_settings_are_signed_with_an_hmac_keyed_with_the_salt(tmp_path, 
     canonical = b'{"method":"log","p_max":100.0}'
     expected = hmac.new(SALT.encode("utf-8"), canonical, hashlib.sha256).hexdigest()[:12]
     field, config = hm_field(f'[hidden_metric]\nmethod = "log"\np_max = 100\nsalt = "{SALT}"\n')
-    assert field == f"private-{expected}" and not config.unsalted_private
+    assert field == f"private-{expected}" and not config.hidden_metric.unsalted
     assert expected != hashlib.sha256(canonical).hexdigest()[:12]  # not the digest anyone can recompute
     assert SALT not in repr(config) and SALT not in repr(Competition.of(config, matcher))
     other, _ = hm_field(f'[hidden_metric]\nmethod = "log"\np_max = 100\nsalt = "{SALT[::-1]}"\n')
     assert other.startswith("private-") and other != field  # another salt, another field
     unsalted, config = hm_field('[hidden_metric]\nmethod = "log"\np_max = 100\n')
-    assert unsalted == "private" and config.unsalted_private and config.hidden_is_private
+    assert unsalted == "private" and config.hidden_metric.unsalted and config.hidden_metric.is_private
     public, config = hm_field(f'[hidden_metric]\nmethod = "inverse"\nsalt = "{SALT}"\n')
-    assert public == "inverse" and not config.hidden_is_private and not config.unsalted_private
-    assert not load_config().unsalted_private
+    assert public == "inverse" and not config.hidden_metric.is_private and not config.hidden_metric.unsalted
+    assert not load_config().hidden_metric.unsalted
 
 
 def test_a_salt_error_never_quotes_the_salt(tmp_path):

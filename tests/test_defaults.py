@@ -45,6 +45,7 @@ def test_the_dataclasses_defaults_are_the_shipped_toml():
     assert AuditSettings().probe_turns == toml["audit"]["probe_turns"] == 100
 
 
+@pytest.mark.slow
 def test_a_default_changed_in_a_copy_reaches_every_entry_point(tmp_path):
     copy = tmp_path / "scorer"
     shutil.copytree(ROOT / "scorer", copy, ignore=shutil.ignore_patterns("__pycache__"))

@@ -1,7 +1,7 @@
 """Cases that mutants of the engine survived elsewhere: the branch-and-bound's re-check, ``best_variant``
-with the penalty and several variants, the alignment a gamma-0 sentence keeps, and the compiled key table's
-array growth on long texts. Each runs on both engines (the pure definition and the compiled one) where both
-are there."""
+with the penalty and several variants, the alignment a gamma-0 sentence keeps, the compiled key table's
+array growth on long texts, and the words of a turn whose keys both engines look up. Each runs on both
+engines (the pure definition and the compiled one) where both are there."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from scorer.metric.engine import accelerator, alignment, counting, links
 from scorer.metric.engine.accelerator import Engine
-from scorer.metric.meteor import MeteorParams, MeteorRu
+from scorer.metric.matcher import Matcher
+from scorer.metric.meteor import MeteorParams, MeteorRu, best_variants
 from scorer.metric.text import tokenise
 
 ENGINES = ["pure", "compiled"]
@@ -63,6 +64,40 @@ def test_best_variant_with_the_penalty_takes_the_higher_score_not_the_more_links
     # equal scores: the first such variant
     index, s = metric.best_variant(cand, [variants[1], variants[0], variants[1]])
     assert index == 0 and s.score == 0.5
+
+
+def test_best_variant_with_the_penalty_keeps_the_best_when_a_lower_index_aligned_after_scores_less(metric_of):
+    """With the penalty, variants are aligned from the highest F-mean bound down: a variant of a lower index
+    aligned after the best one, with a lower score, does not replace it (an equal score would)."""
+    metric = metric_of(PENALTY)
+    cand = tokenise("мама мыла раму утром")
+    variants = [tokenise("мыла мама"), tokenise("утром раму мыла мама")]
+    # bounds: variant 1 Fmean 1, variant 0 Fmean 10/11, so variant 1 is aligned first: 4 chunks of 4 links,
+    # 0.5 penalty -> 0.5. Variant 0's bound 10/11 is above 0.5, so it is aligned too: 2 chunks of 2 links,
+    # 0.5 penalty -> 5/11 = 0.4545, lower: variant 1 stays the best
+    index, s = metric.best_variant(cand, variants)
+    assert (index, s.score, s.matches, s.chunks) == (1, 0.5, 4, 4)
+    turns = best_variants([cand], [variants], metric.matcher, PENALTY, engine=metric.engine)
+    assert [(k, s.score, s.matches, s.chunks) for k, s in turns] == [(1, 0.5, 4, 4)]
+
+
+@pytest.mark.parametrize("kind", ENGINES)
+def test_every_word_of_a_turn_with_an_answer_is_analysed_on_both_engines(kind, rwn):
+    """The compiled engine's token table looks up the keys of every word of a turn with an answer; the pure
+    engine does too, though the definition needs only the words the exact stage leaves: so the words the
+    morphology cannot analyse, which the run warns about, are the same on both."""
+    long = ["не" * 60 + f"кот{k}" for k in range(3)]  # longer than 100 characters: never analysed
+    metric = MeteorRu(MeteorParams(), matcher=Matcher(rwn, persistent=False), engine=make_engine(kind))
+    # every reference word matched exactly: no key of the answer's other word is needed
+    index, s = metric.best_variant(["кот", long[0], "спит"], [["кот", "спит"]])
+    # m=2, t=3, r=2: P=2/3, R=1, Fmean = (2/3) / (0.6 + 0.1) = 20/21
+    assert (index, s.matches) == (0, 2) and s.score == pytest.approx(20 / 21, abs=1e-12)
+    # every answer word matched exactly (turn by turn, as runs score); no word of an empty answer's turn
+    turns = best_variants(
+        [["кот"], []], [[["кот", long[1]]], [[long[2]]]], metric.matcher, engine=metric.engine
+    )
+    assert [(k, s.matches) for k, s in turns] == [(0, 1), (0, 0)]
+    assert metric.matcher.unanalysed == {word: "longer than 100 characters" for word in long[:2]}
 
 
 def test_a_gamma_0_sentence_keeps_its_alignment_and_chunks(metric_of):

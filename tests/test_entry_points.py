@@ -8,6 +8,7 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
 from conftest import EXAMPLES, PUBLIC, ROOT
 
 from scorer import cli
@@ -27,6 +28,7 @@ def integral(folder):
     return json.loads((folder / "scores.json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
     ref = reference_with_private_config(tmp_path)
     res = tmp_path / "input" / "res"
@@ -145,6 +147,7 @@ def test_a_rerun_leaves_no_stale_file(tmp_path):
     assert sorted(p.name for p in (tmp_path / "lb" / "submissions").iterdir()) == ["a"]
 
 
+@pytest.mark.slow
 def test_run_scoring_resolves_paths_from_the_callers_directory(tmp_path):
     shutil.copytree(PUBLIC, tmp_path / "mydata")
     shutil.copytree(EXAMPLES / "realistic", tmp_path / "mysub")
@@ -179,6 +182,7 @@ def test_a_zip_alone_in_the_upload_folder_is_the_upload(tmp_path, capsys):
     assert "the zip has no ppl_output.json at its root" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_command_lines_process_exits_with_mains_code_and_the_collector_on():
     """``run()`` leaves through the interpreter's normal exit (exit handlers, streams flushed) with main's
     code;

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from scorer.metric.hidden_metric import METHODS, HiddenMetric, hidden_metric, register
+from scorer.metric.hidden_metric import METHODS, HiddenMetricMethod, hidden_metric, register
 
 
 def test_inverse_is_reciprocal():
@@ -23,7 +23,7 @@ def test_log_default_p_max_is_1000():
 
 
 def test_methods_plug_in_by_name():
-    register(HiddenMetric("half", {}, lambda p: 0.5))
+    register(HiddenMetricMethod("half", {}, lambda p: 0.5))
     try:
         assert hidden_metric(7.0, "half") == 0.5
     finally:

@@ -10,9 +10,10 @@ from array import array
 import pytest
 from helpers import pair_counts, table_for
 
-from scorer.metric import key_table_cache
+from scorer.metric import token_cache
 from scorer.metric.cache import seal
 from scorer.metric.engine import accelerator
+from scorer.metric.engine.accelerator import StoredTable
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
 
@@ -106,19 +107,19 @@ def test_a_warm_metric_interns_no_token_it_has_met(rwn, tmp_path, monkeypatch):
     monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
     cand, refs = ["кот", "лечит", "кошку", "дома"], [["кошка", "лечит"], ["мчаться", "домой"]]
     first = metric(rwn)
-    key_table_cache.restore(first)
+    first.restore_table()
     expected = first.best_variant(cand, refs)
-    key_table_cache.keep(first)
+    first.keep_table()
     first.matcher.save()
     second = metric(rwn)
-    key_table_cache.restore(second)
+    second.restore_table()
     fast = second.engine.fast_counts(second.matcher.key_functions(second.params.stages))
     assert fast.restored == len(set(cand) | {t for r in refs for t in r})
     monkeypatch.setattr(fast, "_intern", lambda token: pytest.fail(f"{token!r} interned again"))
     assert second.best_variant(cand, refs) == expected
     assert not second.engine.table_grew(second.matcher.key_functions(second.params.stages))
-    monkeypatch.setattr(key_table_cache, "save_table", lambda *a: pytest.fail("nothing new was written"))
-    key_table_cache.keep(second)
+    monkeypatch.setattr(token_cache, "save_table", lambda *a: pytest.fail("nothing new was written"))
+    second.keep_table()
     monkeypatch.undo()
     assert second.best_variant(["кот", "новый"], refs)[0] == 0 and second.engine.table_grew(
         second.matcher.key_functions(second.params.stages)
@@ -136,16 +137,16 @@ def test_the_table_is_written_with_the_workers_tokens_and_without_unanalysed_wor
         {"lemma": {"дом": frozenset({"дом"})}, "synonym": {"дом": frozenset()}}, {}
     )  # a worker's
     m.matcher.unanalysed["спит"] = "made up for the test"
-    key_table_cache.keep(m)
-    path = key_table_cache.table_file(m)
-    stored = key_table_cache.load_table(path)
+    m.keep_table()
+    path = token_cache.table_path(m.matcher.cache_file, m.params.stages)
+    stored = token_cache.load_table(path)
     assert stored is not None and sorted(stored.tokens) == ["дом", "кот", "кошка"]
 
 
 def test_a_table_file_of_the_wrong_shape_is_ignored(tmp_path):
     path = tmp_path / "keys-0.v1.marshal"
-    good = key_table_cache.StoredTable(["a"], ["k"], ints(0), ints(1), ints(0))
-    assert key_table_cache.save_table(path, good) and key_table_cache.load_table(path) == good
+    good = StoredTable(["a"], ["k"], ints(0), ints(1), ints(0))
+    assert token_cache.save_table(path, good) and token_cache.load_table(path) == good
     for content in [
         (["a"], ["k", "k"], b"", b"", b""),
         (["a"], [1], b"", b"", b""),
@@ -156,9 +157,9 @@ def test_a_table_file_of_the_wrong_shape_is_ignored(tmp_path):
         list(good),
     ]:
         path.write_bytes(seal(path.name, marshal.dumps(content)))
-        assert key_table_cache.load_table(path) is None, content
+        assert token_cache.load_table(path) is None, content
     path.write_bytes(seal("keys-another-name", marshal.dumps(tuple(good))))
-    assert key_table_cache.load_table(path) is None
+    assert token_cache.load_table(path) is None
 
 
 def test_add_keys_numbers_the_keys_as_the_tokens_come(module):

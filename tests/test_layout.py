@@ -138,5 +138,5 @@ def test_the_architecture_page_names_every_module():
 
 def test_every_path_the_architecture_page_names_exists():
     named = page_paths()
-    assert "scorer/metric/token_store.py" in named
+    assert "scorer/metric/token_cache.py" in named
     assert not sorted(path for path in named if not (ROOT / path).exists())

@@ -15,6 +15,7 @@ from conftest import EXAMPLES, PUBLIC, ROOT, run_cli
 run = run_cli
 
 
+@pytest.mark.slow
 def test_a_python_without_the_dependencies_is_a_set_up_error_saying_what_to_run(tmp_path):
     # -S: no site-packages, so none of the dependencies; the package itself is found from the checkout
     done = subprocess.run(

@@ -118,6 +118,7 @@ def _entrypoint(*args, env=None):
     )
 
 
+@pytest.mark.slow
 def test_entrypoint_passes_a_platform_command_through(tmp_path):
     # the platforms put the scoring program's command after the entry point: it runs as given
     root = platform_input(tmp_path, "files")
@@ -133,6 +134,7 @@ def test_entrypoint_passes_a_platform_command_through(tmp_path):
     assert (proc.returncode, proc.stdout) == (0, "valid: 40 dialogues, 66 turns\n")
 
 
+@pytest.mark.slow
 def test_entrypoint_without_a_command_scores_input_res_into_output(tmp_path):
     root = platform_input(tmp_path, "folder")
     proc = _entrypoint(env={"SCORER_INPUT": str(root), "SCORER_OUTPUT": str(tmp_path / "output")})

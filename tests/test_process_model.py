@@ -12,6 +12,8 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "scripts"))
 from process_model_check import one, penalty_command  # noqa: E402  the cases, as the script runs them
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 TRIES = 2  # scripts/process_model_check.py runs each case 30 times
 
 

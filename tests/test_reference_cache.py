@@ -8,7 +8,7 @@ from conftest import make_split
 
 from scorer import api
 from scorer.errors import ReferenceDataError
-from scorer.inputs import reference_cache
+from scorer.inputs import reference, reference_cache
 from scorer.inputs.config import Limits
 from scorer.inputs.validation import Dialogue
 from scorer.metric.cache import seal
@@ -26,7 +26,7 @@ def _disk_cache_only(request, monkeypatch):
     """These tests are about the cache on disk: nothing is kept in the process between loads, except in the
     tests of what is kept (``test_kept_*``)."""
     if not request.node.name.startswith("test_kept_"):
-        monkeypatch.setattr(api, "_keep", lambda entry, reference: reference)
+        monkeypatch.setattr(reference.KEPT, "keep", lambda entry, data: data)
 
 
 def test_kept_the_same_files_read_again_give_the_data_kept(tmp_path, monkeypatch):
@@ -56,8 +56,8 @@ def _refuse(*args, **kwargs):
 
 
 def _no_validation(monkeypatch):
-    for name in ("read_dialogues", "read_references", "tokenise_references"):
-        monkeypatch.setattr(api, name, _refuse)
+    for name in ("read_reference_dialogues", "read_references", "tokenise_references"):
+        monkeypatch.setattr(reference, name, _refuse)
 
 
 def _key(data):
@@ -93,8 +93,10 @@ def test_the_dialogues_alone_have_their_own_entry(tmp_path, monkeypatch):
     data = make_split(tmp_path, DIALOGUES)
     api.load_reference(data)
     calls = []
-    real = api.read_dialogues
-    monkeypatch.setattr(api, "read_dialogues", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = reference.read_reference_dialogues
+    monkeypatch.setattr(
+        reference, "read_reference_dialogues", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
     only = api.load_reference(data, with_answers=False)
     assert (only.dialogues, only.references, only.tokens, calls) == (EXPECTED[0], None, None, [1])
     api.load_reference(data, with_answers=False)
@@ -217,8 +219,8 @@ def test_an_entry_whose_lines_do_not_match_reads_the_whole_file_again(tmp_path, 
     dialogues, spans, tokens = reference_cache.load(key, Limits())
     rows = [(d.dialog_id, d.type, d.n_turns) for d in dialogues]
     reads = []
-    real = api.read_references
-    monkeypatch.setattr(api, "read_references", lambda *a, **k: reads.append(1) or real(*a, **k))
+    real = reference.read_references
+    monkeypatch.setattr(reference, "read_references", lambda *a, **k: reads.append(1) or real(*a, **k))
     for forged in (
         {"d1": spans["d2"], "d2": spans["d1"]},
         {"d1": spans["d1"][:2] + (bytes(32),), "d2": spans["d2"]},

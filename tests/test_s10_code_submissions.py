@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import PUBLIC, ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 RUNNER = ROOT / "scorer" / "runner.py"
 
 WELL_BEHAVED = """

@@ -36,6 +36,7 @@ def args(*items) -> str:
     return " ".join(f"'{item}'" for item in items)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("redirect", [">&-", "2>&-", ">&- 2>&-", "> /dev/full", "2> /dev/full"])
 def test_closed_or_full_streams_keep_the_outputs_exit_code(tmp_path, redirect):
     out = tmp_path / "out"
@@ -51,6 +52,7 @@ def test_closed_or_full_streams_keep_the_outputs_exit_code(tmp_path, redirect):
     assert done.returncode == 1 and verdict(bad)["status"] == "invalid" and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stream", ["stdout", "stderr"])
 def test_a_broken_pipe_keeps_the_outputs_exit_code(tmp_path, stream):
     read, write = os.pipe()
@@ -89,6 +91,7 @@ ASCII_ENVIRONMENTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", ASCII_ENVIRONMENTS, ids=["ascii", "C-locale"])
 def test_characters_the_encoding_cannot_show_are_escaped(tmp_path, cyrillic_upload, env):
     data, sub = cyrillic_upload
@@ -125,6 +128,7 @@ def _file_size_limit(limit: int):
     return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
+@pytest.mark.slow
 def test_a_full_disk_names_the_path_and_keeps_the_previous_outputs(tmp_path):
     out = tmp_path / "out"
     assert cli.main([*map(str, SCORE), "--output", str(out), "--quiet"]) == 0
@@ -185,6 +189,7 @@ def test_a_central_directory_that_lies_about_its_count_is_refused_before_it_is_p
     assert error["code"] == "zip_entries" and "more than 1,000 entries" in error["message"] and not parsed
 
 
+@pytest.mark.slow
 def test_the_lying_zip_costs_little_memory(tmp_path):
     upload = lying_zip(tmp_path / "upload.zip", 2_000_000)
     assert upload.stat().st_size > 90_000_000

@@ -15,11 +15,11 @@ from scorer import cli
 from scorer.errors import SubmissionInvalid
 from scorer.inputs.config import Limits
 from scorer.inputs.intake import read_submission
-from scorer.inputs.validation import check_submission, read_dialogues
+from scorer.inputs.validation import check_submission, read_reference_dialogues
 
 VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_bytes()
 VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
-DIALOGUES = read_dialogues((PUBLIC / "dialogues.jsonl").read_bytes())
+DIALOGUES = read_reference_dialogues((PUBLIC / "dialogues.jsonl").read_bytes())
 
 
 def verdict(sub: bytes, ppl: bytes):

@@ -174,6 +174,7 @@ def _bounded(tmp_path, submission: Path, expect: int, limit_kib=1 << 20, cpu_sec
     return err
 
 
+@pytest.mark.slow
 def test_a_million_bad_perplexities_cost_bounded_time_and_memory(tmp_path):
     bad = b'{"d-0001": [' + b", ".join([b"0.5"] * 1_000_000) + b"]}"
     err = _bounded(tmp_path, submission_dir(tmp_path / "s", ppl=bad), 1)
@@ -182,11 +183,13 @@ def test_a_million_bad_perplexities_cost_bounded_time_and_memory(tmp_path):
     assert "turn 2: perplexity 0.5 is below 1" in err and "turn 3:" not in err
 
 
+@pytest.mark.slow
 def test_a_million_empty_objects_cost_bounded_memory(tmp_path):
     err = _bounded(tmp_path, submission_dir(tmp_path / "s", sub=b"{}\n" * 1_000_000), 1)
     assert "missing required key" in err
 
 
+@pytest.mark.slow
 def test_a_valid_file_padded_to_the_limit_scores_under_one_gib(tmp_path):
     folder = submission_dir(tmp_path / "s")
     data = VALID_SUB + b"\n" * (256 * 1024 * 1024 - len(VALID_SUB))
@@ -266,6 +269,7 @@ def test_an_unreadable_data_directory_is_a_usage_error(tmp_path, capsys):
 # --- concurrency and signals -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_second_run_waits_for_the_lock(tmp_path):
     out = prepare(tmp_path / "o")
     with locked(out):
@@ -287,6 +291,7 @@ def test_a_second_run_waits_for_the_lock(tmp_path):
     assert process.returncode == 0 and "waiting: another run is writing" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_stops_cleanly_and_keeps_the_previous_outputs(tmp_path, signum, code):
     out = tmp_path / "o"

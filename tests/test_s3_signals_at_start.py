@@ -64,3 +64,17 @@ def test_a_signal_at_any_moment_of_a_run_with_a_report_gives_its_code_and_the_pr
         assert (
             after == before
         )  # the same inputs: a stopped run leaves the previous outputs, a finished one equal
+
+
+def test_a_stop_wrapped_in_another_error_is_still_a_stop():
+    from scorer import cli
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as stop:
+            raise RuntimeError("__init_subclass__ of a class being made") from stop
+    except RuntimeError as wrapped:
+        found = cli._stop_within(wrapped)
+    assert isinstance(found, KeyboardInterrupt)
+    assert cli._stop_within(ValueError("a bug")) is None

@@ -24,9 +24,8 @@ from hypothesis import strategies as st
 from scorer import cli
 from scorer.inputs.human_ratings import HumanRatingsError, finite_mean, read_human
 from scorer.metric import morphology
-from scorer.metric.key_table_cache import table_path
 from scorer.metric.matcher import Matcher
-from scorer.metric.token_cache import cache_path
+from scorer.metric.token_cache import cache_path, table_path
 from scorer.scoring.aggregate import TurnScore, aggregate
 
 VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_text(encoding="utf-8")
@@ -281,6 +280,7 @@ def test_the_thesaurus_identity_follows_its_bytes(tmp_path):
     assert third.synsets("мчаться") == frozenset({"2-V"})
 
 
+@pytest.mark.slow
 def test_a_cache_path_too_long_for_the_system_only_costs_speed(tmp_path):
     env = {**os.environ, "SCORER_CACHE_DIR": str(tmp_path / ("c" * 5000))}
     done = process(
@@ -380,6 +380,7 @@ def test_bootstrap_settings_out_of_range_are_usage_errors(tmp_path, option, valu
     assert code == 2 and words in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_validate_json_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
     command = (
         f"{sys.executable} -m scorer validate --data {PUBLIC} --submission {EXAMPLES / 'realistic'} "
@@ -389,6 +390,7 @@ def test_validate_json_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
     assert done.stdout.strip() == "0" and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
 
 
+@pytest.mark.slow
 def test_validate_json_prints_one_document_on_exit_2(tmp_path):
     done = process(
         "validate", "--data", tmp_path / "missing", "--submission", EXAMPLES / "realistic", "--json"
@@ -584,6 +586,7 @@ def test_four_million_lines_that_are_not_json_are_rejected_fast(tmp_path):
 # --- nothing written outside --output and the cache ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_report_writes_nothing_into_home(tmp_path):
     home = tmp_path / "home"
     home.mkdir()

@@ -6,9 +6,11 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 from conftest import EXAMPLES, PUBLIC, ROOT
 
 
+@pytest.mark.slow
 def test_docker_entrypoint_scores_input_to_output_by_default(tmp_path):
     shutil.copytree(PUBLIC, tmp_path / "input" / "ref")
     shutil.copytree(EXAMPLES / "realistic", tmp_path / "input" / "res")
@@ -74,6 +76,7 @@ def test_dockerfile_runs_the_entrypoint_as_the_platforms_user():
     assert [args for word, args in steps if word == "WORKDIR"][-1] == "/"
 
 
+@pytest.mark.slow
 def test_run_scoring_passes_arguments_on(tmp_path):
     env = {**os.environ, "SCORER_VENV": sys.prefix}
     proc = subprocess.run(

@@ -7,7 +7,10 @@ import re
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow  # every test here starts processes
 
 
 def page_examples() -> tuple[str, str]:

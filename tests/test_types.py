@@ -4,6 +4,10 @@
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every test here starts processes
+
 
 def test_mypy_checks_a_users_script_from_another_folder(tmp_path):
     (tmp_path / "my_script.py").write_text(

@@ -1,4 +1,8 @@
-"""Reading and validating (the pipeline's first step): the contract's names and limits, the configuration,
-bounded JSON reading, the intake of an upload (folder or zip) and the checks of every file, line, dialogue
-and turn. Nothing here scores; everything here may be handed hostile input.
+"""Reading and validating (the pipeline's first step): the contract's names (``contract``), the configuration
+(``config``), bounded JSON reading (``jsonio``), a file's content and the words the readers' messages share
+(``sources``), the intake of an upload, folder or zip (``intake``), the checks of every file, line, dialogue
+and turn (``validation``, with ``ppl_output`` for the perplexities), the organizer's recomputed
+perplexities (``ppl_check``), correlate's human ratings (``human_ratings``), and the reference data read
+(``reference``) and kept across runs (``reference_cache``). Nothing here scores; everything here may be
+handed hostile input.
 """

@@ -94,35 +94,43 @@ _AUDIT_WHOLE_BOUNDS = {"probe_turns": (0, 10_000_000), "probe_min_words": (2, 10
 
 
 @dataclass(frozen=True)
+class HiddenMetricSettings:
+    """``[hidden_metric]`` (contract sections 5 and 7): the method, that method's parameters, and the salt.
+
+    The settings are private when they differ from the built-in default's: then no output shows them, and the
+    signature carries an HMAC of them keyed with the salt (:class:`~scorer.scoring.competition.HiddenMetric`
+    states it). The salt is never shown, so it is not in the repr, and it is not one of the settings."""
+
+    method: str
+    params: Mapping[str, float]
+    salt: str | None = field(default=None, repr=False)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings in force: the method and that method's parameters."""
+        return {"method": self.method, **self.params}
+
+    @property
+    def is_private(self) -> bool:
+        """Whether they differ from the built-in default's (then no output may show them)."""
+        return self.settings != _default_hidden_settings()
+
+    @property
+    def unsalted(self) -> bool:
+        """Whether they are private and have no salt: the signature then says ``hm:private`` alone, and the
+        command line says :data:`UNSALTED_NOTE` once on stderr."""
+        return self.is_private and self.salt is None
+
+
+@dataclass(frozen=True)
 class Config:
     weights: Mapping[str, float]
     meteor: MeteorParams
-    hm_method: str
-    hm_params: Mapping[str, float]
+    hidden_metric: HiddenMetricSettings
     limits: Limits = field(default_factory=Limits)
     audit: AuditSettings = field(default_factory=AuditSettings)
     participants: ParticipantSettings = field(default_factory=ParticipantSettings)
     competition: CompetitionSettings = field(default_factory=CompetitionSettings)
-    #: ``[hidden_metric] salt``: the key of the signature's HMAC of private settings (contract section 7);
-    #: never shown, so not in the repr, and not one of the settings.
-    hm_salt: str | None = field(default=None, repr=False)
-
-    @property
-    def hidden_settings(self) -> dict[str, Any]:
-        """The hidden metric's settings in force: its method and that method's parameters."""
-        return {"method": self.hm_method, **self.hm_params}
-
-    @property
-    def hidden_is_private(self) -> bool:
-        """True when the hidden metric's settings differ from the built-in default's (contract section 7):
-        then no output may show them."""
-        return self.hidden_settings != _default_hidden_settings()
-
-    @property
-    def unsalted_private(self) -> bool:
-        """True when the hidden metric's settings are private and have no salt: the signature then says
-        ``hm:private`` alone, and the command line says :data:`UNSALTED_NOTE` once on stderr."""
-        return self.hidden_is_private and self.hm_salt is None
 
 
 #: The fewest characters of ``[hidden_metric] salt`` (contract section 7).
@@ -152,7 +160,7 @@ def config_for(reference_dir: str | Path | None, explicit: str | Path | None = N
 
 @lru_cache(maxsize=1)
 def _default_hidden_settings() -> dict[str, Any]:
-    return load_config().hidden_settings
+    return load_config().hidden_metric.settings
 
 
 def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> Config:
@@ -319,13 +327,11 @@ def _build(raw: dict[str, Any]) -> Config:
     return Config(
         weights,
         meteor,
-        method,
-        params,
+        HiddenMetricSettings(method, params, salt),
         limits,
         audit,
         ParticipantSettings(details),
         CompetitionSettings(submissions),
-        salt,
     )
 
 

@@ -1,19 +1,40 @@
 """The contract's names (contract sections 1-2): dialogue types, their short codes, file names.
 
-A leaf module: it imports nothing of the scorer, so readers, validation and
-reports can name these without pulling in the metric.
+The data's and a submission's file names (``DIALOGUES``, ``ANSWERS``,
+``SUBMISSION``, ``PPL``, and ``PROBES``: the probe perplexities ``run`` writes
+beside ``ppl_output.json``, contract sections 9-10) are the runner's
+(``scorer/runner.py``, which stands alone on the ground floor and must know
+them itself), so both read and write the same files. It imports nothing else
+of the scorer: readers, validation and reports name these without pulling in
+the metric.
 """
 
 from __future__ import annotations
+
+from scorer.runner import ANSWERS, DIALOGUES, PPL, SUBMISSION
+from scorer.runner import PPL_PROBES as PROBES
+
+__all__ = [
+    "ANSWERS",
+    "CONFIG_IN_REFERENCE",
+    "DETAILED_RESULTS",
+    "DETAILS_CSV",
+    "DIALOGUES",
+    "DIALOGUE_TYPES",
+    "PLATFORM_METADATA",
+    "PPL",
+    "PROBES",
+    "REPORT_HTML",
+    "SCORES_JSON",
+    "SCORES_TXT",
+    "SHORT_TYPES",
+    "SUBMISSION",
+]
 
 #: Dialogue types in the contract's order, which is also the order of every table and resample.
 DIALOGUE_TYPES = ("Text2Text", "Image2Text", "Audio2Text", "Image-Audio2Text")
 SHORT_TYPES = {"Text2Text": "T2T", "Image2Text": "I2T", "Audio2Text": "A2T", "Image-Audio2Text": "IA2T"}
 
-DIALOGUES, ANSWERS = "dialogues.jsonl", "answers.jsonl"
-SUBMISSION, PPL = "submission.jsonl", "ppl_output.json"
-#: The probe perplexities ``run`` writes beside ``ppl_output.json`` (contract sections 9-10).
-PROBES = "ppl_probes.json"
 CONFIG_IN_REFERENCE = "config.toml"
 
 SCORES_JSON, DETAILS_CSV, SCORES_TXT, REPORT_HTML = "scores.json", "details.csv", "scores.txt", "report.html"

@@ -31,11 +31,12 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from scorer.errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageError
+from scorer.runner import TEAM_CODE
 
 from .config import Limits
 from .contract import PLATFORM_METADATA, PPL, PROBES, SUBMISSION
 from .jsonio import shorten
-from .sources import Source
+from .sources import Content
 
 if TYPE_CHECKING:
     import zipfile
@@ -58,10 +59,10 @@ class SubmissionFiles:
     """The two files' contents (bytes, or the path of a checked regular file) and the names messages use;
     ``probes``, when asked for and present, ``ppl_probes.json``'s (contract section 10)."""
 
-    submission: Source
-    ppl: Source
+    submission: Content
+    ppl: Content
     names: tuple[str, str] = (SUBMISSION, PPL)
-    probes: Source | None = None
+    probes: Content | None = None
 
 
 def _kind(mode: int) -> str:
@@ -169,6 +170,16 @@ def platform_upload(res: str | os.PathLike) -> Path:
     return res
 
 
+def submission_name(submission: str | os.PathLike[str]) -> str:
+    """A submission's name: its folder's, its zip file's without ``.zip``, or the folder holding its file."""
+    path = Path(os.path.abspath(submission))
+    if path.is_dir():
+        return path.name
+    if path.suffix.lower() == ".zip":
+        return path.stem
+    return path.parent.name or path.name
+
+
 def _has_zip_magic(path: Path) -> bool:
     with open(path, "rb") as fh:
         return fh.read(4) == b"PK\x03\x04"
@@ -222,13 +233,10 @@ def _from_directory(root: Path, limits: Limits, data: str | os.PathLike | None =
     )
 
 
-#: The package of a code upload (contract section 10).
-TEAM_CODE = "team_code"
-
-
 def _refuse_code_not_run(root: Path, entries: dict[str, int], data: str | os.PathLike | None) -> None:
-    """A folder holding neither file but a code upload's ``team_code/`` (at its top or in its one folder) is
-    a code upload that was not run: invalid, with the command that runs it into a folder of its own."""
+    """A folder holding neither file but a code upload's ``team_code/`` (the runner's ``TEAM_CODE``, at its
+    top or in its one folder) is a code upload that was not run: invalid, with the command that runs it into a
+    folder of its own."""
     folders = [n for n, mode in entries.items() if stat.S_ISDIR(mode) and not n.startswith((".", "__MACOSX"))]
     holds_code = TEAM_CODE in folders or (
         len(folders) == 1 and stat.S_ISDIR(_listing(root / folders[0]).get(TEAM_CODE, 0))

@@ -19,11 +19,11 @@ from scorer.errors import Issue, IssueLog
 
 from .config import Limits
 from .jsonio import JsonError, decode_value, line_column, not_utf8, parse_json, shorten, skip_ws
-from .sources import Source, counted, did_you_mean, json_type, read_all
+from .sources import Content, counted, did_you_mean, json_type, read_all
 
 
 def check_ppl(
-    source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog
+    source: Content, file: str, turns: dict[str, int], limits: Limits, log: IssueLog
 ) -> dict[str, list[float]]:
     """The perplexities of ``ppl_output.json``; every issue is added to ``log`` (then the result is not
     whole)."""
@@ -31,7 +31,7 @@ def check_ppl(
 
 
 def check_ppl_probes(
-    source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog
+    source: Content, file: str, turns: dict[str, int], limits: Limits, log: IssueLog
 ) -> dict[str, list[float | None]]:
     """The probe perplexities of ``ppl_probes.json`` (contract section 10): ``ppl_output.json``'s shape,
     ``null`` for a turn without a probe; every issue added to ``log``, in the words and codes
@@ -40,7 +40,7 @@ def check_ppl_probes(
 
 
 def _check(
-    source: Source, file: str, turns: dict[str, int], limits: Limits, log: IssueLog, nulls: bool
+    source: Content, file: str, turns: dict[str, int], limits: Limits, log: IssueLog, nulls: bool
 ) -> dict[str, list[float | None]]:
     data = read_all(source)
     if data.startswith(b"\xef\xbb\xbf"):

@@ -1,18 +1,27 @@
-"""Validated reference data kept across runs, found by the SHA-256 of the reference files themselves.
+"""The reference cache: validated reference data kept across runs, found by the SHA-256 of the reference
+files themselves; and the reference texts, read back from ``answers.jsonl`` one dialogue at a time.
 
 Reading, validating and tokenising the reference files is a third of a warm run, and every upload is
 scored against the same files. After a successful validation the dialogues (and, when the references
-were read, their tokens and each dialogue's line span and digest in ``answers.jsonl``, from which
-:mod:`scorer.inputs.stored_references` reads a text back when a report needs it) are kept in the store
-of :mod:`scorer.metric.cache`, under a key made of the files' digests, the limits they were validated
-under and the tokeniser's source and Unicode version: a file that changes gets another key. The entry is
-never trusted: it must have the shape validation guarantees, or the files are validated again.
+were read, their tokens and each dialogue's line span and digest in ``answers.jsonl``) are kept in the
+store of :mod:`scorer.metric.cache`, under a key made of the files' digests, the limits they were
+validated under and the tokeniser's source and Unicode version: a file that changes gets another key. The
+entry is never trusted: it must have the shape validation guarantees, or the files are validated again.
+
+A run scores on the tokenised references and needs the texts only for the few turns it explains, so the
+entry holds no text: :class:`StoredReferences` reads a dialogue's line when it is first asked for, and
+takes it only when its digest, dialog_id and shape (the stored tokens') match. Any mismatch (a file
+changed since, a forged entry) makes it read and validate the whole file instead, as a run without a
+cache does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -22,11 +31,13 @@ from scorer.metric.cache import Store
 
 from .config import Limits
 from .contract import DIALOGUE_TYPES
+from .jsonio import iter_lines, parse_json
 from .sources import from_regular_file
-from .stored_references import Span, line_spans
 from .validation import Dialogue
 
-References = dict[str, list[list[str]]]
+Variants = list[list[str]]  # a dialogue's reference variants, per turn
+Span = tuple[int, int, bytes]  # (start, stop, SHA-256 of the bytes between)
+References = dict[str, Variants]
 Tokens = dict[str, list[list[list[str]]]]
 Spans = dict[str, Span]
 #: What the stored tokens depend on besides the files: the tokeniser's source and Unicode's tables.
@@ -118,3 +129,64 @@ def _well_formed(content: Any) -> bool:
 
 
 STORE = Store("references", 3, 1 << 30, _well_formed)
+
+
+def line_spans(data: bytes, dialog_ids: Iterable[str]) -> Spans:
+    """Each dialogue's line in ``data`` (the bytes of ``answers.jsonl``, validated: its k-th non-blank
+    line holds the k-th of ``dialog_ids``), without the line's end."""
+    spans: Spans = {}
+    for (_, raw, after), dialog_id in zip(iter_lines(data), dialog_ids):
+        stop = after - 1  # the line's newline, or the end of the data
+        if data[stop - 1 : stop] == b"\r":  # a final CR is not part of the line (iter_lines drops it)
+            stop -= 1
+        spans[dialog_id] = (stop - len(raw), stop, hashlib.sha256(raw).digest())
+    return spans
+
+
+@dataclass(eq=False)
+class StoredReferences(Mapping[str, Variants]):
+    """``dialog_id -> variants per turn``, each read from its line of ``path`` when first asked for;
+    ``reread()`` reads and validates the whole file, the answer whenever a line does not match."""
+
+    path: str | os.PathLike[str]
+    spans: Spans
+    tokens: Mapping[str, list[list[list[str]]]]
+    max_depth: int
+    reread: Callable[[], dict[str, Variants]]
+    read: dict[str, Variants] = field(default_factory=dict)
+
+    def __getitem__(self, dialog_id: str) -> Variants:
+        if dialog_id not in self.read:
+            found = self._line(dialog_id, *self.spans[dialog_id])  # KeyError for an unknown id, as a dict
+            if found is None:
+                self.read = self.reread()
+            else:
+                self.read[dialog_id] = found
+        return self.read[dialog_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.spans)
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def _line(self, dialog_id: str, start: int, stop: int, digest: bytes) -> Variants | None:
+        """The variants on the line at ``start:stop``, or None when it is not the line the entry describes."""
+        try:
+            with open(self.path, "rb") as fh:
+                if stop > os.fstat(fh.fileno()).st_size:  # never allocate for a span the file cannot hold
+                    return None
+                fh.seek(start)
+                raw = fh.read(stop - start)
+            if hashlib.sha256(raw).digest() != digest:
+                return None
+            value = parse_json(raw.decode("utf-8"), self.max_depth)
+        except (OSError, ValueError, OverflowError):  # a bad span; a decoding or JSON error (ValueErrors)
+            return None
+        ours = type(value) is dict and value.get("dialog_id") == dialog_id
+        variants = value.get("references") if ours else None
+        if type(variants) is not list:
+            return None
+        shape = [len(turn) for turn in self.tokens.get(dialog_id, ())]
+        found = [len(t) if type(t) is list and set(map(type, t)) <= {str} else -1 for t in variants]
+        return variants if shape and found == shape else None

@@ -19,11 +19,11 @@ from typing import Any, cast
 from .jsonio import shorten
 
 #: A file's content: its bytes, or the path of a regular file to stream from.
-Source = bytes | Path
+Content = bytes | Path
 
 
 @contextmanager
-def contents(source: Source) -> Iterator[bytes]:
+def contents(source: Content) -> Iterator[bytes]:
     """The bytes of ``source``; a file is memory-mapped (only the pages read are loaded)."""
     if isinstance(source, (bytes, bytearray)):
         yield source
@@ -84,11 +84,11 @@ def located(number: int, dialog_id: str) -> dict[str, Any]:
     return dict(line=number, dialog_id=shorten(dialog_id))
 
 
-def size(source: Source) -> int:
+def size(source: Content) -> int:
     return len(source) if isinstance(source, (bytes, bytearray)) else os.stat(source).st_size
 
 
-def read_all(source: Source) -> bytes:
+def read_all(source: Content) -> bytes:
     if isinstance(source, (bytes, bytearray)):
         return bytes(source)
     with open(source, "rb") as fh:

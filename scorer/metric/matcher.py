@@ -16,7 +16,6 @@ from pathlib import Path
 from . import morphology, token_cache
 from .stages import KeyFunction, needs_morphology, stage_plan
 from .thesaurus import Thesaurus
-from .token_store import TokenStore, store_path
 
 
 class _Memo(dict):
@@ -55,7 +54,7 @@ class Matcher:
         self.thesaurus = thesaurus
         identities = (morphology.morphology_id(), thesaurus.identity if thesaurus else None)
         self._cache_file = token_cache.cache_path(*identities) if persistent else None
-        self._store = TokenStore(store_path(token_cache.cache_key(*identities))) if persistent else None
+        self._store = token_cache.TokenStore(token_cache.store_path(*identities)) if persistent else None
         self._known = token_cache.load(self._cache_file) if self._cache_file else {}
         #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached.
         self.unanalysed: dict[str, str] = {}
@@ -132,10 +131,11 @@ class Matcher:
                     memo[token] = memo.added[token] = keys
 
     def save(self, keep: Container[str] | None = None) -> None:
-        """Add the keys computed in this run to the token cache (best effort). Tokens that could not be
-        analysed are left out, so every run that meets them says so; with ``keep`` (the reference data's
-        vocabulary), so is every token not in it: an upload's own words are never kept, so no upload makes
-        a later run load more (contract section 3)."""
+        """Keep the keys computed in this run for later runs (best effort). Tokens that could not be analysed
+        are left out, so every run that meets them says so. With ``keep`` (the reference data's vocabulary),
+        only its tokens go to the token cache, which a run loads whole; every other token (an upload's own
+        words) goes to the word store, read a word or a piece of answers at a time, so no upload makes a
+        later run load more (contract section 3). Without ``keep``, every token goes to the token cache."""
         if self._cache_file is not None:
             new, unanalysed = self.take_new()
             others: dict[str, dict[str, frozenset[str]]] = {}
@@ -173,14 +173,3 @@ class _Memos(dict):
         stored = (lambda token: store.get(name, token)) if store is not None else None
         memo = self[name] = _Memo(lambda token: keys(self.run, token), known, stored)
         return memo
-
-
-def related(a: str, b: str, key_functions: Iterable[KeyFunction]) -> int | None:
-    """The index of the first stage whose relation holds for ``a`` and ``b``, or None."""
-    for s, keys in enumerate(key_functions):
-        if keys is None:
-            if a == b:
-                return s
-        elif not keys(a).isdisjoint(keys(b)):
-            return s
-    return None

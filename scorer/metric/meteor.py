@@ -15,8 +15,9 @@ its chunks or when asked for (``explain``, reports).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import NamedTuple
 
 from scorer.defaults import default
@@ -26,6 +27,7 @@ from scorer.metric.engine.accelerator import engine as choose_engine
 from scorer.metric.engine.alignment import NODE_BUDGET
 from scorer.metric.engine.links import KeyFunction
 
+from . import token_cache
 from .matcher import Matcher
 from .morphology import morphology_id
 from .stages import needs_morphology, needs_thesaurus, stage_plan, without_thesaurus
@@ -270,7 +272,8 @@ def params_without_synonyms(params: MeteorParams) -> MeteorParams:
 
 
 class MeteorRu:
-    """The metric object: it owns its parameters and its matcher, and states its signature.
+    """The metric object: it owns its parameters, its matcher and its engine (whose token table it keeps
+    across runs), and states its signature.
 
     >>> metric = MeteorRu(MeteorParams(stages=("exact", "lemma")))
     >>> round(metric.sentence_score("кот спит", ["кошка спит", "коты спят"]), 6)
@@ -346,7 +349,56 @@ class MeteorRu:
             ("morph", morphology_id() if needs_morphology(p.stages) else "none"),
         ]
 
+    def restore_table(self) -> None:
+        """Give the engine the token table kept by earlier runs with these stages, when the matcher keeps its
+        keys across runs (:mod:`scorer.metric.token_cache`: a speed-up, never a change of number)."""
+        path = self._table_path()
+        stored = token_cache.load_table(path) if path is not None else None
+        if stored is not None:
+            self.engine.restore_table(self.matcher.key_functions(self.params.stages), stored)
 
+    def keep_table(self, vocabulary: Container[str] | None = None) -> None:
+        """Keep the engine's token table for later runs when it grew, with the tokens whose keys were
+        computed on workers and without those the morphology could not analyse (so every run that meets them
+        says so); with ``vocabulary`` (the reference data's words), without any token not in it
+        (:meth:`~scorer.metric.matcher.Matcher.save`)."""
+        path = self._table_path()
+        if path is None:
+            return
+        unanalysed = dict(self.matcher.unanalysed)
+        skip: Container[str] = unanalysed if vocabulary is None else _Outside(vocabulary, unanalysed)
+        keys = self.matcher.key_functions(self.params.stages)
+        more = sorted(
+            t
+            for t in set().union(*(memo.added for memo in self.matcher.memos.values()))
+            if vocabulary is None or t in vocabulary
+        )
+        if not more and not self.engine.table_grew(keys, vocabulary):
+            return  # nothing new to keep
+        table = self.engine.table_to_store(keys, skip, more)
+        if table is not None:
+            token_cache.save_table(path, table)
+
+    def _table_path(self) -> Path | None:
+        """Where the token table is kept, beside the matcher's token cache; None when it keeps nothing."""
+        cache = self.matcher.cache_file
+        return token_cache.table_path(cache, self.params.stages) if cache is not None else None
+
+
+class _Outside:
+    """The tokens a token table leaves out: those not in ``keep``, and those in ``skip``."""
+
+    def __init__(self, keep: Container[str], skip: Container[str]):
+        self.keep, self.skip = keep, skip
+
+    def __contains__(self, token: object) -> bool:
+        return token not in self.keep or token in self.skip
+
+
+#: What :func:`meteor_ru` keeps for its later calls, as its docstring says: the thesaurus loaded from each
+#: location (here) and a matcher for each thesaurus object (:data:`_MATCHERS`). Module-level on purpose: the
+#: function is the sentence-level convenience, with no object of the caller's to keep them in; the API's
+#: runs keep neither.
 _LOADED: dict[str, Thesaurus] = {}
 
 
@@ -383,6 +435,7 @@ def _thesaurus_at(location: str | None) -> Thesaurus:
     return _LOADED[key]
 
 
+#: A matcher by the ``id`` of its thesaurus (the matcher holds the thesaurus, so the id is not reused).
 _MATCHERS: dict[int, Matcher] = {}
 
 

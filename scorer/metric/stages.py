@@ -97,7 +97,8 @@ SYNONYM = Stage(
     "background:#ffe0b2;border-bottom:2px dotted #e65100",
 )
 
-#: Every stage by name: the contract's three, then any registered (:func:`register`).
+#: Every stage by name: the contract's three, then any registered (:func:`register`). A mutable registry at
+#: module level on purpose: it is the plugin point for stages (docs/architecture.md, "Adding a stage").
 REGISTRY: dict[str, Stage] = {stage.name: stage for stage in (EXACT, LEMMA, SYNONYM)}
 #: The contract's stage names, in the default order.
 STAGE_NAMES: tuple[str, ...] = tuple(REGISTRY)

@@ -1,6 +1,7 @@
-"""Scoring a validated submission and what follows from it: turns (``turns``), per-type and integral
-aggregates (``aggregate``), explanations of low turns (``explain``), the run's signature, the result
-values (``result``, ``leaderboard_result``, ``correlation_result``), the bootstrap (``significance``),
-ranking (``leaderboard``) and meta-evaluation against human ratings (``correlation``). Values in, values
-out: no files written.
+"""Scoring a validated submission and what follows from it: the competition's rules and the run's signature
+(``competition``), who an output is for (``audience``), every turn's METEOR (``turns``), per-type and
+integral aggregates (``aggregate``), the perplexity audit (``audit``), explanations of low turns
+(``explain``), the result values (``result``, ``leaderboard_result``, ``correlation_result``), the bootstrap
+(``significance``), ranking (``leaderboard``) and meta-evaluation against human ratings (``correlation``).
+Values in, values out: no files written.
 """

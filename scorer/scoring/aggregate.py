@@ -8,19 +8,19 @@ The rules themselves (the mean of the two halves, the weighted integral) are
 :mod:`scorer.scoring.competition`'s; this module groups the turns for them.
 
 Top-level ``meteor`` and ``hidden_metric`` are combined with the same weights.
-Sums use ``math.fsum``, so the result does not depend on the order of lines.
+Every mean is :func:`~scorer.scoring.competition.mean` (an exactly rounded sum), so the result does not
+depend on the order of lines; a dialogue's means are taken in one place, :func:`dialogue_figures`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from scorer.inputs.contract import DIALOGUE_TYPES
 
-from .competition import combined, weighted
+from .competition import combined, mean, weighted
 
 if TYPE_CHECKING:
     from scorer.metric.meteor import MeteorScore
@@ -61,17 +61,55 @@ class Summary:
     turns: int
 
 
-def _mean(values: Sequence[float]) -> float:
-    return math.fsum(values) / len(values)
+class DialogueFigures(NamedTuple):
+    """One dialogue's figures: its type, how many turns it has, its METEOR and hidden metric (each the
+    :func:`~scorer.scoring.competition.mean` over its turns) and its S_i (:attr:`score`)."""
+
+    dialog_id: str
+    type: str
+    turns: int
+    meteor: float
+    hidden_metric: float
+
+    @property
+    def score(self) -> float:
+        """S_i: the two halves :func:`~scorer.scoring.competition.combined`."""
+        return combined(self.meteor, self.hidden_metric)
+
+
+def dialogue_figures(turns: Sequence[TurnScore]) -> DialogueFigures:
+    """The figures of one dialogue, from its turns (at least one): the one place a dialogue's means are
+    taken, for aggregation, the bootstrap, correlation and the frames alike."""
+    first = turns[0]
+    return DialogueFigures(
+        first.dialog_id,
+        first.type,
+        len(turns),
+        mean([t.meteor for t in turns]),
+        mean([t.hidden_metric for t in turns]),
+    )
+
+
+def by_dialogue(turns: Sequence[TurnScore]) -> dict[str, list[TurnScore]]:
+    """``turns`` grouped by dialogue, the dialogues in the order of their first turn."""
+    grouped: dict[str, list[TurnScore]] = {}
+    for t in turns:
+        grouped.setdefault(t.dialog_id, []).append(t)
+    return grouped
+
+
+def every_dialogue(turns: Sequence[TurnScore]) -> list[DialogueFigures]:
+    """The figures of every dialogue of ``turns``, in the order of their first turn."""
+    return [dialogue_figures(ts) for ts in by_dialogue(turns).values()]
 
 
 def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summary:
     """Combine per-turn scores with the competition's rules (:mod:`scorer.scoring.competition`); every
     dialogue must have at least one turn."""
-    dialogs = _dialog_means(turns)
-    per_type: dict[str, list[tuple[float, float, float, int]]] = {}
-    for dialog_type, m, h, n in dialogs:
-        per_type.setdefault(dialog_type, []).append((m, h, combined(m, h), n))
+    dialogues = every_dialogue(turns)
+    per_type: dict[str, list[DialogueFigures]] = {}
+    for d in dialogues:
+        per_type.setdefault(d.type, []).append(d)
     by_type = {}
     for name in DIALOGUE_TYPES:
         rows = per_type.get(name)
@@ -79,32 +117,21 @@ def aggregate(turns: Sequence[TurnScore], weights: Mapping[str, float]) -> Summa
             by_type[name] = TypeSummary(
                 weight=float(weights[name]),
                 dialogs=len(rows),
-                turns=sum(r[3] for r in rows),
-                meteor=_mean([r[0] for r in rows]),
-                hidden_metric=_mean([r[1] for r in rows]),
-                score=_mean([r[2] for r in rows]),
+                turns=sum(d.turns for d in rows),
+                meteor=mean([d.meteor for d in rows]),
+                hidden_metric=mean([d.hidden_metric for d in rows]),
+                score=mean([d.score for d in rows]),
             )
     integral, meteor, hm = (
         weighted({name: getattr(s, attr) for name, s in by_type.items()}, weights)
         for attr in ("score", "meteor", "hidden_metric")
     )
-    return Summary(integral, meteor, hm, by_type, len(dialogs), len(turns))
-
-
-def _dialog_means(turns: Sequence[TurnScore]) -> list[tuple[str, float, float, int]]:
-    """(type, mean METEOR, mean HM, turns) of every dialogue, in the order of ``turns``."""
-    by_dialog: dict[str, list[TurnScore]] = {}
-    for t in turns:
-        by_dialog.setdefault(t.dialog_id, []).append(t)
-    return [
-        (ts[0].type, _mean([t.meteor for t in ts]), _mean([t.hidden_metric for t in ts]), len(ts))
-        for ts in by_dialog.values()
-    ]
+    return Summary(integral, meteor, hm, by_type, len(dialogues), len(turns))
 
 
 def dialog_scores(turns: Sequence[TurnScore]) -> dict[str, list[float]]:
     """``S_i`` of every dialogue, grouped by type, dialogues in the order of ``turns``."""
     scores: dict[str, list[float]] = {}
-    for dialog_type, m, h, _ in _dialog_means(turns):
-        scores.setdefault(dialog_type, []).append(combined(m, h))
+    for d in every_dialogue(turns):
+        scores.setdefault(d.type, []).append(d.score)
     return scores

@@ -57,7 +57,7 @@ class Audience:
         return cls(
             organizer=False,
             turn_details=config.participants.turn_details,
-            turn_hidden_metric=not config.hidden_is_private,
+            turn_hidden_metric=not config.hidden_metric.is_private,
             page=page,
         )
 

@@ -2,46 +2,46 @@
 their parameters and their signature.
 
     score of a turn or dialogue = (METEOR + hidden metric) / 2          (:func:`combined`)
-    S_j   = mean of S_i over the dialogues of type j
+    a dialogue's METEOR or hidden metric = mean over its turns          (:func:`mean`)
+    S_j   = mean of S_i over the dialogues of type j                     (:func:`mean`)
     score = sum_j w_j S_j / sum_{j present} w_j                          (:func:`weighted`)
 
 A :class:`Competition` holds the weights, the METEOR metric (:class:`~scorer.metric.meteor.MeteorRu`,
-which owns its parameters) and a :class:`HiddenMetric` (which says whether its settings are private); it
-states the run's signature. Aggregation, correlation, the
+which owns its parameters) and a :class:`HiddenMetric` (made from its configuration's settings, which say
+whether they are private); it states the run's signature. Aggregation, correlation, the bootstrap, the
 leaderboard and the reports call these instead of restating a formula.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import hmac
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
 
 from scorer.errors import ConfigError
-from scorer.inputs.config import Config
+from scorer.inputs.config import Config, HiddenMetricSettings
 from scorer.inputs.contract import DIALOGUE_TYPES, SHORT_TYPES
 from scorer.metric.hidden_metric import hidden_metric_of
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu
 from scorer.version import __version__
 
-if TYPE_CHECKING:
-    import pandas as pd
 
-
-_Figure = TypeVar("_Figure", float, "pd.Series")
-
-
-def combined(meteor: _Figure, hidden_metric: _Figure) -> _Figure:
-    """The competition's one rule that joins the two halves: their mean, for a turn or a dialogue (S_i);
-    numbers, or pandas columns of them alike."""
+def combined(meteor: float, hidden_metric: float) -> float:
+    """The competition's one rule that joins the two halves: their mean, for a turn or a dialogue (S_i)."""
     return (meteor + hidden_metric) / 2
+
+
+def mean(parts: Sequence[float], count: int | None = None) -> float:
+    """The mean of ``count`` values whose exact sum is that of ``parts`` (by default ``parts`` are the values
+    themselves): their sum exactly rounded (``math.fsum``) over their count. The result depends neither on
+    the values' order nor on how their sum is split into parts, so the bootstrap's resamples, summed in
+    parts (:func:`scorer.scoring.significance.exact_sums`), are the same figure aggregation computes."""
+    return math.fsum(parts) / (len(parts) if count is None else count)
 
 
 def _num(value: float) -> str:
@@ -50,29 +50,22 @@ def _num(value: float) -> str:
 
 @dataclass(frozen=True)
 class HiddenMetric:
-    """The hidden metric (contract section 5): a method and its parameters, a function of the perplexity;
-    ``private`` when the settings differ from the built-in default's (then no output shows them), and
-    ``salt``, the private config's key of their signature (never shown)."""
+    """The hidden metric of a run (contract section 5): a function of the perplexity, by the settings of its
+    configuration (:class:`~scorer.inputs.config.HiddenMetricSettings`: the method, its parameters, whether
+    they are private, and the salt of their signature)."""
 
-    method: str
-    params: Mapping[str, float]
-    private: bool = False
-    salt: str | None = dataclasses.field(default=None, repr=False)
+    settings: HiddenMetricSettings
 
     @classmethod
     def of(cls, config: Config) -> HiddenMetric:
-        return cls(config.hm_method, dict(config.hm_params), config.hidden_is_private, config.hm_salt)
+        return cls(config.hidden_metric)
 
     @cached_property
     def function(self) -> Callable[[float], float]:
-        return hidden_metric_of(self.method, self.params)
+        return hidden_metric_of(self.settings.method, self.settings.params)
 
     def __call__(self, ppl: float) -> float:
         return self.function(ppl)
-
-    @property
-    def settings(self) -> dict[str, object]:
-        return {"method": self.method, **self.params}
 
     def field(self) -> str:
         """The signature's ``hm`` field: ``inverse`` (or ``method(key=value,...)``) for the built-in
@@ -80,15 +73,17 @@ class HiddenMetric:
         digits of the HMAC-SHA-256 of their canonical JSON (sorted keys, no spaces, floats as ``repr``),
         keyed with the salt's UTF-8 bytes, or ``private`` alone without a salt (contract section 7): no one
         without the salt can test a guess of the settings against it."""
-        if self.private:
-            if self.salt is None:
+        settings = self.settings
+        if settings.is_private:
+            if settings.salt is None:
                 return "private"
-            canonical = json.dumps(self.settings, sort_keys=True, separators=(",", ":"), allow_nan=False)
-            digest = hmac.new(self.salt.encode("utf-8"), canonical.encode("utf-8"), hashlib.sha256)
+            canonical = json.dumps(settings.settings, sort_keys=True, separators=(",", ":"), allow_nan=False)
+            digest = hmac.new(settings.salt.encode("utf-8"), canonical.encode("utf-8"), hashlib.sha256)
             return "private-" + digest.hexdigest()[:12]
-        if not self.params:
-            return self.method
-        return self.method + "(" + ",".join(f"{k}={_num(v)}" for k, v in sorted(self.params.items())) + ")"
+        if not settings.params:
+            return settings.method
+        params = ",".join(f"{k}={_num(v)}" for k, v in sorted(settings.params.items()))
+        return f"{settings.method}({params})"
 
 
 @dataclass(frozen=True)

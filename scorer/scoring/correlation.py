@@ -36,13 +36,12 @@ from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.inputs.human_ratings import HumanRatings, finite_mean
 from scorer.progress import BOOTSTRAP, Progress
 
-from .aggregate import TurnScore
-from .competition import combined
+from .aggregate import TurnScore, by_dialogue, dialogue_figures
+from .competition import combined, mean
 from .correlation_result import Correlation
 from .leaderboard_result import Leaderboard
 from .significance import make_strata, resampled_integrals
 
-LEVELS = ("turn", "dialog", "system")
 FIGURES = {
     "turn": ("meteor", "hidden_metric", "turn_score"),
     "dialog": ("meteor", "hidden_metric", "dialog_score"),
@@ -247,10 +246,9 @@ class _Figures:
         self.turns_of = {
             name: {(t.dialog_id, t.turn): t for t in e.scored().turns} for name, e in self.entries.items()
         }
-        self.dialogs_of: dict[str, dict[str, list]] = {}
-        for name, e in self.entries.items():
-            for t in e.scored().turns:
-                self.dialogs_of.setdefault(name, {}).setdefault(t.dialog_id, []).append(t)
+        self.dialogs_of: dict[str, dict[str, list[TurnScore]]] = {
+            name: by_dialogue(e.scored().turns) for name, e in self.entries.items()
+        }
         self.references, self.baselines = references, tuple(baselines)
         self._sentence: dict[tuple, dict[str, float]] = {}
 
@@ -304,23 +302,14 @@ def _dialog_level(data: _Figures, human: HumanRatings, resamples: int, seed: int
     figures: Series = {f: [] for f in FIGURES["dialog"] + data.baselines}
     for name, dialog_id in keys:
         ts = data.dialogs_of[name][dialog_id]
-        m = math.fsum(t.meteor for t in ts) / len(ts)
-        h = math.fsum(t.hidden_metric for t in ts) / len(ts)
-        figures["meteor"].append(m)
-        figures["hidden_metric"].append(h)
-        figures["dialog_score"].append(combined(m, h))
+        dialogue = dialogue_figures(ts)
+        figures["meteor"].append(dialogue.meteor)
+        figures["hidden_metric"].append(dialogue.hidden_metric)
+        figures["dialog_score"].append(dialogue.score)
         for b in data.baselines:
-            figures[b].append(math.fsum(data.baseline_of(name, dialog_id, t.turn)[b] for t in ts) / len(ts))
+            figures[b].append(mean([data.baseline_of(name, dialog_id, t.turn)[b] for t in ts]))
     hv = [finite_mean(lifted[k]) for k in keys]
     return LevelData("dialog", hv, figures, _item_draws(figures, hv, resamples, seed))
-
-
-def _mean_meteor(turns: Sequence[TurnScore]) -> float:
-    return math.fsum(x.meteor for x in turns) / len(turns)
-
-
-def _mean_hidden_metric(turns: Sequence[TurnScore]) -> float:
-    return math.fsum(x.hidden_metric for x in turns) / len(turns)
 
 
 def _system_level(
@@ -363,13 +352,10 @@ def _system_level(
         figures["hidden_metric"].append(summary.hidden_metric)
         figures["integral"].append(summary.integral)
         per_dialog = {t: [dialogs_of[name][d] for d in order[t]] for t in types}
-        for f, mean_of in (
-            ("meteor", _mean_meteor),
-            ("hidden_metric", _mean_hidden_metric),
-            ("integral", lambda ts: combined(_mean_meteor(ts), _mean_hidden_metric(ts))),  # S_i
-        ):
+        dialogues = {t: [dialogue_figures(ts) for ts in per_dialog[t]] for t in types}
+        for f, attribute in (("meteor", "meteor"), ("hidden_metric", "hidden_metric"), ("integral", "score")):
             drawn[f].append(
-                resampled_integrals(strata, {t: [mean_of(ts) for ts in per_dialog[t]] for t in types})
+                resampled_integrals(strata, {t: [getattr(d, attribute) for d in dialogues[t]] for t in types})
             )
         for b in baselines:
             metric = metrics[b]

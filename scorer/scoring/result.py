@@ -10,10 +10,9 @@ from scorer.inputs.contract import DIALOGUE_TYPES
 from scorer.metric.meteor import MeteorScore
 from scorer.metric.stages import STAGE_NAMES
 
-from .aggregate import Summary, TurnScore
+from .aggregate import Summary, TurnScore, every_dialogue
 from .audience import ORGANIZER, PARTICIPANT_COLUMNS, Audience
 from .audit import Audit, audit_frame
-from .competition import combined
 from .explain import ExplainedTurn, MarkedAnswer
 
 if TYPE_CHECKING:
@@ -96,19 +95,21 @@ class ScoreResult:
         return frame.astype({k: v for k, v in types.items() if k in frame})
 
     def dialogs_frame(self) -> pd.DataFrame:
-        """One row per dialogue: type, turns, mean METEOR, mean hidden metric and S_i."""
+        """One row per dialogue: type, turns, mean METEOR, mean hidden metric and S_i, the figures aggregation
+        takes (:func:`~scorer.scoring.aggregate.dialogue_figures`)."""
         import pandas as pd
 
-        frame = self.to_frame()
-        grouped = frame.groupby("dialog_id", sort=False, observed=True)
-        out = grouped.agg(
-            type=("type", "first"),
-            turns=("turn", "size"),
-            meteor=("meteor", "mean"),
-            hidden_metric=("hidden_metric", "mean"),
-        ).reset_index()
-        out["score"] = combined(out["meteor"], out["hidden_metric"])
-        return out.astype({"dialog_id": "string"}) if isinstance(out, pd.DataFrame) else out
+        dialogues = every_dialogue(self.turns)
+        return pd.DataFrame(
+            {
+                "dialog_id": pd.array([d.dialog_id for d in dialogues], dtype="string"),
+                "type": pd.Categorical([d.type for d in dialogues], categories=list(DIALOGUE_TYPES)),
+                "turns": pd.array([d.turns for d in dialogues], dtype="int64"),
+                "meteor": pd.array([d.meteor for d in dialogues], dtype="float64"),
+                "hidden_metric": pd.array([d.hidden_metric for d in dialogues], dtype="float64"),
+                "score": pd.array([d.score for d in dialogues], dtype="float64"),
+            }
+        )
 
 
 def detail_columns(audience: Audience) -> tuple[str, ...]:
@@ -131,11 +132,7 @@ def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) ->
                 t.meteor,
                 t.hidden_metric if audience.turn_hidden_metric else "",
                 t.ppl,
-                *(
-                    ("",) * 3
-                    if t.details is None
-                    else (t.details.matches, t.details.precision, t.details.cand_len)
-                ),
+                *_answer_columns(t),
             )
             for t in result.turns[start:stop]
         ]

@@ -7,6 +7,14 @@ recomputes ``sum_j w_j mean(S_i) / sum_j w_j``. The indices come from
 order as ``rng.integers(0, N_j, size=(resamples, N_j))``; every submission is
 resampled with the same indices, so comparisons are paired.
 
+As sacreBLEU's bootstrap sums each resample's statistics with numpy and calls
+its metric's own function on the sums, every resample's integral is the
+competition's own functions (:func:`~scorer.scoring.competition.mean` of each
+type, then :func:`~scorer.scoring.competition.weighted`, what aggregation
+calls) applied to the exact sum of the ``S_i`` it draws, which numpy adds up
+in integer parts (:func:`exact_sums`). The resample that draws every dialogue
+once gives the integral of ``scores.json`` to the last bit.
+
 * Interval: the order statistics ``resamples // 40`` and
   ``resamples - resamples // 40 - 1`` of the sorted resampled integrals (the
   2.5% and 97.5% points; sacreBLEU's rule).
@@ -26,7 +34,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-from .competition import scaled_weights
+from .competition import mean, scaled_weights, weighted
 
 #: The bootstrap's defaults (contract section 6): resamples and seed.
 DEFAULT_RESAMPLES = 1000
@@ -65,13 +73,44 @@ def resampled_integrals(strata: Strata, dialog_scores: Mapping[str, Sequence[flo
     """The integral of every resample; ``dialog_scores[type]`` are the ``S_i`` in dialogue order."""
     import numpy as np  # numpy loads only when a bootstrap runs
 
-    total = np.zeros(strata.resamples)
-    weight = 0.0
-    for t, idx in strata.indices.items():
-        scores = np.asarray(dialog_scores[t], dtype=np.float64)
-        total += strata.weights[t] * scores[idx].mean(axis=1)
-        weight += strata.weights[t]
-    return total / weight
+    counts = {t: idx.shape[1] for t, idx in strata.indices.items()}
+    sums = {t: exact_sums(dialog_scores[t], idx).tolist() for t, idx in strata.indices.items()}
+    return np.array(
+        [
+            weighted({t: mean(parts[r], counts[t]) for t, parts in sums.items()}, strata.weights)
+            for r in range(strata.resamples)
+        ],
+        dtype=np.float64,
+    )
+
+
+#: The bits of one part of :func:`exact_sums`: a resample's sum of one part over up to ``2**29`` dialogues
+#: is a whole number below ``2**53``, which a float holds exactly.
+PART_BITS = 24
+
+
+def exact_sums(values: Sequence[float], indices: np.ndarray) -> np.ndarray:
+    """For every resample (a row of ``indices``), a few floats whose exact sum is the exact sum of the
+    ``values`` it draws (finite, at most ``2**29`` a row), so that ``math.fsum`` of the row is ``math.fsum``
+    of those values. Every value is cut, on one grid of :data:`PART_BITS` bits, into whole numbers below
+    ``2**24`` times a power of two (exactly: each part keeps some of its bits); each part's whole numbers
+    are summed over the resample (exactly, below ``2**53``) and scaled back. Shape: (resamples, parts)."""
+    import numpy as np  # numpy loads only when a bootstrap runs
+
+    v = np.asarray(values, dtype=np.float64)
+    exponents = np.frexp(v[v != 0])[1]  # |value| < 2**exponent, a whole multiple of 2**(exponent - 53)
+    if not len(exponents):
+        return np.zeros((len(indices), 1))
+    low = max(int(exponents.min()) - 53, -1074)  # every value is a whole multiple of 2**low
+    high = int(exponents.max())
+    parts = max(1, -(-(high - low) // PART_BITS))
+    sums = np.empty((len(indices), parts))
+    for k in range(parts):
+        bottom, top = low + PART_BITS * k, low + PART_BITS * (k + 1)
+        below_top = v if top >= high else np.fmod(v, np.ldexp(1.0, top))  # the bits under 2**top
+        whole = np.trunc(np.ldexp(below_top, -bottom))  # those from 2**bottom up, as a whole number
+        sums[:, k] = np.ldexp(whole[indices].sum(axis=1), bottom)
+    return sums
 
 
 def interval(samples: np.ndarray) -> tuple[float, float]:

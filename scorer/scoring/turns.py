@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variants
 from scorer.metric.text import tokenise
-from scorer.workers import WorkerPool, can_fork, given
+from scorer.workers import WorkerPool, can_fork, worker_payload
 
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
@@ -151,7 +151,7 @@ def _compute_keys(metric: MeteorRu, types: list[str]) -> None:
 
 
 def _work() -> Work:
-    work = given()
+    work = worker_payload()
     if not isinstance(work, Work):
         raise RuntimeError("not a scoring worker process")
     return work

@@ -91,7 +91,7 @@ def description() -> str:
 
 
 class StoredTable(NamedTuple):
-    """A token table as ``KeyTable.export`` gives it, the key strings in id order (``key_table_cache``)."""
+    """A token table as ``KeyTable.export`` gives it, the key strings in id order (``token_cache``)."""
 
     tokens: list[str]
     keys: list[str]
@@ -111,7 +111,7 @@ class FastCounts:
         self.restored = 0  # tokens taken from a stored table
 
     def restore(self, stored: StoredTable) -> bool:
-        """Take a stored table (:mod:`scorer.metric.key_table_cache`) into this empty one; False, nothing
+        """Take a stored table (:mod:`scorer.metric.token_cache`) into this empty one; False, nothing
         taken, when it does not fit (its arrays, ids or tokens fail ``KeyTable.restore``'s checks)."""
         if self.key_ids or self.table.n_tokens:
             return False
@@ -150,18 +150,20 @@ class Engine:
         self.id_counts = id_counts  # None: rule 1 is counted by the definition
         self.counts_on_ids = id_counts is not None
         self._fast: dict[Keys, FastCounts | None] = {}
+        self._looked_up: dict[Keys, set[str]] = {}  # by the pure engine (:meth:`_look_up`)
 
     def fast_counts(self, key_functions: Keys) -> FastCounts | None:
         """The compiled ``id_counts`` counter for these key functions, or None where it does not apply."""
         if key_functions not in self._fast:  # it applies to stages led by exact alone
-            led = bool(key_functions) and key_functions[0] is None and None not in key_functions[1:]
             self._fast[key_functions] = (
-                FastCounts(self.id_counts, key_functions) if self.id_counts and led else None
+                FastCounts(self.id_counts, key_functions) if self.id_counts and _led(key_functions) else None
             )
         return self._fast[key_functions]
 
     def variant_counts(self, cand: Sequence[str], variants: Texts, key_functions: Keys) -> list[Counted]:
         fast = self.fast_counts(key_functions)
+        if fast is None:
+            self._look_up([cand, *variants] if cand else [], key_functions)
         found = fast.table.counts_each(cand, variants) if fast is not None else [None] * len(variants)
         return self._declined(cand, variants, found, key_functions)
 
@@ -170,13 +172,32 @@ class Engine:
     ) -> list[list[Counted]]:
         fast = self.fast_counts(key_functions)
         if fast is None:
-            return [self.variant_counts(c, v, key_functions) for c, v in zip(cands, variants)]
+            self._look_up([t for c, v in zip(cands, variants) if c for t in (c, *v)], key_functions)
+            return [self._declined(c, v, [None] * len(v), key_functions) for c, v in zip(cands, variants)]
         counts_each, declined = fast.table.counts_each, self._declined
         found = [counts_each(c, v) for c, v in zip(cands, variants)]
         return [
             f if None not in f else declined(c, v, f, key_functions)
             for c, v, f in zip(cands, variants, found)
         ]
+
+    def _look_up(self, texts: Texts, key_functions: Keys) -> None:
+        """On the pure engine, what the compiled one's token table does as it takes in the tokens of a turn
+        with a non-empty answer (``texts``: its answer and variants): with stages led by exact alone, the keys
+        of every token looked up (memoised), once an engine. The definition itself looks up only the tokens
+        the exact stage leaves; after this, the words found unanalysable (the run's warnings) and the keys
+        the caches keep are the same on both engines."""
+        if not _led(key_functions):
+            return
+        seen = self._looked_up.setdefault(key_functions, set())
+        fresh = set().union(*texts)
+        fresh -= seen
+        if fresh:
+            seen |= fresh
+            later = [keys for keys in key_functions[1:] if keys is not None]
+            for token in fresh:
+                for keys in later:
+                    keys(token)
 
     def _declined(
         self, cand: Sequence[str], variants: Texts, found: list[Counted], key_functions: Keys
@@ -217,18 +238,28 @@ class Engine:
         return fast is not None and any(keep is None or t in keep for t in fast.table.tokens[fast.restored :])
 
 
+def _led(key_functions: Keys) -> bool:
+    """Whether the stages are led by exact alone (where the compiled engine counts on token ids)."""
+    return bool(key_functions) and key_functions[0] is None and None not in key_functions[1:]
+
+
 def engine() -> Engine:
     """A new engine for one metric object: compiled when built, fresh and not switched off (:func:`active`),
     else pure. Chosen once; it keeps the compiled token table for that metric's key functions."""
-    if active():
+    return _new_engine(active())
+
+
+@lru_cache(maxsize=2)
+def shared_engine(compiled: bool) -> Engine:
+    """One engine of each build, kept for callers that score without a metric object: the compiled one when
+    ``compiled`` (what :func:`active` says), else the pure one."""
+    return _new_engine(compiled)
+
+
+def _new_engine(compiled: bool) -> Engine:
+    if compiled:
         modules = _built()[0]
         return Engine(
             "compiled (Cython)", *(modules[m] for m in ("links", "counting", "alignment", "id_counts"))
         )
     return Engine("pure Python", links, counting, alignment)
-
-
-@lru_cache(maxsize=2)
-def shared_engine(compiled_on: bool) -> Engine:
-    """One engine per state of :func:`active`, for callers that score without a metric object."""
-    return engine()

@@ -1,0 +1,120 @@
+"""The library API (scorer/api.py) as a facade: its entry points named in ``__all__``, the run's options
+defined once (``RunOptions``), one check of a seed; what the command line hands it (one value, one call);
+and the one list of dependencies."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+import tomllib
+from dataclasses import fields
+from importlib.metadata import requires
+
+import pytest
+from conftest import ROOT, run_cli
+
+import scorer
+from scorer import api, cli, version
+from scorer.errors import UsageError
+
+ENTRY_POINTS = {
+    "load_reference",
+    "validate_submission",
+    "score_submission",
+    "score_validated",
+    "score_leaderboard",
+    "correlate_submissions",
+    "explain_answer",
+    "audit_sample",
+    "competition_bundle",
+    "with_perplexities",
+}
+TAKE_RUN_OPTIONS = [
+    api.score_submission,
+    api.score_leaderboard,
+    api.correlate_submissions,
+    api.explain_answer,
+]
+
+
+def test_the_api_names_its_entry_points_and_the_package_hands_them_on():
+    assert set(api.__all__) == ENTRY_POINTS | {"RunOptions"}
+    assert all(callable(getattr(api, name)) for name in api.__all__)
+    handed_on = {name for name in scorer.__all__ if getattr(api, name, None) is getattr(scorer, name)}
+    assert {"score_submission", "validate_submission", "RunOptions", "load_reference"} <= handed_on
+
+
+@pytest.mark.parametrize("entry", TAKE_RUN_OPTIONS, ids=lambda f: f.__name__)
+def test_the_run_options_and_their_defaults_are_written_once(entry):
+    parameters = inspect.signature(entry).parameters
+    # no field of RunOptions restated as a parameter (with a default of its own): they come as **keywords
+    assert not {f.name for f in fields(api.RunOptions)} & set(parameters)
+    assert parameters["options"].default is None
+    assert parameters["keywords"].kind is inspect.Parameter.VAR_KEYWORD
+
+
+@pytest.mark.parametrize("entry", TAKE_RUN_OPTIONS, ids=lambda f: f.__name__)
+def test_options_and_any_keyword_of_them_at_once_is_a_type_error(entry, tmp_path):
+    arguments = {
+        "score_submission": (tmp_path, tmp_path),
+        "score_leaderboard": (tmp_path, tmp_path),
+        "correlate_submissions": (tmp_path, tmp_path, tmp_path / "human.csv"),
+        "explain_answer": ("кот", ["кот"]),
+    }[entry.__name__]
+    with pytest.raises(TypeError, match="not both"):
+        entry(*arguments, options=api.RunOptions(), synonyms=True)  # even a keyword's default value
+    with pytest.raises(
+        TypeError, match="unexpected keyword argument 'synonym' \\(options: config, thesaurus"
+    ):
+        entry(*arguments, synonym=False)
+
+
+def test_a_seed_out_of_range_is_refused_alike_by_the_bootstrap_and_the_audits_draw(tmp_path):
+    messages = []
+    for call in (
+        lambda: api.score_leaderboard(tmp_path, tmp_path, seed=-1),
+        lambda: api.audit_sample(tmp_path, tmp_path, 5, seed=-1),
+    ):
+        with pytest.raises(UsageError) as caught:
+            call()
+        messages.append(str(caught.value))
+    assert messages == ["seed = -1: give a whole number from 0 to 2**63 - 1"] * 2
+
+
+def test_explain_prints_what_explain_answer_returns_and_leaves_the_parsed_arguments_as_they_were(capsys):
+    argv = ["explain", "--candidate", "лечу мчаться", "--reference", "лететь лечить", "--gamma", "0.5"]
+    assert run_cli(*argv) == 0
+    printed = capsys.readouterr().out
+    config = scorer.load_config(overrides={"meteor": {"gamma": 0.5}})
+    assert printed == api.explain_answer("лечу мчаться", ["лететь лечить"], config=config) + "\n"
+    args = cli.build_parser().parse_args(argv)
+    before = copy.deepcopy(vars(args))
+    asked = cli.Explanation.of(args)
+    assert vars(args) == before and asked.references == ("лететь лечить",)
+
+
+def _names(requirements: list[str]) -> list[str]:
+    return [
+        re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", r).group(0).lower().replace("_", "-") for r in requirements
+    ]
+
+
+def test_the_dependencies_are_one_list_which_the_install_and_the_command_line_read():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "dependencies" in pyproject["project"]["dynamic"]
+    listed = pyproject["tool"]["setuptools"]["dynamic"]["dependencies"]["file"]
+    assert [ROOT / name for name in listed] == [version.DEPENDENCIES]
+    lines = [
+        line for line in version.DEPENDENCIES.read_text(encoding="utf-8").splitlines() if line[:1].isalnum()
+    ]
+    installed = [r for r in requires("dialogue-scorer") or [] if "extra ==" not in r]
+    assert _names(installed) == _names(lines) and "numpy" in _names(lines)
+    assert version.missing_dependencies() == []
+
+
+def test_a_dependency_this_python_lacks_is_named(tmp_path, monkeypatch):
+    listed = tmp_path / "dependencies.txt"
+    listed.write_text("# a comment\nnumpy>=1.24\nno-such-distribution-here[extra]>=1\n", encoding="utf-8")
+    monkeypatch.setattr(version, "DEPENDENCIES", listed)
+    assert version.missing_dependencies() == ["no-such-distribution-here"]

@@ -1,0 +1,338 @@
+"""Contract section 10, the runner's and the scoring step's checks of what they did not make, called here as
+plain functions (no process started): the code's replies (``checked_reply``), the upload's zip (``unzip``),
+the turns kept for ``--resume`` (``State``), the probe calls (``choose_probes``), the limits
+(``check_timeouts``) and the prediction step's ``run_fault.json`` as the scoring step repeats it
+(``code_step._fault_text``)."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zipfile
+
+import pytest
+
+from scorer import code_step, runner
+from scorer.runner import CodeFault, State, UsageFault, checked_reply, choose_probes, is_answer, unzip
+
+# --- the code's replies ------------------------------------------------------------------------------------
+
+
+def test_a_reply_in_the_protocols_shape_gives_its_value():
+    assert checked_reply(b'{"ready": true}', "ready") == {"ready": True}
+    assert checked_reply(b'{"ok": null}', "setup") == {"ok": None}
+    assert checked_reply('{"ok": "Кот спит."}'.encode(), "generate") == {"ok": "Кот спит."}
+    # a perplexity comes back a float, whether the code's value was an int or a float
+    reply = checked_reply(b'{"ok": 7}', "ppl")
+    assert reply == {"ok": 7.0} and type(reply["ok"]) is float
+    assert checked_reply(b'{"ok": 2.5}', "ppl") == {"ok": 2.5}
+
+
+@pytest.mark.parametrize(
+    "line, call, message",
+    [
+        (b"\xff\xfe", "generate", "a reply that is not the protocol's JSON"),
+        (b'{"ok": "a"', "generate", "a reply that is not the protocol's JSON"),
+        (b"[1, 2]", "generate", "a reply that is not the protocol's JSON object"),
+        (b'{"ok": 1}', "generate", "a reply that is not the protocol's answer to a generate call"),
+        (b'{"ok": true}', "ppl", "a reply that is not the protocol's answer to a ppl call"),
+        (b'{"ok": "3.0"}', "ppl", "a reply that is not the protocol's answer to a ppl call"),
+        (b'{"ok": 1.0, "extra": 1}', "ppl", "a reply that is not the protocol's answer to a ppl call"),
+        (b'{"ok": 1}', "setup", "a reply that is not the protocol's answer to a setup call"),
+        (b'{"ready": false}', "ready", "a reply that is not the protocol's answer to a ready call"),
+        (b'{"fault": "exception", "trace": 5}', "generate", "a fault report that is not the protocol's"),
+        (b'{"fault": "timeout"}', "generate", "a fault report that is not the protocol's"),
+    ],
+)
+def test_any_other_reply_is_a_protocol_fault_with_no_place(line, call, message):
+    with pytest.raises(CodeFault) as caught:
+        checked_reply(line, call)
+    fault = caught.value
+    assert (fault.kind, fault.message) == ("protocol", message)
+    # the place is the caller's, from its own record of the call: the reply names none
+    assert (fault.phase, fault.function, fault.dialog_id, fault.turn, fault.where()) == (
+        "",
+        "",
+        None,
+        None,
+        "",
+    )
+
+
+def test_a_wrong_value_of_the_code_is_named_as_such():
+    with pytest.raises(CodeFault) as caught:
+        checked_reply(b'{"ok": "\\ud800"}', "generate")  # a lone surrogate: not text
+    assert caught.value.kind == "wrong_value"
+    assert caught.value.message == (
+        "it returned str holding a lone surrogate (half of a UTF-16 pair, not text) '\\ud800'"
+    )
+    with pytest.raises(CodeFault) as caught:
+        checked_reply(b'{"ok": 1' + b"0" * 400 + b"}", "ppl")
+    assert (caught.value.kind, caught.value.message) == (
+        "wrong_value",
+        "it returned an int too large for a float",
+    )
+    with pytest.raises(CodeFault) as caught:
+        checked_reply(b'{"fault": "wrong_value", "value": "float nan"}', "ppl")
+    assert (caught.value.kind, caught.value.message) == ("wrong_value", "it returned float nan")
+
+
+def test_a_reported_exception_keeps_the_last_20_lines_of_its_traceback_escaped():
+    trace = "\n".join(f"line {k}" for k in range(30)) + "\n\x1b[2Jcleared\u202eright-to-left"
+    line = json.dumps({"fault": "exception", "trace": trace}).encode()
+    with pytest.raises(CodeFault) as caught:
+        checked_reply(line, "generate")
+    fault = caught.value
+    assert (fault.kind, fault.message) == ("exception", "it raised an exception (its traceback follows)")
+    shown = fault.detail.split("\n")
+    assert shown == [f"line {k}" for k in range(11, 30)] + ["\\x1b[2Jcleared\\u202eright-to-left"]
+
+
+def test_a_missing_function_is_named_with_what_the_module_defines():
+    line = json.dumps({"fault": "missing", "missing": ["get_ppl"], "held": ["helper", "\x1b"]}).encode()
+    with pytest.raises(CodeFault) as caught:
+        checked_reply(line, "ready")
+    assert (caught.value.kind, caught.value.message) == (
+        "missing",
+        "team_code/generate.py defines no get_ppl; it defines: helper, \\x1b",
+    )
+    # a function that is not one of the three is no report the runner accepts
+    forged = json.dumps({"fault": "missing", "missing": ["os.system"], "held": []}).encode()
+    with pytest.raises(CodeFault) as caught:
+        checked_reply(forged, "ready")
+    assert (caught.value.kind, caught.value.message) == (
+        "protocol",
+        "a fault report that is not the protocol's",
+    )
+
+
+# --- the upload's zip --------------------------------------------------------------------------------------
+
+
+def _zip(path, entries: dict[str, str], method: int = zipfile.ZIP_STORED):
+    with zipfile.ZipFile(path, "w", method) as archive:
+        for name, text in entries.items():
+            archive.writestr(name, text)
+    return path
+
+
+def _patched(path, offset_in_central: int, fmt: str, value: int):
+    """The zip at ``path`` with a field of its first central directory entry rewritten."""
+    data = bytearray(path.read_bytes())
+    central = data.index(b"PK\x01\x02")
+    struct.pack_into(fmt, data, central + offset_in_central, value)
+    path.write_bytes(bytes(data))
+    return path
+
+
+GOOD = {"team_code/__init__.py": "", "team_code/generate.py": "def generate_text():\n    return 'да'\n"}
+
+
+def test_a_sound_zip_is_unpacked_as_it_was_made(tmp_path):
+    unzip(str(_zip(tmp_path / "up.zip", GOOD, zipfile.ZIP_DEFLATED)), str(tmp_path / "root"))
+    found = {
+        str(p.relative_to(tmp_path / "root")): p.read_text("utf-8")
+        for p in (tmp_path / "root").rglob("*")
+        if p.is_file()
+    }
+    assert found == GOOD
+
+
+@pytest.mark.parametrize(
+    "entries, message",
+    [
+        ({"../evil.py": "x"}, "the zip holds an unsafe name '../evil.py'"),
+        ({"/etc/evil": "x"}, "the zip holds an unsafe name '/etc/evil'"),
+        ({"c:/evil": "x"}, "the zip holds an unsafe name 'c:/evil'"),
+        (
+            {"team_code": "x", "team_code/generate.py": "y"},
+            "the zip holds 'team_code' both as a file and as a folder",
+        ),
+    ],
+)
+def test_a_zip_with_an_unsafe_or_clashing_name_writes_nothing(tmp_path, entries, message):
+    with pytest.raises(CodeFault) as caught:
+        unzip(str(_zip(tmp_path / "up.zip", {**GOOD, **entries})), str(tmp_path / "root"))
+    assert (caught.value.kind, caught.value.message) == ("upload", message)
+    assert not (tmp_path / "root").exists()  # every entry is checked before one is written
+
+
+def test_an_encrypted_entry_or_an_unknown_method_is_refused_before_anything_is_written(tmp_path):
+    encrypted = _patched(_zip(tmp_path / "e.zip", GOOD), 8, "<H", 0x1)  # general purpose flags: encrypted
+    with pytest.raises(CodeFault) as caught:
+        unzip(str(encrypted), str(tmp_path / "e"))
+    assert caught.value.message == "the zip's entry 'team_code/__init__.py' is encrypted"
+    unknown = _patched(_zip(tmp_path / "u.zip", GOOD), 10, "<H", 99)  # compression method 99 (AES)
+    with pytest.raises(CodeFault) as caught:
+        unzip(str(unknown), str(tmp_path / "u"))
+    assert caught.value.message == (
+        "the zip's entry 'team_code/__init__.py' uses compression method 99, which is not unpacked here "
+        "(use deflate)"
+    )
+    assert not (tmp_path / "e").exists() and not (tmp_path / "u").exists()
+
+
+def test_a_damaged_entry_is_the_uploads_fault_naming_it(tmp_path):
+    path = _zip(tmp_path / "up.zip", GOOD)
+    data = path.read_bytes()
+    path.write_bytes(data.replace("return 'да'".encode(), b"return 'XXXX'"))  # as long, another CRC
+    with pytest.raises(CodeFault) as caught:
+        unzip(str(path), str(tmp_path / "root"))
+    assert caught.value.kind == "upload"
+    assert caught.value.message == (
+        "the zip's entry 'team_code/generate.py' is damaged (\"Bad CRC-32 for file 'team_code/generate.py'\")"
+    )
+    with pytest.raises(CodeFault) as caught:
+        unzip(str(tmp_path / "up.zip") + ".missing", str(tmp_path / "root"))
+    assert caught.value.message == "the zip cannot be unpacked (No such file or directory)"
+
+
+# --- the turns kept for --resume ---------------------------------------------------------------------------
+
+DIGESTS = {"code": "c1", "data": "d1"}
+TURNS = {"d-1": 2, "d-2": 1}
+
+
+def _kept(folder, lines: list[object]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = "".join(
+        (line if isinstance(line, str) else json.dumps(line, ensure_ascii=False)) + "\n" for line in lines
+    )
+    (folder / "generate.jsonl").write_text(text, "utf-8")
+
+
+def test_kept_turns_are_read_back_as_untrusted(tmp_path):
+    folder = tmp_path / ".run-state"
+    _kept(
+        folder,
+        [
+            {"digests": DIGESTS},
+            {"dialog_id": "d-1", "turn": 0, "value": "Первый ответ"},
+            {"dialog_id": "d-2", "turn": 0, "value": "Зонд", "probe": True},
+            '{"dialog_id": "d-1", "turn": 1, "val',  # torn by a kill
+            {"dialog_id": "d-9", "turn": 0, "value": "no such dialogue"},
+            {"dialog_id": "d-1", "turn": 2, "value": "past the last turn"},
+            {"dialog_id": "d-1", "turn": True, "value": "a bool is no turn"},
+            {"dialog_id": "d-1", "turn": 1, "value": 5},  # not an answer
+            '{"dialog_id": "d-1", "turn": 1, "value": "\\ud800"}',  # a lone surrogate: not an answer
+            {"dialog_id": "d-1", "turn": 1, "value": "forged", "extra": 1},
+            {"dialog_id": "d-1", "turn": 1, "value": "forged", "probe": "yes"},
+        ],
+    )
+    state = State(str(folder), "generate", DIGESTS, True, TURNS, is_answer, quiet=True)
+    try:
+        assert state.done == {("d-1", 0, False): "Первый ответ", ("d-2", 0, True): "Зонд"}
+    finally:
+        state.close()
+    # the file is written anew: the digests, then the turns kept
+    rows = [json.loads(line) for line in (folder / "generate.jsonl").read_text("utf-8").splitlines()]
+    assert rows == [
+        {"digests": DIGESTS},
+        {"dialog_id": "d-1", "turn": 0, "value": "Первый ответ"},
+        {"dialog_id": "d-2", "turn": 0, "value": "Зонд", "probe": True},
+    ]
+
+
+def test_kept_turns_of_other_code_or_data_refuse_resume_and_are_discarded_without_it(tmp_path, capsys):
+    folder = tmp_path / ".run-state"
+    _kept(folder, [{"digests": {"code": "c0", "data": "d1"}}, {"dialog_id": "d-1", "turn": 0, "value": "a"}])
+    with pytest.raises(UsageFault) as caught:
+        State(str(folder), "generate", DIGESTS, True, TURNS, is_answer, quiet=True)
+    assert "were computed with other team_code/ (the code);" in str(caught.value)
+    assert "Run again without --resume to start over" in str(caught.value)
+    _kept(folder, ["not json", {"dialog_id": "d-1", "turn": 0, "value": "a"}])
+    with pytest.raises(UsageFault) as caught:
+        State(str(folder), "generate", DIGESTS, True, TURNS, is_answer, quiet=True)
+    assert "other team_code/ (the code) and the data (dialogues, targets or --only);" in str(caught.value)
+    # without --resume the kept turns are counted, said to be discarded, and none is reused
+    state = State(str(folder), "generate", DIGESTS, False, TURNS, is_answer, quiet=False)
+    state.close(finished=True)
+    assert state.done == {}
+    assert "run: generate: discarding 1 kept turn(s) in " in capsys.readouterr().err
+    assert not folder.exists()  # a finished phase leaves nothing behind
+
+
+# --- the probe calls and the limits ------------------------------------------------------------------------
+
+
+def test_probes_are_drawn_from_turns_with_enough_different_words_reproducibly():
+    dialogues = [{"dialog_id": "d-1"}, {"dialog_id": "d-2"}]
+    targets = {
+        "d-1": ["кот спит на тёплом окне", "коротко"],
+        "d-2": ["да да да да да", "мы идём домой по тихой улице"],
+    }
+    probes = choose_probes(dialogues, targets, count=100, min_words=5, seed=7)
+    # "да да да да да" has five words but one word only: no other order of it exists
+    assert sorted(probes) == [("d-1", 0), ("d-2", 1)]
+    for (dialog_id, turn), (shuffled, _) in probes.items():
+        words = targets[dialog_id][turn].split()
+        assert sorted(shuffled.split()) == sorted(words) and shuffled.split() != words
+    assert choose_probes(dialogues, targets, count=100, min_words=5, seed=7) == probes
+    one = choose_probes(dialogues, targets, count=1, min_words=5, seed=7)
+    assert len(one) == 1 and set(one) <= set(probes)
+    assert choose_probes(dialogues, targets, count=100, min_words=7, seed=7) == {}
+
+
+@pytest.mark.parametrize(
+    "setup, turn, said",
+    [
+        (120.0, 30.0, None),
+        (0.0, 30.0, "--setup-timeout 0: give a positive number of seconds"),
+        (120.0, -1.0, "--turn-timeout -1: give a positive number of seconds"),
+        (float("nan"), 30.0, "--setup-timeout nan: give a positive number of seconds"),
+    ],
+)
+def test_each_time_limit_must_be_a_positive_number_of_seconds(setup, turn, said):
+    assert runner.check_timeouts(setup, turn) == said
+
+
+def test_a_perplexity_the_ppl_phase_accepts_is_a_finite_float_of_at_least_1():
+    accepted = [1.0, 2.5, 1e300]
+    refused = [0.999, 0.0, -3.0, float("inf"), float("nan"), 2, True, "3.0", None]
+    assert [runner.is_perplexity(v) for v in accepted + refused] == [True] * 3 + [False] * 9
+
+
+# --- the scoring step repeats the prediction step's fault ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "record, said",
+    [
+        (
+            {
+                "kind": "exception",
+                "phase": "generate",
+                "function": "generate_text",
+                "dialog_id": "d-1",
+                "turn": 1,
+            },
+            "exception; phase generate, function generate_text, dialog_id 'd-1', turn 1",
+        ),
+        (
+            {
+                "kind": "missing",
+                "phase": "generate",
+                "function": "import team_code.generate",
+                "dialog_id": None,
+                "turn": None,
+            },
+            "missing; phase generate, function import team_code.generate",
+        ),  # fmt: skip
+        ({"kind": "upload", "phase": None, "function": None, "dialog_id": None, "turn": None}, "upload"),
+        # not a record the runner writes: each is ignored
+        ({"kind": "hacked", "phase": None, "function": None, "dialog_id": None, "turn": None}, None),
+        ({"kind": "died", "phase": "train", "function": None, "dialog_id": None, "turn": None}, None),
+        ({"kind": "died", "phase": "ppl", "function": "os.system", "dialog_id": None, "turn": None}, None),
+        ({"kind": "died", "phase": "ppl", "function": "get_ppl", "dialog_id": "d-9", "turn": 0}, None),
+        ({"kind": "died", "phase": "ppl", "function": "get_ppl", "dialog_id": "d-1", "turn": 2}, None),
+        ({"kind": "died", "phase": "ppl", "function": "get_ppl", "dialog_id": "d-1", "turn": True}, None),
+        ({"kind": "died", "phase": "ppl", "function": "get_ppl", "dialog_id": None, "turn": 0}, None),
+        (
+            {"kind": "died", "phase": "ppl", "function": None, "dialog_id": None, "turn": None, "note": "x"},
+            None,
+        ),
+        (["died"], None),
+    ],
+)
+def test_the_scoring_step_repeats_only_a_fault_record_the_runner_writes(record, said):
+    assert code_step._fault_text(record, TURNS) == said
