@@ -71,7 +71,7 @@ __all__ = [
     "with_perplexities",
 ]
 
-PathLike = str | os.PathLike
+PathLike = str | os.PathLike[str]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from scorer.runner import EXIT_CODE_FAULT as EXIT_INVALID
 from scorer.runner import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
@@ -56,7 +57,7 @@ class Issue:
     turn: int | None = None
     column: int | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def __str__(self) -> str:

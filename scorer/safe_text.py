@@ -175,6 +175,6 @@ def _is_number(text: str) -> bool:
     return text.strip() == text and text.lower().lstrip("+-") not in ("nan", "inf", "infinity")
 
 
-def safe_cells(row: tuple | list) -> list:
+def safe_cells(row: tuple[Any, ...] | list[Any]) -> list[Any]:
     """A CSV row with each cell as :func:`csv_cell` makes it."""
     return [csv_cell(value) for value in row]

@@ -83,7 +83,7 @@ class WorkerPool:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def settle(self, future: Future) -> None:
+    def settle(self, future: Future[Any]) -> None:
         """Wait for ``future``, whatever comes of it: for work whose failure changes nothing (the caller does
         it again, and reports what goes wrong, in its own place)."""
         try:
@@ -91,12 +91,12 @@ class WorkerPool:
         except Exception:  # noqa: BLE001 - a failed or broken helper only costs the time it saved
             pass
 
-    def submit_all(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Future]:
+    def submit_all(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Future[Any]]:
         if self.executor is None:
             raise RuntimeError("the pool is closed")
         return [self.executor.submit(fn, item) for item in items]
 
-    def results(self, futures: Sequence[Future]) -> Iterator[Any]:
+    def results(self, futures: Sequence[Future[Any]]) -> Iterator[Any]:
         """Each future's result, in order; :class:`WorkerDied` when a worker died."""
         from concurrent.futures.process import BrokenProcessPool
 
@@ -117,7 +117,7 @@ class WorkerPool:
             "ran out of memory, give fewer --jobs or more memory"
         )
 
-    def _result(self, future: Future) -> Any:
+    def _result(self, future: Future[Any]) -> Any:
         """``future``'s result; BrokenProcessPool as soon as a worker is gone, whether or not the pool's
         manager thread noticed."""
         from concurrent.futures.process import BrokenProcessPool

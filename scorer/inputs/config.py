@@ -245,7 +245,7 @@ def _number(section: str, key: str, value: Any, low: float | None = None, high: 
         raise ConfigError(f"config key {name} must be at least {low}, got {_shown(value)}")
     if value > high:
         raise ConfigError(f"config key {name} must be at most {high:g}, got {_shown(value)}")
-    return value
+    return float(value)
 
 
 def _positive_int(section: str, key: str, value: Any) -> int:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scorer.errors import EXIT_USAGE, Issue, IssueLog, IssuesError
 
@@ -40,7 +41,7 @@ class HumanRatingsError(IssuesError):
 @dataclass(frozen=True)
 class HumanRatings:
     level: str  # "system", "dialog" or "turn"
-    scores: dict[tuple, float]  # (submission,) / (submission, dialog_id) / (..., turn) -> mean
+    scores: dict[tuple[Any, ...], float]  # (submission,) / (submission, dialog_id) / (..., turn) -> mean
 
 
 #: The largest ratings file read (it is the organizer's, but still bounded).
@@ -48,7 +49,7 @@ MAX_HUMAN_BYTES = 256 << 20
 _TURN = re.compile(r"[0-9]{1,9}")
 
 
-def read_human(path: str | os.PathLike, submissions: Mapping[str, Mapping[str, int]]) -> HumanRatings:
+def read_human(path: str | os.PathLike[str], submissions: Mapping[str, Mapping[str, int]]) -> HumanRatings:
     """Read and average the ratings; ``submissions``: entry name -> dialog_id -> turns.
 
     Every fault of the file (unreadable, not UTF-8, a broken CSV row, a value
@@ -62,7 +63,7 @@ def read_human(path: str | os.PathLike, submissions: Mapping[str, Mapping[str, i
     name = path.name
     text = _human_text(path, name, log)
     by_name = {n[:-4]: n for n in submissions if n.lower().endswith(".zip")} | {n: n for n in submissions}
-    values: dict[tuple, list[float]] = {}
+    values: dict[tuple[Any, ...], list[float]] = {}
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = tuple(h.strip() for h in next(reader, []))
@@ -146,8 +147,8 @@ def _key(
     by_name: Mapping[str, str],
     submissions: Mapping[str, Mapping[str, int]],
     log: IssueLog,
-) -> tuple | None:
-    def bad(message: str, code: str) -> tuple | None:
+) -> tuple[Any, ...] | None:
+    def bad(message: str, code: str) -> tuple[Any, ...] | None:
         """Log the row's fault; the row has no key."""
         log.add(Issue(name, message, code, line=number))
         return None

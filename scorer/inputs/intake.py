@@ -95,12 +95,12 @@ def _too_big(file: str, size: int, limits: Limits) -> Issue:
 
 
 def read_submission(
-    path: str | os.PathLike,
-    ppl: str | os.PathLike | None,
+    path: str | os.PathLike[str],
+    ppl: str | os.PathLike[str] | None,
     limits: Limits,
     *,
     probes: bool = False,
-    data: str | os.PathLike | None = None,
+    data: str | os.PathLike[str] | None = None,
 ) -> SubmissionFiles:
     """Locate and check both files of the submission at ``path`` (file, directory or zip); with ``probes``,
     ``ppl_probes.json`` too where it lies beside the perplexities. ``data``, the reference directory, is
@@ -152,7 +152,7 @@ def _with_probes(files: SubmissionFiles, probes: bool, limits: Limits) -> Submis
     return replace(files, probes=_regular(path, PROBES, limits))
 
 
-def platform_upload(res: str | os.PathLike) -> Path:
+def platform_upload(res: str | os.PathLike[str]) -> Path:
     """The upload a leaderboard platform unpacked into the folder ``res``: the one ``.zip`` it holds when
     that is all it holds (a participant who zipped their zip), else the folder itself (the two files, or one
     folder holding them). The platform's own ``metadata`` file, hidden files and ``__MACOSX`` are not part of
@@ -185,7 +185,9 @@ def _has_zip_magic(path: Path) -> bool:
         return fh.read(4) == b"PK\x03\x04"
 
 
-def _from_directory(root: Path, limits: Limits, data: str | os.PathLike | None = None) -> SubmissionFiles:
+def _from_directory(
+    root: Path, limits: Limits, data: str | os.PathLike[str] | None = None
+) -> SubmissionFiles:
     entries = _refuse_links(root)
     folder = root
     if SUBMISSION not in entries and PPL not in entries:
@@ -233,7 +235,7 @@ def _from_directory(root: Path, limits: Limits, data: str | os.PathLike | None =
     )
 
 
-def _refuse_code_not_run(root: Path, entries: dict[str, int], data: str | os.PathLike | None) -> None:
+def _refuse_code_not_run(root: Path, entries: dict[str, int], data: str | os.PathLike[str] | None) -> None:
     """A folder holding neither file but a code upload's ``team_code/`` (the runner's ``TEAM_CODE``, at its
     top or in its one folder) is a code upload that was not run: invalid, with the command that runs it into a
     folder of its own."""
@@ -342,6 +344,8 @@ def _zip_entry_count(path: Path) -> int | None:
         at = tail.rfind(b"PK\x05\x06")
         if at < 0 or at + 22 > len(tail):
             return None
+        count: int
+        directory_size: int
         count, directory_size = struct.unpack("<HI", tail[at + 10 : at + 16])
         if count == 0xFFFF or directory_size == 0xFFFFFFFF:  # zip64: large enough to refuse outright
             if tail.rfind(b"PK\x06\x07", 0, at) >= 0:

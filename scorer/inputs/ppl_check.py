@@ -21,7 +21,7 @@ from .validation import Dialogue
 
 
 def read_ppl_check(
-    path: str | os.PathLike, dialogues: Iterable[Dialogue], limits: Limits
+    path: str | os.PathLike[str], dialogues: Iterable[Dialogue], limits: Limits
 ) -> dict[str, list[float | None]]:
     """The perplexities an organizer recomputed (``--ppl-check``, contract section 9): ``ppl_output.json``'s
     shape for any subset of the dialogues, ``null`` for a turn not recomputed. Raises

@@ -88,7 +88,7 @@ def _good(p: Any, nulls: bool) -> bool:
     return good_ppl(p) or (nulls and p is None)
 
 
-def _all_good(value: dict, turns: dict[str, int], nulls: bool = False) -> bool:
+def _all_good(value: dict[str, Any], turns: dict[str, int], nulls: bool = False) -> bool:
     return len(value) == len(turns) and all(
         type(v) is list and len(v) == turns.get(k, -1) and all(_good(p, nulls) for p in v)
         for k, v in value.items()

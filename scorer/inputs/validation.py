@@ -85,7 +85,7 @@ class _Shape:
     def full(self) -> bool:
         return len(self.problems) >= MAX_ISSUES_PER_LINE
 
-    def need(self, obj: dict, key: str) -> bool:
+    def need(self, obj: dict[str, Any], key: str) -> bool:
         if key not in obj:
             return self.add(f"missing required key {json.dumps(key)}", "schema_required")
         return True
@@ -102,7 +102,7 @@ class _Shape:
             return self.add(f"{name} must not be an empty list", "schema_minItems", turn)
         return True
 
-    def dialog_id(self, obj: dict) -> None:
+    def dialog_id(self, obj: dict[str, Any]) -> None:
         if self.need(obj, "dialog_id") and self.typed(obj["dialog_id"], str, "a string", "dialog_id"):
             if not obj["dialog_id"]:
                 self.add("dialog_id must not be an empty string", "schema_minLength")
@@ -323,11 +323,11 @@ def _shaped_lines(
     state: _FileState,
     problems: Callable[[Any, Limits, bool], list[Problem]],
     mentioned: set[str] | None = None,
-    known: dict | None = None,
+    known: dict[str, Any] | None = None,
     progress: Progress | None = None,
     step: str = "",
     screen_marks: bool = True,
-) -> Iterator[tuple[int, dict]]:
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Lines of the right shape; ``mentioned`` collects the known dialog_ids of every line, good or bad;
     ``screen_marks`` as for :func:`_parsed_lines`."""
 
@@ -360,7 +360,7 @@ def _shaped_lines(
         log.add(Issue(file, "the file holds no JSON lines", "empty_file"))
 
 
-def _meant(dialog_id: Any, known: dict | None, by_number: dict[str, list[str]]) -> str | None:
+def _meant(dialog_id: Any, known: dict[str, Any] | None, by_number: dict[str, list[str]]) -> str | None:
     """The one known dialog_id a number given as a line's dialog_id stands for (``2`` for ``"d-0002"``:
     the same digits, leading zeros aside), else None; ``by_number`` is filled on first use."""
     if known is None or isinstance(dialog_id, bool) or not isinstance(dialog_id, int) or dialog_id < 0:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable
 from pathlib import Path
+from typing import Any
 
 from . import morphology, token_cache
 from .stages import KeyFunction, needs_morphology, stage_plan
 from .thesaurus import Thesaurus
 
 
-class _Memo(dict):
+class _Memo(dict[str, Any]):
     """``memo[token]`` looks ``token`` up in ``stored`` (the store of words outside the reference data),
     else computes ``fn(token)``, once; ``added`` lists what was computed here."""
 
@@ -67,11 +68,13 @@ class Matcher:
 
     @property
     def lemmas(self) -> _Memo:
-        return self.memos["lemma"]
+        memo: _Memo = self.memos["lemma"]
+        return memo
 
     @property
     def synsets(self) -> _Memo:
-        return self.memos["synonym"]
+        memo: _Memo = self.memos["synonym"]
+        return memo
 
     @property
     def cache_file(self) -> Path | None:
@@ -151,7 +154,7 @@ class Matcher:
                 self._store.add(others)
 
 
-class _Memos(dict):
+class _Memos(dict[str, Any]):
     """The memo of each stage's keys by stage name, made on first use from the stage's key function and
     what the token cache holds for it."""
 

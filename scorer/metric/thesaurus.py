@@ -88,7 +88,7 @@ def default_location() -> Path | None:
     return Path(spec.origin).parent / "static" / "ruwordnet.db"
 
 
-def resolve_location(explicit: str | os.PathLike | None) -> Path:
+def resolve_location(explicit: str | os.PathLike[str] | None) -> Path:
     """``--thesaurus``, else ``$RUWORDNET_PATH``, else the package's download location."""
     if explicit:
         where, origin = Path(explicit), "the given location"
@@ -121,7 +121,7 @@ class Source:
         return _exists(INDEX_STORE.path(self.identity))
 
 
-def identify(location: str | os.PathLike | None = None) -> Source:
+def identify(location: str | os.PathLike[str] | None = None) -> Source:
     """The thesaurus at ``location`` (resolved as :func:`resolve_location`), found and identified; raises
     :class:`~scorer.errors.ThesaurusError` when it cannot be found or read."""
     path = resolve_location(location)
@@ -134,7 +134,7 @@ def identify(location: str | os.PathLike | None = None) -> Source:
         ) from None
 
 
-def load_thesaurus(location: str | os.PathLike | Source | None = None) -> Thesaurus:
+def load_thesaurus(location: str | os.PathLike[str] | Source | None = None) -> Thesaurus:
     """Load RuWordNet from ``location``: a :class:`Source`, or a location resolved as
     :func:`resolve_location`."""
     source = location if isinstance(location, Source) else identify(location)

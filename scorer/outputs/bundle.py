@@ -423,7 +423,9 @@ To see how one answer is scored, word by word:
 """
 
 
-def _data(config: Config, types: Sequence[str], dialogs: Counter, turns: Counter, media: bool) -> str:
+def _data(
+    config: Config, types: Sequence[str], dialogs: Counter[str], turns: Counter[str], media: bool
+) -> str:
     rows = "\n".join(f"| `{t}` | {dialogs[t]:,} | {turns[t]:,} |" for t in types)
     return f"""# Data
 

@@ -122,7 +122,7 @@ def _signature(signature: str) -> str:
     return f'<p class="sig">{fields}</p>'
 
 
-def _type_dots(by_type: dict) -> str:
+def _type_dots(by_type: dict[str, Any]) -> str:
     """METEOR, hidden metric and S_j per type as dots on one row per type; the legend below the axes."""
     plt = _pyplot()
     names = list(by_type)[::-1]

@@ -35,7 +35,7 @@ _HELD_BACK = {signal.SIGINT, signal.SIGTERM}
 _PROBE = ".write-check."
 
 
-def prepare(output: str | os.PathLike) -> Path:
+def prepare(output: str | os.PathLike[str]) -> Path:
     """``output`` as a writable directory (created if missing); raises UsageError naming it."""
     path = Path(output)
     if path.exists() and not path.is_dir():

@@ -250,7 +250,7 @@ class _Figures:
             name: by_dialogue(e.scored().turns) for name, e in self.entries.items()
         }
         self.references, self.baselines = references, tuple(baselines)
-        self._sentence: dict[tuple, dict[str, float]] = {}
+        self._sentence: dict[tuple[Any, ...], dict[str, float]] = {}
 
     def baseline_of(self, name: str, dialog_id: str, turn: int) -> dict[str, float]:
         """The sentence-level baselines of one turn of one entry."""
@@ -294,7 +294,7 @@ def _turn_level(data: _Figures, human: HumanRatings, resamples: int, seed: int) 
 
 
 def _dialog_level(data: _Figures, human: HumanRatings, resamples: int, seed: int) -> LevelData:
-    lifted: dict[tuple, list[float]] = {}
+    lifted: dict[tuple[Any, ...], list[float]] = {}
     for key, value in human.scores.items():
         if key[0] in data.entries:
             lifted.setdefault(key[:2], []).append(value)

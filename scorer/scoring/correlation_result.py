@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 #: The columns of ``correlation.csv`` and of every correlation table, in order.
 COLUMNS = [
@@ -39,7 +40,7 @@ class Correlation:
     kendall_high: float
     pairwise_accuracy: float | None = None
 
-    def row(self) -> list:
+    def row(self) -> list[Any]:
         return [getattr(self, c) for c in COLUMNS]
 
 
@@ -47,8 +48,8 @@ class Correlation:
 class Meta:
     """What ``correlate`` found: one row per level and figure, the data behind them, the settings."""
 
-    rows: list
-    levels: list
+    rows: list[Any]
+    levels: list[Any]
     ratings_level: str
     signature: str
     resamples: int

@@ -117,7 +117,7 @@ def detail_columns(audience: Audience) -> tuple[str, ...]:
     return tuple(DETAIL_COLUMNS) if audience.references else PARTICIPANT_COLUMNS
 
 
-def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) -> list[tuple]:
+def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) -> list[tuple[Any, ...]]:
     """The rows of ``details.csv`` for turns ``start:stop``, as the result's audience may see them: for the
     organizer every column (``chunks`` is "" when no alignment was built), for a participant
     :data:`~scorer.scoring.audience.PARTICIPANT_COLUMNS` (``hidden_metric`` "" while its settings are
@@ -151,13 +151,13 @@ def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) ->
     ]
 
 
-def _answer_columns(turn: TurnScore) -> tuple:
+def _answer_columns(turn: TurnScore) -> tuple[Any, ...]:
     """``matches``, ``precision`` and ``cand_tokens`` of one turn: what a participant's row may show."""
     d = turn.details
     return ("",) * 3 if d is None else (d.matches, d.precision, d.cand_len)
 
 
-def _alignment_columns(turn: TurnScore) -> tuple:
+def _alignment_columns(turn: TurnScore) -> tuple[Any, ...]:
     """``matches`` to ``exact_search`` of one turn; empty for a turn scored without its details."""
     d = turn.details
     if d is None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variants
 from scorer.metric.text import tokenise
@@ -163,13 +163,13 @@ def _fresh_keys(work: Work | None) -> None:
         work.metric.matcher.take_new()
 
 
-def _keys_of(types: list[str]) -> tuple:
+def _keys_of(types: list[str]) -> tuple[Any, ...]:
     """In a worker: the keys of ``types`` at every stage of the metric, computed and handed back."""
     metric = _work().metric
     _compute_keys(metric, types)
     return metric.matcher.take_new()
 
 
-def _score_on_worker(span: tuple[int, int]) -> tuple[list[tuple[int, MeteorScore]], tuple]:
+def _score_on_worker(span: tuple[int, int]) -> tuple[list[tuple[int, MeteorScore]], tuple[Any, ...]]:
     work = _work()
     return work.score_span(span), work.metric.matcher.take_new()

@@ -136,7 +136,8 @@ class FastCounts:
         return StoredTable(tokens, keys, start, length, data)
 
     def _intern(self, token: str) -> int:
-        return self.table.add_keys(token, [f(token) for f in self.later], self.key_ids)
+        found: int = self.table.add_keys(token, [f(token) for f in self.later], self.key_ids)
+        return found
 
 
 class Engine:
