@@ -1034,6 +1034,21 @@ class PhaseSettings:
     probe_turns: int = PROBE_TURNS
     probe_min_words: int = PROBE_MIN_WORDS
 
+    @classmethod
+    def of(cls, options: RunOptions, state: str | None, probes: bool = False) -> PhaseSettings:
+        """The phases' settings of a run of the command line (``probes``: whether this phase makes them)."""
+        return cls(
+            state,
+            options.resume,
+            options.quiet,
+            options.setup_timeout,
+            options.turn_timeout,
+            options.sealed,
+            probes,
+            probe_turns=options.probe_turns,
+            probe_min_words=options.probe_min_words,
+        )
+
 
 class _Phase:
     """One phase of the run: its kept turns (:class:`State`), its child process, started at the first call
@@ -1319,9 +1334,7 @@ def run(options: RunOptions) -> int:
     outputs = Outputs(options.output, keep)
     state = None if options.sealed else os.path.join(options.output, STATE_DIR)
     scratch = tempfile.mkdtemp(prefix="scorer-code-")
-    settings = PhaseSettings(
-        state, options.resume, options.quiet, options.setup_timeout, options.turn_timeout, options.sealed
-    )
+    settings = PhaseSettings.of(options, state)
     try:
         code_root = find_code(options.code, scratch)
         digest = code_digest(code_root)
@@ -1351,17 +1364,7 @@ def run(options: RunOptions) -> int:
                     file=sys.stderr,
                 )
                 targets = answers or _own_answers(outputs.kept.get(SUBMISSION), options.output, dialogues)
-            settings = PhaseSettings(
-                state,
-                options.resume,
-                options.quiet,
-                options.setup_timeout,
-                options.turn_timeout,
-                options.sealed,
-                probes=with_targets,
-                probe_turns=options.probe_turns,
-                probe_min_words=options.probe_min_words,
-            )
+            settings = PhaseSettings.of(options, state, probes=with_targets)
             values, probed = perplexities(dialogues, targets, code_root, settings, only, digest)
             if only is None:
                 outputs.put(PPL, _json_bytes(numbers(values)))
