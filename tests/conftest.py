@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,6 +58,61 @@ def run_cli(*args) -> int:
     from scorer import cli
 
     return cli.main([str(a) for a in args])
+
+
+def score_into(tmp_path: Path, submission: Path, *extra, out: str = "out") -> tuple[int, dict | None]:
+    """``score`` of ``submission`` against the bundled public data into ``tmp_path / out``, run by
+    :func:`run_cli` in this process (``--quiet``, ``--jobs 1``): its exit code and the ``scores.json`` it
+    wrote (None when it wrote none)."""
+    output = tmp_path / out
+    code = run_cli(
+        "score",
+        "--data",
+        PUBLIC,
+        "--submission",
+        submission,
+        "--output",
+        output,
+        "--quiet",
+        "--jobs",
+        "1",
+        *extra,
+    )
+    scores = output / "scores.json"
+    return code, json.loads(scores.read_text(encoding="utf-8")) if scores.exists() else None
+
+
+def process(*args, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m scorer`` with ``args`` in a process of its own (a test that calls it is ``slow``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scorer", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )
+
+
+#: The lines of the realistic example's ``submission.jsonl`` and its ``ppl_output.json``, for uploads made
+#: from it.
+ROWS = [
+    json.loads(line) for line in (EXAMPLES / "realistic" / "submission.jsonl").read_text("utf-8").splitlines()
+]
+VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
+
+
+def upload(root: Path, first_answer: str | None = None, rows=None) -> Path:
+    """The realistic example with the first answer replaced."""
+    rows = json.loads(json.dumps(rows or ROWS))
+    if first_answer is not None:
+        rows[0]["answers"][0] = first_answer
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "submission.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
+    (root / "ppl_output.json").write_bytes(VALID_PPL)
+    return root
 
 
 @pytest.fixture(scope="session", autouse=True)

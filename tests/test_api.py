@@ -1,6 +1,6 @@
 """The library API (scorer/api.py) as a facade: its entry points named in ``__all__``, the run's options
 defined once (``RunOptions``), one check of a seed; what the command line hands it (one value, one call);
-and the one list of dependencies."""
+and the one list of dependencies; short reprs for a notebook, and a thesaurus error in the API's words."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import fields
 from importlib.metadata import requires
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import EXAMPLES, PUBLIC, ROOT, run_cli
 
 import scorer
 from scorer import api, cli, version
@@ -118,3 +118,23 @@ def test_a_dependency_this_python_lacks_is_named(tmp_path, monkeypatch):
     listed.write_text("# a comment\nnumpy>=1.24\nno-such-distribution-here[extra]>=1\n", encoding="utf-8")
     monkeypatch.setattr(version, "DEPENDENCIES", listed)
     assert version.missing_dependencies() == ["no-such-distribution-here"]
+
+
+def test_short_reprs_for_a_notebook():
+    from scorer import score_leaderboard, score_submission
+
+    result = score_submission(PUBLIC, EXAMPLES / "realistic", synonyms=False)
+    text = repr(result)
+    assert len(text) < 500 and text.startswith("<ScoreResult realistic: integral 0.37")
+    assert "66 turns" in text and result.signature in text
+    board = score_leaderboard(PUBLIC, EXAMPLES / "board", synonyms=False, resamples=100)
+    text = repr(board)
+    assert len(text) < 600 and text.startswith("<Leaderboard: 3 ranked, 3 invalid or failed, 1 flagged; 1. ")
+
+
+def test_the_thesaurus_error_names_the_apis_words_too(tmp_path, monkeypatch):
+    from scorer import ThesaurusError, score_submission
+
+    monkeypatch.setenv("RUWORDNET_PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(ThesaurusError, match="synonyms=False"):
+        score_submission(PUBLIC, EXAMPLES / "realistic")

@@ -11,8 +11,6 @@ from conftest import EXAMPLES, PUBLIC, run_cli, write_json
 
 from scorer import api
 
-run = run_cli
-
 
 def board_of(tmp_path, *names):
     folder = tmp_path / "uploads"
@@ -26,7 +24,7 @@ def test_score_writes_a_deterministic_audit_and_changes_no_score(tmp_path, capsy
     for k in range(2):
         out = tmp_path / f"out{k}"
         assert (
-            run(
+            run_cli(
                 "score",
                 "--data",
                 PUBLIC,
@@ -57,7 +55,7 @@ def test_score_writes_a_deterministic_audit_and_changes_no_score(tmp_path, capsy
     }
     write_json(tmp_path / "check.json", check)
     assert (
-        run(
+        run_cli(
             "score",
             "--data",
             PUBLIC,
@@ -70,7 +68,7 @@ def test_score_writes_a_deterministic_audit_and_changes_no_score(tmp_path, capsy
         == 0
     )
     assert (
-        run(
+        run_cli(
             "score",
             "--data",
             PUBLIC,
@@ -95,7 +93,7 @@ def test_a_bad_ppl_check_file_is_exit_2_naming_it(tmp_path, capsys):
     write_json(tmp_path / "check.json", {"d-0001": [0.5, None], "nope": [2.0]})
     out = tmp_path / "out"
     assert (
-        run(
+        run_cli(
             "score",
             "--data",
             PUBLIC,
@@ -119,7 +117,7 @@ def test_codalab_shows_no_audit(tmp_path, capsys):
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
     shutil.copytree(EXAMPLES / "echo_first_variant", root / "res")
-    assert run("codalab", root, tmp_path / "out") == 0
+    assert run_cli("codalab", root, tmp_path / "out") == 0
     assert not (tmp_path / "out" / "audit.json").exists()
     captured = capsys.readouterr()
     assert "audit" not in captured.err and "ppl_at_one" not in captured.out
@@ -131,7 +129,7 @@ def test_leaderboard_flags_column_audit_and_page(tmp_path, capsys):
     folder = board_of(tmp_path, "realistic", "echo_first_variant", "empty_answers")
     shutil.copytree(EXAMPLES / "realistic", folder / "realistic_copy")
     out = tmp_path / "board"
-    assert run("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet") == 0
+    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet") == 0
     header, *rows = (out / "leaderboard.csv").read_text(encoding="utf-8").splitlines()
     assert header.split(",")[-1] == "flags"
     flags = {row.split(",")[1]: row.split(",")[-1] for row in rows}
@@ -151,7 +149,7 @@ def test_private_audit_settings_are_never_shown(tmp_path, capsys):
     config.write_text("[audit]\nmax_share_at_one = 0.37\nsame_share = 0.83\n", encoding="utf-8")
     out = tmp_path / "out"
     assert (
-        run(
+        run_cli(
             "score",
             "--data",
             PUBLIC,
@@ -172,7 +170,7 @@ def test_private_audit_settings_are_never_shown(tmp_path, capsys):
 
 
 def test_validate_warns_of_constant_perplexities(tmp_path, capsys):
-    assert run("validate", "--data", PUBLIC, "--submission", EXAMPLES / "echo_first_variant") == 0
+    assert run_cli("validate", "--data", PUBLIC, "--submission", EXAMPLES / "echo_first_variant") == 0
     assert (
         "warning: ppl_output.json: every one of the 66 perplexities is exactly 1" in capsys.readouterr().err
     )
@@ -180,7 +178,7 @@ def test_validate_warns_of_constant_perplexities(tmp_path, capsys):
     shutil.copytree(EXAMPLES / "realistic", sub)
     ppl = json.loads((sub / "ppl_output.json").read_text(encoding="utf-8"))
     write_json(sub / "ppl_output.json", {d: [4.0] * len(v) for d, v in ppl.items()})
-    assert run("validate", "--data", PUBLIC, "--submission", sub, "--json") == 0
+    assert run_cli("validate", "--data", PUBLIC, "--submission", sub, "--json") == 0
     warnings = json.loads(capsys.readouterr().out)["warnings"]
     assert [w["code"] for w in warnings] == ["ppl_suspicious"]
     assert warnings[0]["message"].startswith("all 66 perplexities are equal (4.0)")
@@ -202,7 +200,7 @@ def test_audit_sample_is_reproducible_and_proportional(tmp_path):
     assert set(rows[0]) == {"dialog_id", "turn", "type", "ppl"}
     out = tmp_path / "sample.jsonl"
     assert (
-        run(
+        run_cli(
             "audit-sample",
             "--data",
             PUBLIC,
@@ -262,7 +260,7 @@ def test_score_reads_the_probes_beside_the_perplexities_and_changes_no_score(tmp
     tied = with_probes(tmp_path, "tied", lambda d, k, own: own if k == 0 else None)
     for out in ("plain", "tied", "tied-again"):
         submission = EXAMPLES / "realistic" if out == "plain" else tied
-        assert run("score", "--data", PUBLIC, "--submission", submission, "--output", tmp_path / out) == 0
+        assert run_cli("score", "--data", PUBLIC, "--submission", submission, "--output", tmp_path / out) == 0
     for name in ("scores.json", "details.csv", "scores.txt"):
         assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "tied" / name).read_bytes()
     audit_bytes = (tmp_path / "tied" / "audit.json").read_bytes()
@@ -277,7 +275,9 @@ def test_score_reads_the_probes_beside_the_perplexities_and_changes_no_score(tmp
     assert "audit: tied: probe_insensitive: with the target's words shuffled, the perplexity is higher" in err
     # a language model finds the shuffled words less likely: no flag
     model = with_probes(tmp_path, "model", lambda d, k, own: own * 1.7)
-    assert run("score", "--data", PUBLIC, "--submission", model, "--output", tmp_path / "m", "--quiet") == 0
+    assert (
+        run_cli("score", "--data", PUBLIC, "--submission", model, "--output", tmp_path / "m", "--quiet") == 0
+    )
     entry = json.loads((tmp_path / "m" / "audit.json").read_text())["submissions"]["model"]
     assert (entry["figures"]["probes"], entry["figures"]["probe_higher"], entry["flags"]) == (66, 1.0, [])
 
@@ -289,7 +289,7 @@ def test_a_bad_probes_file_makes_the_upload_invalid_naming_it(tmp_path, capsys):
     del probes["d-0002"]
     write_json(bad / "ppl_probes.json", probes)
     out = tmp_path / "out"
-    assert run("score", "--data", PUBLIC, "--submission", bad, "--output", out) == 1
+    assert run_cli("score", "--data", PUBLIC, "--submission", bad, "--output", out) == 1
     err = capsys.readouterr().err
     assert "ppl_probes.json" in err and "perplexity must be a number or null, not a string" in err
     assert "perplexity 0.5 is below 1" in err
@@ -301,11 +301,11 @@ def test_a_bad_probes_file_makes_the_upload_invalid_naming_it(tmp_path, capsys):
     assert scores["status"] == "invalid"
     assert {e["file"] for e in scores["errors"]} == {"ppl_probes.json"}
     # validate is the participant's check of the two files, and codalab runs no audit: neither reads probes
-    assert run("validate", "--data", PUBLIC, "--submission", bad) == 0
+    assert run_cli("validate", "--data", PUBLIC, "--submission", bad) == 0
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
     shutil.copytree(bad, root / "res")
-    assert run("codalab", root, tmp_path / "codalab") == 0
+    assert run_cli("codalab", root, tmp_path / "codalab") == 0
 
 
 def test_a_leaderboard_audits_each_entry_with_its_probes(tmp_path):
@@ -319,7 +319,7 @@ def test_a_leaderboard_audits_each_entry_with_its_probes(tmp_path):
         for name in ("submission.jsonl", "ppl_output.json", "ppl_probes.json"):
             archive.write(folder / "tied" / name, f"outputs/{name}")
     out = tmp_path / "board"
-    assert run("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet") == 0
+    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet") == 0
     board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     rows = {row["submission"]: row for row in board["submissions"]}
     assert rows["bad"]["status"] == "invalid" and rows["bad"]["errors"][0]["file"] == "ppl_probes.json"
@@ -330,3 +330,45 @@ def test_a_leaderboard_audits_each_entry_with_its_probes(tmp_path):
     assert audit["zipped.zip"]["figures"]["probes"] == 66 and "probe_insensitive" in [
         f["flag"] for f in audit["zipped.zip"]["flags"]
     ]
+
+
+def test_a_flagged_entry_is_marked_in_the_ranking_table(tmp_path):
+    out = tmp_path / "board"
+    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", EXAMPLES / "board", "--output", out,
+               "--quiet", "--no-synonyms", "--resamples", "100") == 0  # fmt: skip
+    page = (out / "report.html").read_text(encoding="utf-8")
+    table = page[
+        page.index('<table class="board">') : page.index("</table>", page.index('<table class="board">'))
+    ]
+    beta = table[table.index("team-beta") : table.index("</tr>", table.index("team-beta"))]
+    assert '<a class="flag" href="#audit" title="perplexity audit: ppl_at_one' in beta
+    alpha = table[table.index("team-alpha") : table.index("</tr>", table.index("team-alpha"))]
+    assert 'class="flag"' not in alpha
+    assert 'id="audit"' in page
+
+
+def test_the_audit_samples_lines_with_their_ppl_filled_in_are_a_ppl_check_file(tmp_path, capsys):
+    sample = tmp_path / "recompute.jsonl"
+    assert run_cli("audit-sample", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--n", "6",
+               "--seed", "7", "--output", sample) == 0  # fmt: skip
+    rows = [json.loads(line) for line in sample.read_text(encoding="utf-8").splitlines()]
+    rows[0]["ppl"] = rows[0]["ppl"] * 3  # a recomputation that disagrees on one turn
+    rows[1]["ppl"] = None  # not recomputed
+    sample.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    assert run_cli("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", out,
+               "--quiet", "--no-synonyms", "--ppl-check", sample) == 0  # fmt: skip
+    figures = json.loads((out / "audit.json").read_text(encoding="utf-8"))["submissions"]["realistic"][
+        "figures"
+    ]
+    assert figures["checked"] == 5 and figures["within"] == pytest.approx(4 / 5)
+    # a bad line is exit 2, located
+    rows[2]["ppl"] = 0.5
+    rows[3]["turn"] = 99
+    sample.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    capsys.readouterr()
+    assert run_cli("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", out,
+               "--quiet", "--no-synonyms", "--ppl-check", sample) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "recompute.jsonl, line 3" in err and "not a finite number >= 1" in err
+    assert "recompute.jsonl, line 4" in err and "turn must be 0 to" in err

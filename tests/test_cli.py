@@ -1,4 +1,5 @@
-"""Command line (contract section 6): exit codes, output files and their exact shape."""
+"""Command line (contract section 6): exit codes, output files and their exact shape, the commit marker a
+killed run leaves, and what a new user meets first (a Python without the dependencies, validate's errors)."""
 
 import csv
 import io
@@ -7,13 +8,24 @@ import math
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, big_split, run_cli, write_jsonl
+from conftest import (
+    EXAMPLES,
+    PUBLIC,
+    ROOT,
+    big_split,
+    process,
+    run_cli,
+    upload,
+    write_jsonl,
+)
 
 from scorer import cli
 from scorer.metric.thesaurus import HOW_TO_GET
@@ -22,14 +34,13 @@ from scorer.scoring.result import DETAIL_COLUMNS
 INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
 
 
-run = run_cli
 #: The private configs' ``[hidden_metric] salt`` (contract section 7): the key of their signature's HMAC.
 SALT = "a7Qw9-tests-salt-3Kd0"
 SALTED = f'salt = "{SALT}"\n'
 
 
 def score(sub, out, *extra):
-    return run("score", "--data", PUBLIC, "--submission", sub, "--output", out, *extra)
+    return run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out, *extra)
 
 
 def load(out):
@@ -123,7 +134,7 @@ def test_line_order_and_zip_packaging_change_nothing(tmp_path):
     score(shuffled, tmp_path / "b")
     score(tmp_path / "team.zip", tmp_path / "c")
     assert (
-        run(
+        run_cli(
             "score",
             "--data",
             PUBLIC,
@@ -176,7 +187,7 @@ def test_invalid_examples_exit_1_without_a_score(tmp_path, name, capsys):
     assert not (out / "details.csv").exists() and not (out / "scores.txt").exists()
     err = capsys.readouterr().err
     assert "invalid" in err and "Traceback" not in err
-    assert run("validate", "--data", PUBLIC, "--submission", EXAMPLES / "invalid" / name) == 1
+    assert run_cli("validate", "--data", PUBLIC, "--submission", EXAMPLES / "invalid" / name) == 1
 
 
 def test_every_invalid_example_is_documented():
@@ -190,10 +201,12 @@ def test_validate_needs_only_dialogues(tmp_path, capsys):
     public = tmp_path / "public"
     public.mkdir()
     shutil.copy(PUBLIC / "dialogues.jsonl", public)
-    assert run("validate", "--data", public, "--submission", EXAMPLES / "realistic") == 0
+    assert run_cli("validate", "--data", public, "--submission", EXAMPLES / "realistic") == 0
     assert capsys.readouterr().out == "valid: 40 dialogues, 66 turns\n"
     assert (
-        run("validate", "--json", "--data", public, "--submission", EXAMPLES / "invalid" / "ppl_below_one")
+        run_cli(
+            "validate", "--json", "--data", public, "--submission", EXAMPLES / "invalid" / "ppl_below_one"
+        )
         == 1
     )
     verdict = json.loads(capsys.readouterr().out)
@@ -212,7 +225,7 @@ def test_validate_needs_only_dialogues(tmp_path, capsys):
     ],
 )
 def test_usage_errors_exit_2(tmp_path, args):
-    assert run(*[str(a).replace("{out}", str(tmp_path)) for a in args]) == 2
+    assert run_cli(*[str(a).replace("{out}", str(tmp_path)) for a in args]) == 2
 
 
 def test_bad_config_exits_2(tmp_path, capsys):
@@ -239,7 +252,8 @@ def test_broken_reference_data_exits_2(tmp_path, capsys):
     lines = (data / "answers.jsonl").read_text(encoding="utf-8").splitlines()
     (data / "answers.jsonl").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
     assert (
-        run("score", "--data", data, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "o") == 2
+        run_cli("score", "--data", data, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "o")
+        == 2
     )
     assert "answers.jsonl" in capsys.readouterr().err
     assert load(tmp_path / "o")["errors"][0]["code"] == "missing_id"
@@ -381,7 +395,7 @@ def test_validate_warns_of_answers_made_of_replacement_characters(tmp_path):
 
 def test_explain_prints_matches_chunks_and_formula(capsys):
     assert (
-        run(
+        run_cli(
             "explain",
             "--candidate",
             "Зелёные стали сидит",
@@ -437,7 +451,8 @@ def test_jobs_give_byte_identical_outputs(tmp_path):
     for jobs in ("1", "2", "3"):
         out = tmp_path / f"out{jobs}"
         assert (
-            run("score", "--data", data, "--submission", sub, "--output", out, "--jobs", jobs, "--quiet") == 0
+            run_cli("score", "--data", data, "--submission", sub, "--output", out, "--jobs", jobs, "--quiet")
+            == 0
         )
         outputs[jobs] = [(out / name).read_bytes() for name in ("scores.json", "details.csv", "scores.txt")]
     assert outputs["1"] == outputs["2"] == outputs["3"]
@@ -463,7 +478,7 @@ def _codalab_input(tmp_path, submission=EXAMPLES / "realistic"):
 
 def test_codalab_scores_res_against_ref(tmp_path):
     root = _codalab_input(tmp_path)
-    assert run("codalab", root, tmp_path / "output", "--quiet") == 0
+    assert run_cli("codalab", root, tmp_path / "output", "--quiet") == 0
     lines = (tmp_path / "output" / "scores.txt").read_text(encoding="utf-8").splitlines()
     assert lines[0] == "integral: 0.3769621616774081"
     # no details.csv by default: a participant sees no per-turn figure (contract section 6)
@@ -479,7 +494,7 @@ def test_codalab_takes_the_private_config_from_ref(tmp_path):
     (root / "ref" / "config.toml").write_text(
         '[hidden_metric]\nmethod = "log"\np_max = 100.0\n' + SALTED, encoding="utf-8"
     )
-    assert run("codalab", root, tmp_path / "output", "--quiet") == 0
+    assert run_cli("codalab", root, tmp_path / "output", "--quiet") == 0
     s = load(tmp_path / "output")
     assert f"|hm:{private_digest('log', 100.0)}|" in s["signature"]
     assert s["integral"] != 0.3769621616774081
@@ -502,9 +517,9 @@ def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
         '[hidden_metric]\nmethod = "log"\np_max = 137.5\n' + SALTED + "[participants]\nturn_details = true\n",
         encoding="utf-8",
     )
-    assert run("codalab", root, tmp_path / "a") == 0
+    assert run_cli("codalab", root, tmp_path / "a") == 0
     shown = capsys.readouterr()
-    assert run("codalab", root, tmp_path / "b", "--quiet") == 0
+    assert run_cli("codalab", root, tmp_path / "b", "--quiet") == 0
     texts = [shown.out, shown.err] + [
         (tmp_path / "a" / f).read_text(encoding="utf-8")
         for f in ("scores.json", "scores.txt", "detailed_results.html", "details.csv")
@@ -526,14 +541,14 @@ def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
     (root / "ref" / "config.toml").write_text(
         '[hidden_metric]\nmethod = "log"\np_max = 138.0\n' + SALTED, encoding="utf-8"
     )
-    assert run("codalab", root, tmp_path / "c", "--quiet") == 0
+    assert run_cli("codalab", root, tmp_path / "c", "--quiet") == 0
     assert f"|hm:{private_digest('log', 138.0)}|" in load(tmp_path / "c")["signature"]
     assert private_digest("log", 138.0) != digest
     (root / "ref" / "config.toml").write_text(
         '[hidden_metric]\nmethod = "inverse"\n' + SALTED + "[participants]\nturn_details = true\n",
         encoding="utf-8",
     )
-    assert run("codalab", root, tmp_path / "d", "--quiet") == 0
+    assert run_cli("codalab", root, tmp_path / "d", "--quiet") == 0
     assert "|hm:inverse|" in load(tmp_path / "d")["signature"]
     assert (tmp_path / "d" / "details.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[4] != ""
 
@@ -568,12 +583,12 @@ def test_the_salt_is_never_shown(tmp_path, capsys):
 
 def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
     root = _codalab_input(tmp_path, EXAMPLES / "invalid" / "nan_perplexity")
-    assert run("codalab", root, tmp_path / "output") == 1
+    assert run_cli("codalab", root, tmp_path / "output") == 1
     assert load(tmp_path / "output")["status"] == "invalid"
     assert not (tmp_path / "output" / "scores.txt").exists()
     shutil.rmtree(root / "res")
     capsys.readouterr()
-    assert run("codalab", root, tmp_path / "output2") == 2
+    assert run_cli("codalab", root, tmp_path / "output2") == 2
     message = (
         f"{root / 'res'} is not a folder; INPUT must hold ref/ (the reference data) and res/ (the submission)"
     )
@@ -649,7 +664,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
     quiet("scoring", 100, 200)
     assert quiet.stream.getvalue() == ""
     data, sub = big_split(tmp_path, copies=10)
-    assert run("score", "--data", data, "--submission", sub, "--output", tmp_path / "out") == 0
+    assert run_cli("score", "--data", data, "--submission", sub, "--output", tmp_path / "out") == 0
     captured = capsys.readouterr()
     assert "\r" not in captured.err and "\r" not in captured.out
 
@@ -695,7 +710,7 @@ def test_a_utf16_file_gets_one_message(tmp_path, capsys):
     folder = _copy_realistic(tmp_path / "sub")
     text = (folder / "submission.jsonl").read_text(encoding="utf-8")
     (folder / "submission.jsonl").write_bytes(text.encode("utf-16"))
-    assert run("validate", "--data", PUBLIC, "--submission", folder) == 1
+    assert run_cli("validate", "--data", PUBLIC, "--submission", folder) == 1
     assert capsys.readouterr().err.splitlines()[1:] == [
         "error: the submission is invalid (1 error):",
         "  - submission.jsonl, line 1, column 1: the file is not valid UTF-8 (bad byte at line 1, column 1); "
@@ -720,7 +735,7 @@ def test_errors_of_one_kind_collapse_on_the_terminal_but_not_in_scores_json(tmp_
 
 def test_misnamed_files_are_named_in_the_message(tmp_path, capsys):
     folder = _copy_realistic(tmp_path / "sub", "predictions.jsonl", "ppl.json")
-    assert run("validate", "--data", PUBLIC, "--submission", folder) == 1
+    assert run_cli("validate", "--data", PUBLIC, "--submission", folder) == 1
     assert capsys.readouterr().err.splitlines()[-1] == (
         "  - sub: the submission directory has no submission.jsonl and no ppl_output.json; it holds "
         "ppl.json, "
@@ -730,7 +745,7 @@ def test_misnamed_files_are_named_in_the_message(tmp_path, capsys):
 
 def test_a_bare_file_without_perplexities_names_the_option(tmp_path, capsys):
     shutil.copy(EXAMPLES / "realistic" / "submission.jsonl", tmp_path / "submission.jsonl")
-    assert run("validate", "--data", PUBLIC, "--submission", tmp_path / "submission.jsonl") == 2
+    assert run_cli("validate", "--data", PUBLIC, "--submission", tmp_path / "submission.jsonl") == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: perplexities not found at {tmp_path / 'ppl_output.json'}: the submission is a bare file, "
         "and no "
@@ -747,3 +762,127 @@ def test_a_missing_thesaurus_names_the_options_that_mend_it(tmp_path, capsys):
         + " (on the command line: --thesaurus PATH, or --no-synonyms)"
     )
     assert load(tmp_path / "o")["errors"][0]["message"].endswith(HOW_TO_GET)  # the library names no flags
+
+
+# --- outputs survive SIGKILL --------------------------------------------------------------------------
+
+
+def _consistent(output: Path) -> str:
+    """'none' (no scores.json), or the status of a scores.json that agrees with every file beside it."""
+    scores = output / "scores.json"
+    if not scores.exists():
+        return "none"
+    payload = json.loads(scores.read_text(encoding="utf-8"))
+    present = {p.name for p in output.iterdir() if not p.name.startswith(".")}
+    if payload["status"] == "ok":
+        details = (output / "details.csv").read_text(encoding="utf-8").splitlines()
+        assert len(details) == 1 + payload["counts"]["turns"], "details.csv from another run"
+        integral = float((output / "scores.txt").read_text().splitlines()[0].split(": ")[1])
+        assert integral == payload["integral"], "scores.txt from another run"
+    else:
+        assert present == {"scores.json"}, f"stale outputs beside an {payload['status']} verdict: {present}"
+    return payload["status"]
+
+
+@pytest.mark.slow
+def test_killed_at_any_moment_the_commit_marker_agrees_with_its_files(tmp_path):
+    output = tmp_path / "o"
+    good, bad = EXAMPLES / "realistic", upload(tmp_path / "bad", "а" + "\u0301" * 40)
+    seen = set()
+    for k in range(12):  # killed from 0.3 s to 1.95 s after the start, across the run and its writes
+        submission = good if k % 2 else bad
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "scorer",
+                "score",
+                "--data",
+                str(PUBLIC),
+                "--submission",
+                str(submission),
+                "--output",
+                str(output),
+                "--no-synonyms",
+                "--quiet",
+                "--report",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(0.3 + 0.15 * k)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        seen.add(_consistent(output))
+    done = process(
+        "score", "--data", PUBLIC, "--submission", good, "--output", output, "--no-synonyms", "--quiet"
+    )
+    assert done.returncode == 0 and _consistent(output) == "ok"
+    assert not [p.name for p in output.iterdir() if p.name.endswith(".tmp") or p.name.startswith(".write")]
+    assert len(seen) >= 2  # the kills fell at different moments
+
+
+# --- what a new user meets first: a Python without the dependencies, validate's errors ----------------
+
+
+@pytest.mark.slow
+def test_a_python_without_the_dependencies_is_a_set_up_error_saying_what_to_run(tmp_path):
+    # -S: no site-packages, so none of the dependencies; the package itself is found from the checkout
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "scorer", "score", "--data", PUBLIC, "--submission",
+         EXAMPLES / "realistic", "--output", tmp_path / "out"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "lacks the scorer's dependencies (missing: matplotlib, numpy" in done.stderr
+    assert "./run_scoring.sh score --data" in done.stderr and ".venv/bin/python -m scorer" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def _broken(tmp_path, change):
+    folder = tmp_path / "sub"
+    shutil.copytree(EXAMPLES / "realistic", folder)
+    lines = (folder / "submission.jsonl").read_text(encoding="utf-8").splitlines()
+    ppl = json.loads((folder / "ppl_output.json").read_text(encoding="utf-8"))
+    change(lines, ppl)
+    (folder / "submission.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "ppl_output.json").write_text(json.dumps(ppl), encoding="utf-8")
+    return folder
+
+
+def test_validate_lists_distinct_errors_and_collapses_only_true_repeats(tmp_path, capsys):
+    def change(lines, ppl):
+        first = json.loads(lines[0])
+        first["answers"][0] = 5  # a number answer
+        lines[0] = json.dumps(first, ensure_ascii=False)
+        second = json.loads(lines[1])
+        second["answers"] = "text"  # a string `answers`
+        lines[1] = json.dumps(second, ensure_ascii=False)
+        ppl["d-0003"] = ["5", 6.0]  # a string perplexity
+        ppl["d-0004"] = 7.0  # a scalar perplexity
+
+    folder = _broken(tmp_path, change)
+    assert run_cli("validate", "--data", PUBLIC, "--submission", folder) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n  - ") == 4 and "more like this" not in err
+
+
+def test_a_python_dict_line_and_an_integer_id_give_one_error_each(tmp_path, capsys):
+    def change(lines, ppl):
+        lines[0] = str(json.loads(lines[0]))
+        second = json.loads(lines[1])
+        second["dialog_id"] = 2
+        lines[1] = json.dumps(second, ensure_ascii=False)
+
+    folder = _broken(tmp_path, change)
+    assert run_cli("validate", "--data", PUBLIC, "--submission", folder) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[1] == "error: the submission is invalid (2 errors):"
+    assert (
+        "dialog_id 'd-0001': not valid JSON" in err[2] and "json.dumps(...)" in err[2] and "str()" in err[2]
+    )
+    assert err[3] == (
+        "  - submission.jsonl, line 2: dialog_id must be a string, not a number "
+        '(write it as the string "d-0002")'
+    )

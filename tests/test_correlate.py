@@ -7,10 +7,9 @@ import math
 import random
 
 import pytest
-from conftest import EXAMPLES, PUBLIC
+from conftest import EXAMPLES, PUBLIC, run_cli
 from scipy import stats
 
-from scorer import cli
 from scorer.inputs.human_ratings import read_human
 from scorer.scoring.correlation import coefficients, interval, pairwise_accuracy
 from scorer.scoring.correlation_result import COLUMNS
@@ -118,24 +117,22 @@ def test_every_ratings_error_names_its_line(tmp_path, row, code):
 
 def run_correlate(tmp_path, human, *extra):
     out = tmp_path / "meta"
-    code = cli.main(
-        [
-            "correlate",
-            "--data",
-            str(PUBLIC),
-            "--submissions",
-            str(EXAMPLES),
-            "--human",
-            str(human),
-            "--output",
-            str(out),
-            "--quiet",
-            "--resamples",
-            "200",
-            "--jobs",
-            "1",
-            *extra,
-        ]
+    code = run_cli(
+        "correlate",
+        "--data",
+        PUBLIC,
+        "--submissions",
+        EXAMPLES,
+        "--human",
+        human,
+        "--output",
+        out,
+        "--quiet",
+        "--resamples",
+        "200",
+        "--jobs",
+        "1",
+        *extra,
     )
     return code, out
 
@@ -174,17 +171,8 @@ def test_turn_coefficients_equal_scipy_on_the_rated_turns(tmp_path):
         sums.setdefault(key, []).append(float(row["score"]))
     meteor = {}
     for name in ("echo_first_variant", "empty_answers", "realistic"):
-        cli.main(
-            [
-                "score",
-                "--data",
-                str(PUBLIC),
-                "--submission",
-                str(EXAMPLES / name),
-                "--output",
-                str(tmp_path / name),
-                "--quiet",
-            ]
+        run_cli(
+            "score", "--data", PUBLIC, "--submission", EXAMPLES / name, "--output", tmp_path / name, "--quiet"
         )
         for row in csv.DictReader((tmp_path / name / "details.csv").read_text(encoding="utf-8").splitlines()):
             meteor[(name, row["dialog_id"], int(row["turn"]))] = float(row["meteor"])
@@ -204,21 +192,19 @@ def test_a_level_with_fewer_than_three_items_is_left_out(tmp_path, capsys):
 def test_entries_left_out_and_names_skipped_are_listed_everywhere(tmp_path, capsys):
     out = tmp_path / "meta"
     assert (
-        cli.main(
-            [
-                "correlate",
-                "--data",
-                str(PUBLIC),
-                "--submissions",
-                str(EXAMPLES),
-                "--human",
-                str(PUBLIC / "human_turns.csv"),
-                "--output",
-                str(out),
-                "--no-synonyms",
-                "--resamples",
-                "40",
-            ]
+        run_cli(
+            "correlate",
+            "--data",
+            PUBLIC,
+            "--submissions",
+            EXAMPLES,
+            "--human",
+            PUBLIC / "human_turns.csv",
+            "--output",
+            out,
+            "--no-synonyms",
+            "--resamples",
+            "40",
         )
         == 0
     )
@@ -302,20 +288,18 @@ def test_baseline_statistics_give_sacrebleus_public_corpus_score(name):
 def test_the_terminal_table_shows_spearman_and_warns_of_three_systems(tmp_path, capsys):
     code, out = run_correlate(tmp_path, PUBLIC / "human_turns.csv")
     assert code == 0
-    cli.main(
-        [
-            "correlate",
-            "--data",
-            str(PUBLIC),
-            "--submissions",
-            str(EXAMPLES),
-            "--human",
-            str(PUBLIC / "human_turns.csv"),
-            "--output",
-            str(tmp_path / "again"),
-            "--resamples",
-            "200",
-        ]
+    run_cli(
+        "correlate",
+        "--data",
+        PUBLIC,
+        "--submissions",
+        EXAMPLES,
+        "--human",
+        PUBLIC / "human_turns.csv",
+        "--output",
+        tmp_path / "again",
+        "--resamples",
+        "200",
     )
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].split()[:6] == ["level", "figure", "n", "pearson", "[95%]", "spearman"]

@@ -9,9 +9,7 @@ import sys
 import zipfile
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT
-
-from scorer import cli
+from conftest import EXAMPLES, PUBLIC, ROOT, run_cli
 
 PRIVATE = '[hidden_metric]\nmethod = "log"\np_max = 1000.0\nsalt = "entry-points-salt-0a1b2c"\n'
 
@@ -32,12 +30,9 @@ def integral(folder):
 def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
     ref = reference_with_private_config(tmp_path)
     res = tmp_path / "input" / "res"
-    assert (
-        cli.main(["score", "--data", str(ref), "--submission", str(res), "--output", str(tmp_path / "a")])
-        == 0
-    )
+    assert run_cli("score", "--data", ref, "--submission", res, "--output", tmp_path / "a") == 0
     assert "config: " + str(ref / "config.toml") in capsys.readouterr().err
-    assert cli.main(["codalab", str(tmp_path / "input"), str(tmp_path / "b"), "--quiet"]) == 0
+    assert run_cli("codalab", tmp_path / "input", tmp_path / "b", "--quiet") == 0
     env = dict(
         os.environ,
         SCORER_INPUT=str(tmp_path / "input"),
@@ -51,20 +46,18 @@ def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
     subs = tmp_path / "subs"
     shutil.copytree(res, subs / "team")
     assert (
-        cli.main(
-            [
-                "leaderboard",
-                "--data",
-                str(ref),
-                "--submissions",
-                str(subs),
-                "--output",
-                str(tmp_path / "d"),
-                "--quiet",
-                "--no-report",
-                "--resamples",
-                "40",
-            ]
+        run_cli(
+            "leaderboard",
+            "--data",
+            ref,
+            "--submissions",
+            subs,
+            "--output",
+            tmp_path / "d",
+            "--quiet",
+            "--no-report",
+            "--resamples",
+            "40",
         )
         == 0
     )
@@ -76,17 +69,15 @@ def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
 
 
 def integral_default(tmp_path):
-    cli.main(
-        [
-            "score",
-            "--data",
-            str(PUBLIC),
-            "--submission",
-            str(EXAMPLES / "realistic"),
-            "--output",
-            str(tmp_path / "default"),
-            "--quiet",
-        ]
+    run_cli(
+        "score",
+        "--data",
+        PUBLIC,
+        "--submission",
+        EXAMPLES / "realistic",
+        "--output",
+        tmp_path / "default",
+        "--quiet",
     )
     return integral(tmp_path / "default")["integral"]
 
@@ -94,34 +85,30 @@ def integral_default(tmp_path):
 def test_a_rerun_leaves_no_stale_file(tmp_path):
     out = tmp_path / "o"
     assert (
-        cli.main(
-            [
-                "score",
-                "--data",
-                str(PUBLIC),
-                "--submission",
-                str(EXAMPLES / "realistic"),
-                "--output",
-                str(out),
-                "--quiet",
-                "--report",
-            ]
+        run_cli(
+            "score",
+            "--data",
+            PUBLIC,
+            "--submission",
+            EXAMPLES / "realistic",
+            "--output",
+            out,
+            "--quiet",
+            "--report",
         )
         == 0
     )
     assert (out / "report.html").exists()
     assert (
-        cli.main(
-            [
-                "score",
-                "--data",
-                str(PUBLIC),
-                "--submission",
-                str(EXAMPLES / "invalid" / "nan_perplexity"),
-                "--output",
-                str(out),
-                "--quiet",
-            ]
+        run_cli(
+            "score",
+            "--data",
+            PUBLIC,
+            "--submission",
+            EXAMPLES / "invalid" / "nan_perplexity",
+            "--output",
+            out,
+            "--quiet",
         )
         == 1
     )
@@ -141,9 +128,9 @@ def test_a_rerun_leaves_no_stale_file(tmp_path):
         "--resamples",
         "40",
     ]
-    assert cli.main(board) == 0
+    assert run_cli(*board) == 0
     shutil.rmtree(subs / "b")
-    assert cli.main(board) == 0
+    assert run_cli(*board) == 0
     assert sorted(p.name for p in (tmp_path / "lb" / "submissions").iterdir()) == ["a"]
 
 
@@ -178,7 +165,7 @@ def test_a_zip_alone_in_the_upload_folder_is_the_upload(tmp_path, capsys):
     with zipfile.ZipFile(res / "submission.zip", "w") as archive:
         archive.write(EXAMPLES / "realistic" / "submission.jsonl", "submission.jsonl")
     shutil.copytree(PUBLIC, tmp_path / "input" / "ref")
-    assert cli.main(["codalab", str(tmp_path / "input"), str(tmp_path / "o")]) == 1
+    assert run_cli("codalab", tmp_path / "input", tmp_path / "o") == 1
     assert "the zip has no ppl_output.json at its root" in capsys.readouterr().err
 
 

@@ -8,9 +8,8 @@ import zipfile
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, PUBLIC
+from conftest import EXAMPLES, PUBLIC, run_cli
 
-from scorer import cli
 from scorer.outputs.report import LEADERBOARD_COLUMNS
 from scorer.scoring.significance import interval, make_strata, paired_p_value, resampled_integrals
 
@@ -61,18 +60,8 @@ def folder(tmp_path):
 
 
 def run_board(folder, out, *extra):
-    return cli.main(
-        [
-            "leaderboard",
-            "--data",
-            str(PUBLIC),
-            "--submissions",
-            str(folder),
-            "--output",
-            str(out),
-            "--quiet",
-            *extra,
-        ]
+    return run_cli(
+        "leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet", *extra
     )
 
 
@@ -198,5 +187,5 @@ def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsy
     ]
     # validate and score say the same of the folder
     capsys.readouterr()
-    assert cli.main(["validate", "--data", str(PUBLIC), "--submission", str(subs / "team-code")]) == 1
+    assert run_cli("validate", "--data", PUBLIC, "--submission", subs / "team-code") == 1
     assert f"run it first with `python -m scorer run --data {PUBLIC} --code" in capsys.readouterr().err

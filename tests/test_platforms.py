@@ -4,6 +4,7 @@
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,9 +15,6 @@ import yaml
 from conftest import EXAMPLES, PUBLIC, ROOT, run_cli, write_json
 
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
-
-
-run = run_cli
 
 
 def load(out):
@@ -53,7 +51,7 @@ def test_codalab_scores_every_upload_layout_alike(tmp_path):
         out = tmp_path / f"out-{layout}"
         out.mkdir()
         (out / "detailed_results.html").write_bytes(b"")  # classic CodaLab's worker makes it empty beforehand
-        assert run("codalab", platform_input(tmp_path, layout), out, "--quiet") == 0, layout
+        assert run_cli("codalab", platform_input(tmp_path, layout), out, "--quiet") == 0, layout
         outputs[layout] = [(out / name).read_bytes() for name in ("scores.json", "scores.txt")]
         page = (out / "detailed_results.html").read_text(encoding="utf-8")
         assert page.startswith("<!DOCTYPE html>") and "0.376962" in page
@@ -71,7 +69,7 @@ def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
         ppl[dialog_id][0] = 0.5
     write_json(bad / "ppl_output.json", ppl)
     out = tmp_path / "out"
-    assert run("codalab", platform_input(tmp_path, "files", bad), out) == 1
+    assert run_cli("codalab", platform_input(tmp_path, "files", bad), out) == 1
     err = capsys.readouterr().err.splitlines()
     listed = [line for line in err if line.startswith("  - ")]
     assert len(listed) == 12 and not any("more like this" in line for line in err)
@@ -88,7 +86,7 @@ def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
     assert page.count("<li>") == 12 and "invalid" in page
     assert load(out)["status"] == "invalid" and len(load(out)["errors"]) == 12
     # score (for a person at a terminal) still groups them by kind
-    assert run("score", "--data", PUBLIC, "--submission", bad, "--output", tmp_path / "s") == 1
+    assert run_cli("score", "--data", PUBLIC, "--submission", bad, "--output", tmp_path / "s") == 1
     grouped = capsys.readouterr().err
     assert grouped.count("\n  - ") == 3 and "... and 9 more like this" in grouped
 
@@ -103,7 +101,7 @@ def test_board_usage_errors_leave_a_verdict_in_the_output(tmp_path, command, mar
         folder.mkdir()
     extra = ["--human", PUBLIC / "human_turns.csv"] if command == "correlate" else []
     out = tmp_path / "out"
-    assert run(command, "--data", PUBLIC, "--submissions", folder, "--output", out, *extra) == 2
+    assert run_cli(command, "--data", PUBLIC, "--submissions", folder, "--output", out, *extra) == 2
     verdict = json.loads((out / marker).read_text(encoding="utf-8"))
     message = capsys.readouterr().err.splitlines()[-1]
     assert verdict["status"] == "error" and message == f"error: {verdict['errors'][0]['message']}"
@@ -157,7 +155,7 @@ def test_the_dockerfile_runs_as_the_platforms_expect():
 def make_bundle(tmp_path, name="bundle", *extra, data=PUBLIC):
     out = tmp_path / name
     assert (
-        run(
+        run_cli(
             "bundle",
             "--data",
             data,
@@ -226,11 +224,11 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
 def test_the_bundles_starting_kit_validates_and_scores_into_every_column(tmp_path):
     out = make_bundle(tmp_path)
     kit = out / "starting_kit"
-    assert run("validate", "--data", out / "public_data", "--submission", kit) == 0
+    assert run_cli("validate", "--data", out / "public_data", "--submission", kit) == 0
     root = tmp_path / "input"
     shutil.copytree(out / "reference_data", root / "ref")
     shutil.copytree(kit, root / "res")
-    assert run("codalab", root, tmp_path / "scored", "--quiet") == 0
+    assert run_cli("codalab", root, tmp_path / "scored", "--quiet") == 0
     scores = load(tmp_path / "scored")
     spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
     for column in spec["leaderboards"][0][
@@ -256,7 +254,7 @@ def test_bundle_keeps_private_files_in_reference_data(tmp_path):
     answers = (PUBLIC / "answers.jsonl").read_bytes()
     # the same with the data's own config.toml, found as every command finds it
     found = tmp_path / "found"
-    assert run("bundle", "--data", data, "--output", found, "--image", "x", "--quiet") == 0
+    assert run_cli("bundle", "--data", data, "--output", found, "--image", "x", "--quiet") == 0
     assert (found / "reference_data" / "config.toml").read_bytes() == (data / "config.toml").read_bytes()
     for folder in (out, found):
         for path, content in bundle_listing(folder).items():
@@ -277,7 +275,9 @@ def test_bundle_is_byte_identical_for_identical_inputs(tmp_path):
     # a second bundle into the same folder replaces the first, and leaves nothing of it behind
     (first / "reference_data" / "config.toml").write_text("[weights]\n", encoding="utf-8")
     assert (
-        run("bundle", "--data", PUBLIC, "--output", first, "--image", "docker.io/org/scorer:1.0", "--quiet")
+        run_cli(
+            "bundle", "--data", PUBLIC, "--output", first, "--image", "docker.io/org/scorer:1.0", "--quiet"
+        )
         == 0
     )
     assert bundle_listing(first) == bundle_listing(second)
@@ -287,9 +287,9 @@ def test_bundle_refuses_invalid_reference_data_and_an_empty_image(tmp_path, caps
     data = tmp_path / "data"
     shutil.copytree(PUBLIC, data)
     (data / "answers.jsonl").write_text("", encoding="utf-8")
-    assert run("bundle", "--data", data, "--output", tmp_path / "out", "--image", "x") == 2
+    assert run_cli("bundle", "--data", data, "--output", tmp_path / "out", "--image", "x") == 2
     assert "answers.jsonl" in capsys.readouterr().err
-    assert run("bundle", "--data", PUBLIC, "--output", tmp_path / "out", "--image", " ") == 2
+    assert run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "out", "--image", " ") == 2
     assert "image" in capsys.readouterr().err
     assert not (tmp_path / "out" / "competition.yaml").exists()
 
@@ -310,14 +310,14 @@ def test_the_order_of_checks_puts_the_upload_before_the_thesaurus(tmp_path, monk
     """configuration, reference data, submission, thesaurus (README, "Exit codes"; api.score_submission)."""
     monkeypatch.setenv("RUWORDNET_PATH", str(tmp_path / "no-thesaurus"))
     bad = platform_input(tmp_path, "files", EXAMPLES / "invalid" / "nan_perplexity")
-    assert run("codalab", bad, tmp_path / "a") == 1
+    assert run_cli("codalab", bad, tmp_path / "a") == 1
     assert "RuWordNet" not in capsys.readouterr().err
     good = platform_input(tmp_path, "folder")
-    assert run("codalab", good, tmp_path / "b") == 2
+    assert run_cli("codalab", good, tmp_path / "b") == 2
     assert "RuWordNet was not found" in capsys.readouterr().err
     assert load(tmp_path / "b")["status"] == "error"
     (good / "ref" / "config.toml").write_text("[meteor]\nalpha = 7\n", encoding="utf-8")  # before all else
-    assert run("codalab", good, tmp_path / "c") == 2
+    assert run_cli("codalab", good, tmp_path / "c") == 2
     assert "meteor.alpha" in capsys.readouterr().err
 
 
@@ -340,7 +340,7 @@ def test_bundle_publishes_only_the_contracts_fields_of_the_dialogues(tmp_path):
     (data / "notes.txt").write_text("private notes", encoding="utf-8")
     out = tmp_path / "bundle"
     image = "docker.io/org/scorer:1.0"
-    assert run("bundle", "--data", data, "--output", out, "--image", image, "--quiet") == 0
+    assert run_cli("bundle", "--data", data, "--output", out, "--image", image, "--quiet") == 0
     listing = bundle_listing(out)
     assert not any("notes" in path for path in listing)
     published = listing["public_data/dialogues.jsonl"].decode("utf-8").splitlines()
@@ -357,7 +357,7 @@ def test_bundle_publishes_only_the_contracts_fields_of_the_dialogues(tmp_path):
         assert b"private notes" not in content, path
     with zipfile.ZipFile(out / "bundle.zip") as archive:
         assert "notes" not in " ".join(archive.namelist())
-    assert run("validate", "--data", out / "public_data", "--submission", out / "starting_kit") == 0
+    assert run_cli("validate", "--data", out / "public_data", "--submission", out / "starting_kit") == 0
 
 
 @pytest.mark.parametrize("link", ["reference_data", "reference_data/answers.jsonl", "public_data"])
@@ -369,7 +369,41 @@ def test_bundle_never_writes_through_a_link_inside_its_output(tmp_path, capsys, 
     place = out / link
     place.parent.mkdir(parents=True, exist_ok=True)
     place.symlink_to(elsewhere if "." not in link else elsewhere / "answers.jsonl")
-    assert run("bundle", "--data", PUBLIC, "--output", out, "--image", "docker.io/org/scorer:1.0") == 2
+    assert run_cli("bundle", "--data", PUBLIC, "--output", out, "--image", "docker.io/org/scorer:1.0") == 2
     err = capsys.readouterr().err
     assert str(place) in err and "symbolic link" in err
     assert list(elsewhere.iterdir()) == [] and not (out / "competition.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    "image, rule",
+    [
+        ("docker.io/YOU/scorer:1.0", "must be lowercase"),
+        ("my image", "not an image reference"),
+        ("org/scorer:" + "x" * 200, "not an image reference"),
+    ],
+)
+def test_bundle_checks_the_image_reference(tmp_path, capsys, image, rule):
+    assert run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "b", "--image", image) == 2
+    assert rule in capsys.readouterr().err
+    assert not (tmp_path / "b" / "competition.yaml").exists()
+
+
+def test_bundle_counts_the_files_of_its_zip(tmp_path, capsys):
+    import zipfile
+
+    assert (
+        run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "b", "--image", "docker.io/org/s:1") == 0
+    )
+    with zipfile.ZipFile(tmp_path / "b" / "bundle.zip") as archive:
+        count = len(archive.namelist())
+    assert f"({count} files)" in capsys.readouterr().out
+
+
+def test_codalabs_page_is_not_titled_with_the_platforms_folder_name(tmp_path):
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    shutil.copytree(EXAMPLES / "realistic", root / "res")
+    assert run_cli("codalab", root, tmp_path / "out", "--quiet", "--no-synonyms") == 0
+    page = (tmp_path / "out" / "detailed_results.html").read_text(encoding="utf-8")
+    assert "<title>Submission score</title>" in page and "res" not in re.findall(r"<h1>(.*?)</h1>", page)[0]

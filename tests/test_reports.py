@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC
+from conftest import EXAMPLES, PUBLIC, run_cli
 
 from scorer import api
 from scorer.inputs.contract import DIALOGUE_TYPES
@@ -255,3 +255,13 @@ def test_the_leaderboard_frame_reads_as_its_csv(board):
         na_values={c: [""] for c in numbers},
     )
     pd.testing.assert_frame_equal(board.to_frame(), parsed)
+
+
+def test_an_all_invalid_leaderboard_page_has_no_empty_legend(tmp_path):
+    uploads = tmp_path / "uploads"
+    shutil.copytree(EXAMPLES / "invalid" / "nan_perplexity", uploads / "one")
+    out = tmp_path / "out"
+    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", uploads, "--output", out, "--quiet",
+               "--no-synonyms", "--resamples", "100") == 0  # fmt: skip
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Per-type columns" not in page and "S_j; ." not in page

@@ -13,7 +13,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, make_split, write_json, write_jsonl
+from conftest import (
+    EXAMPLES,
+    PUBLIC,
+    ROOT,
+    make_split,
+    run_cli,
+    write_json,
+    write_jsonl,
+)
 
 from scorer import cli
 
@@ -131,7 +139,7 @@ def _file_size_limit(limit: int):
 @pytest.mark.slow
 def test_a_full_disk_names_the_path_and_keeps_the_previous_outputs(tmp_path):
     out = tmp_path / "out"
-    assert cli.main([*map(str, SCORE), "--output", str(out), "--quiet"]) == 0
+    assert run_cli(*map(str, SCORE), "--output", out, "--quiet") == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     done = subprocess.run(
         [sys.executable, "-m", "scorer", *map(str, SCORE), "--output", str(out), "--quiet"],
@@ -179,12 +187,7 @@ def test_a_central_directory_that_lies_about_its_count_is_refused_before_it_is_p
     parsed = []
     monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: parsed.append(a) or pytest.fail("parsed"))
     out = tmp_path / "out"
-    assert (
-        cli.main(
-            ["score", "--data", str(PUBLIC), "--submission", str(upload), "--output", str(out), "--quiet"]
-        )
-        == 1
-    )
+    assert run_cli("score", "--data", PUBLIC, "--submission", upload, "--output", out, "--quiet") == 1
     (error,) = verdict(out)["errors"]
     assert error["code"] == "zip_entries" and "more than 1,000 entries" in error["message"] and not parsed
 
@@ -195,8 +198,8 @@ def test_the_lying_zip_costs_little_memory(tmp_path):
     assert upload.stat().st_size > 90_000_000
     # VmHWM is this process's own peak (ru_maxrss would carry the forking test process's over the exec)
     code = (
-        "from scorer import cli\n"
-        f"code = cli.main(['score', '--data', {str(PUBLIC)!r}, '--submission', {str(upload)!r}, "
+        "from scorer.cli import main\n"
+        f"code = main(['score', '--data', {str(PUBLIC)!r}, '--submission', {str(upload)!r}, "
         f"'--output', {str(tmp_path / 'o')!r}, '--quiet'])\n"
         "peak = next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')).split()[1]\n"
         "print(code, peak)\n"
@@ -211,12 +214,22 @@ def test_a_link_beside_the_two_files_is_refused(tmp_path):
     shutil.copytree(EXAMPLES / "realistic", sub)
     (sub / "README").symlink_to("/etc/passwd")
     out = tmp_path / "out"
-    assert cli.main(["score", "--data", str(PUBLIC), "--submission", str(sub), "--output", str(out)]) == 1
+    assert run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out) == 1
     (error,) = verdict(out)["errors"]
     assert error["code"] == "symlink" and error["message"].startswith("README is a symbolic link")
     # deeper too, and a link to a folder
     (sub / "README").unlink()
     (sub / "notes" / "more").mkdir(parents=True)
     (sub / "notes" / "more" / "etc").symlink_to("/etc")
-    assert cli.main(["score", "--data", str(PUBLIC), "--submission", str(sub), "--output", str(out)]) == 1
+    assert run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out) == 1
     assert verdict(out)["errors"][0]["message"].startswith("notes/more/etc is a symbolic link")
+
+
+@pytest.mark.slow
+def test_validate_json_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
+    command = (
+        f"{sys.executable} -m scorer validate --data {PUBLIC} --submission {EXAMPLES / 'realistic'} "
+        "--json | head -c0; echo ${PIPESTATUS[0]}"
+    )
+    done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "0" and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr

@@ -7,11 +7,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC
+from conftest import EXAMPLES, PUBLIC, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorer import cli
 from scorer.errors import SubmissionInvalid
 from scorer.inputs.config import Limits
 from scorer.inputs.intake import read_submission
@@ -93,17 +92,8 @@ def test_odd_characters_in_answers_are_scored(tmp_path, answer):
     )
     (tmp_path / "s" / "ppl_output.json").write_bytes(VALID_PPL)
     assert (
-        cli.main(
-            [
-                "score",
-                "--data",
-                str(PUBLIC),
-                "--submission",
-                str(tmp_path / "s"),
-                "--output",
-                str(tmp_path / "o"),
-                "--quiet",
-            ]
+        run_cli(
+            "score", "--data", PUBLIC, "--submission", tmp_path / "s", "--output", tmp_path / "o", "--quiet"
         )
         == 0
     )
@@ -174,8 +164,6 @@ def test_whole_command_never_exits_3(tmp_path, junk, as_zip):
         sub.mkdir()
         (sub / "submission.jsonl").write_bytes(junk)
         (sub / "ppl_output.json").write_bytes(junk[:50])
-    code = cli.main(
-        ["score", "--data", str(PUBLIC), "--submission", str(sub), "--output", str(case / "o"), "--quiet"]
-    )
+    code = run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", case / "o", "--quiet")
     assert code == 1
     assert json.loads((case / "o" / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"

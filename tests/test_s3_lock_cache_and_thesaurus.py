@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import marshal
 import os
 import shutil
 import sqlite3
@@ -17,19 +18,18 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, run_cli
+from conftest import EXAMPLES, PUBLIC, ROOT, process, run_cli, score_into, upload
 
 from scorer.metric import token_cache
 from scorer.metric.cache import STALE_SECONDS, cache_dir_problem
 from scorer.metric.engine import accelerator
+from scorer.metric.matcher import Matcher
 from scorer.metric.thesaurus import _read_sqlite
+from scorer.metric.token_cache import cache_path, table_path
 from scorer.outputs.output_dir import locked
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 OTHER_UID = 2001
-
-
-run = run_cli
 
 
 #: A run with a fresh cache allowed two processes builds the thesaurus index on a forked worker: these tests'
@@ -38,7 +38,7 @@ ONE_PROCESS = ("--jobs", "1")
 
 
 def score(out, *extra, submission=EXAMPLES / "realistic"):
-    return run("score", "--data", PUBLIC, "--submission", submission, "--output", out, "--quiet", *extra)
+    return run_cli("score", "--data", PUBLIC, "--submission", submission, "--output", out, "--quiet", *extra)
 
 
 @pytest.fixture
@@ -382,3 +382,118 @@ def test_stages_that_leave_nothing_in_force_are_a_configuration_error(tmp_path, 
     err = capsys.readouterr().err
     assert "meteor.stages" in err and "no stage is left in force" in err
     assert not (tmp_path / "out" / "details.csv").exists()
+
+
+# --- the cache is untrusted data ----------------------------------------------------------------------
+
+
+def _warm(tmp_path: Path) -> tuple[Path, dict]:
+    submission = upload(tmp_path / "s")
+    code, scores = score_into(tmp_path, submission, "--no-synonyms", out="first")
+    assert code == 0
+    return submission, scores
+
+
+def _token_cache() -> Path:
+    """The token cache of runs without the synonym stage (the one these tests make)."""
+    from scorer.metric.morphology import morphology_id
+
+    return cache_path(morphology_id(), None)
+
+
+def test_a_tampered_token_cache_is_rebuilt_never_used(tmp_path):
+    submission, first = _warm(tmp_path)
+    path = _token_cache()
+    # a well-formed table with wrong lemma sets, in the old unsealed layout and in a copy of the sealed one
+    wrong = {t: frozenset(["кот"]) for t in ("на", "в", "и", "он", "она", "это", "был", "была")}
+    path.write_bytes(marshal.dumps((2, wrong, {})))
+    assert (
+        score_into(tmp_path, submission, "--no-synonyms", out="tampered")[1]["integral"] == first["integral"]
+    )
+    data = _token_cache().read_bytes()
+    _token_cache().write_bytes(data[:-40] + marshal.dumps(wrong)[:40])  # edited in place: the seal breaks
+    assert score_into(tmp_path, submission, "--no-synonyms", out="edited")[1]["integral"] == first["integral"]
+
+
+def test_hostile_cache_files_cost_a_rebuild_never_a_crash(tmp_path):
+    submission, first = _warm(tmp_path)
+    path = _token_cache()
+    path.unlink()
+    os.mkfifo(path)  # a FIFO: reading it would block for ever
+    assert score_into(tmp_path, submission, "--no-synonyms", out="fifo")[1]["integral"] == first["integral"]
+    path.unlink()
+    path.write_bytes(b"\xdb" + (2**31).to_bytes(4, "little") + b"\0" * 65)  # a list declaring 2**31 items
+    assert (
+        score_into(tmp_path, submission, "--no-synonyms", out="declared")[1]["integral"] == first["integral"]
+    )
+    path.unlink()
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"not a cache")
+    os.symlink(target, path)
+    # so that the run computes keys and saves them anew (the compiled engine's table is there only where
+    # the compiled engine ran: the pure one keeps none)
+    table_path(path, ("exact", "lemma")).unlink(missing_ok=True)
+    assert score_into(tmp_path, submission, "--no-synonyms", out="link")[1]["integral"] == first["integral"]
+    assert target.read_bytes() == b"not a cache" and not os.path.islink(
+        path
+    )  # replaced, never written through
+
+
+def test_a_cache_file_others_may_write_is_not_read(tmp_path, monkeypatch):
+    submission, first = _warm(tmp_path)
+    path = _token_cache()
+    os.chmod(path, 0o666)
+    loads = []
+    monkeypatch.setattr("scorer.metric.cache.marshal.loads", lambda data: loads.append(data) or {})
+    Matcher(None)
+    assert loads == []  # refused before it was parsed
+
+
+@pytest.mark.slow
+def test_a_cache_path_too_long_for_the_system_only_costs_speed(tmp_path):
+    env = {**os.environ, "SCORER_CACHE_DIR": str(tmp_path / ("c" * 5000))}
+    done = process(
+        "score",
+        "--data",
+        PUBLIC,
+        "--submission",
+        EXAMPLES / "realistic",
+        "--output",
+        tmp_path / "o",
+        "--no-synonyms",
+        "--quiet",
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "o" / "scores.json").read_text())["status"] == "ok"
+
+
+# --- nothing written outside --output and the cache ---------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_report_writes_nothing_into_home(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "MPLCONFIGDIR"} | {
+        "HOME": str(home),
+        "SCORER_CACHE_DIR": str(tmp_path / "c"),
+    }
+    env.pop("XDG_CACHE_HOME", None)
+    env.pop("XDG_CONFIG_HOME", None)
+    done = process(
+        "score",
+        "--data",
+        PUBLIC,
+        "--submission",
+        EXAMPLES / "realistic",
+        "--output",
+        tmp_path / "o",
+        "--no-synonyms",
+        "--quiet",
+        "--report",
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(home.rglob("*")) == []
+    assert (tmp_path / "o" / "report.html").stat().st_size > 10_000

@@ -11,7 +11,8 @@ import shutil
 import sys
 import unicodedata
 
-from conftest import EXAMPLES, PUBLIC, run_cli
+import pytest
+from conftest import EXAMPLES, PUBLIC, process, run_cli
 
 from scorer import cli
 from scorer.progress import ProgressDisplay, render
@@ -248,3 +249,13 @@ def test_a_flagged_line_is_bounded_whatever_the_names():
     shown_long = shown_name(long)
     said = f"its perplexities equal those of {shown_long} on nearly every turn"
     assert line == f"audit: {shown_long}: same_ppl_as: {said}"
+
+
+@pytest.mark.slow
+def test_validate_json_prints_one_document_on_exit_2(tmp_path):
+    done = process(
+        "validate", "--data", tmp_path / "missing", "--submission", EXAMPLES / "realistic", "--json"
+    )
+    assert done.returncode == 2
+    payload = json.loads(done.stdout)
+    assert payload["status"] == "error" and "missing" in payload["errors"][0]["message"]

@@ -11,12 +11,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT
+from conftest import EXAMPLES, PUBLIC, ROOT, ROWS, run_cli, score_into, upload
 
-from scorer import cli
 from scorer.errors import SubmissionInvalid
 from scorer.inputs.config import Limits
 from scorer.inputs.intake import read_submission
+from scorer.metric import morphology
 from scorer.outputs.output_dir import locked, prepare
 
 VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_bytes()
@@ -28,27 +28,6 @@ def submission_dir(root: Path, sub: bytes = VALID_SUB, ppl: bytes = VALID_PPL) -
     (root / "submission.jsonl").write_bytes(sub)
     (root / "ppl_output.json").write_bytes(ppl)
     return root
-
-
-def score(tmp_path, submission, *extra) -> tuple[int, dict | None]:
-    out = tmp_path / "out"
-    code = cli.main(
-        [
-            "score",
-            "--data",
-            str(PUBLIC),
-            "--submission",
-            str(submission),
-            "--output",
-            str(out),
-            "--quiet",
-            "--jobs",
-            "1",
-            *extra,
-        ]
-    )
-    scores = out / "scores.json"
-    return code, json.loads(scores.read_text(encoding="utf-8")) if scores.exists() else None
 
 
 def scorer_process(*args, limit_kib: int | None = None, **kwargs) -> subprocess.Popen:
@@ -68,7 +47,7 @@ def test_a_symlinked_folder_in_a_submission_is_refused(tmp_path):
     upload = tmp_path / "upload"
     upload.mkdir()
     os.symlink(outside, upload / "team")
-    code, scores = score(tmp_path, upload)
+    code, scores = score_into(tmp_path, upload)
     assert code == 1 and scores["status"] == "invalid"
     assert scores["errors"][0]["code"] == "symlink" and "symbolic link" in scores["errors"][0]["message"]
 
@@ -89,7 +68,7 @@ def test_a_fifo_is_refused_without_opening_it(tmp_path):
     fifo = tmp_path / "sub.jsonl"
     os.mkfifo(fifo)
     (tmp_path / "ppl_output.json").write_bytes(VALID_PPL)
-    code, scores = score(tmp_path, fifo)  # a read would block for ever: returning at all is the check
+    code, scores = score_into(tmp_path, fifo)  # a read would block for ever: returning at all is the check
     assert code == 1 and "FIFO" in scores["errors"][0]["message"]
     folder = tmp_path / "dir"
     folder.mkdir()
@@ -101,7 +80,7 @@ def test_a_fifo_is_refused_without_opening_it(tmp_path):
 
 
 def test_a_device_is_refused(tmp_path):
-    code, scores = score(tmp_path, "/dev/zero")
+    code, scores = score_into(tmp_path, "/dev/zero")
     assert code == 1 and "character device" in scores["errors"][0]["message"]
 
 
@@ -117,7 +96,7 @@ def test_a_number_beyond_a_double_is_invalid_and_located(tmp_path, number, monke
     text = json.dumps(ppl).replace(
         json.dumps(ppl[first]), f"[{number}" + ", 2.0" * (len(ppl[first]) - 1) + "]", 1
     )
-    code, scores = score(tmp_path, submission_dir(tmp_path / "s", ppl=text.encode()))
+    code, scores = score_into(tmp_path, submission_dir(tmp_path / "s", ppl=text.encode()))
     assert code == 1
     (error,) = scores["errors"]
     assert (error["dialog_id"], error["turn"], error["line"], error["column"]) == (
@@ -127,7 +106,7 @@ def test_a_number_beyond_a_double_is_invalid_and_located(tmp_path, number, monke
         len(first) + 7,
     )
     assert "too large" in error["message"] and len(error["message"]) < 120
-    assert cli.main(["validate", "--data", str(PUBLIC), "--submission", str(tmp_path / "s")]) == 1
+    assert run_cli("validate", "--data", PUBLIC, "--submission", tmp_path / "s") == 1
     assert list((tmp_path / "tmp").iterdir()) == []  # no log written anywhere
 
 
@@ -143,7 +122,7 @@ def test_a_number_beyond_a_double_is_invalid_and_located(tmp_path, number, monke
 def test_config_values_that_overflow_are_configuration_errors(tmp_path, toml, capsys):
     config = tmp_path / "c.toml"
     config.write_text(toml, encoding="utf-8")
-    code, _ = score(tmp_path, EXAMPLES / "realistic", "--config", str(config))
+    code, _ = score_into(tmp_path, EXAMPLES / "realistic", "--config", str(config))
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: ") and "Traceback" not in err and len(err) < 400
 
@@ -243,7 +222,7 @@ def test_the_zip_file_itself_is_size_checked(tmp_path):
 def test_an_output_that_is_a_file_is_a_usage_error(tmp_path, capsys):
     target = tmp_path / "taken"
     target.write_text("x")
-    code, _ = score(tmp_path, EXAMPLES / "realistic", "--output", str(target))
+    code, _ = score_into(tmp_path, EXAMPLES / "realistic", "--output", str(target))
     assert code == 2 and str(target) in capsys.readouterr().err
     assert target.read_text() == "x"
 
@@ -262,7 +241,7 @@ def test_an_unwritable_output_is_a_usage_error(tmp_path, monkeypatch):
 
 
 def test_an_unreadable_data_directory_is_a_usage_error(tmp_path, capsys):
-    code, _ = score(tmp_path, EXAMPLES / "realistic", "--data", str(tmp_path / "nowhere"))
+    code, _ = score_into(tmp_path, EXAMPLES / "realistic", "--data", str(tmp_path / "nowhere"))
     assert code == 2 and "nowhere" in capsys.readouterr().err
 
 
@@ -356,3 +335,55 @@ def test_a_signal_stops_cleanly_and_keeps_the_previous_outputs(tmp_path, signum,
     assert lines[0].startswith(("interrupted (SIGINT)", "terminated (SIGTERM)"))
     assert (out / "scores.json").read_text() == '{"status": "previous"}'
     assert sorted(p.name for p in out.iterdir()) == ["scores.json"]
+
+
+# --- normalisation and rejection are bounded ----------------------------------------------------------
+
+
+def test_a_long_prefix_run_scores_in_linear_time():
+    """pymorphy3's time on a prefix run grows with its square; the cap keeps a token's cost bounded."""
+    start = time.process_time()
+    for k in range(20):
+        morphology.analyse("не" * 10_000 + f"кот{k}")
+    assert time.process_time() - start < 1.0  # each is refused by its length, not analysed (2 s each)
+
+
+def test_a_long_run_of_combining_marks_is_an_invalid_answer_with_its_place(tmp_path):
+    marks = "\u0301\u0316" * 10_000
+    code, scores = score_into(tmp_path, upload(tmp_path / "s", "а" + marks[:19_999]), "--no-synonyms")
+    assert code == 1 and scores["status"] == "invalid"
+    [error] = scores["errors"]
+    assert (error["code"], error["line"], error["dialog_id"], error["turn"]) == (
+        "combining_run",
+        1,
+        "d-0001",
+        0,
+    )
+    assert "19,999 combining marks in a row from character 2; at most 30" in error["message"]
+    # 30 in a row is within the bound, and is scored
+    assert score_into(tmp_path, upload(tmp_path / "t", "а" + marks[:30]), "--no-synonyms", out="o2")[0] == 0
+
+
+def test_many_answers_of_combining_marks_are_rejected_in_bounded_cpu(tmp_path):
+    rows = json.loads(json.dumps(ROWS))
+    for row in rows:
+        row["answers"] = ["а" + ("\u0301\u0316" * 10_000)[:19_999] for _ in row["answers"]]
+    start = time.process_time()
+    code, scores = score_into(tmp_path, upload(tmp_path / "s", rows=rows), "--no-synonyms")
+    assert code == 1 and scores["errors"][0]["code"] == "combining_run"
+    assert time.process_time() - start < 5.0  # NFKC over them would take about 0.6 s each, 35 s in all
+
+
+def test_four_million_lines_that_are_not_json_are_rejected_fast(tmp_path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "submission.jsonl").write_bytes(b"x\n" * 4_000_000)
+    (folder / "ppl_output.json").write_bytes(VALID_PPL)
+    start = time.process_time()
+    code, scores = score_into(tmp_path, folder, "--no-synonyms")
+    assert code == 1 and len(scores["errors"]) == 100
+    assert scores["unchecked"] == [
+        {"file": "submission.jsonl", "from_line": 101, "lines": 3_999_900},
+        {"file": "ppl_output.json", "from_line": 1, "lines": len(VALID_PPL.splitlines())},
+    ]
+    assert time.process_time() - start < 5.0  # CPU time: 25 s when every line was parsed

@@ -15,8 +15,6 @@ from conftest import EXAMPLES, PUBLIC, run_cli
 
 from scorer.safe_text import csv_cell, shown, shown_lines
 
-run = run_cli
-
 
 def board(tmp_path, names, flagged=()):
     """A submissions folder holding the realistic example under each of ``names``, and the example whose
@@ -62,7 +60,7 @@ def test_a_csv_cell_is_never_a_formula(value, cell):
 def test_formula_names_are_text_in_leaderboard_csv(tmp_path):
     names = ["=1+1", "+1+1", "-2+3", "@SUM(1+1)"]
     out = tmp_path / "out"
-    assert run("leaderboard", "--data", PUBLIC, "--submissions", board(tmp_path, names), "--output", out,
+    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", board(tmp_path, names), "--output", out,
                "--quiet", "--no-report", "--resamples", "100") == 0  # fmt: skip
     rows = list(csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text(encoding="utf-8"))))
     assert sorted(r["submission"] for r in rows) == sorted("'" + n for n in names)
@@ -75,7 +73,9 @@ def test_a_name_cannot_forge_a_line_or_drive_the_terminal(tmp_path, capsys):
     out = tmp_path / "out"
     uploads = board(tmp_path, [escape, rtl], flagged=[forged])  # no entry is really called team-alpha
     assert (
-        run("leaderboard", "--data", PUBLIC, "--submissions", uploads, "--output", out, "--resamples", "100")
+        run_cli(
+            "leaderboard", "--data", PUBLIC, "--submissions", uploads, "--output", out, "--resamples", "100"
+        )
         == 0
     )
     captured = capsys.readouterr()
@@ -92,7 +92,7 @@ def test_a_name_cannot_forge_a_line_or_drive_the_terminal(tmp_path, capsys):
 def test_a_math_looking_name_is_a_plain_chart_label_and_links_are_percent_encoded(tmp_path):
     names = ["$\\frac{a$", "$x$", "a#b?c", "Команда Ё #1", "100%"]
     out = tmp_path / "out"
-    assert run("leaderboard", "--data", PUBLIC, "--submissions", board(tmp_path, names), "--output", out,
+    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", board(tmp_path, names), "--output", out,
                "--quiet", "--resamples", "100") == 0  # fmt: skip
     page = (out / "report.html").read_text(encoding="utf-8")
     # matplotlib writes a plain label's text into the SVG as it is (a math one would be drawn as paths)

@@ -19,8 +19,6 @@ from conftest import EXAMPLES, PUBLIC, run_cli
 
 from scorer.metric.text import tokenise
 
-run = run_cli
-
 
 def read_jsonl(path):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -90,7 +88,7 @@ def test_codalab_shows_no_reference_text_in_any_output_or_stream(tmp_path, capsy
     answers = UPLOADS[upload]
     root = codalab_input(tmp_path, answers, config)
     out = tmp_path / "out"
-    assert run("codalab", root, out) == 0
+    assert run_cli("codalab", root, out) == 0
     shown = everything_shown(out, capsys.readouterr())
     assert leaked(answers, shown) == set()
     names = {p.name for p in out.iterdir()}
@@ -122,7 +120,7 @@ def test_turn_details_mark_the_participants_own_matched_words(tmp_path, capsys):
     answers = {d: list(a) for d, a in REALISTIC.items()}
     root = codalab_input(tmp_path, answers, DETAILS_ON)
     out = tmp_path / "out"
-    assert run("codalab", root, out, "--quiet") == 0
+    assert run_cli("codalab", root, out, "--quiet") == 0
     page = (out / "detailed_results.html").read_text(encoding="utf-8")
     # d-0002: "Доброе утро!" against «Доброе утро.»: both words matched exactly, METEOR 0.9 * ... of 1.0
     start = page.index("d-0002 &middot; turn 0")
@@ -140,7 +138,7 @@ def test_the_leak_search_finds_the_references_on_the_organizers_page(tmp_path, c
     answers = UPLOADS["empty"]
     root = codalab_input(tmp_path, answers)
     out = tmp_path / "organizer"
-    code = run("score", "--data", root / "ref", "--submission", root / "res", "--output", out, "--report")
+    code = run_cli("score", "--data", root / "ref", "--submission", root / "res", "--output", out, "--report")
     assert code == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     assert len(leaked(answers, page)) >= 5
@@ -161,12 +159,12 @@ def test_a_warning_about_a_reference_word_is_not_shown_to_participants(tmp_path,
     lines[0] = json.dumps(first, ensure_ascii=False)
     (root / "ref" / "answers.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     organizer = tmp_path / "organizer"
-    assert run("score", "--data", root / "ref", "--submission", root / "res", "--output", organizer) == 0
+    assert run_cli("score", "--data", root / "ref", "--submission", root / "res", "--output", organizer) == 0
     warned = json.loads((organizer / "scores.json").read_text(encoding="utf-8"))["warnings"]
     assert [w["file"] for w in warned if w["code"] == "unanalysed_word"] == ["answers.jsonl"]
     capsys.readouterr()
     out = tmp_path / "out"
-    assert run("codalab", root, out) == 0
+    assert run_cli("codalab", root, out) == 0
     shown = everything_shown(out, capsys.readouterr())
     assert "некот" not in shown and "ненене" not in shown
     assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["warnings"] == []
