@@ -313,7 +313,7 @@ def _verdict(fault: runner.CodeFault) -> SubmissionInvalid:
 def _run_sealed(
     guard: Guard,
     scored: ScoreResult,
-    dialogues: list[runner.Dialogue],
+    dialogues: list[runner.CodeDialogue],
     targets: dict[str, list[str]],
     code_root: str,
     scratch: str,

@@ -86,7 +86,7 @@ class Part(TypedDict):
     content: str
 
 
-class Dialogue(TypedDict):
+class CodeDialogue(TypedDict):
     """A dialogue of ``dialogues.jsonl`` as the runner holds it: its id, type and turns (lists of parts)."""
 
     dialog_id: str
@@ -225,7 +225,7 @@ def read_jsonl(path: str, what: str) -> list[dict[str, Any]]:
     return rows
 
 
-def read_dialogues(data: str) -> list[Dialogue]:
+def read_dialogues(data: str) -> list[CodeDialogue]:
     """``dialogues.jsonl`` with every image and audio path made absolute against ``data``."""
     base = os.path.abspath(data)
     rows = read_jsonl(os.path.join(data, DIALOGUES), "a dialogue")
@@ -256,7 +256,7 @@ def read_dialogues(data: str) -> list[Dialogue]:
                 ]
             )
         seen.add(dialog_id)
-        dialogues.append(Dialogue(dialog_id=dialog_id, type=row.get("type"), turns=fixed))
+        dialogues.append(CodeDialogue(dialog_id=dialog_id, type=row.get("type"), turns=fixed))
     if not dialogues:
         raise UsageFault(f"{os.path.join(data, DIALOGUES)} holds no dialogue")
     return dialogues
@@ -266,7 +266,7 @@ def _media_path(base: str, content: str) -> str:
     return content if os.path.isabs(content) else os.path.normpath(os.path.join(base, content))
 
 
-def read_targets(data: str, dialogues: list[Dialogue]) -> dict[str, list[str]] | None:
+def read_targets(data: str, dialogues: list[CodeDialogue]) -> dict[str, list[str]] | None:
     """The first reference variant of every turn (``answers.jsonl``), or None when there is no such file."""
     path = os.path.join(data, ANSWERS)
     if not os.path.exists(path):
@@ -284,7 +284,7 @@ def read_targets(data: str, dialogues: list[Dialogue]) -> dict[str, list[str]] |
     return targets
 
 
-def read_only(path: str, dialogues: list[Dialogue]) -> set[tuple[str, int]]:
+def read_only(path: str, dialogues: list[CodeDialogue]) -> set[tuple[str, int]]:
     """The turns ``--only`` names: the JSON Lines ``audit-sample`` writes (``dialog_id`` and ``turn``)."""
     turns = {d["dialog_id"]: len(d["turns"]) for d in dialogues}
     chosen = set()
@@ -1099,7 +1099,7 @@ class _Phase:
 
 
 def generate(
-    dialogues: list[Dialogue], code_root: str, settings: PhaseSettings, digest: str = ""
+    dialogues: list[CodeDialogue], code_root: str, settings: PhaseSettings, digest: str = ""
 ) -> dict[str, list[str]]:
     """Every dialogue's answers: a_i = generate_text(model, tokenizer, q_i, [(q_k, a_k) for k < i])."""
     total = sum(len(d["turns"]) for d in dialogues)
@@ -1128,7 +1128,7 @@ def generate(
 
 
 def choose_probes(
-    dialogues: list[Dialogue],
+    dialogues: list[CodeDialogue],
     targets: dict[str, list[str]],
     count: int = PROBE_TURNS,
     min_words: int = PROBE_MIN_WORDS,
@@ -1157,7 +1157,7 @@ def choose_probes(
 
 
 def perplexities(
-    dialogues: list[Dialogue],
+    dialogues: list[CodeDialogue],
     targets: dict[str, list[str]],
     code_root: str,
     settings: PhaseSettings,
@@ -1388,7 +1388,7 @@ def run(options: RunOptions) -> int:
     return EXIT_OK
 
 
-def _own_answers(kept: bytes | None, output: str, dialogues: list[Dialogue]) -> dict[str, list[str]]:
+def _own_answers(kept: bytes | None, output: str, dialogues: list[CodeDialogue]) -> dict[str, list[str]]:
     path = os.path.join(output, SUBMISSION)
     if kept is None:
         raise UsageFault(
