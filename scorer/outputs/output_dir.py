@@ -181,6 +181,7 @@ def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str], ma
             target = output / name
             target.parent.mkdir(parents=True, exist_ok=True)
             temporaries[name] = _temporary(target, data)
+        deferred = _Deferred()
         held = (
             signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_BACK)
             if in_main_thread() and hasattr(signal, "pthread_sigmask")
@@ -203,9 +204,27 @@ def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str], ma
         finally:
             if held is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            deferred.end()
     finally:
         for tmp in temporaries.values():
             _unlink(tmp)
+
+
+class _Deferred:
+    """SIGINT and SIGTERM recorded, not acted on, while the outputs are renamed into place, then delivered
+    again to the handlers they had. The mask holds back a signal the kernel has not yet delivered; this holds
+    back one it delivered just before, whose Python handler would otherwise run between two renames."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        record = lambda signum, frame: self.received.append(signum)  # noqa: E731
+        self.before = {sig: signal.signal(sig, record) for sig in _HELD_BACK} if in_main_thread() else {}
+
+    def end(self) -> None:
+        for sig, handler in self.before.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for signum in self.received[:1]:
+            signal.raise_signal(signum)
 
 
 def _remove(target: Path) -> None:
