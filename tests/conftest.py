@@ -94,6 +94,37 @@ def process(*args, **kwargs) -> subprocess.CompletedProcess:
     )
 
 
+#: A toy team of the code competition (contract section 10): every call answers, the perplexities vary.
+TOY_TEAM = """
+def setup_model_and_tokenizer():
+    return {}, None
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    return "Ответ " + str(len(history_list))
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    return 2.0 + len(cur_query_tuple[1]) % 11
+"""
+
+
+def toy_team(folder: Path, source: str = TOY_TEAM) -> Path:
+    """A team's upload in ``folder``: ``team_code/`` with this ``generate.py``."""
+    import textwrap
+
+    (folder / "team_code").mkdir(parents=True)
+    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "team_code" / "generate.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    return folder
+
+
+def scorer_run(*args: object, data: Path = PUBLIC) -> subprocess.CompletedProcess:
+    """``python -m scorer run --data DATA ...`` as a process."""
+    return subprocess.run(
+        [sys.executable, "-m", "scorer", "run", "--data", str(data), *map(str, args)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+
+
 #: The lines of the realistic example's ``submission.jsonl`` and its ``ppl_output.json``, for uploads made
 #: from it.
 ROWS = [

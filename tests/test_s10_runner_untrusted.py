@@ -15,41 +15,16 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, run_cli
+from conftest import PUBLIC, ROOT, TOY_TEAM, run_cli, scorer_run, toy_team
 
 pytestmark = pytest.mark.slow
-
-TEAM = """
-def setup_model_and_tokenizer():
-    return {}, None
-
-def generate_text(model, tokenizer, cur_query_list, history_list):
-    return "Ответ " + str(len(history_list))
-
-def get_ppl(model, tokenizer, cur_query_tuple, history_list):
-    return 2.0 + len(cur_query_tuple[1]) % 11
-"""
-
-
-def team(folder: Path, source: str = TEAM) -> Path:
-    (folder / "team_code").mkdir(parents=True)
-    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
-    (folder / "team_code" / "generate.py").write_text(textwrap.dedent(source), encoding="utf-8")
-    return folder
-
-
-def run(*args: object, data: Path = PUBLIC) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "scorer", "run", "--data", str(data), *map(str, args)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
-    )  # fmt: skip
 
 
 def zipped(tmp_path: Path, patch=None) -> Path:
     archive = tmp_path / "upload.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as z:
         z.writestr("team_code/__init__.py", "")
-        z.writestr("team_code/generate.py", TEAM)
+        z.writestr("team_code/generate.py", TOY_TEAM)
     if patch is not None:
         data = bytearray(archive.read_bytes())
         patch(data)
@@ -90,7 +65,7 @@ def bad_crc(data: bytearray) -> None:
     ids=["bad-crc", "encrypted", "unknown-method"],
 )
 def test_a_zip_the_runner_cannot_unpack_is_the_uploads_fault(tmp_path, patch, words):
-    done = run("--code", zipped(tmp_path, patch), "--output", tmp_path / "out")
+    done = scorer_run("--code", zipped(tmp_path, patch), "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "error: the team's code failed (upload" in done.stderr and words in done.stderr
     assert "the zip's entry 'team_code/" in done.stderr or "the zip cannot be read" in done.stderr
@@ -101,17 +76,17 @@ def test_a_zip_holding_a_name_as_file_and_folder_is_the_uploads_fault(tmp_path):
     archive = tmp_path / "upload.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("team_code/__init__.py", "")
-        z.writestr("team_code/generate.py", TEAM)
+        z.writestr("team_code/generate.py", TOY_TEAM)
         z.writestr("team_code/data", "a file")
         z.writestr("team_code/data/weights.bin", "and a folder")
-    done = run("--code", archive, "--output", tmp_path / "out")
+    done = scorer_run("--code", archive, "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "'team_code/data' both as a file and as a folder" in done.stderr
 
 
 def test_an_answer_holding_a_lone_surrogate_is_a_wrong_value_of_the_code(tmp_path):
-    source = TEAM.replace('return "Ответ " + str(len(history_list))', 'return "Ответ \\ud800"')
-    done = run("--code", team(tmp_path / "t", source), "--output", tmp_path / "out")
+    source = TOY_TEAM.replace('return "Ответ " + str(len(history_list))', 'return "Ответ \\ud800"')
+    done = scorer_run("--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "(wrong_value; phase generate, function generate_text, dialog_id 'd-0001', turn 0)" in done.stderr
     assert "lone surrogate" in done.stderr
@@ -129,23 +104,23 @@ class Scalar:  # what a 0-d tensor is to float(): a number
 
 
 def test_a_value_whose_float_is_a_number_is_a_perplexity_and_a_wrong_one_says_what_to_return(tmp_path):
-    source = class_0d + TEAM.replace("return 2.0 + len", "return Scalar(2.0 + len")
+    source = class_0d + TOY_TEAM.replace("return 2.0 + len", "return Scalar(2.0 + len")
     source = source.replace("% 11\n", "% 11)\n")
-    done = run("--code", team(tmp_path / "t", source), "--output", tmp_path / "out")
+    done = scorer_run("--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out")
     assert done.returncode == 0, done.stderr
-    plain = run("--code", team(tmp_path / "plain"), "--output", tmp_path / "plain-out")
+    plain = scorer_run("--code", toy_team(tmp_path / "plain"), "--output", tmp_path / "plain-out")
     assert plain.returncode == 0
     for name in ("ppl_output.json", "ppl_probes.json"):
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "plain-out" / name).read_bytes()
-    wrong = TEAM.replace("return 2.0 + len(cur_query_tuple[1]) % 11", "return [2.0]")
-    done = run("--code", team(tmp_path / "w", wrong), "--output", tmp_path / "w-out")
+    wrong = TOY_TEAM.replace("return 2.0 + len(cur_query_tuple[1]) % 11", "return [2.0]")
+    done = scorer_run("--code", toy_team(tmp_path / "w", wrong), "--output", tmp_path / "w-out")
     assert done.returncode == 1
     assert "it returned list [2.0]; it must return a real number" in done.stderr
     assert "float(x) or x.item()" in done.stderr
 
 
 def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
-    failing = TEAM.replace(
+    failing = TOY_TEAM.replace(
         "    return 2.0 + len",
         "    if cur_query_tuple[1] == STOP: raise RuntimeError('x')\n    return 2.0 + len",
     )
@@ -153,9 +128,9 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
         json.loads(x) for x in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines() if x
     ]
     stop = answers[2]["references"][0][0]
-    code = team(tmp_path / "t", f"STOP = {stop!r}\n" + failing)
+    code = toy_team(tmp_path / "t", f"STOP = {stop!r}\n" + failing)
     out = tmp_path / "out"
-    first = run("--code", code, "--output", out)
+    first = scorer_run("--code", code, "--output", out)
     assert first.returncode == 1
     state = out / ".run-state" / "ppl.jsonl"
     kept = len(state.read_text(encoding="utf-8").splitlines()) - 1
@@ -169,21 +144,21 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
         + b'{"dialog_id": "d-0001", "turn": 1, "value": "abc"}\n'
         + b'{"dialog_id": "d-0001", "turn": 1, "value": 3.0}'[:-3] + "Ж".encode()[:1] + b"\n"
     )  # fmt: skip
-    again = run("--code", code, "--output", out, "--resume")
+    again = scorer_run("--code", code, "--output", out, "--resume")
     assert again.returncode == 1
     assert f"run: ppl: reusing {kept} kept turn(s) from" in again.stderr
     # the code changed: refused, saying which and how to start over
-    (code / "team_code" / "generate.py").write_text(textwrap.dedent(TEAM), encoding="utf-8")
-    changed = run("--code", code, "--output", out, "--resume")
+    (code / "team_code" / "generate.py").write_text(textwrap.dedent(TOY_TEAM), encoding="utf-8")
+    changed = scorer_run("--code", code, "--output", out, "--resume")
     assert changed.returncode == 2
     assert (
         "computed with other team_code/ (the code)" in changed.stderr and "without --resume" in changed.stderr
     )
-    fresh = run("--code", code, "--output", out)
+    fresh = scorer_run("--code", code, "--output", out)
     assert fresh.returncode == 0, fresh.stderr
     assert "discarding" in fresh.stderr
     whole = tmp_path / "whole"
-    assert run("--code", code, "--output", whole).returncode == 0
+    assert scorer_run("--code", code, "--output", whole).returncode == 0
     for name in ("submission.jsonl", "ppl_output.json"):
         assert (out / name).read_bytes() == (whole / name).read_bytes()
     values = json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))
@@ -192,18 +167,21 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
 
 def test_limit_is_a_trial_on_the_first_dialogues_and_says_so(tmp_path):
     out = tmp_path / "out"
-    done = run("--code", team(tmp_path / "t"), "--output", out, "--limit", "2")
+    done = scorer_run("--code", toy_team(tmp_path / "t"), "--output", out, "--limit", "2")
     assert done.returncode == 0, done.stderr
     assert "run: --limit 2: a trial on the first 2 of" in done.stderr
     rows = [json.loads(x) for x in (out / "submission.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["dialog_id"] for r in rows] == ["d-0001", "d-0002"]
     assert sorted(json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))) == ["d-0001", "d-0002"]
-    assert run("--code", team(tmp_path / "u"), "--output", tmp_path / "o2", "--limit", "0").returncode == 2
+    assert (
+        scorer_run("--code", toy_team(tmp_path / "u"), "--output", tmp_path / "o2", "--limit", "0").returncode
+        == 2
+    )
 
 
 @pytest.mark.parametrize("flag", ["--turn-timeout", "--setup-timeout"])
 def test_a_timeout_below_zero_is_a_usage_error_on_every_command(tmp_path, flag):
-    done = run("--code", team(tmp_path / "t"), "--output", tmp_path / "out", flag, "-5")
+    done = scorer_run("--code", toy_team(tmp_path / "t"), "--output", tmp_path / "out", flag, "-5")
     assert done.returncode == 2 and f"{flag} -5: give a positive number of seconds" in done.stderr
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
@@ -220,7 +198,7 @@ def test_a_reference_data_error_is_exit_2_in_a_code_competitions_step(tmp_path, 
     row["turns"] = []
     lines[1] = json.dumps(row, ensure_ascii=False)
     (root / "ref" / "dialogues.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    team(root / "res")
+    toy_team(root / "res")
     shutil.copy(ROOT / "submissions_examples" / "realistic" / "submission.jsonl", root / "res")
     capsys.readouterr()
     assert run_cli("codalab", root, tmp_path / "scored", "--no-synonyms") == 2
@@ -229,8 +207,8 @@ def test_a_reference_data_error_is_exit_2_in_a_code_competitions_step(tmp_path, 
 
 
 def test_an_output_holding_the_code_or_the_data_is_refused(tmp_path):
-    code = team(tmp_path / "t")
-    done = run("--code", code, "--output", code)
+    code = toy_team(tmp_path / "t")
+    done = scorer_run("--code", code, "--output", code)
     assert done.returncode == 2 and "holds --code or --data" in done.stderr
     assert (code / "team_code" / "generate.py").exists()
 
@@ -245,7 +223,7 @@ def test_the_probe_calls_follow_the_datas_audit_settings_and_the_runners_default
     shutil.copytree(PUBLIC, data)
     (data / "config.toml").write_text("[audit]\nprobe_turns = 3\nprobe_min_words = 6\n", encoding="utf-8")
     out = tmp_path / "out"
-    assert run("--code", team(tmp_path / "t"), "--output", out, data=data).returncode == 0
+    assert scorer_run("--code", toy_team(tmp_path / "t"), "--output", out, data=data).returncode == 0
     probes = json.loads((out / "ppl_probes.json").read_text(encoding="utf-8"))
     probed = [(d, i) for d, vs in probes.items() for i, v in enumerate(vs) if v is not None]
     assert len(probed) == 3
@@ -271,7 +249,7 @@ def test_the_runner_alone_runs_on_the_oldest_python_it_supports(tmp_path):
     shutil.copy(ROOT / "scorer" / "runner.py", isolated)
     out = tmp_path / "out"
     done = subprocess.run(
-        [oldest_python(), "-I", str(isolated), "--data", str(PUBLIC), "--code", str(team(tmp_path / "t")),
+        [oldest_python(), "-I", str(isolated), "--data", str(PUBLIC), "--code", str(toy_team(tmp_path / "t")),
          "--output", str(out), "--quiet", "--limit", "3"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip

@@ -8,38 +8,12 @@ import json
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT
+from conftest import ROOT, TOY_TEAM, scorer_run, toy_team
 
 pytestmark = pytest.mark.slow
-
-TEAM = """
-def setup_model_and_tokenizer():
-    return {}, None
-
-def generate_text(model, tokenizer, cur_query_list, history_list):
-    return "Ответ " + str(len(history_list))
-
-def get_ppl(model, tokenizer, cur_query_tuple, history_list):
-    return 2.0 + len(cur_query_tuple[1]) % 11
-"""
-
-
-def team(folder: Path, source: str = TEAM) -> Path:
-    (folder / "team_code").mkdir(parents=True)
-    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
-    (folder / "team_code" / "generate.py").write_text(textwrap.dedent(source), encoding="utf-8")
-    return folder
-
-
-def run(*args: object, data: Path = PUBLIC) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "scorer", "run", "--data", str(data), *map(str, args)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
-    )  # fmt: skip
 
 
 def run_every_progress_line(*args: object, data: Path) -> subprocess.CompletedProcess:
@@ -55,8 +29,8 @@ def run_every_progress_line(*args: object, data: Path) -> subprocess.CompletedPr
 
 
 def test_a_package_the_runners_python_lacks_names_that_python_and_the_runner_alone(tmp_path):
-    code = team(tmp_path / "t", "import torch_not_installed_xyz\n" + TEAM)
-    done = run("--code", code, "--output", tmp_path / "out")
+    code = toy_team(tmp_path / "t", "import torch_not_installed_xyz\n" + TOY_TEAM)
+    done = scorer_run("--code", code, "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "(exception; phase generate, function import team_code.generate)" in done.stderr
     assert "No module named 'torch_not_installed_xyz'" in done.stderr
@@ -66,8 +40,8 @@ def test_a_package_the_runners_python_lacks_names_that_python_and_the_runner_alo
 
 
 def test_an_exception_of_the_codes_own_names_no_interpreter(tmp_path):
-    code = team(tmp_path / "t", "raise ValueError('a bug of its own')\n" + TEAM)
-    done = run("--code", code, "--output", tmp_path / "out")
+    code = toy_team(tmp_path / "t", "raise ValueError('a bug of its own')\n" + TOY_TEAM)
+    done = scorer_run("--code", code, "--output", tmp_path / "out")
     assert done.returncode == 1 and "ValueError: a bug of its own" in done.stderr
     assert "the code ran under" not in done.stderr
 
@@ -92,10 +66,10 @@ def twenty_turns(folder: Path) -> Path:
 
 
 def test_the_setup_is_reported_once_a_phase_and_the_time_left_counts_the_turns_alone(tmp_path):
-    slow_setup = TEAM.replace(
+    slow_setup = TOY_TEAM.replace(
         "    return {}, None", "    import time\n    time.sleep(1.5)\n    return {}, None"
     )
-    code = team(tmp_path / "t", slow_setup)
+    code = toy_team(tmp_path / "t", slow_setup)
     done = run_every_progress_line(
         "--code", code, "--output", tmp_path / "out", data=twenty_turns(tmp_path / "d")
     )
@@ -115,8 +89,8 @@ def test_the_setup_is_reported_once_a_phase_and_the_time_left_counts_the_turns_a
 
 
 def test_a_missing_function_is_named_with_what_the_module_defines(tmp_path):
-    source = TEAM.split("def get_ppl")[0] + "def helper():\n    return 1\n\nCONSTANT = 3\n"
-    done = run("--code", team(tmp_path / "t", source), "--output", tmp_path / "out")
+    source = TOY_TEAM.split("def get_ppl")[0] + "def helper():\n    return 1\n\nCONSTANT = 3\n"
+    done = scorer_run("--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert (
         "team_code/generate.py defines no get_ppl; it defines: CONSTANT, generate_text, helper, "
@@ -132,7 +106,7 @@ def test_an_upload_without_the_package_is_missing_with_no_empty_place(tmp_path):
     (upload / "code").mkdir(parents=True)
     (upload / "code" / "model.py").write_text("", encoding="utf-8")
     (upload / "notes.txt").write_text("", encoding="utf-8")
-    done = run("--code", upload, "--output", tmp_path / "out")
+    done = scorer_run("--code", upload, "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "(missing; )" not in done.stderr and "; )" not in done.stderr
     assert "error: the team's code failed (missing): the upload holds no package team_code/" in done.stderr
