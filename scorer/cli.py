@@ -8,6 +8,7 @@ stderr, the traceback in ``scorer-error.log`` in the output directory).
 from __future__ import annotations
 
 import argparse
+import atexit
 import errno
 import gc
 import json
@@ -781,7 +782,13 @@ def _stop(signum: int, frame: object) -> None:
     however many and however soon, are ignored while it stops (contract section 3)."""
     for sig in _STOPS:
         signal.signal(sig, signal.SIG_IGN)
+    STOPS_RECEIVED.append(signum)
     raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
+
+
+#: The stop :func:`_stop` raised, once: an error that follows it (a library that turned the stop into an
+#: error of its own, a matplotlib transform's ValueError say) ends the run as the stop, never as exit 3.
+STOPS_RECEIVED: list[int] = []
 
 
 def _dependencies_missing(argv: Sequence[str]) -> bool:
@@ -838,6 +845,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return int(exc.code or 0)
     handler = COMMANDS[args.command][1]
     previous: dict[int, Any] = {}
+    STOPS_RECEIVED.clear()
     try:
         if in_main_thread():
             previous = {sig: signal.signal(sig, _stop) for sig in _STOPS}
@@ -913,6 +921,7 @@ def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.
         print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes()), file=sys.stderr)
         return exc.exit_code
     except ScorerError as exc:
+        _stopped_meanwhile()
         _json_verdict(args, exc)
         hint = next(
             (f" (on the command line: {h})" for kind, h in _OPTION_HINTS.items() if isinstance(exc, kind)), ""
@@ -920,11 +929,13 @@ def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.
         print(f"error: {exc}{hint}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # a fault of the environment: a path too long, unreadable, on a full disk ...
+        _stopped_meanwhile()
         error = UsageError(_environment_fault(exc, state))
         _json_verdict(args, error)
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
     except MemoryError:
+        _stopped_meanwhile()
         error = UsageError("the run ran out of memory; give it more memory, or fewer --resamples or --jobs")
         _json_verdict(args, error)
         print(f"error: {error}", file=sys.stderr)
@@ -937,8 +948,19 @@ def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.
         return _internal_error(state)
 
 
+def _stopped_meanwhile() -> None:
+    """Raise the stop received while the run went on to the error being handled, if any (contract section 3:
+    a signal gives 130 or 143, whatever error it caused on its way)."""
+    stop = _stop_within(RuntimeError())
+    if stop is not None:
+        raise stop
+
+
 def _stop_within(exc: BaseException) -> BaseException | None:
-    """The SIGINT or SIGTERM stop an error carries as its cause or context, if any."""
+    """The SIGINT or SIGTERM stop an error carries as its cause or context, or the one received while the
+    run went on to this error, if any."""
+    if STOPS_RECEIVED:
+        return KeyboardInterrupt() if STOPS_RECEIVED[0] == signal.SIGINT else Terminated()
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -1001,4 +1023,15 @@ def run() -> None:
     code = main()
     for sig in _STOPS:  # ignored by the kernel itself: the interpreter's exit puts back its own handlers
         signal.signal(sig, signal.SIG_IGN)
+    if code in (EXIT_SIGINT, EXIT_SIGTERM):
+        # a run stopped half-way leaves objects of compiled libraries mid-call; the interpreter's own
+        # finalization of them could end in a fatal error instead of this code: the exit handlers run, the
+        # streams are flushed, and the process ends here
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
     sys.exit(code)

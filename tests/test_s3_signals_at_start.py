@@ -90,3 +90,13 @@ def caught(pid: int) -> bool:
     except (OSError, StopIteration, ValueError):
         return False
     return bool(mask >> (signal.SIGTERM - 1) & 1)
+
+
+def test_an_error_that_follows_a_stop_ends_the_run_as_the_stop(monkeypatch):
+    from scorer import cli
+
+    monkeypatch.setattr(cli, "STOPS_RECEIVED", [signal.SIGTERM])
+    with pytest.raises(cli.Terminated):
+        cli._stopped_meanwhile()  # a library turned the stop into its own ValueError: still 143
+    monkeypatch.setattr(cli, "STOPS_RECEIVED", [])
+    cli._stopped_meanwhile()  # no stop: the error is the run's
