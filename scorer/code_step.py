@@ -43,6 +43,7 @@ from typing import Any
 from scorer import runner
 from scorer.api import RunOptions, ScoreResult, load_reference, score_submission, with_perplexities
 from scorer.errors import EXIT_INVALID, Issue, ScorerError, SubmissionInvalid, UsageError
+from scorer.inputs.config import Config
 from scorer.inputs.contract import PPL, SUBMISSION
 from scorer.inputs.jsonio import shorten
 from scorer.outputs.report import SCORES_JSON, SCORES_TXT, failure_files, score_files
@@ -76,6 +77,7 @@ class StepSurprise(ScorerError):
     kind = "surprise"
 
     def __init__(self, what: str):
+        self.what = what
         super().__init__(
             f"the scoring step stopped ({what}); it wrote no scores.json or scores.txt, and the upload "
             "is not scored"
@@ -259,17 +261,18 @@ def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInv
     except runner.UsageFault as exc:
         raise UsageError(str(exc)) from None
     upload = find_upload(res, {d["dialog_id"]: len(d["turns"]) for d in dialogues})
-    return score_code_upload(upload, settings)
+    return score_code_upload(upload, settings, dialogues)
 
 
-def score_code_upload(upload: Upload, settings: StepSettings) -> ScoreResult | SubmissionInvalid:
-    """Run the step on ``upload``: the scored result, or the verdict when the team's code failed; both are
-    written to ``settings.output`` by the step itself. StepSurprise (exit 1, no scores) for a surprise;
-    UsageError for the organizer's data."""
+def score_code_upload(
+    upload: Upload, settings: StepSettings, dialogues: list[runner.CodeDialogue]
+) -> ScoreResult | SubmissionInvalid:
+    """Run the step on ``upload`` (``dialogues``: the reference data's, as the runner reads them): the scored
+    result, or the verdict when the team's code failed; both are written to ``settings.output`` by the step
+    itself. StepSurprise (exit 1, no scores) for a surprise; UsageError for the organizer's data."""
     guard = Guard.get()
     data = settings.data
     try:
-        dialogues = runner.read_dialogues(data)
         targets = runner.read_targets(data, dialogues)
     except runner.UsageFault as exc:
         raise UsageError(str(exc)) from None
@@ -297,8 +300,8 @@ def score_code_upload(upload: Upload, settings: StepSettings) -> ScoreResult | S
         try:
             code_root = runner.find_code(str(upload.folder), scratch)
         except runner.CodeFault as fault:
-            return _written(_verdict(fault), settings, None)
-        return _run_sealed(guard, scored, dialogues, targets, code_root, scratch, settings)
+            return _written(_verdict(fault), settings)
+        return _run_sealed(guard, scored, config, dialogues, targets, code_root, scratch, settings)
     finally:
         guard.off()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -313,6 +316,7 @@ def _verdict(fault: runner.CodeFault) -> SubmissionInvalid:
 def _run_sealed(
     guard: Guard,
     scored: ScoreResult,
+    config: Config,
     dialogues: list[runner.CodeDialogue],
     targets: dict[str, list[str]],
     code_root: str,
@@ -346,7 +350,7 @@ def _run_sealed(
         except runner.CodeFault as fault:
             outcome = _verdict(fault)
         except StepSurprise as exc:
-            surprises.append(str(exc))
+            surprises.append(exc.what)
         except BaseException as exc:  # noqa: BLE001 - whatever the code made happen here is a surprise
             surprises.append(f"{type(exc).__name__} while the code ran")
         finally:
@@ -356,21 +360,19 @@ def _run_sealed(
             guard.allowed = None
             surprises.extend(restored or _restore(limits))
         if values is not None:
-            outcome = with_perplexities(scored, runner.numbers(values), scored_config(settings))
+            outcome = with_perplexities(scored, runner.numbers(values), config)
         if outcome is None:
             raise StepSurprise(_first(surprises) if surprises else "no outcome")
         files = _files_of(outcome, settings)
         surprises.extend(_empty(output_fd))
-        surprises.extend(guard.caught)
-        surprises.extend(f"it received {_signal_name(s)}" for s in signals.received)
+        surprises.extend(_late(signals, guard))
         if surprises:
             raise StepSurprise(_first(surprises))
         _write_all(output_fd, files)
-        if signals.received or guard.caught:
+        late = _late(signals, guard)  # while the outputs were written
+        if late:
             _remove_scores(output_fd)
-            raise StepSurprise(
-                _first([f"it received {_signal_name(s)}" for s in signals.received] + guard.caught)
-            )
+            raise StepSurprise(_first(late))
         return outcome
     except StepSurprise:
         _remove_scores(output_fd)
@@ -385,17 +387,13 @@ def _run_sealed(
         os.close(output_fd)
 
 
-def scored_config(settings: StepSettings) -> Any:
-    config = settings.options.config
-    assert config is not None
-    return config
+def _late(signals: _Signals, guard: Guard) -> list[str]:
+    """The signals received and the guard's catches so far, as surprises."""
+    return [f"it received {_signal_name(s)}" for s in signals.received] + guard.caught
 
 
 def _first(surprises: list[str]) -> str:
-    text = surprises[0]
-    if text.startswith("the scoring step stopped ("):
-        text = text[len("the scoring step stopped (") :].split("); it wrote", 1)[0]
-    return text + (f", and {len(surprises) - 1} more" if len(surprises) > 1 else "")
+    return surprises[0] + (f", and {len(surprises) - 1} more" if len(surprises) > 1 else "")
 
 
 def _files_of(outcome: ScoreResult | SubmissionInvalid, settings: StepSettings) -> dict[str, bytes]:
@@ -405,18 +403,17 @@ def _files_of(outcome: ScoreResult | SubmissionInvalid, settings: StepSettings) 
 
 
 def _written(
-    outcome: ScoreResult | SubmissionInvalid, settings: StepSettings, fd: int | None
+    outcome: ScoreResult | SubmissionInvalid, settings: StepSettings
 ) -> ScoreResult | SubmissionInvalid:
     """Write a verdict found before the code started (through a descriptor of the output folder)."""
-    output_fd = os.open(settings.output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW) if fd is None else fd
+    output_fd = os.open(settings.output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         problems = _empty(output_fd)
         if problems:
             raise StepSurprise(problems[0])
         _write_all(output_fd, _files_of(outcome, settings))
     finally:
-        if fd is None:
-            os.close(output_fd)
+        os.close(output_fd)
     return outcome
 
 

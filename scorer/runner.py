@@ -647,8 +647,7 @@ class Child:
                 closing()
             except OSError:
                 pass
-        self.kill()
-        kill_descendants()
+        self.kill()  # the rest of what the code started: the phase kills it (_Phase.__exit__)
 
 
 def _child_environment() -> dict[str, str]:
@@ -674,7 +673,7 @@ def checked_reply(line: bytes, call: str) -> Reply:
     fault = reply.get("fault")
     if fault is not None:
         if fault == "exception" and set(reply) == {"fault", "trace"} and isinstance(reply["trace"], str):
-            return _raise(
+            raise (
                 CodeFault(
                     "exception",
                     "it raised an exception (its traceback follows)",
@@ -684,9 +683,7 @@ def checked_reply(line: bytes, call: str) -> Reply:
                 )
             )
         if fault == "wrong_value" and set(reply) == {"fault", "value"} and isinstance(reply["value"], str):
-            return _raise(
-                CodeFault("wrong_value", f"it returned {printable(reply['value'])[: EXCERPT + 80]}")
-            )
+            raise (CodeFault("wrong_value", f"it returned {printable(reply['value'])[: EXCERPT + 80]}"))
         if (
             fault == "missing"
             and set(reply) == {"fault", "missing", "held"}
@@ -696,7 +693,7 @@ def checked_reply(line: bytes, call: str) -> Reply:
             and _strings(reply["held"], 10_000)
         ):
             held = ", ".join(printable(n)[:EXCERPT] for n in reply["held"][:50]) or "nothing public"
-            return _raise(
+            raise (
                 CodeFault(
                     "missing",
                     f"team_code/generate.py defines no {', '.join(reply['missing'])}; it defines: {held}",
@@ -704,7 +701,7 @@ def checked_reply(line: bytes, call: str) -> Reply:
             )
         raise CodeFault("protocol", "a fault report that is not the protocol's")
     if call == "ready":
-        if reply == {"ready": True}:
+        if reply == {"ready": True} and reply["ready"] is True:
             return reply
     elif set(reply) == {"ok"}:
         value = reply["ok"]
@@ -720,10 +717,6 @@ def checked_reply(line: bytes, call: str) -> Reply:
             except OverflowError:
                 raise CodeFault("wrong_value", "it returned an int too large for a float") from None
     raise CodeFault("protocol", f"a reply that is not the protocol's answer to a {call} call")
-
-
-def _raise(fault: CodeFault) -> Reply:
-    raise fault
 
 
 def become_undumpable() -> bool:
