@@ -60,6 +60,17 @@ def team(folder: Path, attack: str = "    pass") -> Path:
     return folder
 
 
+def waits_for(path: Path) -> str:
+    """Attack code that waits until a process it forked has written ``path`` (however busy the machine)."""
+    return f"""
+    import time
+    for _ in range(500):
+        if os.path.exists({str(path)!r}):
+            break
+        time.sleep(0.01)
+    """
+
+
 def step_input(tmp_path: Path, attack: str = "    pass", code: bool = True) -> Path:
     """INPUT of the scoring step: ref/ with the code competition's config, res/ the prediction's output."""
     root = tmp_path / "input"
@@ -285,12 +296,7 @@ def test_a_forged_file_and_a_daemon_leave_an_honest_score(tmp_path):
                 fh.write('{{"status": "ok", "integral": 0.999}}')
             time.sleep(60)
         os._exit(0)
-    import time
-    for _ in range(500):
-        if os.path.exists({str(pids)!r}):
-            break
-        time.sleep(0.01)
-    """
+    """ + waits_for(pids)
     root = step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
@@ -318,12 +324,7 @@ def test_a_lowered_file_limit_never_lets_a_daemon_survive(tmp_path, hard):
         import time
         time.sleep(60)
         os._exit(0)
-    import time
-    for _ in range(500):
-        if os.path.exists({str(pids)!r}):
-            break
-        time.sleep(0.01)
-    """
+    """ + waits_for(pids)
     root = step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
