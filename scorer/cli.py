@@ -951,16 +951,24 @@ def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.
 def _stopped_meanwhile() -> None:
     """Raise the stop received while the run went on to the error being handled, if any (contract section 3:
     a signal gives 130 or 143, whatever error it caused on its way)."""
-    stop = _stop_within(RuntimeError())
+    stop = _received_stop()
     if stop is not None:
         raise stop
+
+
+def _received_stop() -> BaseException | None:
+    """The stop :func:`_stop` raised in this run, made anew, if any."""
+    if not STOPS_RECEIVED:
+        return None
+    return KeyboardInterrupt() if STOPS_RECEIVED[0] == signal.SIGINT else Terminated()
 
 
 def _stop_within(exc: BaseException) -> BaseException | None:
     """The SIGINT or SIGTERM stop an error carries as its cause or context, or the one received while the
     run went on to this error, if any."""
-    if STOPS_RECEIVED:
-        return KeyboardInterrupt() if STOPS_RECEIVED[0] == signal.SIGINT else Terminated()
+    received = _received_stop()
+    if received is not None:
+        return received
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
