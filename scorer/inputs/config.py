@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import tomllib
@@ -73,6 +74,62 @@ class CompetitionSettings:
     itself). Public: it changes no score, so the signature does not carry it."""
 
     submissions: str = default("competition", "submissions")
+    #: ``"refused"`` (a code phase never runs where a network interface other than loopback is up) or
+    #: ``"allowed"`` (contract section 10, "the network").
+    network: str = default("competition", "network")
+    #: The decimals of every figure ``codalab`` posts in a code competition, and every bundle's columns'
+    #: ``precision`` (contract section 10, "the figures").
+    posted_decimals: int = default("competition", "posted_decimals")
+
+    @property
+    def is_code(self) -> bool:
+        return self.submissions == "code"
+
+
+#: The network settings of ``[competition] network`` (contract section 10).
+NETWORK_SETTINGS = ("refused", "allowed")
+#: The pages' languages (``[platform] language``, contract section 11).
+LANGUAGES = ("en", "ru")
+#: Codabench's leaderboard submission rules (its ``Leaderboard.SUBMISSION_RULES``).
+SUBMISSION_RULES = (
+    "Add",
+    "Add_And_Delete",
+    "Add_And_Delete_Multiple",
+    "Force_Last",
+    "Force_Latest_Multiple",
+    "Force_Best",
+)
+#: The longest step Codabench's default queue runs (seconds): a longer ``execution_time_limit`` needs a queue.
+DEFAULT_QUEUE_MAX_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class PlatformSettings:
+    """What ``bundle`` makes (``[platform]``, contract sections 7 and 11): public settings of the competition,
+    read by ``bundle`` alone (never carried into the reference data)."""
+
+    title: str = default("platform", "title")
+    language: str = default("platform", "language")
+    image: str = default("platform", "image")
+    packages: tuple[str, ...] = default("platform", "packages")
+    queue: str = default("platform", "queue")
+    execution_time_limit: int = default("platform", "execution_time_limit")
+    setup_timeout: int = default("platform", "setup_timeout")
+    turn_timeout: int = default("platform", "turn_timeout")
+    max_submissions_per_day: int = default("platform", "max_submissions_per_day")
+    max_submissions: int = default("platform", "max_submissions")
+    submission_rule: str = default("platform", "submission_rule")
+    development_start: datetime.date = datetime.date.fromisoformat(default("platform", "development_start"))
+    final_start: datetime.date | None = None
+    final_share: float = default("platform", "final_share")
+    seed: int = default("platform", "seed")
+
+    @property
+    def step_timeout(self) -> int:
+        """The runner's ``--step-timeout`` in each step: the platform's limit less max(30 s, 10 %) (contract
+        section 10, "the time")."""
+        limit = self.execution_time_limit
+        return limit - max(30, math.ceil(0.1 * limit))
 
 
 #: Each ``[audit]`` number's bounds: shares and METEOR in [0, 1], the tolerance and the MADs at least 0, a
@@ -131,6 +188,7 @@ class Config:
     audit: AuditSettings = field(default_factory=AuditSettings)
     participants: ParticipantSettings = field(default_factory=ParticipantSettings)
     competition: CompetitionSettings = field(default_factory=CompetitionSettings)
+    platform: PlatformSettings = field(default_factory=PlatformSettings)
 
 
 #: The fewest characters of ``[hidden_metric] salt`` (contract section 7).
@@ -324,6 +382,12 @@ def _build(raw: dict[str, Any]) -> Config:
         raise ConfigError(
             f'config key competition.submissions must be "files" or "code", got {_shown(submissions)}'
         )
+    competition = _competition(raw["competition"], submissions)
+    if details and competition.is_code:
+        raise ConfigError(
+            "config keys participants.turn_details and competition.submissions: a code competition posts "
+            'no per-turn figure, so turn_details = true cannot go with submissions = "code"'
+        )
     return Config(
         weights,
         meteor,
@@ -331,8 +395,118 @@ def _build(raw: dict[str, Any]) -> Config:
         limits,
         audit,
         ParticipantSettings(details),
-        CompetitionSettings(submissions),
+        competition,
+        _platform(raw["platform"]),
     )
+
+
+def _competition(raw: Mapping[str, Any], submissions: str) -> CompetitionSettings:
+    network = raw["network"]
+    if not isinstance(network, str) or network not in NETWORK_SETTINGS:
+        raise ConfigError(
+            f'config key competition.network must be "refused" or "allowed", got {_shown(network)}'
+        )
+    decimals = _whole("competition", "posted_decimals", raw["posted_decimals"], 0, 10)
+    return CompetitionSettings(submissions, network, decimals)
+
+
+def _text(key: str, value: Any, *, empty: bool = True, longest: int = 1000) -> str:
+    if not isinstance(value, str) or (not empty and not value.strip()) or len(value) > longest:
+        what = "a non-empty string" if not empty else "a string"
+        raise ConfigError(
+            f"config key platform.{key} must be {what} of at most {longest:,} characters, got {_shown(value)}"
+        )
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ConfigError(f"config key platform.{key} must hold no control characters, got {_shown(value)}")
+    return value
+
+
+def _date(key: str, value: Any) -> datetime.date:
+    """A date of ``[platform]``: ``YYYY-MM-DD`` as a string or a TOML local date."""
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return value
+    if isinstance(value, str) and len(value) == 10:
+        try:
+            return datetime.date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ConfigError(f"config key platform.{key} must be a date YYYY-MM-DD, got {_shown(value)}")
+
+
+#: The most of each ``[platform]`` whole number (a week for a time limit).
+_PLATFORM_WHOLE = {
+    "execution_time_limit": 7 * 24 * 3600,
+    "setup_timeout": 7 * 24 * 3600,
+    "turn_timeout": 7 * 24 * 3600,
+    "max_submissions_per_day": 100_000,
+    "max_submissions": 1_000_000,
+}
+
+
+def _platform(raw: Mapping[str, Any]) -> PlatformSettings:
+    """``[platform]`` checked key by key, then the keys that must fit together (contract section 11)."""
+    language = raw["language"]
+    if not isinstance(language, str) or language not in LANGUAGES:
+        raise ConfigError(f'config key platform.language must be "en" or "ru", got {_shown(language)}')
+    packages = raw["packages"]
+    if not isinstance(packages, list) or len(packages) > 200:
+        raise ConfigError(f"config key platform.packages must be a list of strings, got {_shown(packages)}")
+    for package in packages:
+        _text("packages", package, empty=False, longest=200)
+    rule = raw["submission_rule"]
+    if not isinstance(rule, str) or rule not in SUBMISSION_RULES:
+        raise ConfigError(
+            f"config key platform.submission_rule must be one of {', '.join(SUBMISSION_RULES)}, "
+            f"got {_shown(rule)}"
+        )
+    whole = {k: _whole("platform", k, raw[k], 1, high) for k, high in _PLATFORM_WHOLE.items()}
+    queue = _text("queue", raw["queue"], longest=200)
+    if not queue and whole["execution_time_limit"] > DEFAULT_QUEUE_MAX_SECONDS:
+        raise ConfigError(
+            f"config keys platform.execution_time_limit and platform.queue: Codabench's default queue runs a "
+            f"step for at most {DEFAULT_QUEUE_MAX_SECONDS} s, so a limit of {whole['execution_time_limit']} s "
+            "needs a queue of your own (its vhost in platform.queue)"
+        )
+    development = _date("development_start", raw["development_start"])
+    final = None if raw["final_start"] == "" else _date("final_start", raw["final_start"])
+    if final is not None and final < development + datetime.timedelta(days=1):
+        raise ConfigError(
+            "config keys platform.final_start and platform.development_start: the final phase starts at least "
+            f"one day after the development phase, got {final.isoformat()} and {development.isoformat()}"
+        )
+    share = raw["final_share"]
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+        raise ConfigError(
+            f"config key platform.final_share must be a number between 0 and 1, got {_shown(share)}"
+        )
+    seed = raw["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ConfigError(f"config key platform.seed must be a whole number >= 0, got {_shown(seed)}")
+    settings = PlatformSettings(
+        title=_text("title", raw["title"], empty=False, longest=200),
+        language=language,
+        image=_text("image", raw["image"], longest=300),
+        packages=tuple(packages),
+        queue=queue,
+        submission_rule=rule,
+        development_start=development,
+        final_start=final,
+        final_share=float(share),
+        seed=seed,
+        **whole,
+    )
+    if settings.step_timeout < 1:
+        raise ConfigError(
+            f"config key platform.execution_time_limit: {settings.execution_time_limit} s leaves no time for a "
+            "step once max(30 s, 10 %) is kept back for the platform"
+        )
+    if settings.setup_timeout + settings.turn_timeout > settings.step_timeout:
+        raise ConfigError(
+            "config keys platform.setup_timeout, platform.turn_timeout and platform.execution_time_limit: "
+            f"setup ({settings.setup_timeout} s) and one call ({settings.turn_timeout} s) must fit in the "
+            f"runner's step timeout ({settings.step_timeout} s = execution_time_limit less max(30 s, 10 %))"
+        )
+    return settings
 
 
 def _salt(value: Any) -> str | None:
