@@ -463,16 +463,17 @@ def _platform(raw: Mapping[str, Any]) -> PlatformSettings:
     queue = _text("queue", raw["queue"], longest=200)
     if not queue and whole["execution_time_limit"] > DEFAULT_QUEUE_MAX_SECONDS:
         raise ConfigError(
-            f"config keys platform.execution_time_limit and platform.queue: Codabench's default queue runs a "
-            f"step for at most {DEFAULT_QUEUE_MAX_SECONDS} s, so a limit of {whole['execution_time_limit']} s "
-            "needs a queue of your own (its vhost in platform.queue)"
+            f"config keys platform.execution_time_limit and platform.queue: Codabench's default queue runs "
+            f"a step for at most {DEFAULT_QUEUE_MAX_SECONDS} s, so a limit of "
+            f"{whole['execution_time_limit']} s needs a queue of your own (its vhost in platform.queue)"
         )
     development = _date("development_start", raw["development_start"])
     final = None if raw["final_start"] == "" else _date("final_start", raw["final_start"])
     if final is not None and final < development + datetime.timedelta(days=1):
         raise ConfigError(
-            "config keys platform.final_start and platform.development_start: the final phase starts at least "
-            f"one day after the development phase, got {final.isoformat()} and {development.isoformat()}"
+            "config keys platform.final_start and platform.development_start: the final phase starts at "
+            f"least one day after the development phase, got {final.isoformat()} and "
+            f"{development.isoformat()}"
         )
     share = raw["final_share"]
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
@@ -497,8 +498,8 @@ def _platform(raw: Mapping[str, Any]) -> PlatformSettings:
     )
     if settings.step_timeout < 1:
         raise ConfigError(
-            f"config key platform.execution_time_limit: {settings.execution_time_limit} s leaves no time for a "
-            "step once max(30 s, 10 %) is kept back for the platform"
+            f"config key platform.execution_time_limit: {settings.execution_time_limit} s leaves no time for "
+            "a step once max(30 s, 10 %) is kept back for the platform"
         )
     if settings.setup_timeout + settings.turn_timeout > settings.step_timeout:
         raise ConfigError(
