@@ -58,9 +58,12 @@ from .errors import Issue, SubmissionInvalid, ThesaurusError, UsageError
 from .progress import AGGREGATING, EXPLAINING, SAVING, SCORING, Progress
 
 __all__ = [
+    "AuditSample",
+    "BundleFiles",
     "RunOptions",
     "audit_sample",
     "competition_bundle",
+    "config_source",
     "correlate_submissions",
     "explain_answer",
     "load_reference",
@@ -84,11 +87,14 @@ class RunOptions:
     This class is the one definition of these options and their defaults: each entry point takes it as
     ``options=``, or its fields as keywords, which make one (:meth:`given`); not both."""
 
-    config: Config | None = None
+    config: Config | PathLike | None = None
     thesaurus: Thesaurus | Source | PathLike | None = None
     synonyms: bool = True
     jobs: int = 1
     progress: Progress | None = None
+    #: Where a :class:`Config` given as ``config`` came from, in the words of :func:`config_source` (the
+    #: command line says; a library caller may leave it None).
+    config_source: str | None = None
 
     @classmethod
     def given(cls, options: RunOptions | None, keywords: Mapping[str, Any]) -> RunOptions:
@@ -104,13 +110,47 @@ class RunOptions:
             raise TypeError("give the run's options as options=RunOptions(...) or as keywords, not both")
         return options
 
-    def settled_config(self) -> Config:
-        """The configuration in force: the given one (else the built-in default), without the synonym stage
-        when ``synonyms`` is false."""
-        config = self.config or load_config()
+    def settled(self, data_dir: PathLike | None = None) -> tuple[Config, str]:
+        """The configuration in force and where it came from (:func:`config_source`), by contract section 7's
+        rule, as the command line finds it: ``config`` (a TOML file's path, standing for ``--config``, or a
+        :class:`Config`); else ``config.toml`` in ``data_dir`` when there is one; else the built-in default.
+        Without the synonym stage when ``synonyms`` is false. Raises ``ConfigError``."""
+        given = self.config
+        if isinstance(given, Config):
+            config, source = given, self.config_source or _source_of(given)
+        else:
+            config = config_for(
+                None if data_dir is None else os.fspath(data_dir), None if given is None else os.fspath(given)
+            )[0]
+            source = config_source(data_dir, given)
         if self.synonyms:
-            return config
-        return replace(config, meteor=params_without_synonyms(config.meteor))
+            return config, source
+        return replace(config, meteor=params_without_synonyms(config.meteor)), source
+
+    def settled_config(self, data_dir: PathLike | None = None) -> Config:
+        """The configuration in force (:meth:`settled`)."""
+        return self.settled(data_dir)[0]
+
+
+#: The three sources of a run's configuration (contract section 7), as results carry them (``config_source``).
+BUILT_IN_DEFAULT = "built-in default"
+
+
+def config_source(data_dir: PathLike | None, config: PathLike | None = None) -> str:
+    """Which configuration contract section 7's rule picks, in the words every result carries as
+    ``config_source``: ``--config PATH`` when ``config`` (a file) is given; else ``config.toml in DIR`` when
+    the reference directory ``data_dir`` holds one; else ``built-in default``."""
+    if config is not None:
+        return f"--config {os.fspath(config)}"
+    if data_dir is not None and os.path.lexists(Path(data_dir) / CONFIG_IN_REFERENCE):
+        return f"{CONFIG_IN_REFERENCE} in {os.fspath(data_dir)}"
+    return BUILT_IN_DEFAULT
+
+
+def _source_of(config: Config) -> str:
+    """The source of a :class:`Config` object given without one: the built-in default when it is that,
+    else ``--config`` as given in memory."""
+    return BUILT_IN_DEFAULT if config == load_config() else "--config <Config object>"
 
 
 def validate_submission(
@@ -118,17 +158,20 @@ def validate_submission(
     submission: PathLike,
     ppl: PathLike | None = None,
     *,
-    config: Config | None = None,
+    config: Config | PathLike | None = None,
     progress: Progress | None = None,
 ) -> Submission:
-    """Check a submission against the public dialogues and return it, valid; raises ``SubmissionInvalid``
-    (exit 1) or ``UsageError``, ``ConfigError``, ``ReferenceDataError`` (exit 2).
+    """Check a submission against the public dialogues and return it, valid, with the ``config_source`` of
+    the configuration used (``config``, a file standing for ``--config`` or a :class:`Config`; else
+    ``config.toml`` in ``data_dir``; else the built-in default). Raises ``SubmissionInvalid`` (exit 1) or
+    ``UsageError``, ``ConfigError``, ``ReferenceDataError`` (exit 2).
 
     Its warnings say, besides, when every perplexity is 1 or all are equal (nearly always a bug in the
     perplexity function). ``progress(step, done, total)`` hears each file's bytes read and checked."""
-    config = config or load_config()
-    reference = load_reference(data_dir, config.limits, with_answers=False, progress=progress)
-    valid = _read_and_check(reference, submission, ppl, config.limits, progress, data_dir=data_dir)
+    settings, source = RunOptions(config).settled(data_dir)
+    reference = load_reference(data_dir, settings.limits, with_answers=False, progress=progress)
+    valid = _read_and_check(reference, submission, ppl, settings.limits, progress, data_dir=data_dir)
+    valid = replace(valid, config_source=source)
     suspicious = validate_warnings(p for values in valid.ppl.values() for p in values)
     if suspicious:
         return replace(valid, warnings=[*valid.warnings, Issue(PPL, suspicious, "ppl_suspicious")])
@@ -215,7 +258,7 @@ def score_submission(
     ``synonyms``, ``jobs``, ``progress``).
     """
     run = RunOptions.given(options, keywords)
-    config = run.settled_config()
+    config, config_source = run.settled(data_dir)
     with no_cycle_collection(), _index_built_meanwhile(config, run) as source:
         reference = load_reference(data_dir, config.limits, progress=run.progress)
         valid = _read_and_check(
@@ -242,6 +285,7 @@ def score_submission(
             name=submission_name(submission) if audience.organizer else "",
             ppl_check=checked,
             audience=audience,
+            config_source=config_source,
         )
 
 
@@ -256,6 +300,8 @@ def score_validated(
     name: str = "",
     ppl_check: Mapping[str, list[float | None]] | None = None,
     audience: Audience = ORGANIZER,
+    *,
+    config_source: str | None = None,
 ) -> ScoreResult:
     """Score a submission already known to be valid against ``reference``, on ``jobs`` processes, and audit
     its perplexities (with ``ppl_check``, against the organizer's recomputed ones).
@@ -305,6 +351,7 @@ def score_validated(
         config.audit.is_private,
         audience,
         marked,
+        config_source or _source_of(config),
     )
 
 
@@ -469,13 +516,14 @@ def score_leaderboard(
     are ``options`` or the other keywords (:class:`RunOptions`).
     """
     run = RunOptions.given(options, keywords)
-    config = run.settled_config()
+    config, config_source = run.settled(data_dir)
     _check_board(submissions_dir, resamples, seed)
     with _index_built_meanwhile(config, run) as source:
         reference = load_reference(data_dir, config.limits, progress=run.progress)
     if source is not None:
         run = replace(run, thesaurus=source)
-    return _score_board(reference, submissions_dir, config, run, resamples, seed, data_dir)
+    board = _score_board(reference, submissions_dir, config, run, resamples, seed, data_dir)
+    return replace(board, config_source=config_source)
 
 
 #: Bounds of the bootstrap's settings: enough resamples for a 95% interval, few enough to fit in memory.
@@ -601,7 +649,7 @@ def correlate_submissions(
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
         raise UsageError(f"unknown baseline {unknown[0]!r} (known: {', '.join(BASELINES)})")
-    config = run.settled_config()
+    config, config_source = run.settled(data_dir)
     _check_board(submissions_dir, resamples, seed)
     reference = load_reference(data_dir, config.limits, progress=progress)
     board = _score_board(reference, submissions_dir, config, run, resamples, seed, data_dir)
@@ -624,7 +672,17 @@ def correlate_submissions(
         notes,
         left_out,
         board.skipped,
+        config_source,
     )
+
+
+class BundleFiles(dict[str, bytes]):
+    """The files :func:`competition_bundle` makes (path in the bundle -> bytes), with the ``config_source`` of
+    the configuration it read."""
+
+    def __init__(self, files: Mapping[str, bytes], *, config_source: str = BUILT_IN_DEFAULT):
+        super().__init__(files)
+        self.config_source = config_source
 
 
 def competition_bundle(
@@ -634,12 +692,13 @@ def competition_bundle(
     config: PathLike | None = None,
     title: str | None = None,
     code: bool = False,
-) -> dict[str, bytes]:
+) -> BundleFiles:
     """The files of a Codabench competition bundle (:mod:`scorer.outputs.bundle`) for the reference directory
     ``data_dir``, scored in the image ``image``: path in the bundle -> bytes, ``bundle.zip`` included.
 
     The configuration is found as every command finds it (``config`` if given, else ``config.toml`` in
-    ``data_dir``, else the built-in default) and copied into the bundle's reference data. Raises
+    ``data_dir``, else the built-in default) and copied into the bundle's reference data; the files' mapping
+    says which in its ``config_source``. Raises
     :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
     :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid."""
     problem = image_problem(image.strip())
@@ -663,9 +722,19 @@ def competition_bundle(
     if code:  # a code competition (contract section 10): the ingestion program is the runner module itself
         runner_source = Path(runner.__file__).read_bytes()
         extra = code_files(runner_source, source.dialogues_bytes)
-    return bundle_files(
+    files = bundle_files(
         source, image.strip(), title.strip() if title and title.strip() else DEFAULT_TITLE, extra
     )
+    return BundleFiles(files, config_source=config_source(data_dir, config))
+
+
+class AuditSample(list[dict[str, Any]]):
+    """The turns :func:`audit_sample` draws (a list of ``{"dialog_id", "turn", "type", "ppl"}``), with the
+    ``config_source`` of the run."""
+
+    def __init__(self, rows: Iterable[dict[str, Any]] = (), *, config_source: str = BUILT_IN_DEFAULT):
+        super().__init__(rows)
+        self.config_source = config_source
 
 
 def audit_sample(
@@ -675,18 +744,20 @@ def audit_sample(
     *,
     seed: int = DEFAULT_SEED,
     ppl: PathLike | None = None,
-    config: Config | None = None,
-) -> list[dict[str, Any]]:
+    config: Config | PathLike | None = None,
+) -> AuditSample:
     """The turns an organizer should recompute the perplexities of (contract section 9): ``n`` turns drawn
     without replacement, allotted to the dialogue types in proportion to their turns, reproducible from
-    ``seed``; each ``{"dialog_id", "turn", "type", "ppl"}``, in the order of ``dialogues.jsonl``.
+    ``seed``; each ``{"dialog_id", "turn", "type", "ppl"}``, in the order of ``dialogues.jsonl``; the list's
+    ``config_source`` says which configuration's limits were used (contract section 7's rule, ``config``
+    standing for ``--config``).
 
     Raises :class:`~scorer.errors.SubmissionInvalid` or ``UsageError`` as :func:`validate_submission` does,
     and ``UsageError`` for ``n`` below 1 or a seed outside 0 to 2**63 - 1."""
     if n < 1:
         raise UsageError(f"n = {n}: give how many turns to draw (1 or more)")
     _check_seed(seed)
-    config = config or load_config()
+    config, source = RunOptions(config).settled(data_dir)
     reference = load_reference(data_dir, config.limits, with_answers=False)
     valid = _read_and_check(reference, submission, ppl, config.limits, data_dir=data_dir)
     by_type: dict[str, list[tuple[int, int]]] = {}
@@ -696,7 +767,7 @@ def audit_sample(
     chosen: list[tuple[int, int]] = []
     for kind, count in sample_counts({t: len(by_type[t]) for t in DIALOGUE_TYPES if t in by_type}, n).items():
         chosen.extend(rng.sample(by_type[kind], count))
-    rows = []
+    rows = AuditSample(config_source=source)
     for k, turn in sorted(chosen):
         dialogue = reference.dialogues[k]
         rows.append(

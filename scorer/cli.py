@@ -635,8 +635,17 @@ def _code_step(
 
 
 def _options(args: argparse.Namespace, config: Config, display: ProgressDisplay) -> api.RunOptions:
-    """The run options of a scoring command, as one value: the flags read in one place."""
-    return api.RunOptions(config, args.thesaurus, not args.no_synonyms, args.jobs or default_jobs(), display)
+    """The run options of a scoring command, as one value: the flags read in one place (the configuration's
+    source as the library names it, so that its results say the same)."""
+    data = args.data if hasattr(args, "data") else str(Path(args.input) / "ref")
+    return api.RunOptions(
+        config,
+        args.thesaurus,
+        not args.no_synonyms,
+        args.jobs or default_jobs(),
+        display,
+        api.config_source(data, args.config),
+    )
 
 
 def _display(args: argparse.Namespace) -> ProgressDisplay:

@@ -83,3 +83,101 @@ def test_tiny_equal_weights_give_the_equal_weight_result():
     weights = [0.1, 0.2, 0.3, 0.4]
     plain = math.fsum(w * s for w, s in zip(weights, [0.375, 0.625, 0.375, 0.625])) / math.fsum(weights)
     assert default.integral == plain == 0.525  # the power-of-two scaling changes no bit
+
+
+# --- the library follows the command line's rule -------------------------------------------------------
+
+#: A private config that changes every figure: the log hidden metric and other weights.
+CHANGING = (
+    "[weights]\nText2Text = 1.0\n[hidden_metric]\nmethod = \"log\"\np_max = 50.0\n"
+    "salt = \"library-rule-salt-0123\"\n"
+)
+
+
+def _folder_with_config(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("dialogues.jsonl", "answers.jsonl"):
+        (data / name).write_bytes((PUBLIC / name).read_bytes())
+    (data / "config.toml").write_text(CHANGING, encoding="utf-8")
+    return data
+
+
+def test_the_library_reads_config_toml_in_the_data_folder_as_the_command_line_does(tmp_path, capfd):
+    from scorer import api
+
+    data = _folder_with_config(tmp_path)
+    subs = tmp_path / "subs"
+    (subs / "realistic").mkdir(parents=True)
+    for name in ("submission.jsonl", "ppl_output.json"):
+        (subs / "realistic" / name).write_bytes((EXAMPLES / "realistic" / name).read_bytes())
+    capfd.readouterr()
+    board = api.score_leaderboard(data, subs, resamples=40, synonyms=False)
+    result = api.score_submission(data, subs / "realistic", synonyms=False)
+    valid = api.validate_submission(data, subs / "realistic")
+    sample = api.audit_sample(data, subs / "realistic", 3)
+    assert capfd.readouterr() == ("", "")  # the library writes nothing to stderr (nor stdout)
+    where = f"config.toml in {data}"
+    assert (board.config_source, result.config_source, valid.config_source, sample.config_source) == (
+        where,
+        where,
+        where,
+        where,
+    )
+    assert (
+        run_cli(
+            "leaderboard",
+            "--data",
+            data,
+            "--submissions",
+            subs,
+            "--output",
+            tmp_path / "lb",
+            "--quiet",
+            "--no-report",
+            "--resamples",
+            "40",
+            "--jobs",
+            "1",
+            "--no-synonyms",
+        )
+        == 0
+    )
+    assert (
+        run_cli(
+            "score",
+            "--data",
+            data,
+            "--submission",
+            subs / "realistic",
+            "--output",
+            tmp_path / "one",
+            "--quiet",
+            "--jobs",
+            "1",
+            "--no-synonyms",
+        )
+        == 0
+    )
+    on_board = json.loads((tmp_path / "lb" / "submissions" / "realistic" / "scores.json").read_text("utf-8"))
+    alone = json.loads((tmp_path / "one" / "scores.json").read_text("utf-8"))
+    integral = board.ranked[0].scored().summary.integral
+    assert integral == result.summary.integral == on_board["integral"] == alone["integral"]
+    assert result.signature == alone["signature"] and "|hm:private-" in alone["signature"]
+    default = api.score_submission(PUBLIC, subs / "realistic", synonyms=False)
+    assert default.config_source == "built-in default" and default.summary.integral != integral
+
+
+def test_config_given_to_the_library_stands_for_dash_dash_config(tmp_path):
+    from scorer import api
+
+    data = _folder_with_config(tmp_path)
+    plain = tmp_path / "plain.toml"
+    plain.write_text("", encoding="utf-8")
+    result = api.score_submission(data, EXAMPLES / "realistic", config=plain, synonyms=False)
+    default = api.score_submission(PUBLIC, EXAMPLES / "realistic", synonyms=False)
+    assert result.config_source == f"--config {plain}"
+    assert result.summary.integral == default.summary.integral
+    assert api.config_source(data) == f"config.toml in {data}"
+    assert api.config_source(PUBLIC) == "built-in default"
+    assert api.config_source(data, "x.toml") == "--config x.toml"

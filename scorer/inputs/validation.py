@@ -64,6 +64,9 @@ class Submission:
     ppl: dict[str, list[float]]
     warnings: list[Issue] = field(default_factory=list)
     probes: dict[str, list[float | None]] | None = None
+    #: Which configuration checked it (contract section 7): ``--config PATH``, ``config.toml in DIR`` or
+    #: ``built-in default``.
+    config_source: str = "built-in default"
 
 
 # --- line shapes ---------------------------------------------------------------------------

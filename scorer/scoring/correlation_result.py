@@ -58,6 +58,9 @@ class Meta:
     warnings: list[str]
     left_out: tuple[tuple[str, str], ...] = ()  # (entry, status) of the entries not scored: invalid or error
     skipped: tuple[str, ...] = ()  # names in the submissions folder that are not entries
+    #: Which configuration the run used (contract section 7): ``--config PATH``, ``config.toml in DIR`` or
+    #: ``built-in default``.
+    config_source: str = "built-in default"
 
     def left_out_lines(self) -> list[str]:
         """One line per entry left out and one for the names skipped, for every surface."""

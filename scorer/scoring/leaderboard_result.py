@@ -146,6 +146,9 @@ class Leaderboard:
     #: The perplexity audit of every scored entry, flags across entries included (contract section 9).
     audit: Mapping[str, Audit] = field(default_factory=dict)
     audit_private: bool = False  # whether the audit's thresholds are the organizer's own (never shown)
+    #: Which configuration the run used (contract section 7): ``--config PATH``, ``config.toml in DIR`` or
+    #: ``built-in default``.
+    config_source: str = "built-in default"
 
     def audit_frame(self) -> pd.DataFrame:
         """The audit of every scored entry, one row each (:func:`scorer.scoring.audit.audit_frame`)."""

@@ -57,6 +57,9 @@ class ScoreResult:
     audit_private: bool = False  # whether the audit's thresholds are the organizer's own (never shown)
     audience: Audience = ORGANIZER  # who its outputs are for (contract section 6): what every writer may show
     marked: tuple[MarkedAnswer, ...] = ()  # each turn's answer, matched words marked (participants' details)
+    #: Which configuration the run used (contract section 7): ``--config PATH``, ``config.toml in DIR`` or
+    #: ``built-in default``.
+    config_source: str = "built-in default"
 
     def __repr__(self) -> str:
         s = self.summary
