@@ -24,6 +24,7 @@ from scorer.inputs.intake import read_submission, submission_name
 from scorer.inputs.jsonio import shorten
 from scorer.inputs.ppl_check import read_ppl_check
 from scorer.inputs.reference import ReferenceData, load_reference
+from scorer.inputs.run_fault import run_fault_issue
 from scorer.inputs.validation import Dialogue, Submission, check_probes, check_submission
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, MeteorScore, params_without_synonyms
@@ -190,7 +191,12 @@ def _read_and_check(
 ) -> Submission:
     """Read the submission's files and validate them against the dialogues; with ``probes`` (the organizer's
     audit), ``ppl_probes.json`` too when it lies beside the perplexities (contract section 10). Raises
-    ``SubmissionInvalid``; ``data_dir`` is named in the command a code upload that was not run is told."""
+    ``SubmissionInvalid``, with a run's ``run_fault.json`` as its one error when the submission is the output
+    of a run whose code failed; ``data_dir`` is named in the command a code upload that was not run is
+    told."""
+    fault = run_fault_issue(Path(submission), {d.dialog_id: d.n_turns for d in reference.dialogues})
+    if fault is not None:  # a run's output whose code failed (contract section 10): that is its one error
+        raise SubmissionInvalid([fault])
     files = read_submission(submission, ppl, limits, probes=probes, data=data_dir)
     valid = check_submission(reference.dialogues, files.submission, files.ppl, limits, files.names, progress)
     if files.probes is None:
