@@ -23,7 +23,8 @@ from scorer.inputs.human_ratings import read_human
 from scorer.inputs.intake import read_submission, submission_name
 from scorer.inputs.jsonio import shorten
 from scorer.inputs.ppl_check import read_ppl_check
-from scorer.inputs.reference import ReferenceData, load_reference
+from scorer.inputs.ppl_targets import TARGETS, read_targets, stale_dialogues
+from scorer.inputs.reference import ReferenceData, load_reference, reference_digests
 from scorer.inputs.run_fault import run_fault_issue
 from scorer.inputs.validation import Dialogue, Submission, check_probes, check_submission
 from scorer.metric.matcher import Matcher
@@ -36,7 +37,7 @@ from scorer.outputs.code_bundle import code_files, media_files
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import Audit, audit_board, audit_submission, sample_counts, validate_warnings
-from scorer.scoring.competition import Competition, HiddenMetric
+from scorer.scoring.competition import Competition, HiddenMetric, reference_field
 from scorer.scoring.correlation import BASELINES, build_levels, correlate
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.explain import (
@@ -55,15 +56,26 @@ from scorer.scoring.turns import score_turns
 from scorer.workers import WorkerPool, no_cycle_collection
 
 from . import runner
-from .errors import Issue, SubmissionInvalid, ThesaurusError, UsageError
+from .errors import (
+    ConfigError,
+    Issue,
+    IssueLog,
+    ReferenceDataError,
+    SubmissionInvalid,
+    ThesaurusError,
+    UsageError,
+)
 from .progress import AGGREGATING, EXPLAINING, SAVING, SCORING, Progress
 
 __all__ = [
     "AuditSample",
     "BundleFiles",
+    "DataCheck",
     "RunOptions",
     "audit_sample",
+    "check_reference_data",
     "competition_bundle",
+    "competition_signature",
     "config_source",
     "correlate_submissions",
     "explain_answer",
@@ -199,6 +211,12 @@ def _read_and_check(
         raise SubmissionInvalid([fault])
     files = read_submission(submission, ppl, limits, probes=probes, data=data_dir)
     valid = check_submission(reference.dialogues, files.submission, files.ppl, limits, files.names, progress)
+    if probes and isinstance(files.ppl, Path):  # the organizer's: the targets' digests, when run wrote them
+        targets = read_targets(files.ppl.parent / TARGETS, limits.max_file_bytes)
+        if isinstance(targets, Issue):
+            valid = replace(valid, warnings=[*valid.warnings, targets])
+        elif targets is not None:
+            valid = replace(valid, targets=targets)
     if files.probes is None:
         return valid
     return replace(valid, probes=check_probes(reference.dialogues, files.probes, limits))
@@ -308,6 +326,7 @@ def score_validated(
     audience: Audience = ORGANIZER,
     *,
     config_source: str | None = None,
+    reference_id: str | None = None,
 ) -> ScoreResult:
     """Score a submission already known to be valid against ``reference``, on ``jobs`` processes, and audit
     its perplexities (with ``ppl_check``, against the organizer's recomputed ones).
@@ -316,10 +335,14 @@ def score_validated(
     between submissions keeps its memoised lemmas and synsets. Returns a :class:`ScoreResult` carrying the
     submission's ``name``, its lowest-scoring turns, aligned, and its audit; for a participant
     (``audience``), no reference text: no lowest turns, no warning about a reference's word, and with
-    ``turn_details`` each answer with its matched words marked. Raises
+    ``turn_details`` each answer with its matched words marked. The signature's ``ref`` field is
+    ``reference_id`` when given (a leaderboard digests its reference data once), else the digests of
+    ``reference``'s files, keyed with the configuration's salt. Raises
     :class:`~scorer.workers.WorkerDied` (exit 2) when a worker process dies.
     """
     tell = progress or _silent
+    if reference_id is None:
+        reference_id = _reference_id(reference, config, audience)
     keys = [(d, turn) for d in reference.dialogues for turn in range(d.n_turns)]
     answers = [submission.answers[d.dialog_id][turn] for d, turn in keys]
     tokens = reference.variant_tokens()
@@ -345,10 +368,15 @@ def score_validated(
         keys, answers, variant_tokens if audience.references else [], metric.matcher.unanalysed
     )
     audit = _audit(turns, config, _checked(turns, ppl_check), _probed(turns, submission.probes))
+    stale: tuple[str, ...] = ()
+    if submission.targets is not None and audience.organizer:
+        variants = reference.variants()
+        current = {d.dialog_id: variants[d.dialog_id] for d in reference.dialogues}
+        stale = tuple(stale_dialogues(submission.targets, current, config.hidden_metric.salt))
     return ScoreResult(
         summary,
         turns,
-        competition.signature(),
+        competition.signature(reference_id),
         warnings,
         lowest,
         name,
@@ -357,8 +385,16 @@ def score_validated(
         config.audit.is_private,
         audience,
         marked,
-        config_source or _source_of(config),
+        stale_perplexities=stale,
+        config_source=config_source or _source_of(config),
     )
+
+
+def _reference_id(reference: ReferenceData, config: Config, audience: Audience = ORGANIZER) -> str:
+    """The signature's ``ref`` field of ``reference`` (contract section 6), keyed with the configuration's
+    salt, for ``audience`` (a participant's outputs without a salt say ``private`` for the answers)."""
+    salt = config.hidden_metric.salt
+    return reference_field(reference_digests(reference, salt), salt is not None, not audience.organizer)
 
 
 def _silent(step: str, done: int, total: int) -> None:
@@ -570,6 +606,7 @@ def _score_board(
     with no_cycle_collection():
         rwn = _thesaurus_for(config, run.thesaurus)
         matcher = Matcher(rwn)
+        ref = _reference_id(reference, config)
         found, skipped = find_submissions(folder)
         if not found:
             raise UsageError(f"submissions folder {folder}: no subdirectory or .zip to score")
@@ -582,7 +619,7 @@ def _score_board(
                 else None
             )
             entries.append(
-                _board_entry(reference, name, path, config, rwn, run.jobs, step, matcher, data_dir)
+                _board_entry(reference, name, path, config, rwn, run.jobs, step, matcher, data_dir, ref)
             )
         matcher.save(_reference_vocabulary(chain.from_iterable(reference.variant_tokens().values())))
     board = rank(
@@ -590,7 +627,7 @@ def _score_board(
         config.weights,
         resamples,
         seed,
-        Competition.of(config, matcher).signature(),
+        Competition.of(config, matcher).signature(ref),
         skipped,
         config.meteor.stages,
         progress,
@@ -613,6 +650,7 @@ def _board_entry(
     progress: Progress | None,
     matcher: Matcher,
     data_dir: PathLike | None = None,
+    reference_id: str | None = None,
 ) -> Entry:
     """One leaderboard entry: scored, invalid with its errors (a code upload that was not run: with the
     command that runs it), or failed (status ``error``) with the message of whatever else went wrong, so that
@@ -622,7 +660,11 @@ def _board_entry(
             reference, path, None, config.limits, progress, probes=True, data_dir=data_dir
         )
         return Entry(
-            name, path, score_validated(reference, valid, config, rwn, jobs, progress, matcher, name)
+            name,
+            path,
+            score_validated(
+                reference, valid, config, rwn, jobs, progress, matcher, name, reference_id=reference_id
+            ),
         )
     except SubmissionInvalid as exc:
         return Entry(name, path, errors=tuple(exc.listed()), more_errors=exc.not_listed)
@@ -816,3 +858,64 @@ def explain_answer(
     text = explain(candidate, references, metric)
     metric.matcher.save()
     return text
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    """What :func:`check_reference_data` found in a valid reference directory: its dialogues and turns by
+    type, and the ``config_source`` of the configuration it was checked with."""
+
+    dialogs: int
+    turns: int
+    by_type: dict[str, tuple[int, int]]  # type -> (dialogues, turns), in the contract's order
+    config_source: str
+
+
+def check_reference_data(data_dir: PathLike, *, config: Config | PathLike | None = None) -> DataCheck:
+    """Check an organizer's reference directory alone (contract sections 2, 3 and 7): the configuration the
+    rule finds (``config``, standing for ``--config``; else ``config.toml`` in ``data_dir``; else the
+    built-in default), ``dialogues.jsonl`` and ``answers.jsonl``, every error of all three in one run (up to
+    the cap of contract section 3), each naming its file, line, dialogue and turn.
+
+    Raises :class:`~scorer.errors.ReferenceDataError` (exit 2) holding every error, the configuration's
+    first, or ``UsageError`` when the directory cannot be read."""
+    issues: list[Issue] = []
+    try:
+        settings, source = RunOptions(config).settled(data_dir)
+    except ConfigError as exc:
+        where = os.fspath(config) if isinstance(config, (str, os.PathLike)) else CONFIG_IN_REFERENCE
+        issues.append(Issue(where, str(exc), "config"))
+        settings, source = (
+            load_config(),
+            config_source(data_dir, config if not isinstance(config, Config) else None),
+        )
+    try:
+        reference = load_reference(data_dir, settings.limits)
+    except ReferenceDataError as exc:
+        raise ReferenceDataError(IssueLog.of(issues + exc.issues, exc.more)) from None
+    if issues:
+        raise ReferenceDataError(issues)
+    by_type: dict[str, tuple[int, int]] = {}
+    for kind in DIALOGUE_TYPES:
+        of_kind = [d for d in reference.dialogues if d.type == kind]
+        if of_kind:
+            by_type[kind] = (len(of_kind), sum(d.n_turns for d in of_kind))
+    turns = sum(d.n_turns for d in reference.dialogues)
+    return DataCheck(len(reference.dialogues), turns, by_type, source)
+
+
+def competition_signature(
+    data_dir: PathLike, *, options: RunOptions | None = None, participant: bool = False, **keywords: Any
+) -> str:
+    """The signature a run against the reference directory ``data_dir`` carries (contract section 6), without
+    scoring anything: the configuration found as every command finds it (``config=``), the thesaurus, the
+    synonym stage, and the reference data's ``ref`` field (with ``participant``, as ``codalab``'s outputs
+    write it: ``private`` in place of the answers' digest when the configuration has no salt). Raises
+    ``ConfigError``, ``ReferenceDataError``, ``UsageError`` or ``ThesaurusError`` (exit 2). The run's options
+    are ``options`` or the other keywords (:class:`RunOptions`)."""
+    run = RunOptions.given(options, keywords)
+    config = run.settled_config(data_dir)
+    reference = load_reference(data_dir, config.limits, progress=run.progress)
+    audience = Audience.participant(config) if participant else ORGANIZER
+    metric = Competition.of(config, Matcher(_thesaurus_for(config, run.thesaurus)))
+    return metric.signature(_reference_id(reference, config, audience))

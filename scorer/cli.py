@@ -26,6 +26,7 @@ from scorer.inputs.config import UNSALTED_NOTE, Config, config_for, load_config
 from scorer.inputs.contract import DETAILED_RESULTS, SCORES_JSON
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.jsonio import shorten
+from scorer.inputs.ppl_targets import stale_line
 from scorer.metric.cache import cache_dir, cache_dir_problem
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
 from scorer.outputs.bundle import write_bundle
@@ -113,6 +114,12 @@ EXIT_CODES = {
         "  2  usage, configuration, thesaurus, reference-data or human-ratings error",
     ],
     "explain": ["  0  explained", "  2  usage, configuration or thesaurus error"],
+    "signature": ["  0  printed", "  2  usage, configuration, thesaurus or reference-data error"],
+    "check-data": [
+        "  0  the reference data and its configuration are valid",
+        "  2  usage error, or invalid reference data or configuration (every error listed, with file, line, "
+        "dialog_id and turn)",
+    ],
     "bundle": ["  0  written", "  2  usage, configuration or reference-data error"],
     "audit-sample": ["  0  written", _INVALID, "  2  usage, configuration or reference-data error"],
     "run": [
@@ -129,6 +136,8 @@ CONFIG_RULE = (
 )
 
 EXAMPLES = {
+    "signature": "python -m scorer signature --data reference_data/public --no-synonyms",
+    "check-data": "python -m scorer check-data --data reference_data/public",
     "validate": "python -m scorer validate --data reference_data/public --submission my_submission.zip",
     "score": "python -m scorer score --data reference_data/public --submission "
     "submissions_examples/realistic "
@@ -155,6 +164,9 @@ SUMMARIES = {
     "bundle": "write a Codabench competition bundle for a reference directory",
     "audit-sample": "the turns whose perplexities to recompute (for score --ppl-check)",
     "explain": "show how METEOR scores one answer: tokens, matches, chunks, formula",
+    "signature": "print the signature a run against the reference data carries, scoring nothing",
+    "check-data": "check the reference data and its configuration alone, every error in one run",
+    "run": "run a team's code (team_code/) as a code competition does",
 }
 
 DESCRIPTIONS = {
@@ -184,6 +196,13 @@ DESCRIPTIONS = {
     "run": "Run a team's code (team_code/generate.py) on every dialogue as the competition does: "
     "submission.jsonl from generate_text, then ppl_output.json from get_ppl, each phase in a child "
     "process of its own (contract section 10).",
+    "signature": "Print the signature that scores against --data carry (the metric's settings, the "
+    "thesaurus, the hidden metric, the weights, the reference data's ref: field and the version), scoring "
+    "nothing: the configuration is found as every command finds it.",
+    "check-data": "Check an organizer's reference directory alone: the configuration (--config, else "
+    "config.toml in --data, else the built-in default), dialogues.jsonl and answers.jsonl, every error of "
+    "all three listed in one run (at most 100, then how many more), each with its file, line, dialog_id and "
+    "turn.",
     "bundle": "Write a Codabench competition bundle (competition.yaml, pages, scoring program, reference and "
     "public data, starting kit, leaderboard) into --output, with bundle.zip to upload. Only "
     "reference_data/ holds the answers and the configuration.",
@@ -389,6 +408,45 @@ def _audit_sample_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", required=True, metavar="FILE", help="the JSON Lines file to write")
 
 
+def _signature_args(p: argparse.ArgumentParser) -> None:
+    _data_arg(p)
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+    p.add_argument(
+        "--thesaurus",
+        metavar="PATH",
+        help="RuWordNet SQLite file or XML directory "
+        "(default: $RUWORDNET_PATH, else the ruwordnet package's download)",
+    )
+    p.add_argument("--no-synonyms", action="store_true", help="without the RuWordNet synonym stage")
+    p.add_argument(
+        "--participant",
+        action="store_true",
+        help="as codalab's outputs write it (the answers' digest 'private' when the config has no salt)",
+    )
+
+
+def _check_data_args(p: argparse.ArgumentParser) -> None:
+    _data_arg(p)
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+
+
+def _signature(args: argparse.Namespace, state: RunState) -> int:
+    config = _config(args, args.data)
+    options = api.RunOptions(config, args.thesaurus, not args.no_synonyms)
+    emit(api.competition_signature(args.data, options=options, participant=args.participant))
+    return EXIT_OK
+
+
+def _check_data(args: argparse.Namespace, state: RunState) -> int:
+    found = api.check_reference_data(args.data, config=args.config)
+    kinds = ", ".join(f"{kind} {dialogs}" for kind, (dialogs, _) in found.by_type.items())
+    emit(
+        f"reference data valid: {found.dialogs} dialogues ({kinds}), {found.turns} turns; "
+        f"config: {found.config_source}"
+    )
+    return EXIT_OK
+
+
 def _explain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--candidate", required=True, metavar="TEXT", help="the model's answer")
     p.add_argument(
@@ -590,6 +648,8 @@ def _score_upload(
             raise
         write_outputs(result, output, report=report, progress=display)
     _print_warnings(result.warnings)
+    if result.stale_perplexities:
+        print(stale_line("", result.stale_perplexities), file=sys.stderr)
     if audience.audit and result.audit is not None:
         for line in flagged_lines({result.name: result.audit}):
             print(line, file=sys.stderr)
@@ -668,6 +728,9 @@ def _leaderboard(args: argparse.Namespace, state: RunState) -> int:
         write_leaderboard(board, output, report=not args.no_report, progress=display)
     if not args.quiet:
         emit(leaderboard_table(board))
+    for entry in board.ranked:
+        if entry.scored().stale_perplexities:
+            print(stale_line(entry.name, entry.scored().stale_perplexities), file=sys.stderr)
     for line in flagged_lines(board.audit):
         print(line, file=sys.stderr)
     return EXIT_OK
@@ -830,6 +893,8 @@ COMMANDS: dict[
     "bundle": (_bundle_args, _bundle),
     "audit-sample": (_audit_sample_args, _audit_sample),
     "explain": (_explain_args, _explain),
+    "signature": (_signature_args, _signature),
+    "check-data": (_check_data_args, _check_data),
 }
 
 

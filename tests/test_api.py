@@ -29,17 +29,23 @@ ENTRY_POINTS = {
     "audit_sample",
     "competition_bundle",
     "with_perplexities",
+    "check_reference_data",
+    "competition_signature",
+    "config_source",
 }
+#: The values entry points return or take, beside their functions.
+API_TYPES = {"RunOptions", "AuditSample", "BundleFiles", "DataCheck"}
 TAKE_RUN_OPTIONS = [
     api.score_submission,
     api.score_leaderboard,
     api.correlate_submissions,
     api.explain_answer,
+    api.competition_signature,
 ]
 
 
 def test_the_api_names_its_entry_points_and_the_package_hands_them_on():
-    assert set(api.__all__) == ENTRY_POINTS | {"RunOptions"}
+    assert set(api.__all__) == ENTRY_POINTS | API_TYPES
     assert all(callable(getattr(api, name)) for name in api.__all__)
     handed_on = {name for name in scorer.__all__ if getattr(api, name, None) is getattr(scorer, name)}
     assert {"score_submission", "validate_submission", "RunOptions", "load_reference"} <= handed_on
@@ -61,6 +67,7 @@ def test_options_and_any_keyword_of_them_at_once_is_a_type_error(entry, tmp_path
         "score_leaderboard": (tmp_path, tmp_path),
         "correlate_submissions": (tmp_path, tmp_path, tmp_path / "human.csv"),
         "explain_answer": ("кот", ["кот"]),
+        "competition_signature": (tmp_path,),
     }[entry.__name__]
     with pytest.raises(TypeError, match="not both"):
         entry(*arguments, options=api.RunOptions(), synonyms=True)  # even a keyword's default value

@@ -6,13 +6,16 @@ that scoring several submissions one call at a time against one directory reads 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import os
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scorer.errors import Issue, ReferenceDataError, UsageError
+from scorer.errors import Issue, IssueLog, ReferenceDataError, UsageError
 from scorer.metric.text import tokenise
 from scorer.progress import READING, Progress
 
@@ -34,6 +37,9 @@ class ReferenceData:
     references: Mapping[str, list[list[str]]] | None
     #: The variants tokenised (``tokenise``), as ``references``; None: tokenised when first asked.
     tokens: dict[str, list[list[list[str]]]] | None = field(default=None, compare=False)
+    #: The files read (``dialogues.jsonl``, and ``answers.jsonl`` when the references were), which the
+    #: signature's ``ref`` field digests; None for data built in memory.
+    files: tuple[Path, ...] | None = field(default=None, compare=False)
 
     def variants(self) -> Mapping[str, list[list[str]]]:
         """Each dialogue's reference variants per turn; ValueError when only the dialogues were read."""
@@ -107,6 +113,19 @@ def _reference_file(data_dir: Path, name: str) -> Path:
     return path
 
 
+def _answers_file(data_dir: Path, log: IssueLog) -> Path | None:
+    """``answers.jsonl``'s path as :func:`_reference_file` checks it; when it is missing and the dialogues
+    already have errors, None with the missing file added to them (every error in one run)."""
+    try:
+        return _reference_file(data_dir, ANSWERS)
+    except ReferenceDataError as exc:
+        if not log:
+            raise
+        for issue in exc.listed():
+            log.add(issue)
+        return None
+
+
 def load_reference(
     data_dir: str | os.PathLike[str],
     limits: Limits = Limits(),
@@ -135,12 +154,13 @@ def load_reference(
         for name in (DIALOGUES, ANSWERS) if with_answers else (DIALOGUES,):
             size = (data_dir / name).stat().st_size
             progress(f"{READING} {name}", size, size)
+    files = (data_dir / DIALOGUES, data_dir / ANSWERS) if with_answers else (data_dir / DIALOGUES,)
     if kept is not None:
-        return kept
+        return kept if kept.files == files else replace(kept, files=files)
     if entry and cached is not None:
         dialogues, spans, tokens = cached
         if spans is None or tokens is None:
-            return ReferenceData(dialogues, None, None)
+            return ReferenceData(dialogues, None, None, files)
         reread = lambda: read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)  # noqa: E731
         return KEPT.keep(
             entry,
@@ -148,15 +168,83 @@ def load_reference(
                 dialogues,
                 StoredReferences(data_dir / ANSWERS, spans, tokens, limits.max_json_depth, reread),
                 tokens,
+                files,
             ),
         )
-    dialogues = read_reference_dialogues(dialogues_file, limits, progress)
+    # every error of both files in one run (contract section 3's cap): the answers are checked too when the
+    # dialogues have errors, against the dialogues that are valid
+    log, mentioned = IssueLog(), set[str]()
+    dialogues = read_reference_dialogues(dialogues_file, limits, progress, log=log, mentioned=mentioned)
     references = tokens = None
-    answers_file = _reference_file(data_dir, ANSWERS) if with_answers else None
+    answers_file = _answers_file(data_dir, log) if with_answers else None
     if answers_file is not None:
-        references = read_references(answers_file, dialogues, limits, progress)
+        rejected = mentioned - {d.dialog_id for d in dialogues}
+        references = read_references(answers_file, dialogues, limits, progress, log=log, rejected=rejected)
         tokens = tokenise_references(references)
+    if log:
+        raise ReferenceDataError(log)
     if key and entry:
         reference_cache.save(key, dialogues, references, tokens, answers_file, limits)
-        return KEPT.keep(entry, ReferenceData(dialogues, references, tokens))
-    return ReferenceData(dialogues, references, tokens)
+        return KEPT.keep(entry, ReferenceData(dialogues, references, tokens, files))
+    return ReferenceData(dialogues, references, tokens, files)
+
+
+#: How many hex digits of each digest the signature's ``ref`` field keeps.
+REF_DIGITS = 12
+
+
+def reference_digests(reference: ReferenceData, salt: str | None) -> tuple[str, str]:
+    """The two digests of the signature's ``ref`` field (contract section 6), each 12 hex digits: the SHA-256
+    of ``dialogues.jsonl``'s bytes, and of ``answers.jsonl``'s bytes the HMAC-SHA-256 keyed with ``salt``
+    (its UTF-8 bytes) when there is one, else the SHA-256. Data built in memory (no files) is digested as
+    the canonical JSON Lines of the fields it holds (:func:`canonical_lines`). Raises ``UsageError`` when a
+    file can no longer be read."""
+    if reference.files is not None and len(reference.files) == 2:
+        dialogues, answers = (
+            _file_digest(path, salt if k else None) for k, path in enumerate(reference.files)
+        )
+    else:
+        public, private = canonical_lines(reference)
+        dialogues = hashlib.sha256(public).hexdigest()
+        answers = _keyed(salt, private)
+    return dialogues[:REF_DIGITS], answers[:REF_DIGITS]
+
+
+def canonical_lines(reference: ReferenceData) -> tuple[bytes, bytes]:
+    """The reference data in memory as JSON Lines of the contract's fields it holds, one dialogue a line in
+    its order, each a JSON object with sorted keys, no spaces and UTF-8 text (``ensure_ascii=False``):
+    ``{"dialog_id", "turns", "type"}`` (``turns`` the number of turns: the dialogues in memory keep no part)
+    and ``{"dialog_id", "references"}``."""
+    references = reference.variants()
+
+    def lines(objects: Iterable[dict[str, object]]) -> bytes:
+        return "".join(
+            json.dumps(o, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n" for o in objects
+        ).encode("utf-8", "surrogatepass")
+
+    public = lines(
+        {"dialog_id": d.dialog_id, "turns": d.n_turns, "type": d.type} for d in reference.dialogues
+    )
+    private = lines(
+        {"dialog_id": d.dialog_id, "references": [list(v) for v in references[d.dialog_id]]}
+        for d in reference.dialogues
+    )
+    return public, private
+
+
+def _keyed(salt: str | None, data: bytes) -> str:
+    if salt is None:
+        return hashlib.sha256(data).hexdigest()
+    return hmac.new(salt.encode("utf-8"), data, hashlib.sha256).hexdigest()
+
+
+def _file_digest(path: Path, salt: str | None) -> str:
+    """The SHA-256 (or, with ``salt``, the HMAC-SHA-256) of a reference file's bytes, read in blocks."""
+    digest = hashlib.sha256() if salt is None else hmac.new(salt.encode("utf-8"), digestmod=hashlib.sha256)
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                digest.update(block)
+    except OSError as exc:
+        raise UsageError(f"cannot read reference file {path}: {exc.strerror}") from None
+    return digest.hexdigest()

@@ -64,6 +64,9 @@ class Submission:
     ppl: dict[str, list[float]]
     warnings: list[Issue] = field(default_factory=list)
     probes: dict[str, list[float | None]] | None = None
+    #: The digests of ``ppl_targets.json`` beside the perplexities, when read (the organizer's commands,
+    #: contract section 10): each dialogue's targets when its perplexities were computed.
+    targets: dict[str, str] | None = None
     #: Which configuration checked it (contract section 7): ``--config PATH``, ``config.toml in DIR`` or
     #: ``built-in default``.
     config_source: str = "built-in default"
@@ -398,10 +401,18 @@ def _duplicate(file: str, number: int, first: int, dialog_id: str) -> Issue:
 
 
 def read_reference_dialogues(
-    source: Content, limits: Limits = Limits(), progress: Progress | None = None
+    source: Content,
+    limits: Limits = Limits(),
+    progress: Progress | None = None,
+    *,
+    log: IssueLog | None = None,
+    mentioned: set[str] | None = None,
 ) -> list[Dialogue]:
-    """Parse ``dialogues.jsonl``; raises :class:`ReferenceDataError` with every issue."""
-    log = IssueLog()
+    """Parse ``dialogues.jsonl``; raises :class:`ReferenceDataError` with every issue, or, given a ``log``,
+    adds them to it and returns the valid dialogues (so that ``answers.jsonl`` is checked in the same run);
+    ``mentioned`` then collects the dialog_id of every line, good or bad."""
+    own = log is None
+    log = IssueLog() if log is None else log
     lines: dict[str, int] = {}
     dialogues = []
     for number, value in _shaped_lines(
@@ -411,6 +422,7 @@ def read_reference_dialogues(
         limits,
         _FileState(),
         dialogue_problems,
+        mentioned,
         progress=progress,
         step=f"{READING} {DIALOGUES}",
         screen_marks=False,
@@ -421,16 +433,25 @@ def read_reference_dialogues(
             continue
         lines[dialog_id] = number
         dialogues.append(Dialogue(dialog_id, value["type"], len(value["turns"])))
-    if log:
+    if own and log:
         raise ReferenceDataError(log)
     return dialogues
 
 
 def read_references(
-    source: Content, dialogues: list[Dialogue], limits: Limits = Limits(), progress: Progress | None = None
+    source: Content,
+    dialogues: list[Dialogue],
+    limits: Limits = Limits(),
+    progress: Progress | None = None,
+    *,
+    log: IssueLog | None = None,
+    rejected: Container[str] = (),
 ) -> dict[str, list[list[str]]]:
-    """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError`."""
-    log = IssueLog()
+    """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError` with every issue,
+    those already in ``log`` (``dialogues.jsonl``'s) first. ``rejected``: the ids of dialogues whose line of
+    ``dialogues.jsonl`` has errors, whose answers are checked for their shape alone (never called unknown or
+    missing)."""
+    log = IssueLog() if log is None else log
     known = {d.dialog_id: d for d in dialogues}
     mentioned: set[str] = set()
     lines: dict[str, int] = {}
@@ -449,6 +470,8 @@ def read_references(
         f"{READING} {ANSWERS}",
     ):
         dialog_id, refs = value["dialog_id"], value["references"]
+        if dialog_id not in known and dialog_id in rejected:
+            continue
         if dialog_id not in known:
             log.add(
                 Issue(

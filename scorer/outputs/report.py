@@ -18,6 +18,7 @@ from typing import Any
 
 from scorer.errors import MAX_LISTED_ERRORS, Issue, IssueLog, IssuesError, SubmissionInvalid
 from scorer.inputs.contract import DETAILED_RESULTS, DETAILS_CSV, REPORT_HTML, SCORES_JSON, SCORES_TXT
+from scorer.inputs.ppl_targets import stale_warning
 from scorer.metric.stages import stages_line
 from scorer.progress import WRITING, Progress
 from scorer.safe_text import csv_cell, json_text, safe_cells, shown
@@ -76,7 +77,8 @@ def scores_payload(result: ScoreResult) -> dict[str, Any]:
         },
         "counts": {"dialogs": s.dialogs, "turns": s.turns},
         "signature": result.signature,
-        "warnings": [w.to_dict() for w in result.warnings[:MAX_LISTED_ERRORS]],
+        "warnings": [w.to_dict() for w in result.warnings[:MAX_LISTED_ERRORS]]
+        + ([stale_warning(result.stale_perplexities)] if result.stale_perplexities else []),
         **type_columns(result),
     }
 

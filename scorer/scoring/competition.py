@@ -99,15 +99,27 @@ class Competition:
         """The competition ``config`` sets, its METEOR metric matching with ``matcher`` (its thesaurus)."""
         return cls(config.weights, MeteorRu(config.meteor, matcher=matcher), HiddenMetric.of(config))
 
-    def signature(self) -> str:
+    def signature(self, reference: str | None = None) -> str:
         """One string pinning every setting that changes a number: the metric's own fields, the hidden
-        metric, the weights and the scorer's version (private hidden-metric settings as a digest only)."""
+        metric, the weights, the reference data (``reference``, the ``ref`` field's value,
+        :func:`reference_field`) and the scorer's version (private hidden-metric settings as a digest
+        only)."""
         fields = self.metric.signature_fields() + [
             ("hm", self.hidden.field()),
             ("w", ",".join(f"{SHORT_TYPES[t]}={_num(self.weights[t])}" for t in DIALOGUE_TYPES)),
-            ("version", __version__),
         ]
+        if reference is not None:
+            fields.append(("ref", reference))
+        fields.append(("version", __version__))
         return "|".join(f"{k}:{v}" for k, v in fields)
+
+
+def reference_field(digests: tuple[str, str], salted: bool, participant: bool) -> str:
+    """The signature's ``ref`` field (contract section 6): the two digests of ``dialogues.jsonl`` and
+    ``answers.jsonl`` joined by ``+``; in a participant's outputs (``codalab``'s) without a salt the second
+    is the word ``private``, since a participant could test a guess of the answers against a plain digest."""
+    public, private = digests
+    return f"{public}+{private if salted or not participant else 'private'}"
 
 
 def weighted(by_type: Mapping[str, float], weights: Mapping[str, float]) -> float:

@@ -57,6 +57,9 @@ class ScoreResult:
     audit_private: bool = False  # whether the audit's thresholds are the organizer's own (never shown)
     audience: Audience = ORGANIZER  # who its outputs are for (contract section 6): what every writer may show
     marked: tuple[MarkedAnswer, ...] = ()  # each turn's answer, matched words marked (participants' details)
+    #: The dialogues whose perplexities were computed against other targets than the current answers'
+    #: (``ppl_targets.json``, contract section 10), in the order of ``dialogues.jsonl``.
+    stale_perplexities: tuple[str, ...] = ()
     #: Which configuration the run used (contract section 7): ``--config PATH``, ``config.toml in DIR`` or
     #: ``built-in default``.
     config_source: str = "built-in default"
