@@ -17,6 +17,7 @@ from scorer.scoring.audit import (
     audit_submission,
     average_ranks,
     fisher_interval,
+    flagged_lines,
     sample_counts,
     spearman,
     validate_warnings,
@@ -303,3 +304,57 @@ def test_edges_of_probe_insensitive():
 def test_probe_and_confidence_settings_are_private():
     assert AuditSettings(confident_ppl=1.3).is_private and AuditSettings(probe_turns=50).is_private
     assert AuditSettings(probe_min_words=5, max_share_overconfident=0.2).is_private is False
+
+
+# --- checks that had too little to judge (contract section 9: inconclusive, not a pass) -------------------
+
+
+def _checks(audit):
+    return [(i.check, i.count, i.needs) for i in audit.inconclusive]
+
+
+def test_below_twenty_turns_few_distinct_is_not_judged_unless_a_single_value():
+    ppl = [1.5 + k / 10 for k in range(19)]
+    meteor = [0.9 - k / 40 for k in range(19)]
+    audit = audit_submission(ppl, meteor, [True] * 19)
+    assert _checks(audit) == [
+        ("few_distinct", 19, 20),
+        ("ppl_against_meteor", 19, 100),
+        ("overconfident", 0, 20),
+    ]
+    assert audit.not_judged == (
+        "not judged: few_distinct (19 of 20), ppl_against_meteor (19 of 100), overconfident (0 of 20)"
+    )
+    single = audit_submission([3.0] * 19, meteor, [True] * 19)
+    assert "few_distinct" in single.flag_names and "few_distinct" not in [c for c, *_ in _checks(single)]
+
+
+def test_rho_empty_over_a_hundred_turns_is_not_judged_with_its_reason():
+    audit = audit_submission([2.0 + k for k in range(120)], [0.5] * 120, [True] * 120)
+    (found,) = [i for i in audit.inconclusive if i.check == "ppl_against_meteor"]
+    assert (found.count, found.needs, found.hint) == (
+        120,
+        100,
+        "rho is empty: the perplexities or the METEOR values are all equal",
+    )
+    assert audit.to_dict()["inconclusive"][0] == found.to_dict()
+
+
+def test_enough_of_everything_leaves_nothing_unjudged_and_probes_only_when_there():
+    n = 120
+    ppl = [1.01 + k / 100 for k in range(n)]
+    meteor = [1 - k / n for k in range(n)]
+    audit = audit_submission(ppl, meteor, [True] * n)
+    assert audit.inconclusive == () and audit.not_judged == "" and audit.to_dict()["inconclusive"] == []
+    probed = audit_submission(ppl, meteor, [True] * n, probed=[(2.0, 3.0)] * 19)
+    assert _checks(probed) == [("probe_insensitive", 19, 20)]
+    assert "[audit] probe_turns" in probed.inconclusive[0].hint
+    assert _checks(audit_submission(ppl, meteor, [True] * n, probed=[(2.0, 3.0)] * 20)) == []
+
+
+def test_a_not_judged_entry_has_one_stderr_line():
+    audits = {"team\x1b": audit_submission([2.0, 3.0], [0.1, 0.2], [True, True])}
+    assert list(flagged_lines(audits)) == [
+        "audit: team\\x1b: not judged: few_distinct (2 of 20), ppl_against_meteor (2 of 100), "
+        "overconfident (0 of 20)"
+    ]

@@ -139,9 +139,33 @@ def test_leaderboard_flags_column_audit_and_page(tmp_path, capsys):
     assert sorted(audit["submissions"]) == sorted(flags)
     assert audit["submissions"]["realistic"]["figures"]["same_ppl_as"] == ["realistic_copy"]
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("audit: ")]
-    assert len(err) == 3  # one line per flagged entry
+    flagged = [line for line in err if "not judged" not in line]
+    assert len(flagged) == 3  # one line per flagged entry
+    # then one per entry whose checks had too little to judge: 66 turns, none at most confident_ppl
+    assert [line for line in err if "not judged" in line] == [
+        "audit: echo_first_variant: not judged: ppl_against_meteor (66 of 100)",
+        "audit: empty_answers: not judged: ppl_against_meteor (0 of 100), overconfident (0 of 20)",
+        "audit: realistic: not judged: ppl_against_meteor (66 of 100), overconfident (0 of 20)",
+        "audit: realistic_copy: not judged: ppl_against_meteor (66 of 100), overconfident (0 of 20)",
+    ]
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Perplexity audit" in page and "same_ppl_as" in page and page.count("<svg") == 3
+    assert "not judged: ppl_against_meteor (66 of 100), overconfident (0 of 20)" in page
+    entries = json.loads((out / "audit.json").read_text(encoding="utf-8"))["submissions"]
+    assert entries["realistic"]["inconclusive"] == [
+        {
+            "check": "ppl_against_meteor",
+            "count": 66,
+            "needs": 100,
+            "hint": "more turns whose answer has a word",
+        },
+        {
+            "check": "overconfident",
+            "count": 0,
+            "needs": 20,
+            "hint": "more turns whose perplexity is at most [audit] confident_ppl",
+        },
+    ]
 
 
 def test_private_audit_settings_are_never_shown(tmp_path, capsys):

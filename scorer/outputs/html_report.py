@@ -532,11 +532,12 @@ def _audit_section(board: Leaderboard) -> str:
     rows = "".join(
         f'<tr><td class="name">{html.escape(name)}</td><td class="wrap">'
         + "<br>".join(
-            f"<b>{html.escape(f.flag)}</b>: {html.escape(f.message)}" for f in board.audit[name].flags
+            [f"<b>{html.escape(f.flag)}</b>: {html.escape(f.message)}" for f in board.audit[name].flags]
+            + ([html.escape(board.audit[name].not_judged)] if board.audit[name].inconclusive else [])
         )
         + "</td></tr>"
         for name in sorted(board.audit)
-        if board.audit[name].flags
+        if board.audit[name].flags or board.audit[name].inconclusive
     )
     table = (
         f'<table><tr><th class="name">submission</th><th class="wrap">flags</th></tr>{rows}</table>'

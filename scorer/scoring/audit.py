@@ -56,6 +56,24 @@ class Flag:
 
 
 @dataclass(frozen=True)
+class Inconclusive:
+    """A check that applies but had too little to judge (contract section 9): not a pass. ``count`` of the
+    ``needs`` it takes (turns, confident turns or probes), and a ``hint`` naming what would let it judge (a
+    key or more turns, never a private value)."""
+
+    check: str
+    count: int
+    needs: int
+    hint: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "count": self.count, "needs": self.needs, "hint": self.hint}
+
+    def __str__(self) -> str:
+        return f"{self.check} ({self.count:,} of {self.needs:,})"
+
+
+@dataclass(frozen=True)
 class Audit:
     """One submission's audit: its figures (``None`` where a figure is empty) and its flags."""
 
@@ -78,6 +96,8 @@ class Audit:
     probe_higher_high: float | None = None
     flags: tuple[Flag, ...] = ()
     same_ppl_as: tuple[str, ...] = field(default=())
+    #: The checks that apply but had too little to judge (not a pass).
+    inconclusive: tuple[Inconclusive, ...] = ()
 
     def figures(self) -> dict[str, Any]:
         """The figures as ``audit.json`` writes them."""
@@ -113,7 +133,17 @@ class Audit:
         return [f.flag for f in self.flags]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"figures": self.figures(), "flags": [f.to_dict() for f in self.flags]}
+        return {
+            "figures": self.figures(),
+            "flags": [f.to_dict() for f in self.flags],
+            "inconclusive": [i.to_dict() for i in self.inconclusive],
+        }
+
+    @property
+    def not_judged(self) -> str:
+        """``not judged: CHECK (COUNT of NEEDS), ...`` for the pages and stderr; empty when every check that
+        applies was judged."""
+        return f"not judged: {', '.join(map(str, self.inconclusive))}" if self.inconclusive else ""
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:
@@ -242,6 +272,7 @@ def audit_submission(
                 "the answers do not show; values just above 1 without a model, or perplexities scaled down",
             )
         )
+    inconclusive = _inconclusive(n, distinct, len(pairs), rho, len(confident))
     audit = Audit(
         n,
         at_one,
@@ -278,7 +309,45 @@ def audit_submission(
         audit, flag = _probe_figures(audit, probed)
         if flag is not None:
             flags.append(flag)
-    return replace(audit, flags=tuple(flags))
+        if len(probed) < MIN_PROBES:
+            inconclusive.append(
+                Inconclusive(
+                    "probe_insensitive",
+                    len(probed),
+                    MIN_PROBES,
+                    "more probes: run probes up to [audit] probe_turns turns whose target has at least "
+                    "[audit] probe_min_words words",
+                )
+            )
+    return replace(audit, flags=tuple(flags), inconclusive=tuple(inconclusive))
+
+
+def _inconclusive(
+    n: int, distinct: int, rho_turns: int, rho: float | None, confident: int
+) -> list[Inconclusive]:
+    """The per-submission checks that apply but had too little to judge (contract section 9):
+    ``few_distinct`` below 20 turns (but a single value, which is judged), ``ppl_against_meteor`` below 100
+    turns with a token or with rho empty, ``overconfident`` below 20 confident turns."""
+    found = []
+    if n < MIN_DISTINCT_TURNS and distinct > 1:
+        found.append(Inconclusive("few_distinct", n, MIN_DISTINCT_TURNS, "more turns"))
+    if rho_turns < MIN_RHO_FLAG_TURNS or rho is None:
+        hint = (
+            "more turns whose answer has a word"
+            if rho_turns < MIN_RHO_FLAG_TURNS
+            else "rho is empty: the perplexities or the METEOR values are all equal"
+        )
+        found.append(Inconclusive("ppl_against_meteor", rho_turns, MIN_RHO_FLAG_TURNS, hint))
+    if confident < MIN_CONFIDENT_TURNS:
+        found.append(
+            Inconclusive(
+                "overconfident",
+                confident,
+                MIN_CONFIDENT_TURNS,
+                "more turns whose perplexity is at most [audit] confident_ppl",
+            )
+        )
+    return found
 
 
 def _probe_figures(audit: Audit, probed: Sequence[tuple[float, float]]) -> tuple[Audit, Flag | None]:
@@ -359,9 +428,10 @@ def audit_payload(audits: Mapping[str, Audit], private: bool) -> dict[str, Any]:
 
 
 def flagged_lines(audits: Mapping[str, Audit]) -> Iterable[str]:
-    """One line per flagged submission, for stderr: every name in it, the entry's own and those its flags
-    name (``same_ppl_as``), escaped and cut (:func:`scorer.safe_text.shown_name`), so that no name starts a
-    line of its own or makes the line longer than :data:`~scorer.safe_text.LINE_LIMIT`."""
+    """One line per flagged submission, for stderr, then one per submission with a check not judged
+    (``audit: NAME: not judged: CHECK (COUNT of NEEDS), ...``): every name in it, the entry's own and those
+    its flags name (``same_ppl_as``), escaped and cut (:func:`scorer.safe_text.shown_name`), so that no name
+    starts a line of its own or makes the line longer than :data:`~scorer.safe_text.LINE_LIMIT`."""
     for name in sorted(audits):
         audit = audits[name]
         if audit.flags:
@@ -369,6 +439,9 @@ def flagged_lines(audits: Mapping[str, Audit]) -> Iterable[str]:
             for other in sorted(audit.same_ppl_as, key=len, reverse=True):
                 findings = findings.replace(other, shown_name(other))
             yield bounded_line(f"audit: {shown_name(name)}: {shown(findings)}")
+    for name in sorted(audits):
+        if audits[name].inconclusive:
+            yield bounded_line(f"audit: {shown_name(name)}: {audits[name].not_judged}")
 
 
 def sample_counts(turns_by_type: Mapping[str, int], n: int) -> dict[str, int]:
