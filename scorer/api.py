@@ -387,6 +387,8 @@ def score_validated(
         marked,
         stale_perplexities=stale,
         config_source=config_source or _source_of(config),
+        references=reference.variants() if audience.references else None,
+        metric=metric if audience.references else None,
     )
 
 

@@ -651,7 +651,7 @@ def _score_upload(
     if result.stale_perplexities:
         print(stale_line("", result.stale_perplexities), file=sys.stderr)
     if audience.audit and result.audit is not None:
-        for line in flagged_lines({result.name: result.audit}):
+        for line in flagged_lines({result.name: result.audit}, not_judged=not args.quiet):
             print(line, file=sys.stderr)
     if not args.quiet:
         emit(summary_table(result))
@@ -731,7 +731,7 @@ def _leaderboard(args: argparse.Namespace, state: RunState) -> int:
     for entry in board.ranked:
         if entry.scored().stale_perplexities:
             print(stale_line(entry.name, entry.scored().stale_perplexities), file=sys.stderr)
-    for line in flagged_lines(board.audit):
+    for line in flagged_lines(board.audit, not_judged=not args.quiet):
         print(line, file=sys.stderr)
     return EXIT_OK
 

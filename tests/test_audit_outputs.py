@@ -129,7 +129,7 @@ def test_leaderboard_flags_column_audit_and_page(tmp_path, capsys):
     folder = board_of(tmp_path, "realistic", "echo_first_variant", "empty_answers")
     shutil.copytree(EXAMPLES / "realistic", folder / "realistic_copy")
     out = tmp_path / "board"
-    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet") == 0
+    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out) == 0
     header, *rows = (out / "leaderboard.csv").read_text(encoding="utf-8").splitlines()
     assert header.split(",")[-1] == "flags"
     flags = {row.split(",")[1]: row.split(",")[-1] for row in rows}

@@ -696,7 +696,10 @@ def test_quiet_prints_nothing_on_success(tmp_path, capsys):
     assert score(EXAMPLES / "realistic", tmp_path / "o", "--quiet") == 0
     assert capsys.readouterr() == ("", "")
     assert score(EXAMPLES / "realistic", tmp_path / "p") == 0
-    assert capsys.readouterr().err == "config: the built-in default configuration\n"
+    assert capsys.readouterr().err == (
+        "config: the built-in default configuration\n"
+        "audit: realistic: not judged: ppl_against_meteor (66 of 100), overconfident (0 of 20)\n"
+    )
 
 
 def _copy_realistic(folder, submission_name="submission.jsonl", ppl_name="ppl_output.json"):

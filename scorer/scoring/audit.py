@@ -427,11 +427,12 @@ def audit_payload(audits: Mapping[str, Audit], private: bool) -> dict[str, Any]:
     }
 
 
-def flagged_lines(audits: Mapping[str, Audit]) -> Iterable[str]:
-    """One line per flagged submission, for stderr, then one per submission with a check not judged
-    (``audit: NAME: not judged: CHECK (COUNT of NEEDS), ...``): every name in it, the entry's own and those
-    its flags name (``same_ppl_as``), escaped and cut (:func:`scorer.safe_text.shown_name`), so that no name
-    starts a line of its own or makes the line longer than :data:`~scorer.safe_text.LINE_LIMIT`."""
+def flagged_lines(audits: Mapping[str, Audit], not_judged: bool = True) -> Iterable[str]:
+    """One line per flagged submission, for stderr, then (with ``not_judged``) one per submission with a
+    check not judged (``audit: NAME: not judged: CHECK (COUNT of NEEDS), ...``): every name in it, the
+    entry's own and those its flags name (``same_ppl_as``), escaped and cut
+    (:func:`scorer.safe_text.shown_name`), so that no name starts a line of its own or makes the line longer
+    than :data:`~scorer.safe_text.LINE_LIMIT`."""
     for name in sorted(audits):
         audit = audits[name]
         if audit.flags:
@@ -439,7 +440,7 @@ def flagged_lines(audits: Mapping[str, Audit]) -> Iterable[str]:
             for other in sorted(audit.same_ppl_as, key=len, reverse=True):
                 findings = findings.replace(other, shown_name(other))
             yield bounded_line(f"audit: {shown_name(name)}: {shown(findings)}")
-    for name in sorted(audits):
+    for name in sorted(audits) if not_judged else ():
         if audits[name].inconclusive:
             yield bounded_line(f"audit: {shown_name(name)}: {audits[name].not_judged}")
 

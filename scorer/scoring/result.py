@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scorer.errors import Issue
 from scorer.inputs.contract import DIALOGUE_TYPES
-from scorer.metric.meteor import MeteorScore
+from scorer.metric.meteor import MeteorRu, MeteorScore
 from scorer.metric.stages import STAGE_NAMES
 
-from .aggregate import Summary, TurnScore, every_dialogue
+from .aggregate import Summary, TurnScore, TypeSummary, every_dialogue
 from .audience import ORGANIZER, PARTICIPANT_COLUMNS, Audience
 from .audit import Audit, audit_frame
-from .explain import ExplainedTurn, MarkedAnswer
+from .explain import ExplainedTurn, MarkedAnswer, explain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,6 +64,41 @@ class ScoreResult:
     #: Which configuration the run used (contract section 7): ``--config PATH``, ``config.toml in DIR`` or
     #: ``built-in default``.
     config_source: str = "built-in default"
+    #: What :meth:`explain` needs: the reference variants (the organizer's results only) and the metric.
+    references: Mapping[str, Sequence[Sequence[str]]] | None = field(default=None, repr=False, compare=False)
+    metric: MeteorRu | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def by_type(self) -> dict[str, TypeSummary]:
+        """The official per-type figures (``scores.json``'s ``by_type``): each type's weight, dialogues,
+        turns, METEOR, hidden metric and score S_j, each mean taken per dialogue first, then over the type's
+        dialogues (contract section 1), so grouping :meth:`to_frame`'s turns by type gives other numbers."""
+        return self.summary.by_type
+
+    def by_type_frame(self) -> pd.DataFrame:
+        """:attr:`by_type` as a pandas DataFrame, one row per type present (the index), in the contract's
+        order: ``weight``, ``dialogs``, ``turns``, ``meteor``, ``hidden_metric``, ``score``."""
+        import pandas as pd
+
+        columns = ["weight", "dialogs", "turns", "meteor", "hidden_metric", "score"]
+        frame = pd.DataFrame(
+            [[getattr(t, c) for c in columns] for t in self.by_type.values()],
+            index=pd.Index(list(self.by_type), name="type", dtype="string"),
+            columns=columns,
+        )
+        return frame.astype({"dialogs": "int64", "turns": "int64"})
+
+    def explain(self, dialog_id: str, turn: int) -> str:
+        """How METEOR scored one turn (``turn`` 0-based): the answer and every reference variant tokenised,
+        the alignment (each link's stage), the chunks and the formula, as ``scorer explain`` prints them.
+        Only the organizer's results hold the references: a participant's raises ``ValueError``, and so
+        does a turn that is not there."""
+        if self.references is None or self.metric is None:
+            raise ValueError("this result holds no reference text (a participant's result)")
+        answers = [t.answer for t in self.turns if t.dialog_id == dialog_id and t.turn == turn]
+        if not answers:
+            raise ValueError(f"no turn {turn} of dialogue {dialog_id!r} in this result")
+        return explain(answers[0], list(self.references[dialog_id][turn]), self.metric)
 
     def __repr__(self) -> str:
         s = self.summary
