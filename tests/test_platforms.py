@@ -1,6 +1,7 @@
 """The leaderboard platforms (contract section 6, "On the leaderboard platforms"): the image's entry point,
 ``codalab`` as Codabench and CodaLab run it, the flat leaderboard columns, and the ``bundle`` command."""
 
+import datetime
 import io
 import json
 import os
@@ -142,11 +143,19 @@ def test_entrypoint_without_a_command_scores_input_res_into_output(tmp_path):
 
 def test_the_dockerfile_runs_as_the_platforms_expect():
     text = (ROOT / "docker" / "Dockerfile").read_text(encoding="utf-8")
-    instructions = [line.split()[0] for line in text.splitlines() if line and not line.startswith((" ", "#"))]
-    # no USER: Codabench runs the image's user, root with every capability dropped, on a root-owned output
-    assert "USER" not in instructions and instructions[-1] == "ENTRYPOINT"
+    lines = [line for line in text.splitlines() if line and not line.startswith((" ", "#"))]
+    instructions = [line.split()[0] for line in lines]
+    # built from the slim Python image or an organizer's framework image (contract section 11)
+    assert lines[:3] == ["ARG BASE=python:3.11-slim", "FROM ${BASE}", "USER root"]
+    # one USER, root: Codabench runs the image's user, root with every capability dropped, on a root-owned
+    # output (a base image that set another user is reset)
+    assert instructions.count("USER") == 1 and instructions[-1] == "ENTRYPOINT"
     assert 'ENTRYPOINT ["scorer-entrypoint"]' in text and "CMD" not in instructions
     assert "chmod 1777 /output" in text
+    # the entry point execs the platform's command, so the scorer is the container's first process
+    entry = ENTRYPOINT.read_text(encoding="utf-8").splitlines()
+    runs = [line.strip() for line in entry if line.strip().startswith(("exec ", '"$'))]
+    assert runs == ['exec "$PYTHON" -m scorer score \\', 'exec "$@"', 'exec "$PYTHON" -m scorer "$@"']
 
 
 # --- bundle ----------------------------------------------------------------------------------------
@@ -179,7 +188,8 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
     out = make_bundle(tmp_path)
     spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
     assert spec["version"] == 2 and spec["docker_image"] == "docker.io/org/scorer:1.0"
-    assert spec["enable_detailed_results"] is True and spec["title"]
+    assert spec["enable_detailed_results"] is True and spec["title"] == "Multimodal dialogue answers in Russian"
+    assert "queue" not in spec  # Codabench's default queue
     assert (out / spec["image"]).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert [p["title"] for p in spec["pages"]] == ["Overview", "Evaluation", "Data", "Terms"]
     for page in [*spec["pages"], {"file": spec["terms"]}]:
@@ -189,8 +199,10 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
     metadata = yaml.safe_load((out / task["scoring_program"] / "metadata.yaml").read_text(encoding="utf-8"))
     assert metadata["command"] == "python3 -m scorer codalab /app/input /app/output"
     (phase,) = spec["phases"]
-    assert phase["tasks"] == [0] and phase["start"] and "end" not in phase
+    assert phase["tasks"] == [0] and phase["start"] == datetime.date(2026, 1, 1) and "end" not in phase
     assert phase["execution_time_limit"] == 600  # seconds, the key Codabench reads; its public queue's most
+    assert (phase["max_submissions_per_day"], phase["max_submissions"]) == (5, 100)
+    assert "hide_score_output" not in phase and "auto_migrate_to_this_phase" not in phase
     # the dialogues and the media they name (images/, audio/); the answers only in the reference data
     assert sorted(os.listdir(out / phase["public_data"])) == ["audio", "dialogues.jsonl", "images"]
     assert sorted(os.listdir(out / task["reference_data"])) == [
@@ -212,6 +224,8 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
     ]
     assert [c["index"] for c in board["columns"]] == list(range(7))
     assert {c["sorting"] for c in board["columns"]} == {"desc"}
+    assert {c["precision"] for c in board["columns"]} == {4}  # posted_decimals, not Codabench's 2
+    assert board["submission_rule"] == "Force_Last"
     # bundle.zip is the folder, competition.yaml at its root
     with zipfile.ZipFile(out / "bundle.zip") as archive:
         inside = {info.filename: archive.read(info) for info in archive.infolist()}

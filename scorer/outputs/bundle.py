@@ -1,55 +1,58 @@
-"""``bundle``: a Codabench competition bundle (``competition.yaml`` version 2) built from a reference
-directory.
+"""``bundle``: the organizer's own Codabench competition (``competition.yaml`` version 2) built from a
+reference directory and the configuration's ``[platform]`` section (contract sections 6, 10 and 11).
 
-The bundle holds a title and logo, four pages (overview, evaluation, data,
-terms), the scoring program (``metadata.yaml`` running ``codalab`` in the
-image), the reference data (``dialogues.jsonl``, ``answers.jsonl``, the
-organizer's configuration and the media files the dialogues name), the public
-data (``dialogues.jsonl`` and the same media files), a starting kit (an
-example submission that ``validate`` accepts, with how to check one), one
-task, one phase with its time limit (``execution_time_limit``, seconds), and a
-leaderboard whose columns are the top-level numbers of ``scores.json``.
-Nothing private (``answers.jsonl``, the configuration) is written outside
-``reference_data/``, and the pages say of the hidden metric only that it is
-derived from the perplexities. A configuration that says ``[competition]
-submissions = "code"`` makes only a code competition (``--code``), whose own
-configuration says so (:func:`scorer.outputs.code_bundle.code_config`).
+The bundle holds a title and logo, four pages (overview, evaluation, data, terms) in the configuration's
+language, the scoring program (``metadata.yaml`` running ``codalab`` in the image), each task's reference
+data (``dialogues.jsonl``, ``answers.jsonl``, the configuration it carries and the media files the
+dialogues name), the public data (``dialogues.jsonl`` and the same media files), a starting kit, the phases
+with their limits, and a leaderboard whose columns are the top-level numbers of ``scores.json``, each with
+``posted_decimals`` decimals. Nothing private (``answers.jsonl``, the configuration) is written outside the
+tasks' reference-data folders, and the pages say of the hidden metric only that it is derived from the
+perplexities. ``--code`` makes a code competition (:mod:`scorer.outputs.code_bundle`), which may have a
+final phase on held-out dialogues (:func:`held_out`): then a development task and a final task, each with
+its own input and reference data, and public data and a starting kit of development dialogues only.
 
-The same inputs give the same bytes: every file is made from the inputs
-alone, and ``bundle.zip`` lists the files in a fixed order with a fixed date.
+Every value is checked before anything is written (:func:`plan_competition`), and the same inputs give the
+same bytes: every file is made from the inputs alone (the salt a private config without one gets is
+derived from ``answers.jsonl`` and the config), and ``bundle.zip`` lists the files in a fixed order with a
+fixed date.
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import io
 import json
 import os
+import random
 import re
 import struct
 import zipfile
 import zlib
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scorer.errors import ConfigError, UsageError
-from scorer.inputs.config import Config
+from scorer.inputs.config import AuditSettings, Config, PlatformSettings, config_for
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.validation import Dialogue
 
+from . import kit_texts
 from .code_bundle import (
-    EXECUTION_TIME_LIMIT,
     INGESTION_PROGRAM,
     INPUT_DATA,
-    RUN_FOLDER,
-    TIMEOUT_OPTIONS,
-    code_config,
-    code_pages,
-    kit_readme,
-    salted_config,
+    RUNNER,
+    call_seconds,
+    carried_config,
+    derived_salt,
+    ingestion_command,
+    kit_code,
+    said_submissions,
+    scoring_command,
 )
+from .media import media_parts, named_media
 from .output_dir import publish
 
 COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
@@ -59,18 +62,14 @@ SCORING_PROGRAM, REFERENCE_DATA, PUBLIC_DATA, STARTING_KIT = (
     "public_data",
     "starting_kit",
 )
-DEFAULT_TITLE = "Multimodal dialogue answers in Russian"
-#: The command the platform runs in the image (Codabench mounts the run's folders at /app).
-SCORING_COMMAND = "python3 -m scorer codalab /app/input /app/output"
-#: The phase's start; the organizer moves it (and may add an end) on the platform's editor.
-PHASE_START = "2026-01-01"
+#: The final task's folders (contract section 11): its own reference and input data.
+FINAL_REFERENCE_DATA, FINAL_INPUT_DATA = "final_reference_data", "final_input_data"
+#: The title given to :func:`bundle_files` when none is: the configuration's ``[platform] title`` stands.
+DEFAULT_TITLE: str | None = None
+#: The rules a final phase takes (contract section 11): the leaderboard's upload is the one re-run on it.
+FINAL_RULES = ("Force_Last", "Force_Best")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
-_PAGES = (
-    ("Overview", "pages/overview.md"),
-    ("Evaluation", "pages/evaluation.md"),
-    ("Data", "pages/data.md"),
-    ("Terms", "pages/terms.md"),
-)
+PAGE_FILES = ("pages/overview.md", "pages/evaluation.md", "pages/data.md", "pages/terms.md")
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,83 @@ class BundleSource:
     config: Config
     config_bytes: bytes | None
     media: Mapping[str, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of the competition and the phase that runs it: ``phase`` is ``"test"`` (the one phase of a
+    competition without a final), ``"development"`` or ``"final"``; its dialogues (file order), the bytes of
+    its ``dialogues.jsonl`` and ``answers.jsonl``, the media they name, and the probe calls its scoring step
+    makes."""
+
+    index: int
+    phase: str
+    reference_folder: str
+    input_folder: str
+    dialogues: tuple[Dialogue, ...]
+    dialogues_bytes: bytes
+    answers_bytes: bytes
+    media: Mapping[str, bytes]
+    probes: int
+
+    @property
+    def turns(self) -> int:
+        return sum(d.n_turns for d in self.dialogues)
+
+    def count(self, kind: str) -> tuple[int, int]:
+        """The dialogues and turns of type ``kind``."""
+        chosen = [d for d in self.dialogues if d.type == kind]
+        return len(chosen), sum(d.n_turns for d in chosen)
+
+    def seconds(self, platform: PlatformSettings, scoring: bool) -> int:
+        """The whole seconds a call may take on average in the prediction step (``scoring`` False: its turns)
+        or the scoring step (its turns and probes) of this task's phase (contract section 11)."""
+        calls = self.turns + (self.probes if scoring else 0)
+        return call_seconds(platform.step_timeout, platform.setup_timeout, calls)
+
+
+@dataclass(frozen=True)
+class Competition:
+    """The competition a bundle makes, every value checked (:func:`plan_competition`)."""
+
+    title: str
+    image: str
+    code: bool
+    config: Config
+    types: tuple[str, ...]
+    tasks: tuple[Task, ...]
+    carried: bytes | None
+    salted: bool
+
+    @property
+    def platform(self) -> PlatformSettings:
+        return self.config.platform
+
+    @property
+    def language(self) -> str:
+        return self.platform.language
+
+    @property
+    def decimals(self) -> int:
+        return self.config.competition.posted_decimals
+
+    @property
+    def development(self) -> Task:
+        return self.tasks[0]
+
+    @property
+    def final(self) -> Task | None:
+        return self.tasks[1] if len(self.tasks) > 1 else None
+
+    @property
+    def offline(self) -> bool:
+        """Whether the prediction step's runner refuses a network (``[competition] network``)."""
+        return self.config.competition.network != "allowed"
+
+    def development_end(self) -> datetime.date | None:
+        """The development phase's last day (it ends at 23:59 UTC), with a final phase."""
+        final = self.platform.final_start
+        return None if final is None else final - datetime.timedelta(days=1)
 
 
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
@@ -118,91 +194,260 @@ def image_problem(image: str) -> str | None:
     )
 
 
-def leaderboard_columns(types: Iterable[str]) -> list[tuple[str, str]]:
-    """(key, title) of each leaderboard column: ``integral`` (the ranking column), ``meteor``,
-    ``hidden_metric``, then one per dialogue type present, each a top-level number of ``scores.json``."""
-    return [
-        ("integral", "Integral score"),
-        ("meteor", "METEOR"),
-        ("hidden_metric", "Hidden metric"),
-        *((t, t) for t in types),
-    ]
+def held_out(dialogues: Sequence[Dialogue], share: float, seed: int) -> set[str]:
+    """The dialog_ids held out for the final phase (contract section 11): for each type in the contract's
+    order, one ``random.Random(seed)`` shuffles the type's sorted dialog_ids in turn, and the first
+    k = min(n - 1, max(1, round(share x n))) of its n are held out (Python's ``round``: half to even). A type
+    with one dialogue is a :class:`~scorer.errors.ConfigError`: it would have none left to develop on."""
+    rng = random.Random(seed)
+    chosen: set[str] = set()
+    for kind in DIALOGUE_TYPES:
+        ids = sorted(d.dialog_id for d in dialogues if d.type == kind)
+        if not ids:
+            continue
+        if len(ids) == 1:
+            raise ConfigError(
+                f"config key platform.final_start: the data has one {kind} dialogue ({ids[0]!r}), so a final "
+                "phase cannot hold one out and keep one for the development phase; add dialogues of that "
+                "type or leave final_start empty"
+            )
+        rng.shuffle(ids)
+        chosen.update(ids[: min(len(ids) - 1, max(1, round(share * len(ids))))])
+    return chosen
 
 
-def bundle_files(
-    source: BundleSource, image: str, title: str = DEFAULT_TITLE, code: dict[str, bytes] | None = None
-) -> dict[str, bytes]:
-    """Every file of the bundle folder by its path in it, ``bundle.zip`` (the folder zipped) included; with
-    ``code`` (:func:`scorer.outputs.code_bundle.code_files`), a code competition (contract section 10).
+def _lines_of(data: bytes) -> list[tuple[str, str]]:
+    """(dialog_id, line) of each line of a checked JSON Lines file (its BOM, CRs and blank lines dropped)."""
+    rows = []
+    for line in data.decode("utf-8-sig").split("\n"):
+        line = line.rstrip("\r")
+        if line.strip():
+            rows.append((json.loads(line)["dialog_id"], line))
+    return rows
 
-    The media files (``source.media``, and those ``code`` puts in ``input_data/``) go to ``public_data/``,
-    ``reference_data/`` and, for a code competition, ``input_data/``. A code competition's configuration
-    says ``[competition] submissions = "code"``; a configuration that says so without ``code``, or says
-    ``"files"`` with it, is a :class:`~scorer.errors.ConfigError`."""
-    present = Counter(d.type for d in source.dialogues)
-    types = [t for t in DIALOGUE_TYPES if t in present]
-    turns: Counter[str] = Counter()
-    for d in source.dialogues:
-        turns[d.type] += d.n_turns
-    config_bytes = source.config_bytes
-    if config_bytes is not None and source.config.hidden_metric.unsalted:
-        config_bytes = salted_config(config_bytes)
-    if code is not None:
-        config_bytes = code_config(config_bytes)
-    elif source.config.competition.submissions == "code":
+
+def _subset(data: bytes, ids: set[str]) -> bytes:
+    kept = [line for dialog_id, line in _lines_of(data) if dialog_id in ids]
+    return ("\n".join(kept) + "\n").encode("utf-8")
+
+
+def _probes(answers_bytes: bytes) -> int:
+    """The probe calls the scoring step makes on these answers (contract section 10): as many as the turns
+    whose first variant has at least ``probe_min_words`` words, two of them different, and at most
+    ``probe_turns``; the scoring step reads the carried configuration, which has no ``[audit]``, so the
+    built-in values."""
+    audit = AuditSettings()
+    eligible = 0
+    for _, line in _lines_of(answers_bytes):
+        for variants in json.loads(line)["references"]:
+            words = variants[0].split()
+            eligible += len(words) >= audit.probe_min_words and len(set(words)) > 1
+    return min(audit.probe_turns, eligible)
+
+
+def _task(
+    source: BundleSource, index: int, phase: str, folders: tuple[str, str], ids: set[str] | None
+) -> Task:
+    dialogues = tuple(d for d in source.dialogues if ids is None or d.dialog_id in ids)
+    chosen = {d.dialog_id for d in dialogues}
+    dialogues_bytes = source.dialogues_bytes if ids is None else _subset(source.dialogues_bytes, chosen)
+    answers_bytes = source.answers_bytes if ids is None else _subset(source.answers_bytes, chosen)
+    named = {"/".join(media_parts(name)) for _, _, name in named_media(dialogues_bytes)}
+    media = {name: data for name, data in source.media.items() if name in named}
+    return Task(
+        index, phase, *folders, dialogues, dialogues_bytes, answers_bytes, media, _probes(answers_bytes)
+    )
+
+
+def plan_competition(
+    source: BundleSource, image: str | None = None, title: str | None = None, code: bool = False
+) -> Competition:
+    """The competition ``source`` makes, every value checked before anything is written (contract section
+    11): ``image`` and ``title`` override ``[platform]``'s (a bundle with no image anywhere is a
+    :class:`~scorer.errors.UsageError`); ``code`` makes a code competition, which a configuration that says
+    ``submissions = "files"`` contradicts, as one that says ``"code"`` contradicts a files competition; a
+    final phase (``final_start``) only in a code competition, with ``Force_Last`` or ``Force_Best``. Each
+    fault is a :class:`~scorer.errors.ConfigError` naming the key."""
+    config, platform = source.config, source.config.platform
+    if image is None or not image.strip():
+        image = platform.image.strip()
+        if not image:
+            raise UsageError(
+                "no image: give the scorer's image with --image NAME, or set [platform] image in the "
+                "configuration"
+            )
+        problem = image_problem(image)
+        if problem is not None:
+            raise ConfigError(f"config key platform.image: {problem}")
+    else:
+        image = image.strip()
+        problem = image_problem(image)
+        if problem is not None:
+            raise UsageError(f"image {image[:60]!r}: {problem}")
+    said = said_submissions(source.config_bytes)
+    if code and said == "files":
+        raise ConfigError(
+            "config key competition.submissions is 'files', but bundle --code makes a code competition: set "
+            'it to "code" (or leave it out: the bundle adds it), or bundle without --code'
+        )
+    if not code and (said == "code" or config.competition.is_code):
         raise ConfigError(
             'config key competition.submissions is "code": make a code competition with bundle --code, or '
             'set it to "files"'
         )
-    media = dict(source.media)  # and those code_files was given for input_data/ (the same files)
-    prefix = f"{INPUT_DATA}/"
-    media.update({k[len(prefix) :]: v for k, v in (code or {}).items() if k.startswith(prefix)})
-    media.pop(DIALOGUES, None)
-    command = SCORING_COMMAND + (f" {TIMEOUT_OPTIONS}" if code is not None else "")
+    tasks = [_task(source, 0, "test", (REFERENCE_DATA, INPUT_DATA), None)]
+    if platform.final_start is not None:
+        if not code:
+            raise ConfigError(
+                "config key platform.final_start: a final phase runs the teams' code on held-out dialogues, "
+                "so it needs a code competition (bundle --code); a files competition would have to publish "
+                "them. Leave final_start empty"
+            )
+        if platform.submission_rule not in FINAL_RULES:
+            raise ConfigError(
+                "config keys platform.submission_rule and platform.final_start: with a final phase the rule "
+                f"is Force_Last or Force_Best (the leaderboard's upload is the one re-run on the final "
+                f"phase), got {platform.submission_rule!r}"
+            )
+        final = held_out(source.dialogues, platform.final_share, platform.seed)
+        development = {d.dialog_id for d in source.dialogues} - final
+        tasks = [
+            _task(source, 0, "development", (REFERENCE_DATA, INPUT_DATA), development),
+            _task(source, 1, "final", (FINAL_REFERENCE_DATA, FINAL_INPUT_DATA), final),
+        ]
+    salt = None
+    if source.config_bytes is not None and config.hidden_metric.unsalted:
+        salt = derived_salt(source.answers_bytes, source.config_bytes)
+    present = {d.type for d in source.dialogues}
+    return Competition(
+        title=title.strip() if title and title.strip() else platform.title,
+        image=image,
+        code=code,
+        config=config,
+        types=tuple(t for t in DIALOGUE_TYPES if t in present),
+        tasks=tuple(tasks),
+        carried=carried_config(source.config_bytes, code=code, salt=salt),
+        salted=salt is not None,
+    )
+
+
+def bundle_files(
+    source: BundleSource,
+    image: str | None = None,
+    title: str | None = DEFAULT_TITLE,
+    code: Mapping[str, bytes] | None = None,
+) -> dict[str, bytes]:
+    """Every file of the bundle folder by its path in it, ``bundle.zip`` (the folder zipped) included; with
+    ``code`` (the runner at ``ingestion_program/runner.py``, as :func:`scorer.outputs.code_bundle.code_files`
+    gives it), a code competition (contract section 10). Raises what :func:`plan_competition` raises."""
+    competition = plan_competition(source, image, title, code is not None)
+    return competition_files(competition, None if code is None else code[f"{INGESTION_PROGRAM}/{RUNNER}"])
+
+
+def competition_files(competition: Competition, runner_source: bytes | None = None) -> dict[str, bytes]:
+    """The files of ``competition``'s bundle; ``runner_source`` (the runner module's bytes) for a code
+    competition."""
+    development = competition.development
+    platform = competition.platform
     files: dict[str, bytes] = {
-        COMPETITION_YAML: _competition_yaml(title, image, types, code is not None).encode("utf-8"),
+        COMPETITION_YAML: competition_yaml(competition).encode("utf-8"),
         "logo.png": logo_png(),
-        "pages/overview.md": _overview(
-            title, image, source.config.participants.turn_details, sum(turns.values()) if code else None
-        ).encode("utf-8"),
-        "pages/evaluation.md": _evaluation(source.config, types).encode("utf-8"),
-        "pages/data.md": _data(source.config, types, present, turns, bool(media)).encode("utf-8"),
-        "pages/terms.md": _TERMS.encode("utf-8"),
-        f"{SCORING_PROGRAM}/metadata.yaml": (
-            f"command: {command}\ndescription: "
-            f"{_q('Scores an upload: Russian METEOR, the hidden metric and the integral')}"
-            "\n"
-        ).encode(),
-        f"{REFERENCE_DATA}/{DIALOGUES}": source.dialogues_bytes,
-        f"{REFERENCE_DATA}/{ANSWERS}": source.answers_bytes,
-        f"{PUBLIC_DATA}/{DIALOGUES}": source.dialogues_bytes,
-        **{
-            f"{STARTING_KIT}/{name}": data
-            for name, data in starting_kit(source.dialogues_bytes, image).items()
-        },
+        **{path: text.encode("utf-8") for path, text in zip(PAGE_FILES, kit_texts.pages(competition))},
+        f"{SCORING_PROGRAM}/metadata.yaml": _metadata(
+            scoring_command(platform if competition.code else None),
+            kit_texts.word(competition.language, "scoring_program"),
+        ),
+        f"{PUBLIC_DATA}/{DIALOGUES}": development.dialogues_bytes,
+        **{f"{PUBLIC_DATA}/{name}": data for name, data in development.media.items()},
     }
-    if config_bytes is not None:
-        files[f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}"] = config_bytes
-    if code is not None:  # the starting kit is code, not files
-        for name in (SUBMISSION, PPL):
-            del files[f"{STARTING_KIT}/{name}"]
-        files.update(code)
-        check = _how_to_check(image, RUN_FOLDER, f"`{RUN_FOLDER}/`")
-        files[f"{STARTING_KIT}/README.md"] = kit_readme(check).encode("utf-8")
-    for name, data in media.items():  # where the participants' models and the scoring step's get_ppl look
-        for folder in (PUBLIC_DATA, REFERENCE_DATA, *((INPUT_DATA,) if code is not None else ())):
-            files[f"{folder}/{name}"] = data
+    for task in competition.tasks:
+        files[f"{task.reference_folder}/{DIALOGUES}"] = task.dialogues_bytes
+        files[f"{task.reference_folder}/{ANSWERS}"] = task.answers_bytes
+        if competition.carried is not None:
+            files[f"{task.reference_folder}/{CONFIG_IN_REFERENCE}"] = competition.carried
+        folders = (task.reference_folder, *((task.input_folder,) if competition.code else ()))
+        for name, data in task.media.items():  # where the models and the scoring step's get_ppl look
+            for folder in folders:
+                files[f"{folder}/{name}"] = data
+        if competition.code:
+            files[f"{task.input_folder}/{DIALOGUES}"] = task.dialogues_bytes
+    if competition.code:
+        assert runner_source is not None
+        files[f"{INGESTION_PROGRAM}/{RUNNER}"] = runner_source
+        files[f"{INGESTION_PROGRAM}/metadata.yaml"] = _metadata(
+            ingestion_command(platform, competition.offline),
+            kit_texts.word(competition.language, "ingestion_program"),
+        )
+        files.update(kit_code())
+        files[f"{STARTING_KIT}/{RUNNER}"] = runner_source
+        files[f"{STARTING_KIT}/README.md"] = kit_texts.code_kit_readme(competition).encode("utf-8")
+    else:
+        example = starting_kit(development.dialogues_bytes)
+        files[f"{STARTING_KIT}/{SUBMISSION}"] = example[SUBMISSION]
+        files[f"{STARTING_KIT}/{PPL}"] = example[PPL]
+        files[f"{STARTING_KIT}/README.md"] = kit_texts.files_kit_readme(competition).encode("utf-8")
     files[BUNDLE_ZIP] = zip_bytes(files)
     return dict(sorted(files.items()))
 
 
-#: Every path a bundle can hold (a file of an earlier bundle that this one lacks is removed).
+def _metadata(command: str, description: str) -> bytes:
+    return f"command: {command}\ndescription: {_q(description)}\n".encode()
+
+
+@dataclass(frozen=True)
+class MadeBundle:
+    """A bundle's files, the configuration it used (contract section 7's phrase) and whether it added a salt
+    to the private config it carries."""
+
+    files: dict[str, bytes]
+    config_source: str
+    salted: bool
+
+
+def make_bundle(
+    data_dir: str | os.PathLike[str],
+    image: str | None = None,
+    *,
+    config: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    code: bool = False,
+) -> MadeBundle:
+    """The bundle of the reference directory ``data_dir`` (what ``bundle`` writes): the configuration found
+    as every command finds it (``config`` if given, else ``config.toml`` in ``data_dir``, else the built-in
+    default), the reference data read and checked, only what was validated published. Raises
+    :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
+    :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid; nothing is written."""
+    from scorer import runner
+    from scorer.inputs.reference import load_reference
+
+    from .media import media_files
+
+    data = Path(data_dir)
+    settings, which = config_for(data, None if config is None else Path(config))
+    config_file = Path(config) if config is not None else data / CONFIG_IN_REFERENCE
+    reference = load_reference(data, settings.limits)
+    try:
+        config_bytes = config_file.read_bytes() if config is not None or config_file.is_file() else None
+        dialogues_bytes, answers_bytes = ((data / name).read_bytes() for name in (DIALOGUES, ANSWERS))
+    except OSError as exc:
+        raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    public = public_dialogues(dialogues_bytes)  # only what was validated, written anew (contract section 6)
+    source = BundleSource(
+        public, answers_bytes, reference.dialogues, settings, config_bytes, media_files(data, public)
+    )
+    competition = plan_competition(source, image, title, code)
+    runner_source = Path(runner.__file__).read_bytes() if code else None
+    return MadeBundle(competition_files(competition, runner_source), which, competition.salted)
+
+
+#: Every path a bundle can hold outside its owned folders, and the owned folders' fixed files (a file of an
+#: earlier bundle that this one lacks is removed).
 def bundle_paths() -> list[str]:
     return [
         COMPETITION_YAML,
         BUNDLE_ZIP,
         "logo.png",
-        *(path for _, path in _PAGES),
+        *PAGE_FILES,
         f"{SCORING_PROGRAM}/metadata.yaml",
         f"{REFERENCE_DATA}/{DIALOGUES}",
         f"{REFERENCE_DATA}/{ANSWERS}",
@@ -213,8 +458,17 @@ def bundle_paths() -> list[str]:
 
 
 #: The bundle's folders that hold only what the bundle writes: a rebuild removes whatever else stands in
-#: them (an earlier bundle's media, a code bundle's files), and the folders it leaves empty.
-OWNED_FOLDERS = (PUBLIC_DATA, REFERENCE_DATA, STARTING_KIT, INGESTION_PROGRAM, INPUT_DATA)
+#: them (an earlier bundle's media, a code bundle's files, a final task's data), and the folders it leaves
+#: empty.
+OWNED_FOLDERS = (
+    PUBLIC_DATA,
+    REFERENCE_DATA,
+    STARTING_KIT,
+    INGESTION_PROGRAM,
+    INPUT_DATA,
+    FINAL_REFERENCE_DATA,
+    FINAL_INPUT_DATA,
+)
 
 
 def _earlier_files(output: Path) -> list[str]:
@@ -256,220 +510,109 @@ def zip_bytes(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+def leaderboard_columns(types: Iterable[str], language: str = "en") -> list[tuple[str, str]]:
+    """(key, title) of each leaderboard column: ``integral`` (the ranking column), ``meteor``,
+    ``hidden_metric``, then one per dialogue type present, each a top-level number of ``scores.json``."""
+    return [
+        ("integral", kit_texts.word(language, "integral")),
+        ("meteor", "METEOR"),
+        ("hidden_metric", kit_texts.word(language, "hidden_metric")),
+        *((t, t) for t in types),
+    ]
+
+
 def _q(text: str) -> str:
     """``text`` as a YAML scalar: a JSON string (YAML reads JSON's double-quoted strings as they are)."""
     return json.dumps(text, ensure_ascii=False)
 
 
-def _competition_yaml(title: str, image: str, types: Sequence[str], code: bool = False) -> str:
+def _phase_yaml(competition: Competition, task: Task) -> str:
+    """One phase of ``competition.yaml``: the task's phase with its dates, limits and files."""
+    platform, language = competition.platform, competition.language
+    final = task.phase == "final"
+    lines = [
+        f"  - index: {task.index}",
+        f"    name: {_q(kit_texts.word(language, task.phase))}",
+        f"    description: {_q(kit_texts.phase_description(competition, task))}",
+        f"    start: {(kit_texts.final_start(competition) if final else platform.development_start)}",
+    ]
+    end = competition.development_end()
+    if task.phase == "development" and end is not None:
+        lines.append(f"    end: {end.isoformat()} 23:59:00")  # read as UTC, as the starts are
+    if final:
+        lines.append("    auto_migrate_to_this_phase: true")
+    lines += [
+        f"    max_submissions_per_day: {1 if final else platform.max_submissions_per_day}",
+        f"    max_submissions: {1 if final else platform.max_submissions}",
+        f"    execution_time_limit: {platform.execution_time_limit}",
+    ]
+    if competition.code:
+        lines.append("    hide_score_output: true")
+    lines += [
+        "    tasks:",
+        f"      - {task.index}",
+        "    solutions: []",
+        f"    starting_kit: {STARTING_KIT}",
+        f"    public_data: {PUBLIC_DATA}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _task_yaml(competition: Competition, task: Task) -> str:
+    lines = [
+        f"  - index: {task.index}",
+        f"    name: {_q(kit_texts.word(competition.language, 'task_' + task.phase))}",
+        f"    description: {_q(kit_texts.task_description(competition, task))}",
+        f"    scoring_program: {SCORING_PROGRAM}",
+        f"    reference_data: {task.reference_folder}",
+    ]
+    if competition.code:
+        lines += [f"    ingestion_program: {INGESTION_PROGRAM}", f"    input_data: {task.input_folder}"]
+    return "\n".join(lines) + "\n"
+
+
+def competition_yaml(competition: Competition) -> str:
+    """``competition.yaml`` (version 2) under the keys Codabench's unpacker reads (contract section 11)."""
+    language, platform = competition.language, competition.platform
     columns = "".join(
         f"      - title: {_q(name)}\n        key: {_q(key)}\n        index: {k}\n        sorting: desc\n"
+        f"        precision: {competition.decimals}\n"
         f"        computation: null\n        computation_indexes: null\n"
-        for k, (key, name) in enumerate(leaderboard_columns(types))
+        for k, (key, name) in enumerate(leaderboard_columns(competition.types, language))
     )
-    pages = "".join(f"  - title: {_q(name)}\n    file: {_q(path)}\n" for name, path in _PAGES)
-    return f"""# Codabench competition bundle (version 2), made by `python -m scorer bundle`.
-version: 2
-title: {_q(title)}
-description: {
-        _q(
-            "Answer multimodal dialogues (text, images, audio) in Russian; scored by a Russian METEOR and a "
-            "hidden metric derived from the model's perplexities, weighted by dialogue type."
-        )
-    }
-image: logo.png
-registration_auto_approve: false
-docker_image: {_q(image)}
-enable_detailed_results: true
-terms: pages/terms.md
-pages:
-{pages}tasks:
-  - index: 0
-    name: {_q("Dialogue answers")}
-    description: {_q("Answers and perplexities for every turn of the test dialogues.")}
-    scoring_program: {SCORING_PROGRAM}
-    reference_data: {REFERENCE_DATA}
-{
-        f"    ingestion_program: {INGESTION_PROGRAM}{chr(10)}    input_data: {INPUT_DATA}{chr(10)}"
-        if code
-        else ""
-    }solutions: []
-phases:
-  - index: 0
-    name: {_q("Test")}
-    description: {
-        _q(
-            "Upload a .zip holding team_code/ (generate.py with the three functions)."
-            if code
-            else "Upload submission.jsonl and ppl_output.json (or one .zip of them)."
-        )
-    }
-    start: {PHASE_START}
-    max_submissions_per_day: 5
-    max_submissions: 100
-    execution_time_limit: {EXECUTION_TIME_LIMIT}
-    tasks:
-      - 0
-    solutions: []
-    starting_kit: {STARTING_KIT}
-    public_data: {PUBLIC_DATA}
-leaderboards:
-  - index: 0
-    title: Results
-    key: Results
-    columns:
-{columns}"""
-
-
-def _how_to_check(image: str, submission: str, beside: str = "your upload") -> str:
-    """How a participant runs ``validate`` on ``submission`` locally: in the competition's own image (no
-    install), or with the scorer installed from its source; ``beside`` names it in the sentence."""
-    return f"""With Docker, in the competition's own scoring image (nothing to install; run it in the
-folder that holds `public_data/` and {beside}):
-
-    docker run --rm -v "$PWD:/work" -w /work {image} \\
-        python3 -m scorer validate --data public_data --submission {submission}
-
-Or with the scorer installed in Python 3.11 or newer (ask the organizers for its source, then
-`pip install .` in it):
-
-    python -m scorer validate --data public_data --submission {submission}"""
-
-
-def _overview(title: str, image: str, turn_details: bool, code_turns: int | None = None) -> str:
-    """The overview page; ``code_turns`` (the data's turns) for a code competition."""
-    intro = f"""# {title}
-
-Models hold dialogues that mix text, images and audio, and answer every user turn in Russian.
-For each turn of the test dialogues you submit the model's answer and the model's perplexity
-of that turn's target answer given the dialogue so far.
-
-"""
-    after = f"""## What you see after scoring
-
-The leaderboard shows the integral score, METEOR, the hidden metric and the score of
-each dialogue type. The detailed results page shows the per-type table with its counts,
-the warnings and the run's signature{_turn_details_sentence(turn_details)} It never shows
-the test set's answers.
-"""
-    if code_turns is not None:
-        check = _how_to_check(image, RUN_FOLDER, f"`{RUN_FOLDER}/`")
-        return intro + code_pages(image, code_turns, check) + "\n" + after
+    pages = "".join(
+        f"  - title: {_q(name)}\n    file: {_q(path)}\n"
+        for name, path in zip(kit_texts.page_titles(language), PAGE_FILES)
+    )
+    queue = f"queue: {_q(platform.queue)}\n" if platform.queue else ""
     return (
-        intro
-        + f"""## What to submit
-
-One upload: the two files below, or one `.zip` holding them (at its root or in one folder).
-
-- `{SUBMISSION}`: one JSON object a line, one line per dialogue of `{DIALOGUES}`:
-  `{{"dialog_id": "d-0001", "answers": ["first turn's answer", "second turn's answer"]}}`.
-  Every dialogue exactly once, one string per turn (an empty string is allowed and scores 0).
-- `{PPL}`: one JSON object mapping each dialog_id to its turns' perplexities:
-  `{{"d-0001": [3.71, 5.2]}}`. Every value a finite number of at least 1.
-
-The starting kit holds an example of both files.
-
-## Check your files before you upload
-
-{_how_to_check(image, "my_submission.zip")}
-
-It lists every error with its file, line, dialog_id and turn, and says `valid` when the
-upload will be scored. An invalid upload is not scored: the platform shows the same list
-in the scoring log and on the submission's detailed results.
-
-"""
-        + after
+        "# Codabench competition bundle (version 2), made by `python -m scorer bundle`.\n"
+        "version: 2\n"
+        f"title: {_q(competition.title)}\n"
+        f"description: {_q(kit_texts.word(language, 'description'))}\n"
+        "image: logo.png\n"
+        "registration_auto_approve: false\n"
+        f"docker_image: {_q(competition.image)}\n"
+        f"{queue}"
+        f"enable_detailed_results: {'false' if competition.code else 'true'}\n"
+        f"terms: {PAGE_FILES[3]}\n"
+        f"pages:\n{pages}"
+        "tasks:\n" + "".join(_task_yaml(competition, task) for task in competition.tasks) + "solutions: []\n"
+        "phases:\n"
+        + "".join(_phase_yaml(competition, task) for task in competition.tasks)
+        + "leaderboards:\n"
+        "  - index: 0\n"
+        "    title: Results\n"
+        "    key: Results\n"
+        f"    submission_rule: {_q(platform.submission_rule)}\n"
+        f"    columns:\n{columns}"
     )
 
 
-def _turn_details_sentence(turn_details: bool) -> str:
-    if turn_details:
-        return (
-            ", and each turn's METEOR with your answer's matched words marked (the scoring output's "
-            "`details.csv` holds the same figures)."
-        )
-    return "; it shows no per-turn figure."
-
-
-def _evaluation(config: Config, types: Sequence[str]) -> str:
-    weights = "\n".join(f"| `{t}` | {config.weights[t]:g} |" for t in types)
-    return f"""# Evaluation
-
-Every answered turn gets two numbers, each in [0, 1]:
-
-- **METEOR** for Russian: the answer against every reference variant of the turn; the
-  turn's value is the best over its variants. Texts are normalised (Unicode NFKC, lower
-  case, `ё` as `е`) and split into words. Words are matched in stages: equal words first,
-  then words sharing a lemma (pymorphy3), then synonyms (RuWordNet). With m matched words,
-  t words in the answer and r in the reference, P = m / t, R = m / r and
-  METEOR = P R / (alpha P + (1 - alpha) R), alpha = {config.meteor.alpha:g}.
-- **The hidden metric**: a number derived from the perplexity you report for the turn;
-  a lower perplexity gives a higher value.
-
-A dialogue's score is (its mean METEOR + its mean hidden metric) / 2; a type's score is
-the mean over its dialogues; the **integral score**, which ranks the leaderboard, is the
-weighted mean of the types' scores:
-
-| dialogue type | weight |
-| --- | --- |
-{weights}
-
-The perplexities must be the model's own: the organizers may recompute them for a sample
-of turns with your model and compare.
-
-To see how one answer is scored, word by word:
-
-    python -m scorer explain --candidate "your answer" --reference "a reference"
-"""
-
-
-def _data(
-    config: Config, types: Sequence[str], dialogs: Counter[str], turns: Counter[str], media: bool
-) -> str:
-    rows = "\n".join(f"| `{t}` | {dialogs[t]:,} | {turns[t]:,} |" for t in types)
-    return f"""# Data
-
-`public_data/{DIALOGUES}` holds the test dialogues, one a line:
-
-    {{"dialog_id": "d-0001", "type": "Image2Text", "turns": [[{{"type": "text", "content": "..."}},
-      {{"type": "image", "content": "images/0001.jpg"}}]]}}
-
-Every user turn is a list of parts of type `text`, `image` or `audio`. The reference
-answers are kept by the organizers.
-{_media_paragraph(media)}
-| type | dialogues | turns |
-| --- | ---: | ---: |
-{rows}
-
-Limits: each file at most {config.limits.max_file_mib} MiB, each answer at most
-{config.limits.max_answer_chars:,} characters. Files are UTF-8 JSON; `NaN` and `Infinity`
-are not numbers here.
-"""
-
-
-def _media_paragraph(media: bool) -> str:
-    if not media:
-        return ""
-    return """
-The content of an `image` or `audio` part is the path of its file in `public_data/`, beside
-`dialogues.jsonl`: `images/0001.jpg` is `public_data/images/0001.jpg`.
-"""
-
-
-_TERMS = """# Terms
-
-- Submissions are scored automatically; the organizers may disqualify an entry whose
-  perplexities are not those of the submitted model.
-- The reference answers stay private; do not try to obtain them.
-- By submitting you agree that your scores and team name appear on the leaderboard.
-"""
-
-
-def starting_kit(dialogues_bytes: bytes, image: str = "IMAGE") -> dict[str, bytes]:
+def starting_kit(dialogues_bytes: bytes) -> dict[str, bytes]:
     """An example upload that ``validate`` accepts, for the dialogues of ``dialogues_bytes`` (a checked
     ``dialogues.jsonl``): each turn answered with its own text parts (a baseline that repeats the
-    question) and a perplexity between 2 and 22 drawn from the turn's dialog_id, and a README that says how
-    to check one."""
+    question) and a perplexity between 2 and 22 drawn from the turn's dialog_id."""
     lines, ppl = [], {}
     for line in dialogues_bytes.decode("utf-8-sig").split("\n"):
         if not line.strip():
@@ -478,23 +621,9 @@ def starting_kit(dialogues_bytes: bytes, image: str = "IMAGE") -> dict[str, byte
         answers = [" ".join(p["content"] for p in turn if p["type"] == "text")[:2000] for turn in d["turns"]]
         lines.append(json.dumps({"dialog_id": d["dialog_id"], "answers": answers}, ensure_ascii=False))
         ppl[d["dialog_id"]] = [_example_ppl(d["dialog_id"], k) for k in range(len(answers))]
-    readme = f"""# Starting kit
-
-`{SUBMISSION}` and `{PPL}` are an example upload: every turn answered by repeating the
-user's text (a weak baseline), with made-up perplexities. Replace both with your model's.
-
-Check an upload before you submit it.
-
-{_how_to_check(image, "starting_kit")}
-
-Then upload the two files, or one `.zip` of them:
-
-    zip submission.zip {SUBMISSION} {PPL}
-"""
     return {
         SUBMISSION: ("\n".join(lines) + "\n").encode("utf-8"),
         PPL: (json.dumps(ppl, ensure_ascii=False) + "\n").encode("utf-8"),
-        "README.md": readme.encode("utf-8"),
     }
 
 
