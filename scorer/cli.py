@@ -29,7 +29,7 @@ from scorer.inputs.jsonio import shorten
 from scorer.inputs.ppl_targets import stale_line
 from scorer.metric.cache import cache_dir, cache_dir_problem
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
-from scorer.outputs.bundle import write_bundle
+from scorer.outputs.bundle import make_bundle, write_bundle
 from scorer.outputs.output_dir import in_main_thread, locked, prepare, write_file
 from scorer.outputs.report import (
     CORRELATION_JSON,
@@ -381,9 +381,9 @@ def _bundle_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", required=True, metavar="DIR", help="where the bundle folder and bundle.zip go")
     p.add_argument(
         "--image",
-        required=True,
         metavar="NAME",
-        help="the scorer's image the platform pulls (competition.yaml's docker_image)",
+        help="the scorer's image the platform pulls (competition.yaml's docker_image; default: the "
+        "configuration's [platform] image)",
     )
     p.add_argument(
         "--config",
@@ -509,17 +509,17 @@ def _explain(args: argparse.Namespace, state: RunState) -> int:
 
 
 def _bundle(args: argparse.Namespace, state: RunState) -> int:
+    _config(args, args.data)  # says which configuration it uses (contract section 7)
+    made = make_bundle(args.data, args.image, config=args.config, title=args.title, code=args.code)
+    files = made.files  # every value checked, nothing written yet (contract section 11)
     output = state.output = prepare(args.output)
     with locked(output, _waiting(output)):
-        files = api.competition_bundle(
-            args.data, args.image, config=args.config, title=args.title, code=args.code
-        )
         write_bundle(output, files)
-    if config_for(args.data, args.config)[0].hidden_metric.unsalted:
+    if made.salted:
         print(
-            "bundle: the hidden metric's private settings had no salt: a random one was written into the "
-            "bundle's reference_data/config.toml (copy it into your own config, so that your runs carry the "
-            "platform's signature)",
+            "bundle: the hidden metric's private settings had no salt: one derived from answers.jsonl and the "
+            "configuration was written into the bundle's reference data (config.toml); it is as secret as "
+            "answers.jsonl (copy it into your own config, so that your runs carry the platform's signature)",
             file=sys.stderr,
         )
     if not args.quiet:
