@@ -265,3 +265,40 @@ def test_an_all_invalid_leaderboard_page_has_no_empty_legend(tmp_path):
                "--no-synonyms", "--resamples", "100") == 0  # fmt: skip
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Per-type columns" not in page and "S_j; ." not in page
+
+
+@pytest.mark.parametrize("where", ["score", "codalab"])
+def test_the_page_describes_the_metric_in_force(tmp_path, where):
+    """The page follows the configuration: gamma 0.5 and the stages exact and lemma are not described as no
+    penalty and a synonym stage."""
+    config = '[meteor]\ngamma = 0.5\nstages = ["exact", "lemma"]\n'
+    if where == "score":
+        (tmp_path / "c.toml").write_text(config, encoding="utf-8")
+        assert (
+            run_cli(
+                "score",
+                "--data",
+                PUBLIC,
+                "--submission",
+                EXAMPLES / "realistic",
+                "--output",
+                tmp_path / "o",
+                "--quiet",
+                "--jobs",
+                "1",
+                "--report",
+                "--config",
+                tmp_path / "c.toml",
+            )
+            == 0
+        )
+        page = (tmp_path / "o" / "report.html").read_text("utf-8")
+    else:
+        shutil.copytree(PUBLIC, tmp_path / "input" / "ref")
+        (tmp_path / "input" / "ref" / "config.toml").write_text(config, encoding="utf-8")
+        shutil.copytree(EXAMPLES / "realistic", tmp_path / "input" / "res")
+        assert run_cli("codalab", tmp_path / "input", tmp_path / "o", "--quiet", "--jobs", "1") == 0
+        page = (tmp_path / "o" / "detailed_results.html").read_text("utf-8")
+    assert "<p>Matching stages: exact, lemma (synonym: off)</p>" in page
+    assert "<p>METEOR settings: alpha 0.9; fragmentation penalty gamma 0.5, beta 3</p>" in page
+    assert "penalty off" not in page

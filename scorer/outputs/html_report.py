@@ -156,6 +156,17 @@ def _stages(stages: tuple[str, ...]) -> str:
     return f"<p>Matching stages: {html.escape(stages_line(stages))}</p>"
 
 
+def _metric_settings(signature: str) -> str:
+    """What the page says of METEOR's settings in force, read from the run's signature (whose fields are
+    public): alpha, and the fragmentation penalty, off with gamma 0 (contract section 4)."""
+    fields = dict(field.split(":", 1) for field in signature.split("|") if ":" in field)
+    if "alpha" not in fields or "gamma" not in fields:
+        return ""
+    gamma = float(fields["gamma"])
+    penalty = "off (gamma 0)" if gamma == 0 else f"gamma {gamma:g}, beta {float(fields.get('beta', 'nan')):g}"
+    return f"<p>METEOR settings: alpha {float(fields['alpha']):g}; fragmentation penalty {penalty}</p>"
+
+
 def _signature(signature: str) -> str:
     """The signature in small type, allowed to wrap after each ``|``."""
     fields = "|<wbr>".join(f"<span>{html.escape(field)}</span>" for field in signature.split("|"))
@@ -340,7 +351,7 @@ def score_report(result: ScoreResult, progress: Callable[[int, int], None] | Non
         f"{PRIVATE_BANNER if audience.references else ''}"
         f"<p><b>Integral: {s.integral:.6f}</b> &middot; METEOR {s.meteor:.4f} &middot; hidden metric "
         f"{s.hidden_metric:.4f} &middot; {s.dialogs} dialogues, {s.turns} turns</p>"
-        f"{_stages(result.stages)}"
+        f"{_stages(result.stages)}{_metric_settings(result.signature)}"
         f"<h2>By dialogue type</h2>{_type_table(s)}"
         f"<figure>{dots}</figure>"
         f"{distribution}{turns}{_warnings(result)}{_signature(result.signature)}"
