@@ -151,7 +151,8 @@ EXAMPLES = {
     "submissions_examples/realistic --n 20 --output recompute.jsonl",
     "bundle": "python -m scorer bundle --data reference_data/public --output competition "
     "--image docker.io/you/dialogue-scorer:1.0",
-    "run": "python -m scorer run --data reference_data/public --code my_team/ --output generated",
+    "run": "python -m scorer run --data reference_data/public --code my_team/ --output generated "
+    "--trusted-code",
 }
 
 #: Each subcommand's one line in the command line's help.
@@ -248,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (add_arguments, _) in COMMANDS.items():
         add_arguments(_command(sub, name))
+    runner.add_arguments(_command(sub, "run"))  # listed in the help; main hands run to the runner whole
     return parser
 
 
@@ -911,7 +913,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["run"]:  # the standard-library runner, whole (contract section 10)
-        return runner.main(given[1:], prog="scorer run", probes=_probe_settings(given[1:]))
+        return runner.main(given[1:], prog="scorer run", configure=_run_configuration)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -938,20 +940,18 @@ def _main(argv: Sequence[str] | None) -> int:
             signal.signal(sig, before)
 
 
-def _probe_settings(argv: Sequence[str]) -> tuple[int, int] | None:
-    """``[audit]``'s probe_turns and probe_min_words of the configuration ``run --data DIR`` finds (contract
-    section 7's rule), for the runner's probe calls; None (the runner's defaults, which are the built-in
-    configuration's) when there is no such folder or its configuration cannot be read (``score`` says why)."""
-    found = argparse.ArgumentParser(add_help=False)
-    found.add_argument("--data")
-    known, _ = found.parse_known_args(list(argv))
-    if not known.data or not os.path.isdir(known.data):
-        return None
+def _run_configuration(explicit: str | None, data: str) -> runner.RunConfig:
+    """What ``run`` reads of the configuration (contract section 7's rule: ``--config``, else ``config.toml``
+    in ``--data``, else the built-in default), every key checked as every command checks it; a configuration
+    error is the runner's usage error (exit 2)."""
     try:
-        audit = config_for(known.data)[0].audit
-    except ScorerError:
-        return None
-    return audit.probe_turns, audit.probe_min_words
+        config, which = config_for(data if os.path.isdir(data) else None, explicit)
+    except ScorerError as exc:
+        raise runner.UsageFault(str(exc)) from None
+    audit = config.audit
+    return runner.RunConfig(
+        audit.probe_turns, audit.probe_min_words, config.competition.network, config.hidden_metric.salt, which
+    )
 
 
 #: The options that mend an error the library raises (the library names no flags; the command line does).

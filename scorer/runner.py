@@ -20,14 +20,19 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import hmac
 import json
 import math
 import os
 import random
 import re
 import select
+import shlex
 import shutil
 import signal
+import socket
+import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -35,22 +40,36 @@ import time
 import traceback
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, Tuple, TypedDict  # noqa: UP035 - Dict and Tuple: Python 3.8
 
 EXIT_OK, EXIT_CODE_FAULT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-FUNCTIONS = ("setup_model_and_tokenizer", "generate_text", "get_ppl")
+#: The three functions ``team_code/generate.py`` defines.
+TEAM_FUNCTIONS = ("setup_model_and_tokenizer", "generate_text", "get_ppl")
+#: The functions a fault may name (``run_fault.json``'s ``function``, or null): the code's three, and ``step``
+#: (the whole phase ran past ``--step-timeout``).
+FUNCTIONS = TEAM_FUNCTIONS + ("step",)
 STATE_DIR = ".run-state"
 SUBMISSION, PPL, PPL_CHECK = "submission.jsonl", "ppl_output.json", "ppl_check.json"
-PPL_PROBES, RUN_FAULT, TEAM_CODE = "ppl_probes.json", "run_fault.json", "team_code"
+PPL_PROBES, PPL_TARGETS = "ppl_probes.json", "ppl_targets.json"
+RUN_FAULT, TEAM_CODE = "run_fault.json", "team_code"
 #: Every name the runner writes into ``--output``; anything else found there when a run ends is removed.
-OUTPUT_NAMES = (SUBMISSION, PPL, PPL_PROBES, PPL_CHECK, TEAM_CODE, STATE_DIR, RUN_FAULT)
-DIALOGUES, ANSWERS = "dialogues.jsonl", "answers.jsonl"
+OUTPUT_NAMES = (SUBMISSION, PPL, PPL_PROBES, PPL_TARGETS, PPL_CHECK, TEAM_CODE, STATE_DIR, RUN_FAULT)
+DIALOGUES, ANSWERS, CONFIG = "dialogues.jsonl", "answers.jsonl", "config.toml"
 DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT = 3600.0, 600.0
 #: The probe calls' defaults (``[audit]`` probe_turns and probe_min_words, contract section 9) and seed.
 PROBE_TURNS, PROBE_MIN_WORDS, PROBE_SEED = 100, 5, 12345
-#: The kinds of fault of the code (``run_fault.json``'s ``kind``): a closed set.
-FAULT_KINDS = ("upload", "missing", "exception", "wrong_value", "timeout", "died", "protocol")
+#: ``[competition] network``'s settings, the built-in one first (contract sections 7 and 10).
+NETWORK_SETTINGS = ("refused", "allowed")
+#: The kinds of fault (``run_fault.json``'s ``kind``): a closed set. ``network`` is the machine's, not the
+#: code's: a network interface other than loopback was up where ``--offline`` forbids one (exit 2).
+FAULT_KINDS = ("upload", "missing", "exception", "wrong_value", "timeout", "died", "protocol", "network")
+#: The one line that reports a fault of the code in a phase that has the answers (``--sealed`` with
+#: ``answers.jsonl`` in ``--data``): no kind, function, place, signal, exit status or excerpt.
+SEALED_FAULT_LINE = "the team's code failed in the scoring step"
+#: The setting of a Codabench worker that runs the steps without a network.
+NETWORK_DISABLED = "COMPETITION_CONTAINER_NETWORK_DISABLED=True"
+_SIOCGIFFLAGS, _IFF_UP, _IFF_LOOPBACK = 0x8913, 0x1, 0x8  # <linux/sockios.h>, <net/if.h>
 TRACEBACK_LINES = 20
 EXCERPT = 60
 #: The longest reply line the runner reads from the code's process.
@@ -75,6 +94,7 @@ SEALED_MESSAGES = {
     "timeout": "the call ran past its time limit; it was stopped",
     "died": "the code's process ended during the call",
     "protocol": "the code's process sent a reply that is not the protocol's",
+    "network": "a network interface other than loopback is up",
 }
 
 
@@ -131,6 +151,15 @@ class CodeFault(Exception):
         super().__init__(message)
         self.kind, self.message, self.phase, self.function = kind, message, phase, function
         self.dialog_id, self.turn, self.detail = dialog_id, turn, detail
+        #: Whether the fault is reported by :data:`SEALED_FAULT_LINE` alone (:meth:`withhold`).
+        self.withheld = False
+
+    def withhold(self) -> CodeFault:
+        """This fault as a phase that has the answers reports it: :data:`SEALED_FAULT_LINE` alone, and a
+        ``run_fault.json`` of nulls (contract section 10, "the fault")."""
+        fault = CodeFault(self.kind, SEALED_FAULT_LINE)
+        fault.withheld = True
+        return fault
 
     def where(self) -> str:
         parts = [f"phase {self.phase}"] if self.phase else []
@@ -144,7 +173,10 @@ class CodeFault(Exception):
 
     def report(self, with_detail: bool = True) -> str:
         """The fault for stderr: its kind and place, then what went wrong; ``with_detail`` False (sealed)
-        gives the kind's fixed message instead of one that may hold text the code produced."""
+        gives the kind's fixed message instead of one that may hold text the code produced; a withheld fault
+        is :data:`SEALED_FAULT_LINE`, whatever ``with_detail``."""
+        if self.withheld:
+            return SEALED_FAULT_LINE
         message = self.message if with_detail else SEALED_MESSAGES[self.kind]
         where = self.where()
         text = f"error: the team's code failed ({self.kind}{'; ' + where if where else ''}): {message}"
@@ -153,7 +185,9 @@ class CodeFault(Exception):
         return text
 
     def record(self) -> dict[str, Any]:
-        """``run_fault.json``: the kind and the place, nothing the code produced."""
+        """``run_fault.json``: the kind and the place, nothing the code produced (all null when withheld)."""
+        if self.withheld:
+            return dict.fromkeys(("kind", "phase", "function", "dialog_id", "turn"))
         return {
             "kind": self.kind,
             "phase": self.phase or None,
@@ -311,12 +345,23 @@ _ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zip
 def find_code(path: str, scratch: str) -> str:
     """The folder that holds ``team_code/`` (at the upload's root or in its one top-level folder); a zip is
     unpacked into ``scratch`` first. A CodeFault listing what the upload holds when it has no package."""
-    root = path = os.path.abspath(path)  # the child works in a scratch folder: no relative path reaches it
+    # the child works in a scratch folder: no relative path reaches it; --code itself is the organizer's path
+    root = path = os.path.realpath(path)
     if os.path.isfile(path) and zipfile.is_zipfile(path):
         root = os.path.join(scratch, "upload")
+        os.makedirs(root)
         unzip(path, root)
     elif not os.path.isdir(path):
-        raise UsageFault(f"--code {path}: not a folder or a .zip")
+        raise UsageFault(f"--code {_excerpt(path, 200)}: not a folder or a .zip")
+    irregular = irregular_entries(root)  # before anything of the upload is read
+    if irregular:
+        raise CodeFault(
+            "upload",
+            "the upload holds entries that are neither regular files nor folders (a link, a FIFO, a socket "
+            f"or a device), which the runner never opens: {', '.join(_excerpt(n, 200) for n in irregular)}"
+            f"{', ...' if len(irregular) >= 5 else ''}; upload plain files and folders (zip team_code/ with "
+            "zip -r, without links)",
+        )
     for candidate in [root] + sorted(
         os.path.join(root, n) for n in os.listdir(root) if os.path.isdir(os.path.join(root, n))
     ):
@@ -331,6 +376,60 @@ def find_code(path: str, scratch: str) -> str:
         "the upload holds no package team_code/ with __init__.py and generate.py (at its root or in one "
         f"top-level folder); it holds: {held}",
     )
+
+
+def irregular_entries(root: str, limit: int = 5) -> list[str]:
+    """The entries under ``root`` (relative paths, in sorted walking order, at most ``limit``) that are
+    neither regular files nor folders: links (whatever they point to), FIFOs, sockets, devices, and folders
+    that cannot be listed. Walked with :func:`os.scandir` without following a link and without opening
+    anything but folders, so a FIFO or a link to ``/dev/zero`` is named, never read. ``root`` itself must be
+    a folder, not a link to one (ValueError otherwise)."""
+    if os.path.islink(root) or not os.path.isdir(root):
+        raise ValueError(f"{root}: not a folder")
+    found: list[str] = []
+    top = _sorted_entries(root)
+    if top is None:
+        return ["."]
+    stack = [("", iter(top))]
+    while stack and len(found) < limit:
+        relative, entries = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        name = os.path.join(relative, entry.name) if relative else entry.name
+        try:
+            folder, regular = entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False)
+        except OSError:
+            folder = regular = False
+        if folder:
+            inside = _sorted_entries(os.path.join(root, name))
+            if inside is None:
+                found.append(name)
+            else:
+                stack.append((name, iter(inside)))
+        elif not regular:
+            found.append(name)
+    return found
+
+
+def _sorted_entries(folder: str) -> list[os.DirEntry[str]] | None:
+    """A folder's entries by name, or None when it cannot be listed."""
+    try:
+        with os.scandir(folder) as listing:
+            return sorted(listing, key=lambda entry: entry.name)
+    except OSError:
+        return None
+
+
+#: The kinds of zip entry (a Unix mode's file type) that are neither a regular file nor a folder.
+_IRREGULAR = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+}
 
 
 def unzip(path: str, root: str) -> None:
@@ -348,6 +447,14 @@ def unzip(path: str, root: str) -> None:
                     raise CodeFault("upload", f"the zip holds an unsafe name {_excerpt(name)}")
                 if info.flag_bits & 0x1:
                     raise CodeFault("upload", f"the zip's entry {_excerpt(name)} is encrypted")
+                kind = stat.S_IFMT(info.external_attr >> 16)
+                if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+                    raise CodeFault(
+                        "upload",
+                        f"the zip's entry {_excerpt(name)} is {_IRREGULAR.get(kind, 'not a regular file')}: "
+                        "an upload holds regular files and folders only (zip team_code/ with zip -r, without "
+                        "links)",
+                    )
                 if info.compress_type not in _ZIP_METHODS:
                     raise CodeFault(
                         "upload",
@@ -420,6 +527,95 @@ def data_digest(*values: object) -> str:
     return hashlib.sha256(json.dumps(values, sort_keys=True, ensure_ascii=True).encode()).hexdigest()
 
 
+# --- the network ---------------------------------------------------------------------------------------
+
+
+def network_refusal() -> str | None:
+    """None when no network interface but loopback is up in this process's own network namespace; else the
+    one line that refuses to run the code, naming the interfaces that are up (or saying that they could not
+    be listed or read: the check fails closed) and the worker's setting that takes the network away.
+
+    The names come from ``socket.if_nameindex()`` and ``/proc/self/net/dev`` (both this namespace's; never
+    ``/sys/class/net``, which shows the host's interfaces inside another namespace), each one's flags from
+    the ``SIOCGIFFLAGS`` ioctl: up means ``IFF_UP`` without ``IFF_LOOPBACK``."""
+    names, problem = _interface_names()
+    up: list[str] = []
+    if not problem:
+        try:
+            import fcntl
+
+            probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        except (ImportError, OSError) as exc:
+            problem = f"no socket to ask for their flags ({_reason(exc)})"
+        else:
+            with probe:
+                for name in names:
+                    flags, problem = _interface_flags(fcntl, probe, name)
+                    if problem:
+                        break
+                    if flags is not None and flags & _IFF_UP and not flags & _IFF_LOOPBACK:
+                        up.append(name)
+    how = (
+        f"run the code without a network (on Codabench, a worker with {NETWORK_DISABLED}; docker run "
+        '--network none), or, where the competition allows one, say [competition] network = "allowed" in its '
+        "configuration (its steps then run without this check: no --offline)"
+    )
+    if problem:
+        return (
+            f"the network interfaces cannot be checked here ({problem}), so a network may be up: the team's "
+            f"code is not run; {how}"
+        )
+    if up:
+        shown = ", ".join(_excerpt(name, 40) for name in up[:10]) + (", ..." if len(up) > 10 else "")
+        return (
+            f"a network interface other than loopback is up in this process's network namespace ({shown}): "
+            f"the team's code is not run; {how}"
+        )
+    return None
+
+
+def _interface_names() -> tuple[list[str], str]:
+    """This namespace's interfaces (``if_nameindex`` and ``/proc/self/net/dev`` together), and what went
+    wrong when neither could list them."""
+    names: set[str] = set()
+    problems = []
+    try:
+        names.update(name for _, name in socket.if_nameindex())
+        listed = True
+    except (AttributeError, OSError) as exc:
+        problems.append(f"if_nameindex: {_reason(exc)}")
+        listed = False
+    try:
+        with open("/proc/self/net/dev", "rb") as fh:
+            text = fh.read(1 << 20).decode("utf-8", "surrogateescape")
+        for line in text.splitlines()[2:]:
+            name, colon, _ = line.partition(":")
+            if colon and name.strip():
+                names.add(name.strip())
+        listed = True
+    except OSError as exc:
+        problems.append(f"/proc/self/net/dev: {_reason(exc)}")
+    return sorted(names), "" if listed else "; ".join(problems)
+
+
+def _interface_flags(fcntl: Any, probe: socket.socket, name: str) -> tuple[int | None, str]:
+    """An interface's flags (None when it is gone since it was listed), or what went wrong."""
+    encoded = name.encode("utf-8", "surrogateescape")
+    if not 0 < len(encoded) < 16:
+        return None, f"an interface name of {len(encoded)} bytes"
+    try:
+        reply = fcntl.ioctl(probe.fileno(), _SIOCGIFFLAGS, struct.pack("16s24x", encoded))
+    except OSError as exc:
+        if exc.errno == 19:  # ENODEV: gone since it was listed
+            return None, ""
+        return None, f"SIOCGIFFLAGS of {_excerpt(name, 40)}: {_reason(exc)}"
+    return int(struct.unpack_from("H", reply, 16)[0]), ""
+
+
+def _reason(exc: BaseException) -> str:
+    return printable(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)
+
+
 # --- the child process ---------------------------------------------------------------------------------
 
 
@@ -450,7 +646,7 @@ def child_main(code_root: str, reader_fd: int, writer_fd: int, silent: bool) -> 
     except BaseException:  # noqa: BLE001 - the team's import, whatever it raises
         reply({"fault": "exception", "trace": _trace()})
         return
-    missing = [name for name in FUNCTIONS if not callable(getattr(module, name, None))]
+    missing = [name for name in TEAM_FUNCTIONS if not callable(getattr(module, name, None))]
     if missing:
         held = sorted(n for n in dir(module) if not n.startswith("_"))
         reply({"fault": "missing", "missing": missing, "held": held})
@@ -688,7 +884,7 @@ def checked_reply(line: bytes, call: str) -> Reply:
             fault == "missing"
             and set(reply) == {"fault", "missing", "held"}
             and _strings(reply["missing"])
-            and set(reply["missing"]) <= set(FUNCTIONS)
+            and set(reply["missing"]) <= set(TEAM_FUNCTIONS)
             and reply["missing"]
             and _strings(reply["held"], 10_000)
         ):
@@ -808,10 +1004,15 @@ class ProgressLines:
     """One stderr line every few seconds: phase, dialogues and turns done, rate, time left. The rate and the
     time left count the turns computed since the first one (import and setup are reported once, apart)."""
 
-    def __init__(self, phase: str, dialogues: int, turns: int, quiet: bool):
+    def __init__(self, phase: str, dialogues: int, turns: int, quiet: bool, counts: bool = True):
         self.phase, self.dialogues, self.turns, self.quiet = phase, dialogues, turns, quiet
+        self.counts = counts
         self.started = self.shown = time.monotonic()
         self.first: tuple[float, int] | None = None
+
+    @classmethod
+    def of(cls, phase: str, dialogues: int, turns: int, settings: PhaseSettings) -> ProgressLines:
+        return cls(phase, dialogues, turns, settings.quiet, settings.progress_counts)
 
     def setup_done(self, seconds: float) -> None:
         if not self.quiet:
@@ -824,6 +1025,9 @@ class ProgressLines:
         if self.quiet or (not force and now - self.shown < PROGRESS_SECONDS):
             return
         self.shown = now
+        if not self.counts:  # the time alone: it tells no more than when the phase ends
+            print(f"run: {self.phase}: running for {int(now - self.started)} s", file=sys.stderr, flush=True)
+            return
         since, before = self.first
         made = turns_done - before
         rate = made / (now - since) if now > since and made > 0 else 0.0
@@ -1014,7 +1218,15 @@ class PhaseSettings:
     ``resume`` continues from them, ``quiet`` drops the progress lines, the two limits in seconds, whether
     the run is ``sealed`` (the code's output discarded, faults by kind and place only), whether the ppl
     phase makes ``probes`` calls, and the folder the phases' scratch folders are made in (None: the
-    system's)."""
+    system's).
+
+    ``step_timeout`` bounds a whole phase in seconds (its import, setup and every call, probes included;
+    None: no bound): each call may take the least of its own limit and the time the phase has left, and
+    past it the fault is ``timeout`` with function ``step``. Progress lines (``quiet`` False) hold counts
+    and times only, never text of the code, sealed or not; ``progress_counts`` False leaves only the time
+    elapsed in them (the turns done, the rate and the time left follow the code's pace, so on a page that
+    participants read they are a channel from the code; the time alone tells no more than when the phase
+    ends)."""
 
     state: str | None
     resume: bool = False
@@ -1026,6 +1238,8 @@ class PhaseSettings:
     scratch: str | None = None
     probe_turns: int = PROBE_TURNS
     probe_min_words: int = PROBE_MIN_WORDS
+    step_timeout: float | None = None
+    progress_counts: bool = True
 
     @classmethod
     def of(cls, options: RunOptions, state: str | None, probes: bool = False) -> PhaseSettings:
@@ -1040,6 +1254,7 @@ class PhaseSettings:
             probes,
             probe_turns=options.probe_turns,
             probe_min_words=options.probe_min_words,
+            step_timeout=options.step_timeout,
         )
 
 
@@ -1066,6 +1281,8 @@ class _Phase:
         )
         self.child: Child | None = None
         self.scratch = tempfile.mkdtemp(prefix="scorer-run-", dir=settings.scratch)
+        step = settings.step_timeout
+        self.deadline = None if step is None else time.monotonic() + step
 
     def __enter__(self) -> _Phase:
         return self
@@ -1076,12 +1293,45 @@ class _Phase:
             started = time.monotonic()
             self.child = Child(self.name, self.code_root, self.scratch, self.settings.sealed)
             limit = self.settings.setup_timeout
-            self.child.ask(None, "ready", limit, "import team_code.generate")
-            self.child.ask({"call": "setup"}, "setup", limit, "setup_model_and_tokenizer")
+            self._ask(None, "ready", limit, "import team_code.generate", dialog_id, turn)
+            self._ask({"call": "setup"}, "setup", limit, "setup_model_and_tokenizer", dialog_id, turn)
             self.progress.setup_done(time.monotonic() - started)
-        return self.child.ask(
-            request, request["call"], self.settings.turn_timeout, function, dialog_id, turn
-        )["ok"]
+        return self._ask(request, request["call"], self.settings.turn_timeout, function, dialog_id, turn)[
+            "ok"
+        ]
+
+    def _ask(
+        self, message: Request | None, call: str, limit: float, function: str, dialog_id: str, turn: int
+    ) -> Reply:
+        """The child's reply, waited for at most ``limit`` seconds or the time the phase has left, whichever
+        is less; a call that the phase's limit stops is the fault ``timeout`` of function ``step``, in the
+        turn it was made for. The setup and the import are named by their function, with no turn."""
+        assert self.child is not None
+        place = (dialog_id, turn) if call in ("generate", "ppl") else (None, None)
+        left = None if self.deadline is None else self.deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise self._past_step(*place)
+        try:
+            return self.child.ask(
+                message, call, limit if left is None else min(limit, left), function, *place
+            )
+        except CodeFault as fault:
+            if fault.kind == "timeout" and left is not None and left < limit:
+                raise self._past_step(*place) from None
+            raise
+
+    def _past_step(self, dialog_id: str | None, turn: int | None) -> CodeFault:
+        if self.child is not None:
+            self.child.kill()
+        return CodeFault(
+            "timeout",
+            f"the phase ran past --step-timeout {self.settings.step_timeout:g} s (the import, the setup and "
+            "every call together); it was stopped",
+            self.name,
+            "step",
+            dialog_id,
+            turn,
+        )
 
     def __exit__(self, kind: object, *rest: object) -> None:
         if self.child is not None:
@@ -1096,7 +1346,7 @@ def generate(
 ) -> dict[str, list[str]]:
     """Every dialogue's answers: a_i = generate_text(model, tokenizer, q_i, [(q_k, a_k) for k < i])."""
     total = sum(len(d["turns"]) for d in dialogues)
-    progress = ProgressLines("generate", len(dialogues), total, settings.quiet)
+    progress = ProgressLines.of("generate", len(dialogues), total, settings)
     answers: dict[str, list[str]] = {}
     digests = {"code": digest or code_digest(code_root), "data": data_digest("generate", dialogues)}
     turns = {d["dialog_id"]: len(d["turns"]) for d in dialogues}
@@ -1171,7 +1421,7 @@ def perplexities(
         if settings.probes and only is None
         else {}
     )
-    progress = ProgressLines("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), settings.quiet)
+    progress = ProgressLines.of("ppl", len({d["dialog_id"] for d, _ in wanted}), len(wanted), settings)
     values: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
     probed: dict[str, list[float | None]] = {d["dialog_id"]: [None] * len(d["turns"]) for d in dialogues}
     digests = {
@@ -1242,6 +1492,110 @@ class RunOptions:
     quiet: bool = False
     probe_turns: int = PROBE_TURNS
     probe_min_words: int = PROBE_MIN_WORDS
+    step_timeout: float | None = None
+    offline: bool = False
+    trusted_code: bool = False
+    network: str = NETWORK_SETTINGS[0]
+    salt: str | None = None
+
+
+# --- the configuration ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What ``run`` reads from the configuration (contract sections 7 and 10): ``[audit]`` probe_turns and
+    probe_min_words, ``[competition] network``, ``[hidden_metric] salt`` (which keys ``ppl_targets.json``),
+    and ``source``, the phrase that says on stderr which configuration it is."""
+
+    probe_turns: int = PROBE_TURNS
+    probe_min_words: int = PROBE_MIN_WORDS
+    network: str = NETWORK_SETTINGS[0]
+    salt: str | None = field(default=None, repr=False)
+    source: str = "the built-in default configuration"
+
+
+#: The most of a configuration file that is read.
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def read_configuration(explicit: str | None, data: str) -> RunConfig:
+    """The configuration of contract section 7's rule: ``--config FILE``, else ``config.toml`` in
+    ``--data``, else the built-in default; read with ``tomllib`` (Python 3.11 or newer), the keys ``run``
+    reads checked and the rest left to the scorer. A configuration found on a Python without ``tomllib`` is
+    a UsageFault (exit 2) saying what to do instead."""
+    if explicit is not None:
+        path, source = explicit, f"config file {explicit}"
+    else:
+        path = os.path.join(data, CONFIG)
+        source = f"{path} (next to the reference data)"
+        if not os.path.lexists(path):
+            return RunConfig()
+    try:
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise UsageFault(
+            f"{_excerpt(path, 200)}: this Python ({sys.version.split()[0]}) cannot read a configuration (it "
+            "has no tomllib, new in Python 3.11): pass the options instead (no --config, a --data without "
+            f"{CONFIG}), or use python -m scorer run, which reads it"
+        ) from None
+    if not os.path.isfile(path):
+        raise UsageFault(f"config file {_excerpt(path, 200)} does not exist or is not a regular file")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise UsageFault(f"cannot read config file {_excerpt(path, 200)}: {_reason(exc)}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise UsageFault(f"config file {_excerpt(path, 200)} is larger than {MAX_CONFIG_BYTES >> 20} MiB")
+    try:
+        table = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UsageFault(f"config file {_excerpt(path, 200)} is not valid TOML ({_reason(exc)})") from None
+    audit, competition, hidden = (_section(table, name) for name in ("audit", "competition", "hidden_metric"))
+    network = competition.get("network", NETWORK_SETTINGS[0])
+    if network not in NETWORK_SETTINGS:
+        raise UsageFault(
+            f'config key competition.network must be "refused" or "allowed", got {_excerpt(network)}'
+        )
+    salt = hidden.get("salt")
+    if salt is not None and not (isinstance(salt, str) and len(salt) >= 16):
+        raise UsageFault("config key hidden_metric.salt must be a string of at least 16 characters")
+    return RunConfig(
+        _whole("audit.probe_turns", audit.get("probe_turns", PROBE_TURNS), 0, 10_000_000),
+        _whole("audit.probe_min_words", audit.get("probe_min_words", PROBE_MIN_WORDS), 2, 10_000),
+        network,
+        salt,
+        source,
+    )
+
+
+def _section(table: dict[str, Any], name: str) -> dict[str, Any]:
+    value = table.get(name, {})
+    if not isinstance(value, dict):
+        raise UsageFault(f"config key {name} must be a [section] table")
+    return value
+
+
+def _whole(key: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageFault(
+            f"config key {key} must be a whole number from {low} to {high}, got {_excerpt(value)}"
+        )
+    return value
+
+
+def target_digest(targets: list[str], salt: str | None) -> str:
+    """A dialogue's targets [t_0, ..., t_n] as ``ppl_targets.json`` holds them: the first 16 hex digits of the
+    HMAC-SHA-256 keyed with ``salt`` (its UTF-8 bytes), or of the plain SHA-256 without one, of their
+    canonical JSON: ``json.dumps(targets, ensure_ascii=True, sort_keys=True, separators=(",", ":"))``, whose
+    bytes are ASCII (every character past U+007F, a lone surrogate included, a ``\\uXXXX`` escape)."""
+    canonical = json.dumps(list(targets), ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode(
+        "ascii"
+    )
+    if salt is None:
+        return hashlib.sha256(canonical).hexdigest()[:16]
+    return hmac.new(salt.encode("utf-8"), canonical, hashlib.sha256).hexdigest()[:16]
 
 
 class Outputs:
@@ -1300,12 +1654,24 @@ def run(options: RunOptions) -> int:
         )
     if options.resume and options.sealed:
         raise UsageFault("--sealed keeps no turns on disk, so there is nothing to --resume from")
+    with_answers = os.path.lexists(os.path.join(options.data, ANSWERS))
+    generating = options.phase in ("all", "generate") and not options.only
+    if generating and with_answers:
+        if not options.trusted_code:
+            raise UsageFault(answers_refusal(options))
+        print(
+            f"run: --trusted-code: the code runs beside {_excerpt(os.path.join(options.data, ANSWERS), 200)} "
+            "and could read the answers while it generates; use it only for code you trust",
+            file=sys.stderr,
+        )
+    withheld = options.sealed and with_answers  # a phase that has the answers: one fixed line for a fault
     os.makedirs(options.output, exist_ok=True)
     become_subreaper()
     if options.sealed:
         become_undumpable()
         print(
-            "run: sealed: the code's output is discarded and faults are named by kind and place",
+            "run: sealed: the code's output is discarded and "
+            + ("a fault is reported by one fixed line" if withheld else "faults are named by kind and place"),
             file=sys.stderr,
         )
     dialogues = read_dialogues(options.data)
@@ -1318,13 +1684,24 @@ def run(options: RunOptions) -> int:
             file=sys.stderr,
         )
     only = read_only(options.only, dialogues) if options.only else None
-    generating = options.phase in ("all", "generate") and only is None
     keep = {
         "all": (),
         "generate": (),
-        "ppl": (SUBMISSION,) if only is None else (SUBMISSION, PPL, PPL_PROBES),
+        "ppl": (SUBMISSION,) if only is None else (SUBMISSION, PPL, PPL_PROBES, PPL_TARGETS),
     }[options.phase if only is None else "ppl"]
     outputs = Outputs(options.output, keep)
+    if options.offline:
+        if options.network == "allowed" and not options.quiet:
+            print(
+                "run: --offline: the network is checked, although the configuration says [competition] "
+                'network = "allowed"',
+                file=sys.stderr,
+            )
+        refusal = network_refusal()
+        if refusal is not None:
+            outputs.put(RUN_FAULT, _json_bytes(NETWORK_FAULT), now=False)
+            outputs.finish(keep_state=not options.sealed)
+            raise UsageFault(refusal)
     state = None if options.sealed else os.path.join(options.output, STATE_DIR)
     scratch = tempfile.mkdtemp(prefix="scorer-code-")
     settings = PhaseSettings.of(options, state)
@@ -1363,22 +1740,59 @@ def run(options: RunOptions) -> int:
                 outputs.put(PPL, _json_bytes(numbers(values)))
                 if probed is not None:
                     outputs.put(PPL_PROBES, _json_bytes(probed))
+                if with_targets:
+                    digests = {
+                        d["dialog_id"]: target_digest(targets[d["dialog_id"]], options.salt)
+                        for d in dialogues
+                    }
+                    outputs.put(PPL_TARGETS, _json_bytes({"digests": digests}))
             else:
                 check = {k: vs for k, vs in values.items() if any(v is not None for v in vs)}
                 outputs.put(PPL_CHECK, _json_bytes(check))
             if not options.quiet:
-                for name in (PPL, PPL_PROBES, PPL_CHECK):
+                for name in (PPL, PPL_PROBES, PPL_TARGETS, PPL_CHECK):
                     if name in outputs.files:
                         print(f"run: wrote {os.path.join(options.output, name)}", file=sys.stderr)
+                if PPL_TARGETS in outputs.files and options.salt is None:
+                    print(
+                        f"run: {PPL_TARGETS} is unsalted (the configuration has no [hidden_metric] salt): "
+                        "like audit.json, it is for the organizer only",
+                        file=sys.stderr,
+                    )
     except CodeFault as fault:
+        if withheld:
+            fault = fault.withhold()
         outputs.put(RUN_FAULT, _json_bytes(fault.record()), now=False)
-        raise
+        raise fault from None
     finally:
         left = kill_descendants()
         shutil.rmtree(scratch, ignore_errors=True)
         if not left:
             outputs.finish(keep_state=not options.sealed)
     return EXIT_OK
+
+
+#: ``run_fault.json`` when a network interface other than loopback is up under ``--offline``.
+NETWORK_FAULT = {"kind": "network", "phase": None, "function": None, "dialog_id": None, "turn": None}
+
+
+def answers_refusal(options: RunOptions) -> str:
+    """Why ``run --phase all`` or ``generate`` refuses a ``--data`` holding ``answers.jsonl``, and the two
+    ways out."""
+    data, code, output = (_shown_path(x) for x in (options.data, options.code, options.output))
+    return (
+        f"--data {data} holds {ANSWERS}, and the team's code could read the answers while it generates (it "
+        "runs as your user). Generate on data without answers (a bundle's input_data/, or a folder holding "
+        f"only {DIALOGUES} and its media): run --phase generate --data PUBLIC --code {code} --output "
+        f"{output}, then run --phase ppl --data {data} --code {code} --output {output}, which keeps the "
+        f"{SUBMISSION} it finds there and writes {PPL} and {PPL_PROBES}; or, for code you trust (your own "
+        "baseline, a demo on the bundled example), add --trusted-code"
+    )
+
+
+def _shown_path(path: str) -> str:
+    """A path as a command line would take it (quoted for the shell), or an excerpt of a long one."""
+    return shlex.quote(printable(path)) if len(path) <= 200 else _excerpt(path, 200)
 
 
 def _own_answers(kept: bytes | None, output: str, dialogues: list[CodeDialogue]) -> dict[str, list[str]]:
@@ -1433,11 +1847,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--setup-timeout", type=float, default=DEFAULT_SETUP_TIMEOUT, metavar="S")
     parser.add_argument("--turn-timeout", type=float, default=DEFAULT_TURN_TIMEOUT, metavar="S")
+    parser.add_argument(
+        "--step-timeout",
+        type=float,
+        metavar="S",
+        help="bound each phase as a whole (import, setup and every call); default: no bound",
+    )
     parser.add_argument("--resume", action="store_true", help="continue from OUTPUT/.run-state/")
     parser.add_argument(
         "--sealed",
         action="store_true",
-        help="for code that can read what must not be shown: its output discarded, faults by kind and place",
+        help="for code that can read what must not be shown: its output discarded, faults by kind and place "
+        "(with answers.jsonl in --data, by one fixed line)",
+    )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="refuse to run the code where a network interface other than loopback is up",
+    )
+    parser.add_argument(
+        "--trusted-code",
+        action="store_true",
+        help="generate although --data holds answers.jsonl, which the code could read (your own baseline)",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML file (default: config.toml in --data when present); run reads [audit] probe_turns and "
+        "probe_min_words, [competition] network and [hidden_metric] salt",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
@@ -1447,19 +1884,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_timeouts(setup: float, turn: float) -> str | None:
-    """What is wrong with the two limits (each a positive number of seconds), or None."""
-    for name, value in (("--setup-timeout", setup), ("--turn-timeout", turn)):
-        if not value > 0:
+def check_timeouts(setup: float, turn: float, step: float | None = None) -> str | None:
+    """What is wrong with the limits (each a positive, finite number of seconds; ``step`` may be None), or
+    None."""
+    for name, value in (("--setup-timeout", setup), ("--turn-timeout", turn), ("--step-timeout", step)):
+        if value is not None and not 0 < value < math.inf:
             return f"{name} {value:g}: give a positive number of seconds"
     return None
 
 
-def options_of(arguments: argparse.Namespace, probes: tuple[int, int] | None = None) -> RunOptions:
-    """The run's options, once, from the parsed command line (and ``probes``: the ``[audit]`` settings
-    ``probe_turns`` and ``probe_min_words`` of the scorer's configuration, when it runs this module);
-    UsageFault for values out of range."""
-    problem = check_timeouts(arguments.setup_timeout, arguments.turn_timeout)
+def options_of(arguments: argparse.Namespace, configuration: RunConfig | None = None) -> RunOptions:
+    """The run's options, once, from the parsed command line and the ``configuration`` it reads (None: the
+    built-in one); UsageFault for values out of range."""
+    configuration = configuration or RunConfig()
+    problem = check_timeouts(arguments.setup_timeout, arguments.turn_timeout, arguments.step_timeout)
     if problem:
         raise UsageFault(problem)
     if arguments.limit is not None and arguments.limit < 1:
@@ -1477,8 +1915,13 @@ def options_of(arguments: argparse.Namespace, probes: tuple[int, int] | None = N
         sealed=arguments.sealed,
         keep_code=arguments.keep_code,
         quiet=arguments.quiet,
-        probe_turns=PROBE_TURNS if probes is None else probes[0],
-        probe_min_words=PROBE_MIN_WORDS if probes is None else probes[1],
+        probe_turns=configuration.probe_turns,
+        probe_min_words=configuration.probe_min_words,
+        step_timeout=arguments.step_timeout,
+        offline=arguments.offline,
+        trusted_code=arguments.trusted_code,
+        network=configuration.network,
+        salt=configuration.salt,
     )
 
 
@@ -1498,8 +1941,14 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def main(
-    argv: list[str] | None = None, prog: str = "runner.py", probes: tuple[int, int] | None = None
+    argv: list[str] | None = None,
+    prog: str = "runner.py",
+    configure: Callable[[str | None, str], RunConfig] | None = None,
 ) -> int:
+    """The command line (``argv``, default ``sys.argv[1:]``) and its exit code. ``configure`` reads the
+    configuration (``--config`` or None, ``--data``) into a :class:`RunConfig`, raising UsageFault for one
+    that cannot be used: ``python -m scorer run`` passes the scorer's reader; the default is
+    :func:`read_configuration`."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["--child"]:
         child_main(argv[1], int(argv[2]), int(argv[3]), "--silent" in argv)
@@ -1511,7 +1960,10 @@ def main(
     previous = {sig: signal.signal(sig, _stop) for sig in _STOPPED}
     sealed = bool(arguments.sealed)
     try:
-        return run(options_of(arguments, probes))
+        configuration = (configure or read_configuration)(arguments.config, arguments.data)
+        if not arguments.quiet:
+            print(f"config: {configuration.source}", file=sys.stderr)
+        return run(options_of(arguments, configuration))
     except Stopped as exc:
         kill_descendants()
         where = "" if sealed else f" in {os.path.join(arguments.output, STATE_DIR)} (run again with --resume)"

@@ -86,8 +86,8 @@ FIRST_VARIANTS = {
 def test_the_calls_their_order_and_their_histories_are_the_competitions(tmp_path):
     log = tmp_path / "calls.jsonl"
     out = tmp_path / "out"
-    done = run_team("--data", PUBLIC, "--code", team(tmp_path, WELL_BEHAVED), "--output", out,
-                    env={"TEAM_LOG": str(log)})  # fmt: skip
+    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, WELL_BEHAVED),
+                    "--output", out, env={"TEAM_LOG": str(log)})  # fmt: skip
     assert done.returncode == 0, done.stderr
     calls = read_jsonl(log)
     kinds = [c["call"] for c in calls]
@@ -155,7 +155,7 @@ def test_a_tuple_counts_by_its_first_element_and_the_codes_prints_go_to_stderr(t
         WELL_BEHAVED, 'return "Ответ на " + text', 'print("ANSWER-PRINTED", text)\n    return ("Ответ", 0.5)'
     )
     out = tmp_path / "out"
-    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", out)
+    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source), "--output", out)
     assert done.returncode == 0, done.stderr
     assert "ANSWER-PRINTED" in done.stderr and "ANSWER-PRINTED" not in done.stdout
     assert {a for row in read_jsonl(out / "submission.jsonl") for a in row["answers"]} == {"Ответ"}
@@ -223,8 +223,9 @@ def test_each_fault_of_the_code_is_named_and_leaves_nothing_complete(
 ):
     out = tmp_path / "out"
     done = run_team(
-        "--data", PUBLIC, "--code", team(tmp_path, replace_in(WELL_BEHAVED, old, new)), "--output", out
-    )
+        "--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, replace_in(WELL_BEHAVED, old, new)),
+        "--output", out,
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr
     line = next(x for x in done.stderr.splitlines() if x.startswith("error: the team's code failed"))
     assert f"({kind}; phase {phase}, function {function}, dialog_id 'd-0001', turn 0)" in line
@@ -241,14 +242,16 @@ def test_each_fault_of_the_code_is_named_and_leaves_nothing_complete(
 
 def test_a_missing_function_or_package_lists_what_the_upload_holds(tmp_path):
     source = WELL_BEHAVED.replace("def get_ppl(", "def get_perplexity(")
-    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out")
+    done = run_team(
+        "--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out"
+    )
     assert done.returncode == 1
     assert "team_code/generate.py defines no get_ppl; it defines: " in done.stderr
     assert "get_perplexity" in done.stderr and "generate_text" in done.stderr
     upload = tmp_path / "wrong"
     (upload / "code").mkdir(parents=True)
     (upload / "code" / "model.py").write_text("x = 1\n", encoding="utf-8")
-    done = run_team("--data", PUBLIC, "--code", upload, "--output", tmp_path / "out2")
+    done = run_team("--trusted-code", "--data", PUBLIC, "--code", upload, "--output", tmp_path / "out2")
     assert done.returncode == 1
     assert "holds no package team_code/" in done.stderr and "code/model.py" in done.stderr
 
@@ -256,13 +259,13 @@ def test_a_missing_function_or_package_lists_what_the_upload_holds(tmp_path):
 def test_a_call_past_its_time_is_stopped(tmp_path):
     source = replace_in(WELL_BEHAVED, 'return "Ответ на " + text', "import time; time.sleep(60)")
     started = time.monotonic()
-    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out",
-                    "--turn-timeout", "1")  # fmt: skip
+    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source),
+                    "--output", tmp_path / "out", "--turn-timeout", "1")  # fmt: skip
     assert done.returncode == 1 and time.monotonic() - started < 30
     assert "(timeout; phase generate, function generate_text, dialog_id 'd-0001', turn 0)" in done.stderr
     source = replace_in(WELL_BEHAVED, 'return {"calls": 0}, "tokenizer"', "import time; time.sleep(60)")
-    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source, "slow-setup"), "--output",
-                    tmp_path / "out2", "--setup-timeout", "1")  # fmt: skip
+    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source, "slow-setup"),
+                    "--output", tmp_path / "out2", "--setup-timeout", "1")  # fmt: skip
     assert (
         done.returncode == 1
         and "(timeout; phase generate, function setup_model_and_tokenizer)" in done.stderr
@@ -291,7 +294,9 @@ def test_a_daemon_the_code_leaves_does_not_outlive_its_phase(tmp_path):
         time.sleep(0.01)
     return {{"calls": 0}}, "tokenizer"''',
     )
-    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out")
+    done = run_team(
+        "--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out"
+    )
     assert done.returncode == 0, done.stderr
     daemons = [int(x) for x in pids.read_text().split()]
     assert len(daemons) == 2  # one a phase
@@ -307,16 +312,12 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
     )
     code = team(tmp_path, slow)  # the same answers as the well-behaved team's, slowly enough to interrupt
     whole = tmp_path / "whole"
-    assert (
-        run_team(
-            "--data", PUBLIC, "--code", team(tmp_path, WELL_BEHAVED, "fast"), "--output", whole
-        ).returncode
-        == 0
-    )
+    fast = team(tmp_path, WELL_BEHAVED, "fast")
+    assert run_team("--trusted-code", "--data", PUBLIC, "--code", fast, "--output", whole).returncode == 0
     out = tmp_path / "out"
     process = subprocess.Popen(
         [sys.executable, "-m", "scorer", "run", "--data", str(PUBLIC), "--code", str(code),
-         "--output", str(out)],
+         "--output", str(out), "--trusted-code"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     state = out / ".run-state" / "generate.jsonl"
@@ -329,7 +330,7 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
     assert "--resume" in err and not (out / "submission.jsonl").exists()
     kept = len(state.read_text().splitlines())
     assert 10 <= kept < 66
-    done = run_team("--data", PUBLIC, "--code", code, "--output", out, "--resume")
+    done = run_team("--trusted-code", "--data", PUBLIC, "--code", code, "--output", out, "--resume")
     assert done.returncode == 0, done.stderr
     for name in ("submission.jsonl", "ppl_output.json"):
         assert (out / name).read_bytes() == (whole / name).read_bytes()
@@ -338,7 +339,7 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
 def test_only_the_audit_samples_turns_give_a_ppl_check_file(tmp_path, capsys):
     code = team(tmp_path, WELL_BEHAVED)
     out = tmp_path / "out"
-    assert run_team("--data", PUBLIC, "--code", code, "--output", out).returncode == 0
+    assert run_team("--trusted-code", "--data", PUBLIC, "--code", code, "--output", out).returncode == 0
     sample = tmp_path / "sample.jsonl"
     assert run_cli("audit-sample", "--data", PUBLIC, "--submission", out, "--n", "5", "--output", sample) == 0
     chosen = {(r["dialog_id"], r["turn"]) for r in read_jsonl(sample)}
@@ -382,7 +383,7 @@ def test_the_runner_runs_alone_under_a_bare_interpreter_from_a_zip(tmp_path):
     shutil.copy(RUNNER, isolated)  # the module alone, away from the package
     done = subprocess.run(
         [sys.executable, "-I", str(isolated), "--data", str(PUBLIC), "--code", archive, "--output",
-         str(tmp_path / "out"), "--quiet"],
+         str(tmp_path / "out"), "--quiet", "--trusted-code"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -401,8 +402,8 @@ def code_competition_input(tmp_path: Path, source: str) -> Path:
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
     (root / "ref" / "config.toml").write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
-    done = run_team("--data", PUBLIC, "--code", team(tmp_path, source), "--output", root / "res",
-                    "--phase", "generate", "--keep-code", "--quiet")  # fmt: skip
+    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source),
+                    "--output", root / "res", "--phase", "generate", "--keep-code", "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (root / "res").iterdir()) == ["submission.jsonl", "team_code"]
     return root
@@ -420,7 +421,10 @@ def test_codalab_scores_a_code_upload_as_it_scores_the_files_the_code_gives(tmp_
     done = codalab(root, tmp_path / "scored")
     assert done.returncode == 0, done.stderr
     files = tmp_path / "files"
-    assert run_team("--data", PUBLIC, "--code", root / "res", "--output", files).returncode == 0
+    assert (
+        run_team("--trusted-code", "--data", PUBLIC, "--code", root / "res", "--output", files).returncode
+        == 0
+    )
     plain = tmp_path / "plain"
     shutil.copytree(PUBLIC, plain / "ref")
     shutil.copytree(files, plain / "res")
@@ -602,7 +606,9 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
     assert run_cli("validate", "--data", bundle / "public_data", "--submission", local) == 0
     # against the targets, the kit's perplexities are real and vary from turn to turn
     targeted = tmp_path / "targeted"
-    assert run_team("--data", data, "--code", bundle / "starting_kit", "--output", targeted).returncode == 0
+    # the organizer's own baseline, trusted beside the answers
+    kit = bundle / "starting_kit"
+    assert run_team("--trusted-code", "--data", data, "--code", kit, "--output", targeted).returncode == 0
     values = [
         v
         for vs in json.loads((targeted / "ppl_output.json").read_text(encoding="utf-8")).values()

@@ -9,7 +9,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import textwrap
 import zipfile
 from pathlib import Path
@@ -65,7 +64,7 @@ def bad_crc(data: bytearray) -> None:
     ids=["bad-crc", "encrypted", "unknown-method"],
 )
 def test_a_zip_the_runner_cannot_unpack_is_the_uploads_fault(tmp_path, patch, words):
-    done = scorer_run("--code", zipped(tmp_path, patch), "--output", tmp_path / "out")
+    done = scorer_run("--trusted-code", "--code", zipped(tmp_path, patch), "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "error: the team's code failed (upload" in done.stderr and words in done.stderr
     assert "the zip's entry 'team_code/" in done.stderr or "the zip cannot be read" in done.stderr
@@ -79,14 +78,16 @@ def test_a_zip_holding_a_name_as_file_and_folder_is_the_uploads_fault(tmp_path):
         z.writestr("team_code/generate.py", TOY_TEAM)
         z.writestr("team_code/data", "a file")
         z.writestr("team_code/data/weights.bin", "and a folder")
-    done = scorer_run("--code", archive, "--output", tmp_path / "out")
+    done = scorer_run("--trusted-code", "--code", archive, "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "'team_code/data' both as a file and as a folder" in done.stderr
 
 
 def test_an_answer_holding_a_lone_surrogate_is_a_wrong_value_of_the_code(tmp_path):
     source = TOY_TEAM.replace('return "Ответ " + str(len(history_list))', 'return "Ответ \\ud800"')
-    done = scorer_run("--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out")
+    done = scorer_run(
+        "--trusted-code", "--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out"
+    )
     assert done.returncode == 1, done.stderr
     assert "(wrong_value; phase generate, function generate_text, dialog_id 'd-0001', turn 0)" in done.stderr
     assert "lone surrogate" in done.stderr
@@ -106,14 +107,20 @@ class Scalar:  # what a 0-d tensor is to float(): a number
 def test_a_value_whose_float_is_a_number_is_a_perplexity_and_a_wrong_one_says_what_to_return(tmp_path):
     source = class_0d + TOY_TEAM.replace("return 2.0 + len", "return Scalar(2.0 + len")
     source = source.replace("% 11\n", "% 11)\n")
-    done = scorer_run("--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out")
+    done = scorer_run(
+        "--trusted-code", "--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out"
+    )
     assert done.returncode == 0, done.stderr
-    plain = scorer_run("--code", toy_team(tmp_path / "plain"), "--output", tmp_path / "plain-out")
+    plain = scorer_run(
+        "--trusted-code", "--code", toy_team(tmp_path / "plain"), "--output", tmp_path / "plain-out"
+    )
     assert plain.returncode == 0
     for name in ("ppl_output.json", "ppl_probes.json"):
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "plain-out" / name).read_bytes()
     wrong = TOY_TEAM.replace("return 2.0 + len(cur_query_tuple[1]) % 11", "return [2.0]")
-    done = scorer_run("--code", toy_team(tmp_path / "w", wrong), "--output", tmp_path / "w-out")
+    done = scorer_run(
+        "--trusted-code", "--code", toy_team(tmp_path / "w", wrong), "--output", tmp_path / "w-out"
+    )
     assert done.returncode == 1
     assert "it returned list [2.0]; it must return a real number" in done.stderr
     assert "float(x) or x.item()" in done.stderr
@@ -130,7 +137,7 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
     stop = answers[2]["references"][0][0]
     code = toy_team(tmp_path / "t", f"STOP = {stop!r}\n" + failing)
     out = tmp_path / "out"
-    first = scorer_run("--code", code, "--output", out)
+    first = scorer_run("--trusted-code", "--code", code, "--output", out)
     assert first.returncode == 1
     state = out / ".run-state" / "ppl.jsonl"
     kept = len(state.read_text(encoding="utf-8").splitlines()) - 1
@@ -144,21 +151,21 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
         + b'{"dialog_id": "d-0001", "turn": 1, "value": "abc"}\n'
         + b'{"dialog_id": "d-0001", "turn": 1, "value": 3.0}'[:-3] + "Ж".encode()[:1] + b"\n"
     )  # fmt: skip
-    again = scorer_run("--code", code, "--output", out, "--resume")
+    again = scorer_run("--trusted-code", "--code", code, "--output", out, "--resume")
     assert again.returncode == 1
     assert f"run: ppl: reusing {kept} kept turn(s) from" in again.stderr
     # the code changed: refused, saying which and how to start over
     (code / "team_code" / "generate.py").write_text(textwrap.dedent(TOY_TEAM), encoding="utf-8")
-    changed = scorer_run("--code", code, "--output", out, "--resume")
+    changed = scorer_run("--trusted-code", "--code", code, "--output", out, "--resume")
     assert changed.returncode == 2
     assert (
         "computed with other team_code/ (the code)" in changed.stderr and "without --resume" in changed.stderr
     )
-    fresh = scorer_run("--code", code, "--output", out)
+    fresh = scorer_run("--trusted-code", "--code", code, "--output", out)
     assert fresh.returncode == 0, fresh.stderr
     assert "discarding" in fresh.stderr
     whole = tmp_path / "whole"
-    assert scorer_run("--code", code, "--output", whole).returncode == 0
+    assert scorer_run("--trusted-code", "--code", code, "--output", whole).returncode == 0
     for name in ("submission.jsonl", "ppl_output.json"):
         assert (out / name).read_bytes() == (whole / name).read_bytes()
     values = json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))
@@ -167,21 +174,25 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
 
 def test_limit_is_a_trial_on_the_first_dialogues_and_says_so(tmp_path):
     out = tmp_path / "out"
-    done = scorer_run("--code", toy_team(tmp_path / "t"), "--output", out, "--limit", "2")
+    done = scorer_run("--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", out, "--limit", "2")
     assert done.returncode == 0, done.stderr
     assert "run: --limit 2: a trial on the first 2 of" in done.stderr
     rows = [json.loads(x) for x in (out / "submission.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["dialog_id"] for r in rows] == ["d-0001", "d-0002"]
     assert sorted(json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))) == ["d-0001", "d-0002"]
     assert (
-        scorer_run("--code", toy_team(tmp_path / "u"), "--output", tmp_path / "o2", "--limit", "0").returncode
+        scorer_run(
+            "--trusted-code", "--code", toy_team(tmp_path / "u"), "--output", tmp_path / "o2", "--limit", "0"
+        ).returncode
         == 2
     )
 
 
 @pytest.mark.parametrize("flag", ["--turn-timeout", "--setup-timeout"])
 def test_a_timeout_below_zero_is_a_usage_error_on_every_command(tmp_path, flag):
-    done = scorer_run("--code", toy_team(tmp_path / "t"), "--output", tmp_path / "out", flag, "-5")
+    done = scorer_run(
+        "--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", tmp_path / "out", flag, "-5"
+    )
     assert done.returncode == 2 and f"{flag} -5: give a positive number of seconds" in done.stderr
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
@@ -208,7 +219,7 @@ def test_a_reference_data_error_is_exit_2_in_a_code_competitions_step(tmp_path, 
 
 def test_an_output_holding_the_code_or_the_data_is_refused(tmp_path):
     code = toy_team(tmp_path / "t")
-    done = scorer_run("--code", code, "--output", code)
+    done = scorer_run("--trusted-code", "--code", code, "--output", code)
     assert done.returncode == 2 and "holds --code or --data" in done.stderr
     assert (code / "team_code" / "generate.py").exists()
 
@@ -223,7 +234,12 @@ def test_the_probe_calls_follow_the_datas_audit_settings_and_the_runners_default
     shutil.copytree(PUBLIC, data)
     (data / "config.toml").write_text("[audit]\nprobe_turns = 3\nprobe_min_words = 6\n", encoding="utf-8")
     out = tmp_path / "out"
-    assert scorer_run("--code", toy_team(tmp_path / "t"), "--output", out, data=data).returncode == 0
+    assert (
+        scorer_run(
+            "--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", out, data=data
+        ).returncode
+        == 0
+    )
     probes = json.loads((out / "ppl_probes.json").read_text(encoding="utf-8"))
     probed = [(d, i) for d, vs in probes.items() for i, v in enumerate(vs) if v is not None]
     assert len(probed) == 3
@@ -235,13 +251,25 @@ def test_the_probe_calls_follow_the_datas_audit_settings_and_the_runners_default
 
 
 def oldest_python() -> str:
-    """A Python 3.8 where this machine has one (the oldest the runner supports), else this interpreter."""
+    """A Python 3.8 of this machine that runs (the oldest the runner supports): pyenv's own, then a
+    ``python3.8`` on the PATH, each tried (a pyenv shim with no 3.8 selected exits 127); the test is skipped,
+    saying so, where there is none."""
     import glob
 
-    found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.8*/bin/python"))) or [
-        p for p in (shutil.which("python3.8"),) if p
-    ]
-    return found[0] if found else sys.executable
+    pyenv = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    candidates = sorted(glob.glob(os.path.join(pyenv, "versions", "3.8*", "bin", "python3.8")))
+    candidates += [p for p in (shutil.which("python3.8"),) if p]
+    for candidate in candidates:
+        try:
+            tried = subprocess.run(
+                [candidate, "-I", "-c", "import sys; print(sys.version_info[:2] == (3, 8))"],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+        except OSError:
+            continue
+        if tried.returncode == 0 and tried.stdout.strip() == "True":
+            return candidate
+    pytest.skip(f"no Python 3.8 runs on this machine (tried: {', '.join(candidates) or 'none found'})")
 
 
 def test_the_runner_alone_runs_on_the_oldest_python_it_supports(tmp_path):
@@ -250,8 +278,35 @@ def test_the_runner_alone_runs_on_the_oldest_python_it_supports(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run(
         [oldest_python(), "-I", str(isolated), "--data", str(PUBLIC), "--code", str(toy_team(tmp_path / "t")),
-         "--output", str(out), "--quiet", "--limit", "3"],
+         "--output", str(out), "--quiet", "--limit", "3", "--trusted-code"],
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["ppl_output.json", "ppl_probes.json", "submission.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "ppl_output.json", "ppl_probes.json", "ppl_targets.json", "submission.jsonl"
+    ]  # fmt: skip
+    assert "run: --trusted-code: the code runs beside" in done.stderr
+
+
+def test_the_runner_alone_on_a_python_without_tomllib_refuses_a_configuration_it_finds(tmp_path):
+    python = oldest_python()
+    isolated = tmp_path / "runner.py"
+    shutil.copy(ROOT / "scorer" / "runner.py", isolated)
+    data = tmp_path / "data"
+    shutil.copytree(PUBLIC, data)
+    (data / "config.toml").write_text("[audit]\nprobe_turns = 3\n", encoding="utf-8")
+    given = tmp_path / "given.toml"
+    given.write_text("[audit]\nprobe_turns = 3\n", encoding="utf-8")
+    code = toy_team(tmp_path / "t")
+    for where, extra in ((data, []), (PUBLIC, ["--config", str(given)])):
+        out = tmp_path / f"out-{len(extra)}"
+        done = subprocess.run(
+            [python, "-I", str(isolated), "--data", str(where), "--code", str(code), "--output", str(out),
+             "--phase", "ppl", *extra],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("error: ") and "cannot read a configuration (it has no tomllib" in line
+        assert "pass the options instead" in line and "python -m scorer run" in line
+        assert not out.exists()  # refused before the run began

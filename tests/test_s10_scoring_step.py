@@ -79,7 +79,7 @@ def step_input(tmp_path: Path, attack: str = "    pass", code: bool = True) -> P
         (root / "ref" / "config.toml").write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
     done = runner_run(
         "--data", PUBLIC, "--code", team(tmp_path / "team", attack), "--output", root / "res",
-        "--phase", "generate", "--keep-code",
+        "--phase", "generate", "--keep-code", "--trusted-code",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return root
@@ -142,7 +142,7 @@ def test_a_ppl_output_the_generate_phase_writes_is_removed_and_never_scored(tmp_
     )
     (source_dir / "team_code" / "generate.py").write_text(forged, encoding="utf-8")
     done = runner_run("--data", PUBLIC, "--code", source_dir, "--output", out, "--phase", "generate",
-                      "--keep-code", env={"ATTACK_OUTPUT": str(out)})  # fmt: skip
+                      "--keep-code", "--trusted-code", env={"ATTACK_OUTPUT": str(out)})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["submission.jsonl", "team_code"]
 
@@ -157,8 +157,9 @@ def test_an_upload_of_files_copied_into_the_output_is_removed_and_the_step_repea
     for name in ("submission.jsonl", "ppl_output.json"):
         shutil.copy(out / name, upload)
     done = runner_run(
-        "--data", PUBLIC, "--code", upload, "--output", out, "--phase", "generate", "--keep-code"
-    )
+        "--data", PUBLIC, "--code", upload, "--output", out, "--phase", "generate", "--keep-code",
+        "--trusted-code",
+    )  # fmt: skip
     assert done.returncode == 1 and "(missing" in done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["run_fault.json"]
     assert json.loads((out / "run_fault.json").read_text(encoding="utf-8")) == {
@@ -436,10 +437,9 @@ def test_the_bundle_run_as_codabench_runs_it_posts_what_run_and_score_give(tmp_p
     assert done.returncode == 0, done.stderr
     posted = json.loads((scored / "scores.json").read_text(encoding="utf-8"))
     local = tmp_path / "local"
-    assert (
-        run_cli("run", "--data", bundle / "reference_data", "--code", upload, "--output", local, "--quiet")
-        == 0
-    )
+    # the organizer's own baseline, trusted beside the answers
+    assert run_cli("run", "--data", bundle / "reference_data", "--code", upload, "--output", local, "--quiet",
+                   "--trusted-code") == 0  # fmt: skip
     assert run_cli("score", "--data", bundle / "reference_data", "--submission", local,
                    "--output", tmp_path / "scored", "--quiet") == 0  # fmt: skip
     expected = json.loads((tmp_path / "scored" / "scores.json").read_text(encoding="utf-8"))
