@@ -15,8 +15,9 @@ items are resampled with replacement (``default_rng(seed).integers(0, n,
 level the dialogues are resampled, stratified by type, with the indices of
 :mod:`scorer.scoring.significance` (those ``leaderboard`` uses), every figure and the
 human system score (unless the CSV is at system level) recomputed on each
-resample. The interval is the order statistics ``R // 40`` and
-``R - R // 40 - 1`` of the resampled coefficients that are defined, widened
+resample. The interval is the order statistics ``k // 40`` and
+``k - k // 40 - 1`` of the k resampled coefficients that are defined (the
+leaderboard's rule, :func:`scorer.scoring.significance.interval_positions`), widened
 to hold the point estimate when the resampled values all lie to one side of
 it (as happens for coefficients near +-1 on few items).
 """
@@ -40,7 +41,7 @@ from .aggregate import TurnScore, by_dialogue, dialogue_figures
 from .competition import combined, mean
 from .correlation_result import Correlation
 from .leaderboard_result import Leaderboard
-from .significance import make_strata, resampled_integrals
+from .significance import interval_positions, make_strata, resampled_integrals
 
 FIGURES = {
     "turn": ("meteor", "hidden_metric", "turn_score"),
@@ -117,8 +118,8 @@ def interval(samples: Sequence[float], estimate: float) -> tuple[float, float]:
     values = sorted(v for v in samples if not math.isnan(v))
     if not values or math.isnan(estimate):
         return math.nan, math.nan
-    cut = len(values) // 40
-    return min(values[cut], estimate), max(values[len(values) - cut - 1], estimate)
+    low, high = interval_positions(len(values))
+    return min(values[low], estimate), max(values[high], estimate)
 
 
 # --- levels --------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ once gives the integral of ``scores.json`` to the last bit.
 
 * Interval: the order statistics ``resamples // 40`` and
   ``resamples - resamples // 40 - 1`` of the sorted resampled integrals (the
-  2.5% and 97.5% points; sacreBLEU's rule).
+  2.5% and 97.5% points; sacreBLEU's rule), written once in
+  :func:`interval_positions`, which correlation's intervals use too.
 * p-value of a submission against a baseline (sacreBLEU's paired bootstrap,
   after Koehn 2004 and Riezler & Maxwell 2005): with ``d`` the resampled
   ``|score - baseline|`` and ``D`` the observed one,
@@ -113,13 +114,22 @@ def exact_sums(values: Sequence[float], indices: np.ndarray) -> np.ndarray:
     return sums
 
 
+def interval_positions(count: int) -> tuple[int, int]:
+    """The 95% percentile interval's ends among ``count`` sorted bootstrap values, as 0-based positions: the
+    order statistics ``count // 40`` and ``count - count // 40 - 1`` (the 2.5% and 97.5% points as sacreBLEU
+    cuts them: ``count // 40`` values lie below the low end, as many above the high end). The one rule of
+    both intervals, the leaderboard's (:func:`interval`) and correlation's."""
+    cut = count // 40
+    return cut, count - cut - 1
+
+
 def interval(samples: np.ndarray) -> tuple[float, float]:
-    """The 95% percentile interval of bootstrap ``samples``."""
+    """The 95% percentile interval of bootstrap ``samples`` (:func:`interval_positions`)."""
     import numpy as np  # numpy loads only when a bootstrap runs
 
     ordered = np.sort(samples)
-    cut = len(ordered) // 40
-    return float(ordered[cut]), float(ordered[len(ordered) - cut - 1])
+    low, high = interval_positions(len(ordered))
+    return float(ordered[low]), float(ordered[high])
 
 
 def paired_p_value(
