@@ -15,20 +15,25 @@ from scorer.scoring.audit import audit_board, audit_submission
 
 
 @pytest.mark.parametrize(
-    "ppl, flags",
+    "ppl, flags, not_judged",
     [
-        ([7.5], []),  # one turn: `distinct` is 1, but n >= 2 does not hold, and n >= 20 neither
-        ([7.5, 7.5], ["few_distinct"]),  # `distinct` is 1 and n >= 2
-        ([7.5, 8.0], []),  # 2 distinct values below 20 turns: never flagged
+        # one turn: `distinct` is 1, but neither n >= 2 nor n >= 20 holds; judged (not inconclusive, which
+        # needs distinct > 1), and not flagged
+        ([7.5], [], []),
+        ([7.5, 7.5], ["few_distinct"], []),  # `distinct` is 1 and n >= 2
+        ([7.5, 8.0], [], [("few_distinct", 2, 20)]),  # n < 20 and distinct > 1: too little to judge
     ],
 )
-def test_few_distinct_on_the_smallest_data_sets(ppl, flags):
+def test_few_distinct_on_the_smallest_data_sets(ppl, flags, not_judged):
     audit = audit_submission(ppl, [0.3] * len(ppl), [True] * len(ppl))
     assert audit.distinct == len(set(ppl)) and audit.flag_names == flags
+    assert [
+        (i.check, i.count, i.needs) for i in audit.inconclusive if i.check == "few_distinct"
+    ] == not_judged
 
 
 @pytest.mark.parametrize("turns, flags", [(1, []), (2, ["few_distinct"])])
-def test_score_of_a_one_turn_data_set_raises_no_few_distinct(tmp_path, turns, flags):
+def test_score_audits_few_distinct_on_one_and_two_turn_data_sets(tmp_path, turns, flags):
     """`score` audits what it scores: a data set of one turn is no constant, one of two equal values is."""
     references = [[f"кошка спит {k}"] for k in range(turns)]
     data = make_split(tmp_path, [("d-1", "Text2Text", references)])
@@ -50,6 +55,7 @@ def test_score_of_a_one_turn_data_set_raises_no_few_distinct(tmp_path, turns, fl
     assert code == 0
     entry = json.loads((out / "audit.json").read_text(encoding="utf-8"))["submissions"]["sub"]
     assert entry["figures"]["distinct"] == 1 and [f["flag"] for f in entry["flags"]] == flags
+    assert "few_distinct" not in [i["check"] for i in entry["inconclusive"]]  # a single value is judged
 
 
 # --- low_outlier -------------------------------------------------------------------------------------------
