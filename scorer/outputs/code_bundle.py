@@ -249,7 +249,8 @@ def carried_config(config_bytes: bytes | None, *, code: bool, salt: str | None) 
     The organizer's text is kept as it is (comments included), the left-out tables cut at their headers and
     the lines added under theirs; where a table is written otherwise (inline, dotted keys), the carried file
     is the same settings written anew as plain TOML. Either way it reads as the organizer's settings less the
-    left-out tables, plus the added keys."""
+    left-out tables, plus the added keys; None when nothing is left (a files competition's config of
+    ``[platform]`` and ``[audit]`` alone)."""
     if config_bytes is None:
         return f"[competition]\n{CODE_SUBMISSIONS}\n".encode() if code else None
     text = config_bytes.decode("utf-8")
@@ -257,6 +258,8 @@ def carried_config(config_bytes: bytes | None, *, code: bool, salt: str | None) 
     target = {k: dict(v) if isinstance(v, Mapping) else v for k, v in raw.items() if k not in LEFT_OUT}
     if not code and salt is None and target == raw:
         return config_bytes
+    if not code and salt is None and not target:
+        return None  # [platform] and [audit] alone: the scoring step's configuration is the built-in one
     edited = text
     for name in LEFT_OUT:
         edited = _without_table(edited, name)

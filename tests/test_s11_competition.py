@@ -1,0 +1,461 @@
+"""Contract section 11, the competition an organizer runs: ``bundle`` reads ``[platform]`` (every value
+checked before anything is written, exit 2 naming the key), writes each phase's limits and the leaderboard's
+rule and precision, the runner's timeouts in both steps' commands, a final phase on held-out dialogues drawn as
+the contract says, pages in the competition's language that follow the configuration in force, and the
+same bytes for the same inputs."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import hmac
+import shlex
+import shutil
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import PUBLIC, run_cli
+
+from scorer.errors import ConfigError
+from scorer.inputs.config import SUBMISSION_RULES
+from scorer.inputs.validation import Dialogue
+from scorer.outputs.bundle import held_out
+
+IMAGE = "docker.io/org/scorer:1.0"
+#: The held-out dialogues of the bundled example with seed 12345 and share 0.5: one random.Random(12345)
+#: shuffles each type's sorted ids in the contract's order, and the first 5 of each 10 are held out.
+HELD_OUT = {
+    "Text2Text": ["d-0002", "d-0004", "d-0006", "d-0008", "d-0009"],
+    "Image2Text": ["d-0011", "d-0015", "d-0018", "d-0019", "d-0020"],
+    "Audio2Text": ["d-0021", "d-0023", "d-0024", "d-0029", "d-0030"],
+    "Image-Audio2Text": ["d-0032", "d-0033", "d-0035", "d-0037", "d-0038"],
+}
+FINAL_CONFIG = """
+[meteor]
+gamma = 0.5
+stages = ["exact", "lemma"]
+
+[weights]
+Text2Text = 0.25
+
+[hidden_metric]
+method = "log"
+p_max = 500.0
+
+[competition]
+posted_decimals = 6
+
+[platform]
+title = "Диалоги"
+language = "ru"
+image = "docker.io/org/scorer-torch:2.0"
+packages = ["torch==2.5.1", "transformers"]
+queue = "gpu-queue"
+execution_time_limit = 3600
+setup_timeout = 600
+turn_timeout = 60
+max_submissions_per_day = 3
+max_submissions = 40
+development_start = "2026-02-01"
+final_start = 2026-03-15
+submission_rule = "Force_Best"
+
+[audit]
+probe_turns = 10
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "config.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def bundle(tmp_path: Path, name: str, *extra: object, data: Path = PUBLIC) -> Path:
+    out = tmp_path / name
+    assert run_cli("bundle", "--data", data, "--output", out, *extra) == 0
+    return out
+
+
+def spec_of(out: Path) -> dict:
+    return yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
+
+
+def ids_in(path: Path) -> list[str]:
+    return [yaml.safe_load(line)["dialog_id"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def listing(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+# --- the held-out draw ------------------------------------------------------------------------------------
+
+
+def test_the_held_out_dialogues_are_the_contracts_draw():
+    dialogues = [
+        Dialogue(f"d-{k:04d}", t, 1) for k, t in enumerate(("Text2Text",) * 10 + ("Image2Text",) * 10)
+    ]
+    ids = [f"d-{k:04d}" for k in range(20)]
+    # by hand: Random(7) shuffles the first type's ten sorted ids, then (the same generator) the second's
+    import random
+
+    rng = random.Random(7)
+    first, second = ids[:10], ids[10:]
+    rng.shuffle(first)
+    rng.shuffle(second)
+    assert held_out(dialogues, 0.3, 7) == set(first[:3]) | set(second[:3])  # round(0.3 x 10) = 3
+
+
+@pytest.mark.parametrize(
+    "n, share, k",
+    [(2, 0.9, 1), (3, 0.01, 1), (5, 0.5, 2), (7, 0.5, 4), (10, 0.99, 9), (4, 0.375, 2)],
+    ids=["n-1", "at-least-one", "half-to-even-down", "half-to-even-up", "at-most-n-1", "round"],
+)
+def test_each_type_holds_out_k_of_its_n(n, share, k):
+    """k = min(n - 1, max(1, round(share x n))), Python's round: 2.5 -> 2, 3.5 -> 4, 1.5 -> 2."""
+    dialogues = [Dialogue(f"a-{j}", "Audio2Text", 1) for j in range(n)]
+    assert len(held_out(dialogues, share, 1)) == k
+
+
+def test_a_type_with_one_dialogue_is_a_configuration_error():
+    dialogues = [
+        Dialogue("t-1", "Text2Text", 1),
+        Dialogue("i-1", "Image2Text", 1),
+        Dialogue("i-2", "Image2Text", 1),
+    ]
+    with pytest.raises(ConfigError, match="platform.final_start") as caught:
+        held_out(dialogues, 0.5, 1)
+    assert "one Text2Text dialogue ('t-1')" in str(caught.value) and caught.value.exit_code == 2
+
+
+# --- a final phase, as Codabench's unpacker reads it --------------------------------------------------------
+
+
+def test_a_final_phase_bundle_is_what_codabench_unpacks(tmp_path):
+    config = write(tmp_path, FINAL_CONFIG)
+    out = bundle(tmp_path, "final", "--config", config, "--code")
+    spec = spec_of(out)
+    assert spec["version"] == 2 and spec["title"] == "Диалоги" and spec["queue"] == "gpu-queue"
+    assert spec["docker_image"] == "docker.io/org/scorer-torch:2.0"
+    assert spec["enable_detailed_results"] is False
+    assert [p["title"] for p in spec["pages"]] == ["Обзор", "Оценка", "Данные", "Условия"]
+    for page in [*spec["pages"], {"file": spec["terms"]}]:  # the unpacker refuses an empty or missing page
+        assert (out / page["file"]).read_text(encoding="utf-8").strip()
+    assert (out / spec["image"]).read_bytes().startswith(b"\x89PNG")
+    tasks = {t["index"]: t for t in spec["tasks"]}
+    assert [(t["reference_data"], t["input_data"]) for t in tasks.values()] == [
+        ("reference_data", "input_data"),
+        ("final_reference_data", "final_input_data"),
+    ]
+    for task in tasks.values():  # each task's data present, as the unpacker zips it
+        for key in ("scoring_program", "reference_data", "ingestion_program", "input_data"):
+            assert (out / task[key]).is_dir() and any((out / task[key]).iterdir()), key
+    development, final = spec["phases"]
+    assert development == {
+        "index": 0,
+        "name": "Разработка",
+        "description": development["description"],
+        "start": datetime.date(2026, 2, 1),
+        "end": datetime.datetime(2026, 3, 14, 23, 59),
+        "max_submissions_per_day": 3,
+        "max_submissions": 40,
+        "execution_time_limit": 3600,
+        "hide_score_output": True,
+        "tasks": [0],
+        "solutions": [],
+        "starting_kit": "starting_kit",
+        "public_data": "public_data",
+    }
+    assert final == {
+        "index": 1,
+        "name": "Финал",
+        "description": final["description"],
+        "start": datetime.date(2026, 3, 15),
+        "auto_migrate_to_this_phase": True,
+        "max_submissions_per_day": 1,
+        "max_submissions": 1,
+        "execution_time_limit": 3600,
+        "hide_score_output": True,
+        "tasks": [1],
+        "solutions": [],
+        "starting_kit": "starting_kit",
+        "public_data": "public_data",
+    }
+    # the unpacker's ordering rule: a phase followed by another has an end, before the next one's start
+    starts = [datetime.datetime.combine(p["start"], datetime.time()) for p in spec["phases"]]
+    assert development["end"] < starts[1] and "end" not in final
+    (board,) = spec["leaderboards"]
+    assert board["submission_rule"] == "Force_Best"
+    assert [(c["key"], c["title"], c["precision"]) for c in board["columns"]] == [
+        ("integral", "Интегральная оценка", 6),
+        ("meteor", "METEOR", 6),
+        ("hidden_metric", "Скрытая метрика", 6),
+        ("Text2Text", "Text2Text", 6),
+        ("Image2Text", "Image2Text", 6),
+        ("Audio2Text", "Audio2Text", 6),
+        ("Image-Audio2Text", "Image-Audio2Text", 6),
+    ]
+    with zipfile.ZipFile(out / "bundle.zip") as archive:
+        inside = {info.filename: archive.read(info) for info in archive.infolist()}
+    whole = listing(out)
+    whole.pop("bundle.zip")
+    assert inside == whole
+
+
+def test_the_final_phases_dialogues_never_reach_the_public(tmp_path):
+    out = bundle(tmp_path, "final", "--config", write(tmp_path, FINAL_CONFIG), "--code")
+    held = sorted(i for ids in HELD_OUT.values() for i in ids)
+    everyone = ids_in(PUBLIC / "dialogues.jsonl")
+    development = [i for i in everyone if i not in held]
+    for folder in ("final_reference_data", "final_input_data"):
+        assert ids_in(out / folder / "dialogues.jsonl") == held, folder
+    assert ids_in(out / "final_reference_data" / "answers.jsonl") == held
+    for folder in ("public_data", "reference_data", "input_data"):
+        assert ids_in(out / folder / "dialogues.jsonl") == development, folder
+    assert ids_in(out / "reference_data" / "answers.jsonl") == development
+    assert not (out / "input_data" / "answers.jsonl").exists()
+    assert not (out / "final_input_data" / "answers.jsonl").exists()
+    # the media of each task are those its dialogues name: d-0011 (held out) names images/0011.jpg
+    assert (out / "final_input_data" / "images" / "0011.jpg").is_file()
+    assert not (out / "public_data" / "images" / "0011.jpg").exists()
+    assert (out / "public_data" / "images" / "0012.jpg").is_file()
+    for path, data in listing(out).items():
+        if path.startswith(("final_", "bundle.zip")):
+            continue
+        for dialog_id in held:
+            assert f'"{dialog_id}"'.encode() not in data, (path, dialog_id)
+
+
+def test_both_steps_get_the_runners_limits_and_the_overview_the_seconds_a_call(tmp_path):
+    out = bundle(tmp_path, "final", "--config", write(tmp_path, FINAL_CONFIG), "--code")
+    limits = ["--setup-timeout", "600", "--turn-timeout", "60", "--step-timeout", "3240"]  # 3600 - 360
+    ingestion = yaml.safe_load((out / "ingestion_program" / "metadata.yaml").read_text(encoding="utf-8"))
+    scoring = yaml.safe_load((out / "scoring_program" / "metadata.yaml").read_text(encoding="utf-8"))
+    assert shlex.split(ingestion["command"])[-7:] == [*limits, "--offline"]
+    assert shlex.split(scoring["command"]) == [
+        "python3", "-m", "scorer", "codalab", "/app/input", "/app/output", *limits,
+    ]  # fmt: skip
+    overview = (out / "pages" / "overview.md").read_text(encoding="utf-8")
+    # development: 20 dialogues, 32 turns, 4 first variants of 5 or more words; final: 34 turns, 1
+    # (the scoring step's built-in probe_turns = 100, since the carried configuration has no [audit])
+    for row in (
+        "| Разработка | генерация | 32 реплики | 82 |",  # (3240 - 600) // 32
+        "| Разработка | оценка | 32 реплики + 4 пробы | 73 |",  # 2640 // 36
+        "| Финал | генерация | 34 реплики | 77 |",  # 2640 // 34
+        "| Финал | оценка | 34 реплики + 1 проба | 75 |",  # 2640 // 35
+    ):
+        assert row in overview, row
+    assert "2026-02-01 00:00 UTC по 2026-03-14 23:59 UTC" in overview and "с 2026-03-15 00:00 UTC" in overview
+    assert "`torch==2.5.1`, `transformers`" in overview and "`docker.io/org/scorer-torch:2.0`" in overview
+    assert (
+        "округлено до 6 знаков" in overview and "подробные результаты в этом соревновании скрыты" in overview
+    )
+    assert (
+        "docker pull docker.io/org/scorer-torch:2.0" in overview and "спросите организаторов" not in overview
+    )
+
+
+def test_the_seconds_a_call_round_down(tmp_path):
+    """(540 - 120) / 66 = 6.36 and 420 / 71 = 5.9: 6 and 5 s, never rounded up."""
+    overview = (bundle(tmp_path, "code", "--code", "--image", IMAGE) / "pages" / "overview.md").read_text(
+        "utf-8"
+    )
+    assert "| Test | generation | 66 turns | 6 |" in overview
+    assert "| Test | scoring | 66 turns + 5 probes | 5 |" in overview
+    assert "Ask the organizers which Python packages" in overview
+
+
+def test_a_network_allowed_competition_drops_offline(tmp_path):
+    config = write(tmp_path, '[competition]\nnetwork = "allowed"\n')
+    out = bundle(tmp_path, "net", "--config", config, "--code", "--image", IMAGE)
+    command = yaml.safe_load((out / "ingestion_program" / "metadata.yaml").read_text("utf-8"))["command"]
+    assert "--offline" not in command and command.endswith("--step-timeout 540")
+    assert tomllib.loads((out / "reference_data" / "config.toml").read_text("utf-8"))["competition"] == {
+        "network": "allowed",
+        "submissions": "code",
+    }
+
+
+def test_the_commands_are_plain_argument_lists(tmp_path):
+    """Codabench runs a command as the container's command, through no shell: the entry point execs it."""
+    out = bundle(tmp_path, "code", "--code", "--image", IMAGE)
+    for program in ("ingestion_program", "scoring_program"):
+        command = yaml.safe_load((out / program / "metadata.yaml").read_text("utf-8"))["command"]
+        argv = shlex.split(command)
+        assert argv[0] == "python3" and " ".join(argv) == command
+        assert not any(c in command for c in ";&|<>$`()"), command
+
+
+# --- the configuration --------------------------------------------------------------------------------------
+
+
+def test_the_carried_configuration_leaves_out_platform_and_audit(tmp_path, capsys):
+    config = write(tmp_path, FINAL_CONFIG)
+    out = bundle(tmp_path, "final", "--config", config, "--code")
+    assert capsys.readouterr().err.splitlines()[0] == f"config: config file {config}"
+    salt = hmac.new((PUBLIC / "answers.jsonl").read_bytes(), config.read_bytes(), hashlib.sha256).hexdigest()
+    for folder in ("reference_data", "final_reference_data"):
+        carried = tomllib.loads((out / folder / "config.toml").read_text(encoding="utf-8"))
+        assert carried == {
+            "meteor": {"gamma": 0.5, "stages": ["exact", "lemma"]},
+            "weights": {"Text2Text": 0.25},
+            "hidden_metric": {"method": "log", "p_max": 500.0, "salt": salt[:32]},
+            "competition": {"posted_decimals": 6, "submissions": "code"},
+        }
+
+
+def test_bundle_says_which_configuration_it_used(tmp_path, capsys):
+    data = tmp_path / "data"
+    shutil.copytree(PUBLIC, data)
+    bundle(tmp_path, "built-in", "--image", IMAGE, data=data)
+    assert "config: the built-in default configuration" in capsys.readouterr().err
+    write(data, f'[platform]\nimage = "{IMAGE}"\ntitle = "Ours"\n')
+    out = bundle(tmp_path, "found", data=data)  # no --image: the data folder's config names it
+    assert f"config: {data / 'config.toml'} (next to the reference data)" in capsys.readouterr().err
+    spec = spec_of(out)
+    assert (spec["docker_image"], spec["title"]) == (IMAGE, "Ours")
+    assert not (out / "reference_data" / "config.toml").exists()  # [platform] alone: nothing to carry
+    spec = spec_of(bundle(tmp_path, "given", "--image", "org/other:2", "--title", "Theirs", data=data))
+    assert (spec["docker_image"], spec["title"]) == ("org/other:2", "Theirs")
+
+
+def test_the_same_inputs_give_the_same_bytes(tmp_path):
+    """Two bundles of a final phase and an unsalted private config: every file, bundle.zip included."""
+    config = write(tmp_path, FINAL_CONFIG)
+    first = bundle(tmp_path, "a", "--config", config, "--code")
+    second = bundle(tmp_path, "b", "--config", config, "--code")
+    a, b = listing(first), listing(second)
+    assert list(a) == list(b) and len(a) > 100
+    for path in a:
+        assert a[path] == b[path], path
+
+
+@pytest.mark.parametrize(
+    "config, code, key",
+    [
+        ('[platform]\nfinal_start = "2026-03-01"\n', False, "platform.final_start"),
+        (
+            '[platform]\nfinal_start = "2026-03-01"\nsubmission_rule = "Add"\n',
+            True,
+            "platform.submission_rule",
+        ),
+        ('[competition]\nsubmissions = "code"\n', False, "competition.submissions"),
+        ('[competition]\nsubmissions = "files"\n', True, "competition.submissions"),
+        ('[platform]\nimage = "Not An Image"\n', False, "platform.image"),
+        ('[platform]\nlanguage = "de"\n', False, "platform.language"),
+        ('[platform]\nsubmission_rule = "Force_First"\n', False, "platform.submission_rule"),
+        ("[platform]\nexecution_time_limit = 900\n", False, "platform.queue"),
+        ("[platform]\nsetup_timeout = 520\n", True, "platform.setup_timeout"),
+        ("[platform]\nmax_submissions = 0\n", False, "platform.max_submissions"),
+        ('[platform]\nfinal_start = "2026-01-01"\n', True, "platform.development_start"),
+        ('[platform]\nfinal_start = "2026-03-01"\nfinal_share = 1.0\n', True, "platform.final_share"),
+        ("[competition]\nposted_decimals = 11\n", False, "competition.posted_decimals"),
+        ('[competition]\nnetwork = "open"\n', True, "competition.network"),
+    ],
+)
+def test_every_value_is_checked_before_anything_is_written(tmp_path, capsys, config, code, key):
+    path = write(tmp_path, config, "private.toml")
+    out = tmp_path / "out"
+    image = [] if "image" in config else ["--image", IMAGE]
+    argv = [
+        "bundle",
+        "--data",
+        PUBLIC,
+        "--output",
+        out,
+        "--config",
+        path,
+        *image,
+        *(["--code"] if code else []),
+    ]
+    assert run_cli(*argv) == 2
+    assert key in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_a_bundle_with_no_image_anywhere_is_a_usage_error(tmp_path, capsys):
+    assert run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert "no image" in err and "--image" in err and "[platform] image" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_submission_rules_are_codabenchs_six():
+    """Codabench's Leaderboard.SUBMISSION_RULES (leaderboards/models.py), in its order."""
+    assert SUBMISSION_RULES == (
+        "Add",
+        "Add_And_Delete",
+        "Add_And_Delete_Multiple",
+        "Force_Last",
+        "Force_Latest_Multiple",
+        "Force_Best",
+    )
+
+
+# --- the pages ----------------------------------------------------------------------------------------------
+
+
+def test_the_evaluation_page_follows_the_configuration_in_force(tmp_path):
+    config = write(
+        tmp_path,
+        '[meteor]\nalpha = 0.75\nstages = ["exact"]\n'
+        '[weights]\nAudio2Text = 0.05\n"Image-Audio2Text" = 0.65\n',
+    )
+    page = (
+        bundle(tmp_path, "a", "--config", config, "--image", IMAGE) / "pages" / "evaluation.md"
+    ).read_text()
+    assert "Words are matched in one stage:\n  equal words." in page
+    assert "lemma" not in page and "synonym" not in page and "RuWordNet" not in page
+    assert "alpha = 0.75" in page and "no fragmentation penalty (gamma = 0): METEOR = Fmean" in page
+    assert "| `Audio2Text` | 0.05 |" in page and "| `Image-Audio2Text` | 0.65 |" in page
+    assert "scorer explain" not in page  # its options cannot turn the lemma stage off
+    assert "derived from the perplexity" in page and "p_max" not in page and "1000" not in page
+    config = write(tmp_path, "[meteor]\ngamma = 0.5\nbeta = 2.0\n")
+    page = (
+        bundle(tmp_path, "b", "--config", config, "--image", IMAGE) / "pages" / "evaluation.md"
+    ).read_text()
+    assert (
+        "in this order:\n  equal words, words sharing a lemma (pymorphy3) and synonyms (RuWordNet)." in page
+    )
+    assert "Pen = gamma (c / m)^beta, gamma = 0.5,\n  beta = 2, and METEOR = Fmean (1 - Pen)." in page
+    assert "--alpha 0.9 --beta 2 --gamma 0.5\n" in page
+
+
+def test_russian_pages_and_starting_kit(tmp_path):
+    out = bundle(tmp_path, "ru", "--config", write(tmp_path, FINAL_CONFIG), "--code")
+    expected = {
+        "pages/overview.md": "# Диалоги\n",
+        "pages/evaluation.md": "# Оценка\n",
+        "pages/data.md": "# Данные\n",
+        "pages/terms.md": "# Условия\n",
+        "starting_kit/README.md": "# Стартовый набор (соревнование с кодом)\n",
+    }
+    for path, start in expected.items():
+        assert (out / path).read_text(encoding="utf-8").startswith(start), path
+    evaluation = (out / "pages" / "evaluation.md").read_text(encoding="utf-8")
+    assert "синонимы" not in evaluation and "слова с общей леммой (pymorphy3)" in evaluation
+    assert "gamma = 0.5" in evaluation and "| `Text2Text` | 0.25 |" in evaluation
+    terms = (out / "pages" / "terms.md").read_text(encoding="utf-8")
+    assert "намеренно завершаются ошибкой" in terms and "финального этапа" in terms
+    data = (out / "pages" / "data.md").read_text(encoding="utf-8")
+    assert "Диалоги финального этапа отложены: 20 диалогов, 34 реплики" in data
+
+
+def test_the_pages_say_what_a_code_competition_hides_and_forbid_failing_on_purpose(tmp_path):
+    out = bundle(tmp_path, "code", "--code", "--image", IMAGE)
+    overview = " ".join((out / "pages" / "overview.md").read_text(encoding="utf-8").split())
+    assert "each figure rounded to 4 decimals" in overview
+    assert "The scoring step's output folder and its detailed results are hidden" in overview
+    assert "`the team's code failed in the scoring step`" in overview
+    terms = " ".join((out / "pages" / "terms.md").read_text(encoding="utf-8").split())
+    assert "Do not make an upload fail on purpose" in terms
+    files = bundle(tmp_path, "files", "--image", IMAGE)
+    assert spec_of(files)["enable_detailed_results"] is True
+    assert "fail on purpose" not in (files / "pages" / "terms.md").read_text(encoding="utf-8")
+    assert all("hide_score_output" not in phase for phase in spec_of(files)["phases"])
