@@ -75,6 +75,8 @@ EXCERPT = 60
 #: The longest reply line the runner reads from the code's process.
 MAX_REPLY_BYTES = 64 << 20
 PROGRESS_SECONDS = 5.0
+#: The rounding of a marked progress line's times (:class:`ProgressLines`), in seconds.
+PROGRESS_ROUNDING = 10.0
 _PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 _PR_SET_DUMPABLE = 4
 
@@ -1002,35 +1004,58 @@ def _children_of(parent: int, strict: bool = False) -> list[int]:
 
 class ProgressLines:
     """One stderr line every few seconds: phase, dialogues and turns done, rate, time left. The rate and the
-    time left count the turns computed since the first one (import and setup are reported once, apart)."""
+    time left count the turns computed since the first one (import and setup are reported once, apart).
 
-    def __init__(self, phase: str, dialogues: int, turns: int, quiet: bool, counts: bool = True):
+    With ``marks`` n of 2 or more, a line only when the turns done first reach k/n of the phase's turns (k =
+    1 .. n - 1), its times counted from the phase's start and rounded down to :data:`PROGRESS_ROUNDING`
+    seconds, and no other line (no setup line, no last line): what the lines tell beyond the data's own
+    counts is when each mark was reached, at most (n - 1) x log2(L / 10 + 1) bits for a phase of L
+    seconds."""
+
+    def __init__(self, phase: str, dialogues: int, turns: int, quiet: bool, marks: int = 0):
         self.phase, self.dialogues, self.turns, self.quiet = phase, dialogues, turns, quiet
-        self.counts = counts
         self.started = self.shown = time.monotonic()
         self.first: tuple[float, int] | None = None
+        self.marks = sorted({max(1, -(-k * turns // marks)) for k in range(1, marks)}) if marks >= 2 else None
 
     @classmethod
     def of(cls, phase: str, dialogues: int, turns: int, settings: PhaseSettings) -> ProgressLines:
-        return cls(phase, dialogues, turns, settings.quiet, settings.progress_counts)
+        return cls(phase, dialogues, turns, settings.quiet, settings.progress_marks)
 
     def setup_done(self, seconds: float) -> None:
-        if not self.quiet:
+        if not self.quiet and self.marks is None:
             print(f"run: {self.phase}: import and setup took {seconds:.1f} s", file=sys.stderr, flush=True)
 
     def __call__(self, dialogues_done: int, turns_done: int, force: bool = False) -> None:
         now = time.monotonic()
         if self.first is None:
             self.first = (now, turns_done)
+        if self.marks is not None:
+            self._mark(dialogues_done, turns_done, now)
+            return
         if self.quiet or (not force and now - self.shown < PROGRESS_SECONDS):
             return
         self.shown = now
-        if not self.counts:  # the time alone: it tells no more than when the phase ends
-            print(f"run: {self.phase}: running for {int(now - self.started)} s", file=sys.stderr, flush=True)
-            return
         since, before = self.first
-        made = turns_done - before
-        rate = made / (now - since) if now > since and made > 0 else 0.0
+        self._line(dialogues_done, turns_done, turns_done - before, now - since, "")
+
+    def _mark(self, dialogues_done: int, turns_done: int, now: float) -> None:
+        reached = False
+        while self.marks and turns_done >= self.marks[0]:
+            self.marks.pop(0)
+            reached = True
+        if reached and not self.quiet:
+            seconds = (now - self.started) // PROGRESS_ROUNDING * PROGRESS_ROUNDING
+            self._line(
+                dialogues_done,
+                turns_done,
+                turns_done,
+                seconds,
+                f" (after {seconds:.0f} s, to {PROGRESS_ROUNDING:.0f} s)",
+            )
+
+    def _line(self, dialogues_done: int, turns_done: int, made: int, seconds: float, after: str) -> None:
+        rate = made / seconds if seconds > 0 and made > 0 else 0.0
         left = (
             f", {int((self.turns - turns_done) / rate)} s left"
             if rate > 0 and turns_done < self.turns
@@ -1038,7 +1063,7 @@ class ProgressLines:
         )
         print(
             f"run: {self.phase}: {dialogues_done}/{self.dialogues} dialogues, "
-            f"{turns_done}/{self.turns} turns, {rate:.2f} turns/s{left}",
+            f"{turns_done}/{self.turns} turns, {rate:.2f} turns/s{left}{after}",
             file=sys.stderr,
             flush=True,
         )
@@ -1223,10 +1248,9 @@ class PhaseSettings:
     ``step_timeout`` bounds a whole phase in seconds (its import, setup and every call, probes included;
     None: no bound): each call may take the least of its own limit and the time the phase has left, and
     past it the fault is ``timeout`` with function ``step``. Progress lines (``quiet`` False) hold counts
-    and times only, never text of the code, sealed or not; ``progress_counts`` False leaves only the time
-    elapsed in them (the turns done, the rate and the time left follow the code's pace, so on a page that
-    participants read they are a channel from the code; the time alone tells no more than when the phase
-    ends)."""
+    and times only, never text of the code, sealed or not. Their turns done, rate and time left follow the
+    code's pace, which the code sets: where participants read them, ``progress_marks`` n (2 or more) prints
+    a line only at each k/n of the turns, its times rounded down to 10 s (:class:`ProgressLines`)."""
 
     state: str | None
     resume: bool = False
@@ -1239,7 +1263,7 @@ class PhaseSettings:
     probe_turns: int = PROBE_TURNS
     probe_min_words: int = PROBE_MIN_WORDS
     step_timeout: float | None = None
-    progress_counts: bool = True
+    progress_marks: int = 0
 
     @classmethod
     def of(cls, options: RunOptions, state: str | None, probes: bool = False) -> PhaseSettings:

@@ -652,14 +652,32 @@ def test_python_m_scorer_run_checks_the_whole_configuration_and_says_which_it_us
 
 # --- the progress of a sealed phase -------------------------------------------------------------------------
 
+
+def test_marked_progress_lines_come_at_each_quarter_with_their_times_rounded_down_to_10_s(
+    monkeypatch, capsys
+):
+    clock = iter([100.0] + [100.0 + 7 * t for t in range(1, 10)])
+    monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
+    progress = runner.ProgressLines("ppl", 4, 8, quiet=False, marks=4)
+    progress.setup_done(3.0)  # no setup line: its time to a tenth of a second would tell more
+    for turn in range(1, 9):
+        progress((turn - 1) // 2, turn)
+    progress(4, 8, force=True)  # nor a last one
+    assert capsys.readouterr().err.splitlines() == [
+        "run: ppl: 0/4 dialogues, 2/8 turns, 0.20 turns/s, 30 s left (after 10 s, to 10 s)",
+        "run: ppl: 1/4 dialogues, 4/8 turns, 0.20 turns/s, 20 s left (after 20 s, to 10 s)",
+        "run: ppl: 2/4 dialogues, 6/8 turns, 0.15 turns/s, 13 s left (after 40 s, to 10 s)",
+    ]
+
+
 PROGRESS_OF_A_SEALED_PHASE = """
 import json, sys
 from scorer import runner
 runner.PROGRESS_SECONDS = 0
-data, team, counts, scratch = sys.argv[2:]  # sys.argv[1] is --data, for the team to find
+data, team, marks, scratch = sys.argv[2:]  # sys.argv[1] is --data, for the team to find
 dialogues = runner.read_dialogues(data)
 targets = runner.read_targets(data, dialogues)
-settings = runner.PhaseSettings(None, quiet=False, sealed=True, progress_counts=counts == "counts")
+settings = runner.PhaseSettings(None, quiet=False, sealed=True, progress_marks=int(marks))
 code_root = runner.find_code(team, scratch)
 values, _ = runner.perplexities(dialogues, targets, code_root, settings)
 print(json.dumps(sorted(values)))
@@ -667,8 +685,8 @@ print(json.dumps(sorted(values)))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("counts", ["counts", "time"])
-def test_a_sealed_phase_prints_counts_and_times_only(tmp_path, counts):
+@pytest.mark.parametrize("marks", [0, 4], ids=["every-turn", "quarters"])
+def test_a_sealed_phase_prints_counts_and_times_only(tmp_path, marks):
     noisy = STEAL + TOY_TEAM.replace(
         "    return 2.0 +", "    print(*_stolen(), file=sys.stderr); print(*_stolen())\n    return 2.0 +"
     )  # fmt: skip
@@ -676,17 +694,23 @@ def test_a_sealed_phase_prints_counts_and_times_only(tmp_path, counts):
     scratch.mkdir()
     done = subprocess.run(
         [sys.executable, "-c", PROGRESS_OF_A_SEALED_PHASE, "--data", str(PUBLIC),
-         str(toy_team(tmp_path / "t", noisy)), counts, str(scratch)],
+         str(toy_team(tmp_path / "t", noisy)), str(marks), str(scratch)],
         capture_output=True, text=True, cwd=ROOT, timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
-    allowed = r"run: ppl: (import and setup took [0-9.]+ s" + (
-        r"|\d+/40 dialogues, \d+/66 turns, [0-9.]+ turns/s(, \d+ s left)?)"
-        if counts == "counts"
-        else r"|running for \d+ s)"
-    )
-    assert lines and all(re.fullmatch(allowed, x) for x in lines), lines
-    assert len(lines) >= 60  # a line a turn
     for target in LONG_TARGETS:
         assert target not in done.stderr and target not in done.stdout
+    if marks == 0:  # a line a turn, each of counts and times
+        counts = r"run: ppl: \d+/40 dialogues, \d+/66 turns, [0-9.]+ turns/s(, \d+ s left)?"
+        assert re.fullmatch(r"run: ppl: import and setup took [0-9.]+ s", lines[0]), lines
+        assert len(lines) >= 60 and all(re.fullmatch(counts, x) for x in lines[1:]), lines
+        return
+    # at a quarter, a half and three quarters of the turns, and never otherwise; the times to 10 s
+    marked = (
+        r"run: ppl: (\d+)/40 dialogues, (\d+)/66 turns, [0-9.]+ turns/s(, \d+ s left)? "
+        r"\(after (\d+) s, to 10 s\)"
+    )
+    found = [re.fullmatch(marked, x) for x in lines]
+    assert all(found) and [int(m.group(2)) for m in found] == [17, 33, 50], lines
+    assert all(int(m.group(4)) % 10 == 0 for m in found)
