@@ -358,6 +358,14 @@ def _codalab_args(p: argparse.ArgumentParser) -> None:
             help=f"a code upload's {name} limit in seconds (default {default:g})",
         )
     p.add_argument(
+        "--step-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="a code upload's limit for its whole get_ppl phase, setup and every call, in seconds (default: "
+        "none; bundle passes the step's limit less max(30 s, 10%%))",
+    )
+    p.add_argument(
         "--config", metavar="FILE", help=CONFIG_HELP + " (default: INPUT/ref/config.toml when present)"
     )
     _scoring_args(p)
@@ -679,6 +687,8 @@ def _code_step(
         DETAILED_RESULTS,
         args.setup_timeout,
         args.turn_timeout,
+        args.step_timeout,
+        args.quiet,
     )
     try:
         outcome = code_step.score_step(res, settings)

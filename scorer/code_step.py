@@ -36,7 +36,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +46,16 @@ from scorer.errors import EXIT_INVALID, Issue, ScorerError, SubmissionInvalid, U
 from scorer.inputs.config import Config
 from scorer.inputs.contract import PPL, SUBMISSION
 from scorer.inputs.jsonio import shorten
-from scorer.outputs.report import SCORES_JSON, SCORES_TXT, failure_files, score_files
+from scorer.inputs.run_fault import fault_record as _fault_record
+from scorer.inputs.run_fault import fault_text as _fault_text
+from scorer.inputs.run_fault import read_run_fault
+from scorer.outputs.report import SCORES_JSON, failure_files, score_files
+from scorer.scoring.aggregate import Summary, TypeSummary
 from scorer.scoring.audience import Audience
 
 #: The upload's files that the prediction step writes (contract section 10).
 RUN_FAULT = runner.RUN_FAULT
 TEAM_CODE = runner.TEAM_CODE
-#: The most of ``run_fault.json`` that is read.
-MAX_FAULT_BYTES = 64 << 10
 #: Signals whose default action ends or stops a process: each is a surprise during the step.
 _SIGNALS = sorted(
     {
@@ -84,10 +86,17 @@ class StepSurprise(ScorerError):
         )
 
 
+#: ``os.open`` flags that never read a file's data: a new file made for writing (``O_CREAT | O_EXCL``), or a
+#: folder opened to be emptied (``O_DIRECTORY | O_NOFOLLOW``: a file or a link there fails to open).
+_WRITE_NEW = os.O_CREAT | os.O_EXCL
+_FOLDER_ONLY = os.O_DIRECTORY | os.O_NOFOLLOW
+
+
 class Guard:
     """An audit hook installed once per process: while ``imports`` is on, an import is a surprise (and
-    fails); while ``allowed`` is set, opening a file outside those folders is one (and fails). What it
-    caught is in ``caught``."""
+    fails); while ``allowed`` is set, opening a file outside those folders is one (and fails), except an
+    ``os.open`` that cannot read a file's data (a new file made for writing, a folder opened to be emptied).
+    What it caught is in ``caught``."""
 
     _installed: Guard | None = None
 
@@ -109,6 +118,9 @@ class Guard:
             raise ImportError("the scoring step imports nothing once the team's code has started")
         if event == "open" and self.allowed is not None and args and isinstance(args[0], (str, bytes)):
             path = os.fsdecode(args[0])
+            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+            if (flags & _WRITE_NEW) == _WRITE_NEW or (flags & _FOLDER_ONLY) == _FOLDER_ONLY:
+                return
             if not any(path == a.rstrip("/") or path.startswith(a) for a in self.allowed):
                 self.caught.append(f"a file opened while the code ran: {shorten(path, 120)}")
                 raise PermissionError("the scoring step reads nothing while the team's code runs")
@@ -152,8 +164,7 @@ def find_upload(res: Path, dialog_turns: Mapping[str, int]) -> Upload:
     = "code"``; SubmissionInvalid (exit 1) saying why when it cannot be scored: the prediction step's
     ``run_fault.json`` repeated, a ``ppl_output.json`` (this competition computes perplexities itself), no
     ``team_code/``."""
-    folders = [p for p in res.iterdir() if p.is_dir() and not p.is_symlink() and p.name != TEAM_CODE]
-    candidates = [res] + (folders if len(folders) == 1 and not (res / SUBMISSION).exists() else [])
+    candidates = _candidates(res)
     for folder in candidates:
         fault = read_run_fault(folder / RUN_FAULT, dialog_turns)
         if fault is not None:
@@ -195,53 +206,26 @@ def find_upload(res: Path, dialog_turns: Mapping[str, int]) -> Upload:
     )
 
 
-def read_run_fault(path: Path, dialog_turns: Mapping[str, int]) -> str | None:
-    """The fault ``run_fault.json`` records, as the step repeats it (kind and place), or None when there is
-    no such file or it is not one the runner writes (a kind of its closed set, a dialog_id and turn of the
-    data): it is read as untrusted."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, MAX_FAULT_BYTES + 1)
-    finally:
-        os.close(fd)
-    try:
-        record = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return _fault_text(record, dialog_turns)
+def _candidates(res: Path) -> list[Path]:
+    """The folders that may hold the upload: ``res`` itself, and its one top-level folder."""
+    folders = [p for p in res.iterdir() if p.is_dir() and not p.is_symlink() and p.name != TEAM_CODE]
+    return [res] + (folders if len(folders) == 1 and not (res / SUBMISSION).exists() else [])
 
 
-def _fault_text(record: object, dialog_turns: Mapping[str, int]) -> str | None:
-    """A ``run_fault.json`` record as the step repeats it, or None when it is not one the runner writes."""
-    if not isinstance(record, dict) or set(record) != {"kind", "phase", "function", "dialog_id", "turn"}:
+def _fault_kind(path: Path, dialog_turns: Mapping[str, int]) -> str | None:
+    """The kind of the fault ``run_fault.json`` records, when it is one the runner writes."""
+    record = _fault_record(path)
+    if not isinstance(record, dict) or _fault_text(record, dialog_turns) is None:
         return None
-    kind, phase, function = record["kind"], record["phase"], record["function"]
-    dialog_id, turn = record["dialog_id"], record["turn"]
-    functions = (*runner.FUNCTIONS, "import team_code.generate")
-    if (
-        kind not in runner.FAULT_KINDS
-        or phase not in ("generate", "ppl", None)
-        or function not in (*functions, None)
-        or not (dialog_id is None or (isinstance(dialog_id, str) and dialog_id in dialog_turns))
-        or not (
-            turn is None
-            or (type(turn) is int and isinstance(dialog_id, str) and 0 <= turn < dialog_turns[dialog_id])
-        )
-    ):
-        return None
-    fault = runner.CodeFault(kind, "", phase or "", function or "", dialog_id, turn)
-    return f"{kind}; {fault.where()}" if fault.where() else kind
+    kind = record["kind"]
+    return kind if isinstance(kind, str) else None
 
 
 @dataclass(frozen=True)
 class StepSettings:
     """The step's inputs: the reference data folder, where the outputs go, the run options of the METEOR
-    half, who reads the outputs, and the runner's two limits."""
+    half, who reads the outputs, the runner's limits (``step_timeout``: the whole phase, None for none) and
+    whether the phase's progress lines are left out."""
 
     data: str
     output: Path
@@ -250,17 +234,53 @@ class StepSettings:
     page: str
     setup_timeout: float
     turn_timeout: float
+    step_timeout: float | None = None
+    quiet: bool = False
+
+
+class NetworkRefused(UsageError):
+    """A network interface other than loopback is up where the code would run (contract section 10, "the
+    network"): exit 2, naming it and the worker's setting."""
 
 
 def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInvalid:
     """The step on the upload the platform put in ``res``: the organizer's reference data checked first (its
-    errors name file and line), the upload found (:func:`find_upload`), then :func:`score_code_upload`."""
-    load_reference(settings.data, settings.options.settled_config().limits)
+    errors name file and line), then the network (unless the configuration allows one), then every entry of
+    the upload (a FIFO, a socket, a device or a link is the upload's fault, never opened), the prediction
+    step's network fault repeated, the upload found (:func:`find_upload`), then :func:`score_code_upload`."""
+    config = settings.options.settled_config()
+    load_reference(settings.data, config.limits)
     try:
         dialogues = runner.read_dialogues(settings.data)
     except runner.UsageFault as exc:
         raise UsageError(str(exc)) from None
-    upload = find_upload(res, {d["dialog_id"]: len(d["turns"]) for d in dialogues})
+    if config.competition.network != "allowed":
+        refusal = runner.network_refusal()
+        if refusal is not None:
+            raise NetworkRefused(refusal)
+    irregular = runner.irregular_entries(str(res))
+    if irregular:
+        raise SubmissionInvalid(
+            [
+                Issue(
+                    name,
+                    "not a regular file or a folder (a link, a FIFO, a socket or a device): the upload may "
+                    "hold only files and folders, and nothing of it was read",
+                    "upload",
+                )
+                for name in irregular
+            ]
+        )
+    dialog_turns = {d["dialog_id"]: len(d["turns"]) for d in dialogues}
+    for folder in _candidates(res):
+        if _fault_kind(folder / RUN_FAULT, dialog_turns) == "network":
+            raise NetworkRefused(
+                "the prediction step refused to run the team's code: a network interface other than "
+                "loopback was up in its container (Codabench: set "
+                "COMPETITION_CONTAINER_NETWORK_DISABLED=True on the worker, or allow it: "
+                '[competition] network = "allowed")'
+            )
+    upload = find_upload(res, dialog_turns)
     return score_code_upload(upload, settings, dialogues)
 
 
@@ -291,26 +311,30 @@ def score_code_upload(
             audience=settings.audience,
         )
         config = settings.options.config
-        assert config is not None
+        assert isinstance(config, Config)  # the command line gives the one it checked
         # a rehearsal of what follows the phase: every module imported, every file (fonts) read
         score_files(with_perplexities(scored, placeholder, config), report=True)
-        rehearsal = SubmissionInvalid([Issue("team_code/generate.py", "rehearsal", "exception")])
+        rehearsal = _verdict()
         failure_files(rehearsal, "invalid", settings.page)
         str(rehearsal)
         try:
             code_root = runner.find_code(str(upload.folder), scratch)
-        except runner.CodeFault as fault:
-            return _written(_verdict(fault), settings)
+        except runner.CodeFault:
+            return _written(_verdict(), settings)
         return _run_sealed(guard, scored, config, dialogues, targets, code_root, scratch, settings)
     finally:
         guard.off()
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _verdict(fault: runner.CodeFault) -> SubmissionInvalid:
-    return SubmissionInvalid(
-        [Issue("team_code/generate.py", f"the code failed ({fault.kind}; {fault.where()})", fault.kind)]
-    )
+#: The kind of the one error of an upload whose code failed in the scoring step.
+CODE_FAILED = "code_failed"
+
+
+def _verdict() -> SubmissionInvalid:
+    """The verdict on an upload whose code failed in the scoring step: one fixed line, with no kind, function,
+    place, signal or excerpt (contract section 10, "the fault": each would be a channel from the answers)."""
+    return SubmissionInvalid([Issue(TEAM_CODE, runner.SEALED_FAULT_LINE, CODE_FAILED)])
 
 
 def _run_sealed(
@@ -331,15 +355,18 @@ def _run_sealed(
     surprises: list[str] = []
     phase = runner.PhaseSettings(
         None,
-        quiet=True,
+        quiet=settings.quiet,
         setup_timeout=settings.setup_timeout,
         turn_timeout=settings.turn_timeout,
         sealed=True,
         scratch=scratch,
+        step_timeout=settings.step_timeout,
     )
     outcome: ScoreResult | SubmissionInvalid | None = None
     try:
         guard.imports = True
+        # from here until the outputs are written nothing is opened but these (and nothing read but them
+        # and the pipes to the code's process): contract section 10, "the reads"
         guard.allowed = (scratch.rstrip("/") + "/", "/proc/", os.devnull)
         if not runner.become_undumpable() or not runner.become_subreaper():
             raise StepSurprise("this system cannot make the step non-dumpable and the child subreaper")
@@ -347,8 +374,8 @@ def _run_sealed(
         try:
             signals.raising = True
             values, _ = runner.perplexities(dialogues, targets, code_root, phase, digest=digest)
-        except runner.CodeFault as fault:
-            outcome = _verdict(fault)
+        except runner.CodeFault:
+            outcome = _verdict()
         except StepSurprise as exc:
             surprises.append(exc.what)
         except BaseException as exc:  # noqa: BLE001 - whatever the code made happen here is a surprise
@@ -357,34 +384,69 @@ def _run_sealed(
             signals.raising = False
             restored = _restore(limits)  # first, so that the processes can be listed and killed
             surprises.extend(_kill_the_rest())
-            guard.allowed = None
             surprises.extend(restored or _restore(limits))
         if values is not None:
-            outcome = with_perplexities(scored, runner.numbers(values), config)
+            outcome = posted(with_perplexities(scored, runner.numbers(values), config), config)
         if outcome is None:
             raise StepSurprise(_first(surprises) if surprises else "no outcome")
-        files = _files_of(outcome, settings)
+        files = _files_of(outcome, settings)  # drawn from memory: the guard still refuses any read
         surprises.extend(_empty(output_fd))
+        surprises.extend(_swapped(output_fd, settings.output))
         surprises.extend(_late(signals, guard))
         if surprises:
             raise StepSurprise(_first(surprises))
         _write_all(output_fd, files)
         late = _late(signals, guard)  # while the outputs were written
         if late:
-            _remove_scores(output_fd)
             raise StepSurprise(_first(late))
         return outcome
     except StepSurprise:
-        _remove_scores(output_fd)
+        _empty(output_fd)
         raise
     except BaseException as exc:  # noqa: BLE001 - the invariant: anything unexpected is no score
-        _remove_scores(output_fd)
+        _empty(output_fd)
         raise StepSurprise(f"{type(exc).__name__} after the code ran") from None
     finally:
         guard.off()
         for sig, before in previous.items():
             signal.signal(sig, before)
         os.close(output_fd)
+
+
+def posted(result: ScoreResult, config: Config) -> ScoreResult:
+    """``result`` as a code competition posts it (contract section 10, "the figures"): every figure of its
+    summary ``round(x, posted_decimals)`` of the full-precision value (the integral and the means were
+    computed from unrounded values first), and no per-turn figure kept beside it."""
+    digits = config.competition.posted_decimals
+    s = result.summary
+    by_type = {
+        name: TypeSummary(
+            round(t.weight, digits),
+            t.dialogs,
+            t.turns,
+            round(t.meteor, digits),
+            round(t.hidden_metric, digits),
+            round(t.score, digits),
+        )
+        for name, t in s.by_type.items()
+    }
+    figures = (round(s.integral, digits), round(s.meteor, digits), round(s.hidden_metric, digits))
+    summary = Summary(*figures, by_type, s.dialogs, s.turns)
+    turns = [t._replace(meteor=0.0, hidden_metric=0.0, ppl=0.0, details=None) for t in result.turns]
+    return replace(result, summary=summary, turns=turns, lowest=(), marked=(), audit=None)
+
+
+def _swapped(fd: int, path: Path) -> list[str]:
+    """A surprise when ``path`` no longer names the output folder held through ``fd`` (renamed or replaced
+    while the code ran): the outputs are written only into the folder the step opened."""
+    held = os.fstat(fd)
+    try:
+        now = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return ["the output folder was renamed or removed while the code ran"]
+    if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+        return ["the output folder was renamed or replaced while the code ran"]
+    return []
 
 
 def _late(signals: _Signals, guard: Guard) -> list[str]:
@@ -458,19 +520,35 @@ def _kill_the_rest() -> list[str]:
 
 
 def _empty(fd: int) -> list[str]:
-    """Remove everything in the output folder (its descriptor ``fd``), links not followed."""
+    """Remove everything in the output folder (its descriptor ``fd``): no link followed, no file opened (a
+    folder is opened ``O_DIRECTORY | O_NOFOLLOW`` to be emptied in turn)."""
     try:
-        names = os.listdir(fd)
-        for name in names:
-            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            if stat.S_ISDIR(info.st_mode):
-                shutil.rmtree(name, dir_fd=fd)
-            else:
-                os.unlink(name, dir_fd=fd)
+        _remove_all(fd, depth=0)
         left = os.listdir(fd)
-    except OSError as exc:
-        return [f"the output folder could not be emptied ({exc.strerror})"]
+    except (OSError, RecursionError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is nested too deep"
+        return [f"the output folder could not be emptied ({why})"]
     return [f"the output folder still holds {len(left)} file(s) after it was emptied"] if left else []
+
+
+#: The deepest folder :func:`_empty` goes into.
+MAX_EMPTY_DEPTH = 64
+
+
+def _remove_all(fd: int, depth: int) -> None:
+    if depth > MAX_EMPTY_DEPTH:
+        raise RecursionError
+    for name in os.listdir(fd):
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            sub = os.open(name, os.O_RDONLY | _FOLDER_ONLY | getattr(os, "O_CLOEXEC", 0), dir_fd=fd)
+            try:
+                _remove_all(sub, depth + 1)
+            finally:
+                os.close(sub)
+            os.rmdir(name, dir_fd=fd)
+        else:
+            os.unlink(name, dir_fd=fd)
 
 
 def _write_all(fd: int, files: Mapping[str, bytes]) -> None:
@@ -494,14 +572,6 @@ def _write_all(fd: int, files: Mapping[str, bytes]) -> None:
         finally:
             os.close(target)
     os.fsync(fd)
-
-
-def _remove_scores(fd: int) -> None:
-    for name in (SCORES_JSON, SCORES_TXT):
-        try:
-            os.unlink(name, dir_fd=fd)
-        except OSError:
-            pass
 
 
 __all__ = ["StepSettings", "StepSurprise", "Upload", "find_upload", "read_run_fault", "score_code_upload"]

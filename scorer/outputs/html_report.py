@@ -94,9 +94,10 @@ def _fonts_from_memory() -> None:
     starts reads every font the page needs. The same bytes give the same drawing, so pages do not change."""
     from matplotlib import font_manager, ft2font
 
-    if isinstance(font_manager.ft2font, _InMemoryFt2font):
+    # font_manager makes each font through its module attribute ``ft2font`` (matplotlib 3.10 and 3.11)
+    if isinstance(getattr(font_manager, "ft2font", None), _InMemoryFt2font):
         return
-    font_manager.ft2font = _InMemoryFt2font(ft2font)
+    setattr(font_manager, "ft2font", _InMemoryFt2font(ft2font))  # noqa: B010 - not an exported attribute
 
 
 class _InMemoryFt2font(types.ModuleType):
