@@ -94,10 +94,10 @@ def test_a_failing_entry_is_listed_as_error_and_the_others_are_ranked(tmp_path, 
         upload(folder / name)
     real = api.score_validated
 
-    def fails_for_beta(reference, valid, config, rwn, jobs, progress, matcher, name):
+    def fails_for_beta(reference, valid, config, rwn, jobs, progress, matcher, name, **keywords):
         if name == "beta":
             raise RecursionError("maximum recursion depth exceeded")
-        return real(reference, valid, config, rwn, jobs, progress, matcher, name)
+        return real(reference, valid, config, rwn, jobs, progress, matcher, name, **keywords)
 
     monkeypatch.setattr(api, "score_validated", fails_for_beta)
     code = run_cli(

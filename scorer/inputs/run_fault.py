@@ -84,7 +84,15 @@ def fault_text(record: object, dialog_turns: Mapping[str, int]) -> str | None:
 def run_output_folders(submission: Path) -> list[Path]:
     """The folders where a run's ``run_fault.json`` may stand for the submission ``submission``: a folder
     and its one subfolder (an upload holding the run's output folder), or the folder of a bare
-    ``submission.jsonl``. Links are not followed."""
+    ``submission.jsonl``. Links are not followed; a path that cannot be examined has none (reading the
+    submission says why)."""
+    try:
+        return _folders(submission)
+    except OSError:
+        return []
+
+
+def _folders(submission: Path) -> list[Path]:
     if submission.is_symlink():
         return []
     if not submission.is_dir():
