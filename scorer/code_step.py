@@ -327,6 +327,10 @@ def score_code_upload(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+#: The scoring step's log shows the ``get_ppl`` phase at each quarter of its calls, no more often: the code
+#: sets its own pace, so each line is a channel (contract section 10; docs/security.md gives its figure).
+PROGRESS_MARKS = 4
+
 #: The kind of the one error of an upload whose code failed in the scoring step.
 CODE_FAILED = "code_failed"
 
@@ -361,6 +365,7 @@ def _run_sealed(
         sealed=True,
         scratch=scratch,
         step_timeout=settings.step_timeout,
+        progress_marks=PROGRESS_MARKS,
     )
     outcome: ScoreResult | SubmissionInvalid | None = None
     try:

@@ -401,7 +401,10 @@ def code_competition_input(tmp_path: Path, source: str) -> Path:
     (submission.jsonl and the team's code, copied there by run --keep-code)."""
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
-    (root / "ref" / "config.toml").write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
+    # this machine has a network: the step's refusal of one is test_s10_answers_never_leave.py's
+    (root / "ref" / "config.toml").write_text(
+        '[competition]\nsubmissions = "code"\nnetwork = "allowed"\n', encoding="utf-8"
+    )
     done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source),
                     "--output", root / "res", "--phase", "generate", "--keep-code", "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -429,8 +432,17 @@ def test_codalab_scores_a_code_upload_as_it_scores_the_files_the_code_gives(tmp_
     shutil.copytree(PUBLIC, plain / "ref")
     shutil.copytree(files, plain / "res")
     assert codalab(plain, tmp_path / "scored-files").returncode == 0
-    for name in ("scores.json", "scores.txt"):
-        assert (tmp_path / "scored" / name).read_bytes() == (tmp_path / "scored-files" / name).read_bytes()
+
+    def rounded(value):  # a code competition posts every figure rounded to posted_decimals (4)
+        if isinstance(value, float):
+            return round(value, 4)
+        if isinstance(value, dict):
+            return {k: rounded(v) for k, v in value.items()}
+        return value
+
+    code = json.loads((tmp_path / "scored" / "scores.json").read_text(encoding="utf-8"))
+    files_scores = json.loads((tmp_path / "scored-files" / "scores.json").read_text(encoding="utf-8"))
+    assert code == rounded(files_scores) and code != files_scores
     assert sorted(p.name for p in (tmp_path / "scored").iterdir()) == [
         "detailed_results.html", "scores.json", "scores.txt"
     ]  # fmt: skip
@@ -497,7 +509,7 @@ def test_the_scoring_step_treats_the_code_as_hostile(tmp_path):
                 assert text not in shown
 
 
-def test_a_fault_of_the_code_in_the_scoring_step_is_named_by_kind_and_place_only(tmp_path):
+def test_a_fault_of_the_code_in_the_scoring_step_is_one_fixed_line(tmp_path):
     source = replace_in(
         WELL_BEHAVED,
         "    return 1.0 + len(target) % 17 + 0.5 * len(history_list)",
@@ -512,11 +524,12 @@ def test_a_fault_of_the_code_in_the_scoring_step_is_named_by_kind_and_place_only
     # what the code wrote there before its fault is gone too: only the verdict stands
     assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html", "scores.json"]
     assert "SECRET" not in done.stderr and "Traceback" not in done.stderr
-    assert (
-        "the code failed (exception; phase ppl, function get_ppl, dialog_id 'd-0001', turn 0)" in done.stderr
-    )
+    # the place and kind of a fault on hidden data are a channel: one fixed line (contract section 10)
+    assert "team_code: the team's code failed in the scoring step" in done.stderr
+    assert "exception" not in done.stderr and "d-0001" not in done.stderr
     page = (out / "detailed_results.html").read_text(encoding="utf-8")
-    assert "SECRET" not in page and "function get_ppl" in page
+    assert "SECRET" not in page and "get_ppl" not in page
+    assert "the team&#x27;s code failed in the scoring step" in page
     assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"
 
 
