@@ -174,12 +174,15 @@ def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsy
     assert rows["realistic"]["status"] == "ok"
     for name in ("team-code", "team-nested"):
         entry = subs / name
-        command = f"python -m scorer run --data {PUBLIC} --code {entry} --output runs/{name}"
+        generate = f"python -m scorer run --data PUBLIC --code {entry} --output runs/{name} --phase generate"
+        ppl = f"python -m scorer run --data {PUBLIC} --code {entry} --output runs/{name} --phase ppl"
         assert rows[name]["status"] == "invalid" and rows[name]["rank"] == ""
         assert rows[name]["errors"] == (
             f"{name}: the folder holds team_code/, a code upload that was not run, and no "
-            f"submission.jsonl or ppl_output.json: run it first with `{command}` (a folder of the run's "
-            "own), then score that folder (for a leaderboard: --submissions runs)"
+            "submission.jsonl or ppl_output.json: run it first, its answers on data without the references "
+            f"(PUBLIC: a folder holding only dialogues.jsonl and its media) with `{generate}`, then its "
+            f"perplexities with `{ppl}` (a folder of the run's own), then score that folder (for a "
+            "leaderboard: --submissions runs)"
         )
     board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     assert [e["errors"][0]["code"] for e in board["submissions"] if e["submission"] == "team-code"] == [
@@ -188,4 +191,4 @@ def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsy
     # validate and score say the same of the folder
     capsys.readouterr()
     assert run_cli("validate", "--data", PUBLIC, "--submission", subs / "team-code") == 1
-    assert f"run it first with `python -m scorer run --data {PUBLIC} --code" in capsys.readouterr().err
+    assert f"then its perplexities with `python -m scorer run --data {PUBLIC} --code" in capsys.readouterr().err

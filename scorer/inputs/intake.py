@@ -248,14 +248,17 @@ def _refuse_code_not_run(root: Path, entries: dict[str, int], data: str | os.Pat
     here = shlex.quote(str(root))
     there = shlex.quote(str(data)) if data is not None else "DATA"
     runs = shlex.quote(f"runs/{root.name}")
-    command = f"python -m scorer run --data {there} --code {here} --output {runs}"
+    generate = f"python -m scorer run --data PUBLIC --code {here} --output {runs} --phase generate"
+    ppl = f"python -m scorer run --data {there} --code {here} --output {runs} --phase ppl"
     raise SubmissionInvalid(
         [
             Issue(
                 root.name,
                 f"the folder holds {TEAM_CODE}/, a code upload that was not run, and no {SUBMISSION} or "
-                f"{PPL}: run it first with `{shorten(command, 400)}` (a folder of the run's own), then score "
-                "that folder (for a leaderboard: --submissions runs)",
+                f"{PPL}: run it first, its answers on data without the references (PUBLIC: a folder holding "
+                f"only dialogues.jsonl and its media) with `{shorten(generate, 400)}`, then its perplexities "
+                f"with `{shorten(ppl, 400)}` (a folder of the run's own), then score that folder (for a "
+                "leaderboard: --submissions runs)",
                 "code_not_run",
             )
         ]
