@@ -1,7 +1,7 @@
 """Contract section 11, the competition an organizer runs: ``bundle`` reads ``[platform]`` (every value
 checked before anything is written, exit 2 naming the key), writes each phase's limits and the leaderboard's
-rule and precision, the runner's timeouts in both steps' commands, a final phase on held-out dialogues drawn as
-the contract says, pages in the competition's language that follow the configuration in force, and the
+rule and precision, the runner's timeouts in both steps' commands, a final phase on held-out dialogues drawn
+as the contract says, pages in the competition's language that follow the configuration in force, and the
 same bytes for the same inputs."""
 
 from __future__ import annotations
@@ -459,3 +459,18 @@ def test_the_pages_say_what_a_code_competition_hides_and_forbid_failing_on_purpo
     assert spec_of(files)["enable_detailed_results"] is True
     assert "fail on purpose" not in (files / "pages" / "terms.md").read_text(encoding="utf-8")
     assert all("hide_score_output" not in phase for phase in spec_of(files)["phases"])
+
+
+def test_the_organizers_docs_are_linked_and_name_the_workers_settings():
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "organizers.md" in readme and "changelog.md" in readme
+    guide = " ".join((ROOT / "docs" / "organizers.md").read_text(encoding="utf-8").split())
+    for needed in ("USE_GPU=True", "COMPETITION_CONTAINER_NETWORK_DISABLED=True", "--build-arg BASE=",
+                   "[platform] packages", "failed final-phase runs", "docs/changelog.md"):  # fmt: skip
+        assert needed in guide, needed
+    changes = " ".join((ROOT / "docs" / "changelog.md").read_text(encoding="utf-8").split())
+    for needed in ("Rebuild the image before you re-bundle", 'network = "allowed"', "config_source",
+                   "--trusted-code", "as secret as `answers.jsonl`"):  # fmt: skip
+        assert needed in changes, needed

@@ -20,7 +20,6 @@ fixed date.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import io
 import json
@@ -34,25 +33,30 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scorer import runner
 from scorer.errors import ConfigError, UsageError
-from scorer.inputs.config import AuditSettings, Config, PlatformSettings, config_for
+from scorer.inputs.config import AuditSettings, Config, config_for
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
+from scorer.inputs.reference import load_reference
 from scorer.inputs.validation import Dialogue
 
 from . import kit_texts
 from .code_bundle import (
     INGESTION_PROGRAM,
     INPUT_DATA,
+    KIT_CODE,
+    KIT_GENERATE,
     RUNNER,
-    call_seconds,
+    Competition,
+    Task,
     carried_config,
     derived_salt,
     ingestion_command,
-    kit_code,
     said_submissions,
     scoring_command,
 )
-from .media import media_parts, named_media
+from .kit_texts import KIT_TEXTS
+from .media import media_files, media_parts, named_media
 from .output_dir import publish
 
 COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
@@ -84,83 +88,6 @@ class BundleSource:
     config: Config
     config_bytes: bytes | None
     media: Mapping[str, bytes] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Task:
-    """One task of the competition and the phase that runs it: ``phase`` is ``"test"`` (the one phase of a
-    competition without a final), ``"development"`` or ``"final"``; its dialogues (file order), the bytes of
-    its ``dialogues.jsonl`` and ``answers.jsonl``, the media they name, and the probe calls its scoring step
-    makes."""
-
-    index: int
-    phase: str
-    reference_folder: str
-    input_folder: str
-    dialogues: tuple[Dialogue, ...]
-    dialogues_bytes: bytes
-    answers_bytes: bytes
-    media: Mapping[str, bytes]
-    probes: int
-
-    @property
-    def turns(self) -> int:
-        return sum(d.n_turns for d in self.dialogues)
-
-    def count(self, kind: str) -> tuple[int, int]:
-        """The dialogues and turns of type ``kind``."""
-        chosen = [d for d in self.dialogues if d.type == kind]
-        return len(chosen), sum(d.n_turns for d in chosen)
-
-    def seconds(self, platform: PlatformSettings, scoring: bool) -> int:
-        """The whole seconds a call may take on average in the prediction step (``scoring`` False: its turns)
-        or the scoring step (its turns and probes) of this task's phase (contract section 11)."""
-        calls = self.turns + (self.probes if scoring else 0)
-        return call_seconds(platform.step_timeout, platform.setup_timeout, calls)
-
-
-@dataclass(frozen=True)
-class Competition:
-    """The competition a bundle makes, every value checked (:func:`plan_competition`)."""
-
-    title: str
-    image: str
-    code: bool
-    config: Config
-    types: tuple[str, ...]
-    tasks: tuple[Task, ...]
-    carried: bytes | None
-    salted: bool
-
-    @property
-    def platform(self) -> PlatformSettings:
-        return self.config.platform
-
-    @property
-    def language(self) -> str:
-        return self.platform.language
-
-    @property
-    def decimals(self) -> int:
-        return self.config.competition.posted_decimals
-
-    @property
-    def development(self) -> Task:
-        return self.tasks[0]
-
-    @property
-    def final(self) -> Task | None:
-        return self.tasks[1] if len(self.tasks) > 1 else None
-
-    @property
-    def offline(self) -> bool:
-        """Whether the prediction step's runner refuses a network (``[competition] network``)."""
-        return self.config.competition.network != "allowed"
-
-    def development_end(self) -> datetime.date | None:
-        """The development phase's last day (it ends at 23:59 UTC), with a final phase."""
-        final = self.platform.final_start
-        return None if final is None else final - datetime.timedelta(days=1)
 
 
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
@@ -390,6 +317,15 @@ def competition_files(competition: Competition, runner_source: bytes | None = No
     return dict(sorted(files.items()))
 
 
+def kit_code() -> dict[str, bytes]:
+    """The starting kit's ``team_code/``: the model and the texts it learns from."""
+    return {
+        f"{KIT_CODE}/__init__.py": b"",
+        f"{KIT_CODE}/generate.py": KIT_GENERATE.encode("utf-8"),
+        f"{KIT_CODE}/texts.txt": KIT_TEXTS.encode("utf-8"),
+    }
+
+
 def _metadata(command: str, description: str) -> bytes:
     return f"command: {command}\ndescription: {_q(description)}\n".encode()
 
@@ -417,11 +353,6 @@ def make_bundle(
     default), the reference data read and checked, only what was validated published. Raises
     :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
     :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid; nothing is written."""
-    from scorer import runner
-    from scorer.inputs.reference import load_reference
-
-    from .media import media_files
-
     data = Path(data_dir)
     settings, which = config_for(data, None if config is None else Path(config))
     config_file = Path(config) if config is not None else data / CONFIG_IN_REFERENCE

@@ -22,19 +22,20 @@ shell): the image's entry point ``exec``s the program, which is then the contain
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import hmac
 import json
 import re
 import tomllib
 from collections.abc import Mapping
-from datetime import date
+from dataclasses import dataclass
 from typing import Any
 
-from scorer.inputs.config import PlatformSettings
+from scorer.inputs.config import Config, PlatformSettings
 from scorer.inputs.contract import DIALOGUES
+from scorer.inputs.validation import Dialogue
 
-from .kit_texts import KIT_TEXTS
 from .media import media_files as media_files  # the bundle's media, read as hostile input
 
 INGESTION_PROGRAM, INPUT_DATA = "ingestion_program", "input_data"
@@ -74,6 +75,84 @@ def scoring_command(platform: PlatformSettings | None) -> str:
 def call_seconds(step_timeout: int, setup_timeout: int, calls: int) -> int:
     """The whole seconds a call may take on average in a step: floor((step timeout - setup) / calls)."""
     return (step_timeout - setup_timeout) // max(calls, 1)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of the competition and the phase that runs it: ``phase`` is ``"test"`` (the one phase of a
+    competition without a final), ``"development"`` or ``"final"``; its dialogues (file order), the bytes of
+    its ``dialogues.jsonl`` and ``answers.jsonl``, the media they name, and the probe calls its scoring step
+    makes."""
+
+    index: int
+    phase: str
+    reference_folder: str
+    input_folder: str
+    dialogues: tuple[Dialogue, ...]
+    dialogues_bytes: bytes
+    answers_bytes: bytes
+    media: Mapping[str, bytes]
+    probes: int
+
+    @property
+    def turns(self) -> int:
+        return sum(d.n_turns for d in self.dialogues)
+
+    def count(self, kind: str) -> tuple[int, int]:
+        """The dialogues and turns of type ``kind``."""
+        chosen = [d for d in self.dialogues if d.type == kind]
+        return len(chosen), sum(d.n_turns for d in chosen)
+
+    def seconds(self, platform: PlatformSettings, scoring: bool) -> int:
+        """The whole seconds a call may take on average in the prediction step (``scoring`` False: its turns)
+        or the scoring step (its turns and probes) of this task's phase (contract section 11)."""
+        calls = self.turns + (self.probes if scoring else 0)
+        return call_seconds(platform.step_timeout, platform.setup_timeout, calls)
+
+
+@dataclass(frozen=True)
+class Competition:
+    """The competition a bundle makes, every value checked
+    (:func:`scorer.outputs.bundle.plan_competition`)."""
+
+    title: str
+    image: str
+    code: bool
+    config: Config
+    types: tuple[str, ...]
+    tasks: tuple[Task, ...]
+    carried: bytes | None
+    salted: bool
+
+    @property
+    def platform(self) -> PlatformSettings:
+        return self.config.platform
+
+    @property
+    def language(self) -> str:
+        return self.platform.language
+
+    @property
+    def decimals(self) -> int:
+        return self.config.competition.posted_decimals
+
+    @property
+    def development(self) -> Task:
+        return self.tasks[0]
+
+    @property
+    def final(self) -> Task | None:
+        return self.tasks[1] if len(self.tasks) > 1 else None
+
+    @property
+    def offline(self) -> bool:
+        """Whether the prediction step's runner refuses a network (``[competition] network``)."""
+        return self.config.competition.network != "allowed"
+
+    def development_end(self) -> datetime.date | None:
+        """The development phase's last day (it ends at 23:59 UTC), with a final phase."""
+        final = self.platform.final_start
+        return None if final is None else final - datetime.timedelta(days=1)
 
 
 #: The starting kit's model: plain Python, its texts beside it (``texts.txt``).
@@ -301,7 +380,7 @@ def _toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return _toml_string(value)
-    if isinstance(value, date):
+    if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
@@ -313,24 +392,10 @@ def _toml_value(value: Any) -> str:
 def code_files(
     runner_source: bytes, dialogues_bytes: bytes, media: Mapping[str, bytes] | None = None
 ) -> dict[str, bytes]:
-    """The files a code competition adds whatever its configuration: the runner (the ingestion program's and
-    the starting kit's), the input data (``dialogues.jsonl`` and ``media``, the files it names, by their path
-    in the data folder) and the starting kit's code. The bundle (:func:`scorer.outputs.bundle.bundle_files`)
-    writes the commands, the pages and each task's data from its configuration."""
-    files = {
-        f"{INGESTION_PROGRAM}/{RUNNER}": runner_source,
-        f"{INPUT_DATA}/{DIALOGUES}": dialogues_bytes,
-        **kit_code(),
-        f"starting_kit/{RUNNER}": runner_source,
-    }
+    """The files a code competition adds whatever its configuration: the runner (the ingestion program's;
+    the starting kit holds it too) and the input data (``dialogues.jsonl`` and ``media``, the files it
+    names, by their path in the data folder). The bundle (:func:`scorer.outputs.bundle.bundle_files`)
+    writes the commands, the pages, the starting kit and each task's data from its configuration."""
+    files = {f"{INGESTION_PROGRAM}/{RUNNER}": runner_source, f"{INPUT_DATA}/{DIALOGUES}": dialogues_bytes}
     files.update({f"{INPUT_DATA}/{name}": data for name, data in (media or {}).items()})
     return files
-
-
-def kit_code() -> dict[str, bytes]:
-    """The starting kit's ``team_code/``: the model and the texts it learns from."""
-    return {
-        f"{KIT_CODE}/__init__.py": b"",
-        f"{KIT_CODE}/generate.py": KIT_GENERATE.encode("utf-8"),
-        f"{KIT_CODE}/texts.txt": KIT_TEXTS.encode("utf-8"),
-    }

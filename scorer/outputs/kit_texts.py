@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from scorer.inputs.contract import DIALOGUES, PPL, SUBMISSION
 
-if TYPE_CHECKING:
-    from .bundle import Competition, Task
+from .code_bundle import KIT_GENERATE, RUN_FOLDER, Competition, Task, runner_options
 
+#: The sentences the starting kit's model learns from (``team_code/texts.txt``).
 KIT_TEXTS = """Москва — самый большой город страны.
 В столице много музеев, театров и парков.
 Санкт-Петербург стоит на берегу Невы.
@@ -411,7 +410,6 @@ def pages(competition: Competition) -> tuple[str, str, str, str]:
 
 def code_kit_readme(competition: Competition) -> str:
     """The starting kit's README of a code competition: how to run the kit's code and check its files."""
-    from .code_bundle import RUN_FOLDER, runner_options
 
     options = runner_options(competition.platform)
     check = _how_to_check(competition, RUN_FOLDER, f"`{RUN_FOLDER}/`")
@@ -644,7 +642,6 @@ def _network_en(c: Competition) -> str:
 
 
 def _protocol_en(c: Competition) -> str:
-    from .code_bundle import KIT_GENERATE
 
     return f"""## What to upload
 
@@ -678,7 +675,6 @@ A complete example is the starting kit's `team_code/generate.py`:
 
 def _local_command(c: Competition) -> str:
     """The participant's local run of an upload, with the platform's limits."""
-    from .code_bundle import RUN_FOLDER, runner_options
 
     options = runner_options(c.platform)
     return (
@@ -688,7 +684,6 @@ def _local_command(c: Competition) -> str:
 
 
 def _local_run_en(c: Competition) -> str:
-    from .code_bundle import RUN_FOLDER
 
     p, local = c.platform, _local_command(c)
     return f"""## Run your code locally first
@@ -1030,7 +1025,6 @@ def _network_ru(c: Competition) -> str:
 
 
 def _protocol_ru(c: Competition) -> str:
-    from .code_bundle import KIT_GENERATE
 
     return f"""## Что загружать
 
@@ -1063,7 +1057,6 @@ def _protocol_ru(c: Competition) -> str:
 
 
 def _local_run_ru(c: Competition) -> str:
-    from .code_bundle import RUN_FOLDER
 
     p, local = c.platform, _local_command(c)
     return f"""## Сначала запустите код у себя
