@@ -527,9 +527,10 @@ def _bundle(args: argparse.Namespace, state: RunState) -> int:
         write_bundle(output, files)
     if made.salted:
         print(
-            "bundle: the hidden metric's private settings had no salt: one derived from answers.jsonl and the "
-            "configuration was written into the bundle's reference data (config.toml); it is as secret as "
-            "answers.jsonl (copy it into your own config, so that your runs carry the platform's signature)",
+            "bundle: the hidden metric's private settings had no salt: one derived from answers.jsonl and "
+            "the configuration was written into the bundle's reference data (config.toml); it is as secret "
+            "as answers.jsonl (copy it into your own config, so that your runs carry the platform's "
+            "signature)",
             file=sys.stderr,
         )
     if not args.quiet:

@@ -191,4 +191,5 @@ def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsy
     # validate and score say the same of the folder
     capsys.readouterr()
     assert run_cli("validate", "--data", PUBLIC, "--submission", subs / "team-code") == 1
-    assert f"then its perplexities with `python -m scorer run --data {PUBLIC} --code" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert f"then its perplexities with `python -m scorer run --data {PUBLIC} --code" in said

@@ -188,7 +188,8 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
     out = make_bundle(tmp_path)
     spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
     assert spec["version"] == 2 and spec["docker_image"] == "docker.io/org/scorer:1.0"
-    assert spec["enable_detailed_results"] is True and spec["title"] == "Multimodal dialogue answers in Russian"
+    assert spec["enable_detailed_results"] is True
+    assert spec["title"] == "Multimodal dialogue answers in Russian"
     assert "queue" not in spec  # Codabench's default queue
     assert (out / spec["image"]).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert [p["title"] for p in spec["pages"]] == ["Overview", "Evaluation", "Data", "Terms"]

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from conftest import PUBLIC, ROOT, run_cli
 
-from scorer import cli, runner
+from scorer import runner
 from scorer.errors import ReferenceDataError
 from scorer.inputs.config import load_config
 from scorer.outputs import code_bundle
@@ -201,8 +201,9 @@ def test_the_phase_time_limit_is_codabenchs_key_and_the_runners_limits_fit_insid
         scoring = yaml.safe_load((out / "scoring_program" / "metadata.yaml").read_text(encoding="utf-8"))
         limits = ["--setup-timeout", "120", "--turn-timeout", "30", "--step-timeout", "540"]
         assert shlex.split(ingestion["command"]) == [
-            "python3", "/app/program/runner.py", "--data", "/app/input_data", "--code", "/app/ingested_program",
-            "--output", "/app/output", "--phase", "generate", "--keep-code", *limits, "--offline",
+            "python3", "/app/program/runner.py", "--data", "/app/input_data",
+            "--code", "/app/ingested_program", "--output", "/app/output", "--phase", "generate",
+            "--keep-code", *limits, "--offline",
         ]  # fmt: skip
         argv = shlex.split(scoring["command"])
         assert argv == ["python3", "-m", "scorer", "codalab", "/app/input", "/app/output", *limits]
@@ -220,7 +221,10 @@ def test_the_phase_time_limit_is_codabenchs_key_and_the_runners_limits_fit_insid
         ):
             assert number in overview, number
         kit = (out / "starting_kit" / "README.md").read_text(encoding="utf-8")
-        assert f"--setup-timeout {SETUP_TIMEOUT} --turn-timeout {TURN_TIMEOUT} --step-timeout {STEP_TIMEOUT}" in kit
+        limits = (
+            f"--setup-timeout {SETUP_TIMEOUT} --turn-timeout {TURN_TIMEOUT} --step-timeout {STEP_TIMEOUT}"
+        )
+        assert limits in kit
 
 
 def test_the_docs_state_the_bundles_time_limits():
@@ -232,7 +236,8 @@ def test_the_docs_state_the_bundles_time_limits():
             f"--turn-timeout {TURN_TIMEOUT}",
         ):
             assert needed in text, (page, needed)
-    assert f"--step-timeout {STEP_TIMEOUT}" in " ".join((ROOT / "codalab/README.md").read_text("utf-8").split())
+    readme = " ".join((ROOT / "codalab/README.md").read_text("utf-8").split())
+    assert f"--step-timeout {STEP_TIMEOUT}" in readme
 
 
 # --- a code competition's config ---------------------------------------------------------------------------
@@ -335,7 +340,9 @@ def test_a_code_competitions_pages_say_how_to_get_the_scorer_and_their_commands_
         assert snippet.endswith('"')  # the copy's Python, run here with the folder for /work
         code = shlex.split(snippet[:-1].replace("'/work/scorer'", "'scorer'").join('""'))[0]
         shutil.rmtree(out / "scorer", ignore_errors=True)
-        done = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=out, capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 0, done.stderr
         assert (out / "scorer" / "dependencies.txt").is_file() and (out / "scorer" / "__main__.py").is_file()
         shown = [

@@ -412,9 +412,14 @@ def code_competition_input(tmp_path: Path, source: str) -> Path:
     return root
 
 
-def codalab(root: Path, out: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+def codalab(
+    root: Path, out: Path, env: dict | None = None, offline: bool = False
+) -> subprocess.CompletedProcess:
+    """``codalab`` on ``root``; ``offline``: in a network namespace of its own, with loopback alone, as a
+    worker with ``COMPETITION_CONTAINER_NETWORK_DISABLED=True`` runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "scorer", "codalab", str(root), str(out), "--no-synonyms"],
+        [*(["unshare", "--net"] if offline else []), sys.executable, "-m", "scorer", "codalab", str(root),
+         str(out), "--no-synonyms"],
         capture_output=True, text=True, cwd=ROOT, timeout=120, env={**os.environ, **(env or {})},
     )  # fmt: skip
 
@@ -589,7 +594,7 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
     shutil.copytree(bundle / "reference_data", root / "ref")
     shutil.copytree(predicted, root / "res")
     out = tmp_path / "scored"
-    done = codalab(root, out)
+    done = codalab(root, out, offline=True)  # the bundle's config refuses a network
     assert done.returncode == 0, done.stderr
     scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
     assert scores["status"] == "ok" and 0 < scores["integral"] < 1

@@ -47,8 +47,8 @@ def test_check_data_lists_the_three_mistakes_in_one_run(tmp_path, capsys):
 def test_check_data_of_valid_data(capsys):
     assert run_cli("check-data", "--data", PUBLIC) == 0
     assert capsys.readouterr().out == (
-        "reference data valid: 40 dialogues (Text2Text 10, Image2Text 10, Audio2Text 10, Image-Audio2Text 10), "
-        "66 turns; config: built-in default\n"
+        "reference data valid: 40 dialogues (Text2Text 10, Image2Text 10, Audio2Text 10, "
+        "Image-Audio2Text 10), 66 turns; config: built-in default\n"
     )
 
 

@@ -1,5 +1,5 @@
-"""Contract section 6, the signature's ``ref:`` field: just before ``version:``, the first 12 hex digits of the
-SHA-256 of ``dialogues.jsonl``'s bytes and of ``answers.jsonl``'s (an HMAC-SHA-256 keyed with the private
+"""Contract section 6, the signature's ``ref:`` field: just before ``version:``, the first 12 hex digits of
+the SHA-256 of ``dialogues.jsonl``'s bytes and of ``answers.jsonl``'s (an HMAC-SHA-256 keyed with the private
 config's salt when there is one), joined by ``+``; ``private`` for the answers in ``codalab``'s outputs
 without a salt; the canonical JSON Lines of the contract's fields for data in memory; and the ``signature``
 command that prints it."""
@@ -100,7 +100,7 @@ def test_data_in_memory_is_digested_as_canonical_json_lines():
     submission = Submission({"d-1": ["кот"]}, {"d-1": [2.0]})
     config = api.RunOptions(synonyms=False).settled_config()
     result = api.score_validated(reference, submission, config, None)
-    public = '{"dialog_id":"d-1","turns":1,"type":"Text2Text"}\n'.encode()
+    public = b'{"dialog_id":"d-1","turns":1,"type":"Text2Text"}\n'
     private = '{"dialog_id":"d-1","references":[["Кот.","Рыжий кот"]]}\n'.encode()
     digests = [hashlib.sha256(b).hexdigest()[:12] for b in (public, private)]
     assert ref_of(result.signature) == f"ref:{digests[0]}+{digests[1]}"

@@ -89,8 +89,8 @@ def test_tiny_equal_weights_give_the_equal_weight_result():
 
 #: A private config that changes every figure: the log hidden metric and other weights.
 CHANGING = (
-    "[weights]\nText2Text = 1.0\n[hidden_metric]\nmethod = \"log\"\np_max = 50.0\n"
-    "salt = \"library-rule-salt-0123\"\n"
+    '[weights]\nText2Text = 1.0\n[hidden_metric]\nmethod = "log"\np_max = 50.0\n'
+    'salt = "library-rule-salt-0123"\n'
 )
 
 

@@ -62,14 +62,17 @@ def test_dockerfile_runs_the_entrypoint_as_the_platforms_user():
     known = {"FROM", "ARG", "ENV", "WORKDIR", "COPY", "RUN", "USER", "ENTRYPOINT", "CMD", "LABEL"}
     steps = dockerfile_instructions((ROOT / "docker" / "Dockerfile").read_text(encoding="utf-8"))
     assert {word for word, _ in steps} <= known
-    assert steps[0][0] == "FROM" and steps[-1] == ("ENTRYPOINT", '["scorer-entrypoint"]')
-    # no USER: the platform chooses (Codabench runs the image's user, root with every capability dropped)
-    assert not [args for word, args in steps if word == "USER"]
+    # the base is a build argument (an organizer's framework image), the slim Python image by default
+    assert steps[:2] == [("ARG", "BASE=python:3.11-slim"), ("FROM", "${BASE}")]
+    assert steps[-1] == ("ENTRYPOINT", '["scorer-entrypoint"]')
+    # the image's user is root whatever the base's was: the platform chooses (Codabench runs the image's
+    # user, root with every capability dropped; classic CodaLab another uid)
+    assert [args for word, args in steps if word == "USER"] == ["root"]
     copied = [src for word, args in steps if word == "COPY" for src in args.split()[:-1]]
     assert all((ROOT / src).exists() for src in copied) and "setup.py" in copied
     install = next(args for word, args in steps if word == "RUN" and "pip install" in args)
     assert (
-        "PIP_CONSTRAINT=/tmp/scorer-build/constraints.txt pip install ." in install
+        "PIP_CONSTRAINT=/tmp/scorer-build/constraints.txt python -m pip install ." in install
     )  # absolute: the build env too
     # the image carries the compiled engine, checked outside the sources (which would shadow the install)
     assert install.index("cd / && rm -rf /tmp/scorer-build") < install.index("assert a.compiled()")
