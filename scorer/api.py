@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.inputs.config import Config, Limits, config_for, load_config
-from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
+from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, PPL, SUBMISSION
 from scorer.inputs.human_ratings import read_human
 from scorer.inputs.intake import read_submission, submission_name
 from scorer.inputs.jsonio import shorten
@@ -32,8 +32,7 @@ from scorer.metric.meteor import MeteorRu, MeteorScore, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
-from scorer.outputs.bundle import DEFAULT_TITLE, BundleSource, bundle_files, image_problem, public_dialogues
-from scorer.outputs.code_bundle import code_files, media_files
+from scorer.outputs.bundle import make_bundle
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import Audit, audit_board, audit_submission, sample_counts, validate_warnings
@@ -55,7 +54,6 @@ from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import score_turns
 from scorer.workers import WorkerPool, no_cycle_collection
 
-from . import runner
 from .errors import (
     ConfigError,
     Issue,
@@ -737,45 +735,24 @@ class BundleFiles(dict[str, bytes]):
 
 def competition_bundle(
     data_dir: PathLike,
-    image: str,
+    image: str | None = None,
     *,
     config: PathLike | None = None,
     title: str | None = None,
     code: bool = False,
 ) -> BundleFiles:
-    """The files of a Codabench competition bundle (:mod:`scorer.outputs.bundle`) for the reference directory
-    ``data_dir``, scored in the image ``image``: path in the bundle -> bytes, ``bundle.zip`` included.
+    """The files of a Codabench competition bundle (:mod:`scorer.outputs.bundle`, what ``bundle`` writes) for
+    the reference directory ``data_dir``: path in the bundle -> bytes, ``bundle.zip`` included. ``image`` and
+    ``title`` stand for ``--image`` and ``--title`` (else the configuration's ``[platform]`` keys), ``code``
+    for ``--code``.
 
     The configuration is found as every command finds it (``config`` if given, else ``config.toml`` in
-    ``data_dir``, else the built-in default) and copied into the bundle's reference data; the files' mapping
-    says which in its ``config_source``. Raises
+    ``data_dir``, else the built-in default) and copied into the bundle's reference data without its
+    ``[platform]`` and ``[audit]``; the files' mapping says which in its ``config_source``. Raises
     :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
     :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid."""
-    problem = image_problem(image.strip())
-    if problem is not None:
-        raise UsageError(f"image {shorten(image, 60)!r}: {problem}")
-    data_dir = Path(data_dir)
-    config_file = Path(config) if config is not None else data_dir / CONFIG_IN_REFERENCE
-    settings, _ = config_for(data_dir, config_file if config is not None else None)
-    reference = load_reference(data_dir, settings.limits)
-    try:
-        config_bytes = config_file.read_bytes() if config is not None or config_file.is_file() else None
-        dialogues_bytes, answers_bytes = ((data_dir / name).read_bytes() for name in (DIALOGUES, ANSWERS))
-    except OSError as exc:
-        raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
-    # only what was validated is published, written anew with the contract's fields (contract section 6)
-    public = public_dialogues(dialogues_bytes)
-    source = BundleSource(
-        public, answers_bytes, reference.dialogues, settings, config_bytes, media_files(data_dir, public)
-    )
-    extra = None
-    if code:  # a code competition (contract section 10): the ingestion program is the runner module itself
-        runner_source = Path(runner.__file__).read_bytes()
-        extra = code_files(runner_source, source.dialogues_bytes)
-    files = bundle_files(
-        source, image.strip(), title.strip() if title and title.strip() else DEFAULT_TITLE, extra
-    )
-    return BundleFiles(files, config_source=config_source(data_dir, config))
+    made = make_bundle(data_dir, image, config=config, title=title, code=code)
+    return BundleFiles(made.files, config_source=config_source(Path(data_dir), config))
 
 
 class AuditSample(list[dict[str, Any]]):

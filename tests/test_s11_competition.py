@@ -336,6 +336,17 @@ def test_the_same_inputs_give_the_same_bytes(tmp_path):
         assert a[path] == b[path], path
 
 
+def test_the_library_makes_the_bytes_the_command_line_writes(tmp_path):
+    """``api.competition_bundle`` follows the same rule and ``[platform]``: no image argument needed."""
+    from scorer import api
+
+    config = write(tmp_path, FINAL_CONFIG)
+    written = listing(bundle(tmp_path, "cli", "--config", config, "--code"))
+    made = api.competition_bundle(PUBLIC, config=config, code=True)
+    assert dict(made) == written
+    assert made.config_source == f"--config {config}"
+
+
 @pytest.mark.parametrize(
     "config, code, key",
     [
