@@ -220,7 +220,7 @@ def _read_and_check(
     return replace(valid, probes=check_probes(reference.dialogues, files.probes, limits))
 
 
-def _thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | None) -> Thesaurus | None:
+def thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | None) -> Thesaurus | None:
     """The thesaurus the configured stages need: None without a synonym stage, else ``thesaurus`` itself
     or the one loaded from it (an identified :class:`~scorer.metric.thesaurus.Source`, a path, else
     ``$RUWORDNET_PATH``, else the ``ruwordnet`` package's download).
@@ -296,7 +296,7 @@ def score_submission(
         checked = (
             read_ppl_check(ppl_check, reference.dialogues, config.limits) if ppl_check is not None else None
         )
-        rwn = _thesaurus_for(config, source or run.thesaurus)
+        rwn = thesaurus_for(config, source or run.thesaurus)
         return score_validated(
             reference,
             valid,
@@ -604,7 +604,7 @@ def _score_board(
     folder = Path(submissions_dir)
     progress = run.progress
     with no_cycle_collection():
-        rwn = _thesaurus_for(config, run.thesaurus)
+        rwn = thesaurus_for(config, run.thesaurus)
         matcher = Matcher(rwn)
         ref = _reference_id(reference, config)
         found, skipped = find_submissions(folder)
@@ -833,7 +833,7 @@ def explain_answer(
     found or read."""
     run = RunOptions.given(options, keywords)
     config = run.settled_config()
-    metric = MeteorRu(config.meteor, _thesaurus_for(config, run.thesaurus))
+    metric = MeteorRu(config.meteor, thesaurus_for(config, run.thesaurus))
     text = explain(candidate, references, metric)
     metric.matcher.save()
     return text
@@ -896,5 +896,5 @@ def competition_signature(
     config = run.settled_config(data_dir)
     reference = load_reference(data_dir, config.limits, progress=run.progress)
     audience = Audience.participant(config) if participant else ORGANIZER
-    metric = Competition.of(config, Matcher(_thesaurus_for(config, run.thesaurus)))
+    metric = Competition.of(config, Matcher(thesaurus_for(config, run.thesaurus)))
     return metric.signature(_reference_id(reference, config, audience))

@@ -41,14 +41,23 @@ from pathlib import Path
 from typing import Any
 
 from scorer import runner
-from scorer.api import RunOptions, ScoreResult, load_reference, score_submission, with_perplexities
+from scorer.api import (
+    RunOptions,
+    ScoreResult,
+    load_reference,
+    score_validated,
+    thesaurus_for,
+    with_perplexities,
+)
 from scorer.errors import EXIT_INVALID, Issue, ScorerError, SubmissionInvalid, UsageError
 from scorer.inputs.config import Config
-from scorer.inputs.contract import PPL, SUBMISSION
+from scorer.inputs.contract import DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.jsonio import shorten
+from scorer.inputs.reference import ReferenceData
 from scorer.inputs.run_fault import fault_record as _fault_record
 from scorer.inputs.run_fault import fault_text as _fault_text
 from scorer.inputs.run_fault import read_run_fault
+from scorer.inputs.validation import check_submission, read_reference_dialogues
 from scorer.outputs.report import SCORES_JSON, failure_files, score_files
 from scorer.scoring.aggregate import Summary, TypeSummary
 from scorer.scoring.audience import Audience
@@ -249,11 +258,7 @@ def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInv
     the upload (a FIFO, a socket, a device or a link is the upload's fault, never opened), the prediction
     step's network fault repeated, the upload found (:func:`find_upload`), then :func:`score_code_upload`."""
     config = settings.options.settled_config()
-    load_reference(settings.data, config.limits)
-    try:
-        dialogues = runner.read_dialogues(settings.data)
-    except runner.UsageFault as exc:
-        raise UsageError(str(exc)) from None
+    reference = load_reference(settings.data, config.limits)
     if config.competition.network != "allowed":
         refusal = runner.network_refusal()
         if refusal is not None:
@@ -271,7 +276,7 @@ def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInv
                 for name in irregular
             ]
         )
-    dialog_turns = {d["dialog_id"]: len(d["turns"]) for d in dialogues}
+    dialog_turns = {d.dialog_id: d.n_turns for d in reference.dialogues}
     for folder in _candidates(res):
         if _fault_kind(folder / RUN_FAULT, dialog_turns) == "network":
             raise NetworkRefused(
@@ -281,37 +286,37 @@ def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInv
                 '[competition] network = "allowed")'
             )
     upload = find_upload(res, dialog_turns)
-    return score_code_upload(upload, settings, dialogues)
+    return score_code_upload(upload, settings, reference)
 
 
 def score_code_upload(
-    upload: Upload, settings: StepSettings, dialogues: list[runner.CodeDialogue]
+    upload: Upload, settings: StepSettings, reference: ReferenceData
 ) -> ScoreResult | SubmissionInvalid:
-    """Run the step on ``upload`` (``dialogues``: the reference data's, as the runner reads them): the scored
-    result, or the verdict when the team's code failed; both are written to ``settings.output`` by the step
-    itself. StepSurprise (exit 1, no scores) for a surprise; UsageError for the organizer's data."""
+    """Run the step on ``upload`` against ``reference`` (the reference data, read and checked once): the
+    scored result, or the verdict when the team's code failed; both are written to ``settings.output`` by the
+    step itself. StepSurprise (exit 1, no scores) for a surprise; UsageError for the organizer's data."""
     guard = Guard.get()
-    data = settings.data
-    try:
-        targets = runner.read_targets(data, dialogues)
-    except runner.UsageFault as exc:
-        raise UsageError(str(exc)) from None
-    if targets is None:
-        raise UsageError(f"{data}: the reference data holds no answers.jsonl for the ppl phase")
+    config, source = settings.options.settled(settings.data)
+    dialogues = _code_dialogues(settings.data, reference, config)
+    targets = {d: [variants[0] for variants in turns] for d, turns in reference.variants().items()}
     scratch = tempfile.mkdtemp(prefix="scorer-code-")
     try:
-        placeholder = {d["dialog_id"]: [1.0] * len(d["turns"]) for d in dialogues}
-        placeholder_file = Path(scratch) / "placeholder_ppl.json"
-        placeholder_file.write_text(json.dumps(placeholder), encoding="utf-8")
-        scored = score_submission(
-            data,
-            str(upload.folder / SUBMISSION),
-            str(placeholder_file),
-            options=settings.options,
-            audience=settings.audience,
+        # the METEOR half, scored before the code starts, with placeholder perplexities held in memory
+        placeholder = {d.dialog_id: [1.0] * d.n_turns for d in reference.dialogues}
+        valid = check_submission(
+            reference.dialogues, upload.folder / SUBMISSION, json.dumps(placeholder).encode(), config.limits
         )
-        config = settings.options.config
-        assert isinstance(config, Config)  # the command line gives the one it checked
+        run = settings.options
+        scored = score_validated(
+            reference,
+            valid,
+            config,
+            thesaurus_for(config, run.thesaurus),
+            run.jobs,
+            run.progress,
+            audience=settings.audience,
+            config_source=source,
+        )
         # a rehearsal of what follows the phase: every module imported, every file (fonts) read
         score_files(with_perplexities(scored, placeholder, config), report=True)
         rehearsal = _verdict()
@@ -325,6 +330,27 @@ def score_code_upload(
     finally:
         guard.off()
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _code_dialogues(data: str, reference: ReferenceData, config: Config) -> list[runner.CodeDialogue]:
+    """The dialogues as the team's code is given them (contract section 10): each turn's parts, every image
+    and audio path made absolute against the reference directory, read by the reference data's own reader
+    (the file was checked by it already)."""
+    parts: dict[str, list[list[dict[str, str]]]] = {}
+    read_reference_dialogues(Path(data) / DIALOGUES, config.limits, parts=parts)
+    base = os.path.abspath(data)
+
+    def part(p: dict[str, str]) -> runner.Part:
+        media = p["type"] in ("image", "audio") and not os.path.isabs(p["content"])
+        content = os.path.normpath(os.path.join(base, p["content"])) if media else p["content"]
+        return runner.Part(type=p["type"], content=content)
+
+    return [
+        runner.CodeDialogue(
+            dialog_id=d.dialog_id, type=d.type, turns=[[part(p) for p in t] for t in parts[d.dialog_id]]
+        )
+        for d in reference.dialogues
+    ]
 
 
 #: The scoring step's log shows the ``get_ppl`` phase at each quarter of its calls, no more often: the code

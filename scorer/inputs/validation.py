@@ -407,10 +407,12 @@ def read_reference_dialogues(
     *,
     log: IssueLog | None = None,
     mentioned: set[str] | None = None,
+    parts: dict[str, list[list[dict[str, str]]]] | None = None,
 ) -> list[Dialogue]:
     """Parse ``dialogues.jsonl``; raises :class:`ReferenceDataError` with every issue, or, given a ``log``,
     adds them to it and returns the valid dialogues (so that ``answers.jsonl`` is checked in the same run);
-    ``mentioned`` then collects the dialog_id of every line, good or bad."""
+    ``mentioned`` then collects the dialog_id of every line, good or bad; ``parts`` each valid dialogue's
+    turns, each a list of parts with their ``type`` and ``content`` alone (what a team's code is given)."""
     own = log is None
     log = IssueLog() if log is None else log
     lines: dict[str, int] = {}
@@ -433,6 +435,10 @@ def read_reference_dialogues(
             continue
         lines[dialog_id] = number
         dialogues.append(Dialogue(dialog_id, value["type"], len(value["turns"])))
+        if parts is not None:
+            parts[dialog_id] = [
+                [{"type": p["type"], "content": p["content"]} for p in t] for t in value["turns"]
+            ]
     if own and log:
         raise ReferenceDataError(log)
     return dialogues
