@@ -12,22 +12,12 @@ Library API (see README, "Python API")::
 """
 
 # ruff: noqa: E402 - the signals are held before the package's own (slow) imports
-import signal as _signal
-import sys as _sys
+from scorer.stop import STOP as _STOP
 
-#: SIGINT and SIGTERM received before the command line took them over (``python -m scorer`` imports this
-#: package first, which takes a while): the command line then stops at once with 130 or 143 (contract
-#: section 3), instead of dying by the signal in the middle of an import.
-EARLY_SIGNALS: list[int] = []
-
-
-def _early_signal(signum: int, frame: object) -> None:
-    EARLY_SIGNALS.append(signum)
-
-
-if _sys.argv[:1] == ["-m"]:  # ``python -m scorer``: this process is the command line's
-    for _sig in (_signal.SIGINT, _signal.SIGTERM):
-        _signal.signal(_sig, _early_signal)
+# ``python -m scorer`` imports this package first, which takes a while: SIGINT and SIGTERM received meanwhile
+# are held, and the command line then stops at once with 130 or 143 (contract section 3), instead of dying
+# by the signal in the middle of an import
+_STOP.hold_for_the_command_line()
 
 from scorer.inputs.config import Config, config_for, load_config
 from scorer.inputs.reference import ReferenceData

@@ -8,12 +8,10 @@ stderr, the traceback in ``scorer-error.log`` in the output directory).
 from __future__ import annotations
 
 import argparse
-import atexit
 import errno
 import gc
 import json
 import os
-import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -30,7 +28,7 @@ from scorer.inputs.ppl_targets import stale_line
 from scorer.metric.cache import cache_dir, cache_dir_problem
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
 from scorer.outputs.bundle import make_bundle, write_bundle
-from scorer.outputs.output_dir import in_main_thread, locked, prepare, write_file
+from scorer.outputs.output_dir import locked, prepare, write_file
 from scorer.outputs.report import (
     CORRELATION_JSON,
     ERROR_LOG,
@@ -52,7 +50,7 @@ from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import default_jobs
 from scorer.workers import no_cycle_collection
 
-from . import EARLY_SIGNALS, _early_signal, api, code_step, runner
+from . import api, code_step, runner
 from .errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
@@ -68,14 +66,9 @@ from .errors import (
 )
 from .progress import ProgressDisplay
 from .safe_text import json_text, shown, shown_name
+from .stop import STOP, Terminated
 from .streams import forgiving_streams, reopen_closed
 from .version import __version__, engine_description, missing_dependencies
-
-EXIT_SIGINT, EXIT_SIGTERM = 130, 143
-
-
-class Terminated(BaseException):
-    """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT."""
 
 
 def _jobs(text: str) -> int:
@@ -859,23 +852,6 @@ def _internal_error(state: RunState) -> int:
     return EXIT_INTERNAL
 
 
-_STOPS = (signal.SIGINT, signal.SIGTERM)
-
-
-def _stop(signum: int, frame: object) -> None:
-    """The first SIGINT or SIGTERM stops the run (KeyboardInterrupt, :class:`Terminated`); any that follow,
-    however many and however soon, are ignored while it stops (contract section 3)."""
-    for sig in _STOPS:
-        signal.signal(sig, signal.SIG_IGN)
-    STOPS_RECEIVED.append(signum)
-    raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
-
-
-#: The stop :func:`_stop` raised, once: an error that follows it (a library that turned the stop into an
-#: error of its own, a matplotlib transform's ValueError say) ends the run as the stop, never as exit 3.
-STOPS_RECEIVED: list[int] = []
-
-
 def _dependencies_missing(argv: Sequence[str]) -> bool:
     """Say, and return True, when this Python lacks the scorer's dependencies: a set-up problem (exit 2),
     never a traceback halfway through a command."""
@@ -931,24 +907,12 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     handler = COMMANDS[args.command][1]
-    previous: dict[int, Any] = {}
-    STOPS_RECEIVED.clear()
-    try:
-        if in_main_thread():
-            previous = {sig: signal.signal(sig, _stop) for sig in _STOPS}
-        for signum in EARLY_SIGNALS[:1]:  # before the handlers: stop as the first of them would have
-            EARLY_SIGNALS.clear()
-            _stop(signum, None)
-        return _run(handler, args)
-    except KeyboardInterrupt:
-        print("interrupted (SIGINT): stopped; earlier outputs are left as they were", file=sys.stderr)
-        return EXIT_SIGINT
-    except Terminated:
-        print("terminated (SIGTERM): stopped; earlier outputs are left as they were", file=sys.stderr)
-        return EXIT_SIGTERM
-    finally:
-        for sig, before in previous.items():
-            signal.signal(sig, before)
+    with STOP.taken():  # the first SIGINT or SIGTERM stops the run; the handlers before are put back after
+        try:
+            STOP.act_on_held()  # one received before: stop as the first of them would have
+            return _run(handler, args)
+        except (KeyboardInterrupt, Terminated) as stop:
+            return STOP.stopped(stop)
 
 
 def _run_configuration(explicit: str | None, data: str) -> runner.RunConfig:
@@ -1006,7 +970,7 @@ def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.
         print(issue_lines(exc.listed(), exc.not_listed, exc.unchecked_notes()), file=sys.stderr)
         return exc.exit_code
     except ScorerError as exc:
-        _stopped_meanwhile()
+        STOP.raise_received()  # an error the stop caused on its way: 130 or 143
         _json_verdict(args, exc)
         hint = next(
             (f" (on the command line: {h})" for kind, h in _OPTION_HINTS.items() if isinstance(exc, kind)), ""
@@ -1014,54 +978,23 @@ def _run(handler: Callable[[argparse.Namespace, RunState], int], args: argparse.
         print(f"error: {exc}{hint}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:  # a fault of the environment: a path too long, unreadable, on a full disk ...
-        _stopped_meanwhile()
+        STOP.raise_received()  # an error the stop caused on its way: 130 or 143
         error = UsageError(_environment_fault(exc, state))
         _json_verdict(args, error)
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
     except MemoryError:
-        _stopped_meanwhile()
+        STOP.raise_received()  # an error the stop caused on its way: 130 or 143
         error = UsageError("the run ran out of memory; give it more memory, or fewer --resamples or --jobs")
         _json_verdict(args, error)
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
     except Exception as exc:  # noqa: BLE001 - the one place that turns bugs into exit 3
-        stop = _stop_within(exc)
+        stop = STOP.within(exc)
         if stop is not None:  # a stop that landed where Python wraps what is raised (a class being made)
             raise stop from None
         _json_verdict(args, RuntimeError("internal error"))
         return _internal_error(state)
-
-
-def _stopped_meanwhile() -> None:
-    """Raise the stop received while the run went on to the error being handled, if any (contract section 3:
-    a signal gives 130 or 143, whatever error it caused on its way)."""
-    stop = _received_stop()
-    if stop is not None:
-        raise stop
-
-
-def _received_stop() -> BaseException | None:
-    """The stop :func:`_stop` raised in this run, made anew, if any."""
-    if not STOPS_RECEIVED:
-        return None
-    return KeyboardInterrupt() if STOPS_RECEIVED[0] == signal.SIGINT else Terminated()
-
-
-def _stop_within(exc: BaseException) -> BaseException | None:
-    """The SIGINT or SIGTERM stop an error carries as its cause or context, or the one received while the
-    run went on to this error, if any."""
-    received = _received_stop()
-    if received is not None:
-        return received
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, (KeyboardInterrupt, Terminated)):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
 
 
 def _environment_fault(exc: OSError, state: RunState) -> str:
@@ -1111,20 +1044,5 @@ def run() -> None:
     """The command line's process: closed standard descriptors given ``/dev/null`` first, then :func:`main`,
     whose code is the process's."""
     reopen_closed()
-    for sig in _STOPS:  # held until main's run takes them (it stops on the first); at exit a signal changes
-        signal.signal(sig, _early_signal)  # nothing
-    code = main()
-    for sig in _STOPS:  # ignored by the kernel itself: the interpreter's exit puts back its own handlers
-        signal.signal(sig, signal.SIG_IGN)
-    if code in (EXIT_SIGINT, EXIT_SIGTERM):
-        # a run stopped half-way leaves objects of compiled libraries mid-call; the interpreter's own
-        # finalization of them could end in a fatal error instead of this code: the exit handlers run, the
-        # streams are flushed, and the process ends here
-        atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os._exit(code)
-    sys.exit(code)
+    STOP.hold()  # until main's run takes the signals (it stops on the first)
+    STOP.exit(main())

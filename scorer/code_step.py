@@ -31,7 +31,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import stat
 import sys
 import tempfile
@@ -61,23 +60,11 @@ from scorer.inputs.validation import check_submission, read_reference_dialogues
 from scorer.outputs.report import SCORES_JSON, failure_files, score_files
 from scorer.scoring.aggregate import Summary, TypeSummary
 from scorer.scoring.audience import Audience
+from scorer.stop import Surprises
 
 #: The upload's files that the prediction step writes (contract section 10).
 RUN_FAULT = runner.RUN_FAULT
 TEAM_CODE = runner.TEAM_CODE
-#: Signals whose default action ends or stops a process: each is a surprise during the step.
-_SIGNALS = sorted(
-    {
-        getattr(signal, name)
-        for name in (
-            "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM",
-            "SIGPROF", "SIGXCPU", "SIGXFSZ", "SIGIO", "SIGPWR", "SIGSYS", "SIGTRAP", "SIGTSTP", "SIGTTIN",
-            "SIGTTOU", "SIGABRT", "SIGSTKFLT",
-        )
-        if hasattr(signal, name)
-    }
-    | set(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
-)  # fmt: skip
 
 
 class StepSurprise(ScorerError):
@@ -137,28 +124,6 @@ class Guard:
     def off(self) -> None:
         self.imports = False
         self.allowed = None
-
-
-@dataclass
-class _Signals:
-    """Every catchable signal recorded as a surprise; the first one raises while ``raising`` is on."""
-
-    received: list[int]
-    raising: bool = False
-    raised: bool = False
-
-    def __call__(self, signum: int, frame: object) -> None:
-        self.received.append(signum)
-        if self.raising and not self.raised:
-            self.raised = True
-            raise StepSurprise(f"it received {_signal_name(signum)}")
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 @dataclass(frozen=True)
@@ -380,8 +345,8 @@ def _run_sealed(
     digest = runner.code_digest(code_root)  # read now: nothing is read once the code runs
     output_fd = os.open(settings.output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     limits = _limits()
-    signals = _Signals([])
-    previous = {sig: signal.signal(sig, signals) for sig in _SIGNALS}
+    signals = Surprises(StepSurprise)  # every catchable signal is a surprise from here
+    signals.install()
     surprises: list[str] = []
     phase = runner.PhaseSettings(
         None,
@@ -439,8 +404,7 @@ def _run_sealed(
         raise StepSurprise(f"{type(exc).__name__} after the code ran") from None
     finally:
         guard.off()
-        for sig, before in previous.items():
-            signal.signal(sig, before)
+        signals.restore()
         os.close(output_fd)
 
 
@@ -480,9 +444,9 @@ def _swapped(fd: int, path: Path) -> list[str]:
     return []
 
 
-def _late(signals: _Signals, guard: Guard) -> list[str]:
+def _late(signals: Surprises, guard: Guard) -> list[str]:
     """The signals received and the guard's catches so far, as surprises."""
-    return [f"it received {_signal_name(s)}" for s in signals.received] + guard.caught
+    return signals.names() + guard.caught
 
 
 def _first(surprises: list[str]) -> str:

@@ -1,6 +1,6 @@
 """The worker pool (contract section 3): forked worker processes, for scoring turns and building the
 thesaurus index alike. It is one of the two kinds of process the scorer starts; the other is the runner's
-children (``Child`` of ``scorer/runner.py``), a fresh interpreter a phase that runs a team's code
+children (``Child`` of ``scorer/runner/process.py``), a fresh interpreter a phase that runs a team's code
 (docs/architecture.md, "Processes").
 
 * Workers are started with SIGINT and SIGTERM held and set their own handlers before taking them: SIGINT
@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from scorer.errors import EXIT_USAGE, ScorerError
+from scorer.stop import as_worker, blocked
 
 
 class WorkerDied(ScorerError):
@@ -34,9 +35,6 @@ class WorkerDied(ScorerError):
 
     exit_code = EXIT_USAGE
     kind = "worker_died"
-
-
-_HELD = {signal.SIGINT, signal.SIGTERM}
 
 
 class WorkerPool:
@@ -60,9 +58,8 @@ class WorkerPool:
 
         self.executor: ProcessPoolExecutor | None = None
         self.processes: dict[int, Any] = {}
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
         try:
-            try:
+            with blocked() as held:  # a signal held meanwhile is handled once the workers are there
                 self.executor = ProcessPoolExecutor(
                     workers,
                     mp_context=multiprocessing.get_context("fork"),
@@ -71,8 +68,6 @@ class WorkerPool:
                 )
                 self.executor.submit(int)  # forks every worker now, while the signals are held
                 self.processes = dict(getattr(self.executor, "_processes", None) or {})
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held meanwhile is handled here
         except BaseException:
             self.close()
             raise
@@ -214,9 +209,7 @@ def _start_worker(
     payload kept, and ``on_start(payload)`` run."""
     global _payload
     _end_with(run)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    as_worker(held)
     _payload = payload
     if on_start is not None:
         on_start(payload)

@@ -17,7 +17,7 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 NAMED = re.compile(r"(?<![\w./-])scorer/[\w./-]*\w")
 #: Layers from the bottom up; a module may import from its own layer or one below.
 LAYERS = [
-    ("scorer.safe_text", "scorer.defaults", "scorer.runner"),
+    ("scorer.safe_text", "scorer.defaults", "scorer.stop", "scorer.runner"),
     ("scorer.errors", "scorer.progress", "scorer.workers"),
     ("scorer.metric.engine",),
     ("scorer.metric",),

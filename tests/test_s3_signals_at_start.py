@@ -69,7 +69,7 @@ def test_a_signal_at_any_moment_of_a_run_with_a_report_gives_its_code_and_the_pr
 
 
 def test_a_stop_wrapped_in_another_error_is_still_a_stop():
-    from scorer import cli
+    from scorer.stop import STOP
 
     try:
         try:
@@ -77,9 +77,9 @@ def test_a_stop_wrapped_in_another_error_is_still_a_stop():
         except KeyboardInterrupt as stop:
             raise RuntimeError("__init_subclass__ of a class being made") from stop
     except RuntimeError as wrapped:
-        found = cli._stop_within(wrapped)
+        found = STOP.within(wrapped)
     assert isinstance(found, KeyboardInterrupt)
-    assert cli._stop_within(ValueError("a bug")) is None
+    assert STOP.within(ValueError("a bug")) is None
 
 
 def caught(pid: int) -> bool:
@@ -93,10 +93,10 @@ def caught(pid: int) -> bool:
 
 
 def test_an_error_that_follows_a_stop_ends_the_run_as_the_stop(monkeypatch):
-    from scorer import cli
+    from scorer.stop import STOP, Terminated
 
-    monkeypatch.setattr(cli, "STOPS_RECEIVED", [signal.SIGTERM])
-    with pytest.raises(cli.Terminated):
-        cli._stopped_meanwhile()  # a library turned the stop into its own ValueError: still 143
-    monkeypatch.setattr(cli, "STOPS_RECEIVED", [])
-    cli._stopped_meanwhile()  # no stop: the error is the run's
+    monkeypatch.setattr(STOP, "signum", signal.SIGTERM)
+    with pytest.raises(Terminated):
+        STOP.raise_received()  # a library turned the stop into its own ValueError: still 143
+    monkeypatch.setattr(STOP, "signum", None)
+    STOP.raise_received()  # no stop: the error is the run's

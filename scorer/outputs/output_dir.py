@@ -21,17 +21,15 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import signal
 import stat
 import tempfile
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from scorer.errors import UsageError
+from scorer.stop import STOP
 
-_HELD_BACK = {signal.SIGINT, signal.SIGTERM}
 _PROBE = ".write-check."
 
 
@@ -181,13 +179,7 @@ def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str], ma
             target = output / name
             target.parent.mkdir(parents=True, exist_ok=True)
             temporaries[name] = _temporary(target, data)
-        deferred = _Deferred()
-        held = (
-            signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_BACK)
-            if in_main_thread() and hasattr(signal, "pthread_sigmask")
-            else None
-        )
-        try:
+        with STOP.deferred():  # a signal meanwhile is delivered once the marker is in place
             _unlink(output / marker)
             _sync_directory(output)
             for name, tmp in temporaries.items():
@@ -201,30 +193,9 @@ def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str], ma
             os.replace(temporaries[marker], output / marker)
             temporaries.clear()
             _sync_directory(output)
-        finally:
-            if held is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            deferred.end()
     finally:
         for tmp in temporaries.values():
             _unlink(tmp)
-
-
-class _Deferred:
-    """SIGINT and SIGTERM recorded, not acted on, while the outputs are renamed into place, then delivered
-    again to the handlers they had. The mask holds back a signal the kernel has not yet delivered; this holds
-    back one it delivered just before, whose Python handler would otherwise run between two renames."""
-
-    def __init__(self) -> None:
-        self.received: list[int] = []
-        record = lambda signum, frame: self.received.append(signum)  # noqa: E731
-        self.before = {sig: signal.signal(sig, record) for sig in _HELD_BACK} if in_main_thread() else {}
-
-    def end(self) -> None:
-        for sig, handler in self.before.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
-        for signum in self.received[:1]:
-            signal.raise_signal(signum)
 
 
 def _remove(target: Path) -> None:
@@ -261,8 +232,3 @@ def remove_leftovers(output: Path, names: Iterable[str]) -> None:
             if entry.name.startswith(_PROBE) or (entry.name.startswith(".") and entry.name.endswith(".tmp")):
                 if entry.is_file(follow_symlinks=False):
                     _unlink(entry.path)
-
-
-def in_main_thread() -> bool:
-    """Signal handlers and masks belong to the main thread only."""
-    return threading.current_thread() is threading.main_thread()

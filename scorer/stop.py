@@ -1,0 +1,280 @@
+"""A received stop (contract section 3): SIGINT or SIGTERM ends the command line's run with 130 or 143, one
+line on stderr and the previous outputs left as they were, at any instant and however often it comes.
+
+:data:`STOP` is the process's one :class:`Stop`. Every module of the package asks it (the runner, which ships
+alone, keeps its own); its states are written in docs/architecture.md ("The stop"):
+
+* **idle**: the handlers are not the scorer's (the library in someone else's process);
+* **holding** (:meth:`Stop.hold`): the command line's process, from the package's first line until its run
+  takes the signals: one received is recorded, not acted on;
+* **running** (:meth:`Stop.taken`): the first SIGINT or SIGTERM raises its stop (KeyboardInterrupt,
+  :class:`Terminated`), a held one at once;
+* **deferred** (:meth:`Stop.deferred`): while the output folder renames its outputs into place, a signal is
+  recorded and delivered again once the commit marker is in place;
+* **stopped**: the stop was raised; any signal that follows is ignored, and an error that follows it ends
+  the run as the stop (:meth:`Stop.within`, :meth:`Stop.raise_received`);
+* **exiting** (:meth:`Stop.exit`): the run's code is known; both signals are ignored by the kernel itself
+  while the process ends (a stopped run's without the interpreter's finalization).
+
+Beside it: the signals held while the worker pool forks (:func:`blocked`, :func:`as_worker`), and the
+scoring step's rule that every catchable signal is a surprise (:class:`Surprises`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+
+#: The signals that stop a run.
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+IDLE, HOLDING, RUNNING, DEFERRED, STOPPED, EXITING = (
+    "idle",
+    "holding",
+    "running",
+    "deferred",
+    "stopped",
+    "exiting",
+)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT."""
+
+
+def in_main_thread() -> bool:
+    """Signal handlers and masks belong to the main thread only."""
+    return threading.current_thread() is threading.main_thread()
+
+
+def _stop_of(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
+
+
+class Stop:
+    """The process's received stop: its handler, the deferral of the output folder's renames, the walk that
+    finds a stop wrapped in another error, and the exit."""
+
+    def __init__(self) -> None:
+        self.state = IDLE
+        #: The stop raised in this run (its signal), if any: an error that follows it ends the run as it.
+        self.signum: int | None = None
+        #: Signals received while holding, acted on once the run takes them.
+        self.held: list[int] = []
+
+    def hold(self) -> None:
+        """Record SIGINT and SIGTERM from now on, acting on neither (the command line's process)."""
+        if not in_main_thread():
+            return
+        for sig in SIGNALS:
+            signal.signal(sig, self._record)
+        self.state = HOLDING
+
+    def hold_for_the_command_line(self) -> None:
+        """:meth:`hold` when this process is ``python -m scorer``, which imports the package (a while) before
+        its ``__main__`` can say so: while it does, Python's ``-m`` leaves ``sys.argv`` as ``["-m"]``."""
+        if sys.argv[:1] == ["-m"]:
+            self.hold()
+
+    def _record(self, signum: int, frame: object) -> None:
+        self.held.append(signum)
+
+    @contextmanager
+    def taken(self) -> Iterator[None]:
+        """The run: the first SIGINT or SIGTERM raises its stop (:meth:`act_on_held` for one held before);
+        the handlers before are put back after."""
+        previous: dict[int, Any] = {}
+        self.signum = None
+        try:
+            if in_main_thread():
+                previous = {sig: signal.signal(sig, self._stop) for sig in SIGNALS}
+            self.state = RUNNING
+            yield
+        finally:
+            for sig, before in previous.items():
+                signal.signal(sig, before)
+            self.state = HOLDING if self._record in previous.values() else IDLE
+
+    def act_on_held(self) -> None:
+        """Stop now, as the first signal held before the run would have (none: nothing)."""
+        for signum in self.held[:1]:
+            self.held.clear()
+            self._stop(signum, None)
+
+    def _stop(self, signum: int, frame: object) -> None:
+        """The first SIGINT or SIGTERM stops the run; any that follow, however many and however soon, are
+        ignored while it stops."""
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        if self.signum is None:
+            self.signum = signum
+        self.state = STOPPED
+        raise _stop_of(signum)
+
+    def received(self) -> BaseException | None:
+        """The stop raised in this run, made anew, if any."""
+        return None if self.signum is None else _stop_of(self.signum)
+
+    def raise_received(self) -> None:
+        """Raise the stop received while the run went on to the error being handled, if any (a signal gives
+        130 or 143, whatever error it caused on its way: a library that turned it into an error of its own,
+        a matplotlib transform's ValueError say)."""
+        stop = self.received()
+        if stop is not None:
+            raise stop
+
+    def within(self, exc: BaseException) -> BaseException | None:
+        """The SIGINT or SIGTERM stop an error carries as its cause or context (one that landed where Python
+        wraps what is raised: a class being made), or the one received while the run went on to this
+        error, if any."""
+        received = self.received()
+        if received is not None:
+            return received
+        seen: set[int] = set()
+        current: BaseException | None = exc
+        while current is not None and id(current) not in seen:
+            if isinstance(current, (KeyboardInterrupt, Terminated)):
+                return current
+            seen.add(id(current))
+            current = current.__cause__ or current.__context__
+        return None
+
+    def stopped(self, stop: BaseException) -> int:
+        """Say on stderr that the run stopped (one line), and return its exit code."""
+        if isinstance(stop, KeyboardInterrupt):
+            print("interrupted (SIGINT): stopped; earlier outputs are left as they were", file=sys.stderr)
+            return EXIT_SIGINT
+        print("terminated (SIGTERM): stopped; earlier outputs are left as they were", file=sys.stderr)
+        return EXIT_SIGTERM
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """SIGINT and SIGTERM held back while the outputs are renamed into place, then delivered again to the
+        handlers they had. The mask holds back a signal the kernel has not yet delivered; the recording
+        handler one it delivered just before, whose Python handler would otherwise run between two renames.
+        In a thread other than the main one, nothing (signals are the main thread's)."""
+        if not in_main_thread():
+            yield
+            return
+        received: list[int] = []
+        record = lambda signum, frame: received.append(signum)  # noqa: E731
+        before = {sig: signal.signal(sig, record) for sig in SIGNALS}
+        state, self.state = self.state, DEFERRED
+        mask = (
+            signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS) if hasattr(signal, "pthread_sigmask") else None
+        )
+        try:
+            yield
+        finally:
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            for sig, handler in before.items():
+                signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+            self.state = state
+            for signum in received[:1]:
+                signal.raise_signal(signum)
+
+    def exit(self, code: int) -> None:
+        """End the command line's process with ``code``: SIGINT and SIGTERM ignored by the kernel itself (the
+        interpreter's exit puts back its own handlers, so a signal now changes nothing). After a stop, the
+        exit handlers run, the streams are flushed, and the process ends here: a run stopped half-way may
+        leave objects of compiled libraries mid-call, and the interpreter's own finalization of them has
+        ended a stopped run in a fatal error (-6) instead of its code."""
+        for sig in SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        self.state = EXITING
+        if code in (EXIT_SIGINT, EXIT_SIGTERM):
+            atexit._run_exitfuncs()
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(code)
+        sys.exit(code)
+
+
+#: The process's stop.
+STOP = Stop()
+
+
+@contextmanager
+def blocked() -> Iterator[set[int | signal.Signals]]:
+    """SIGINT and SIGTERM blocked meanwhile (the worker pool forks its workers so): the mask before is given,
+    for a worker to take back once its handlers are set (:func:`as_worker`), and put back here after (a
+    signal held meanwhile is handled then)."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        yield mask
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def as_worker(mask: set[int | signal.Signals]) -> None:
+    """In a worker forked in :func:`blocked`: SIGINT is the parent's to handle (ignored), SIGTERM ends the
+    worker at once (the default action), set while both are still blocked; then the parent's ``mask``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def signal_name(signum: int) -> str:
+    """``SIGTERM``, or ``signal 40`` for one without a name."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+#: Signals whose default action ends or stops a process: each is a surprise during the scoring step.
+CATCHABLE = sorted(
+    {
+        getattr(signal, name)
+        for name in (
+            "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM",
+            "SIGPROF", "SIGXCPU", "SIGXFSZ", "SIGIO", "SIGPWR", "SIGSYS", "SIGTRAP", "SIGTSTP", "SIGTTIN",
+            "SIGTTOU", "SIGABRT", "SIGSTKFLT",
+        )
+        if hasattr(signal, name)
+    }
+    | set(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
+)  # fmt: skip
+
+
+class Surprises:
+    """Every catchable signal recorded as a surprise from :meth:`install` to :meth:`restore` (the scoring
+    step of a code competition: contract section 10); the first one raises ``surprise(what)`` while
+    ``raising`` is on."""
+
+    def __init__(self, surprise: Callable[[str], BaseException]) -> None:
+        self.received: list[int] = []
+        self.raising = False
+        self.raised = False
+        self._surprise = surprise
+        self._before: dict[int, Any] = {}
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.received.append(signum)
+        if self.raising and not self.raised:
+            self.raised = True
+            raise self._surprise(f"it received {signal_name(signum)}")
+
+    def install(self) -> None:
+        self._before = {sig: signal.signal(sig, self) for sig in CATCHABLE}
+
+    def restore(self) -> None:
+        for sig, before in self._before.items():
+            signal.signal(sig, before)
+        self._before = {}
+
+    def names(self) -> list[str]:
+        """The signals received so far, as surprises."""
+        return [f"it received {signal_name(s)}" for s in self.received]
