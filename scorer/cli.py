@@ -44,13 +44,19 @@ from scorer.outputs.report import (
     write_leaderboard,
     write_outputs,
 )
+from scorer.runner.configuration import RunConfig
+from scorer.runner.faults import UsageFault
+from scorer.runner.main import main as runner_main
+from scorer.runner.names import DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT
+from scorer.runner.options import add_arguments as add_run_arguments
+from scorer.runner.options import check_timeouts
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import flagged_lines
 from scorer.scoring.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from scorer.scoring.turns import default_jobs
 from scorer.workers import no_cycle_collection
 
-from . import api, code_step, runner
+from . import api, code_step
 from .errors import (
     EXIT_INTERNAL,
     EXIT_INVALID,
@@ -242,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (add_arguments, _) in COMMANDS.items():
         add_arguments(_command(sub, name))
-    runner.add_arguments(_command(sub, "run"))  # listed in the help; main hands run to the runner whole
+    add_run_arguments(_command(sub, "run"))  # listed in the help; main hands run to the runner whole
     return parser
 
 
@@ -342,7 +348,7 @@ def _leaderboard_args(p: argparse.ArgumentParser) -> None:
 def _codalab_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="INPUT", help="holds ref/ (reference data) and res/ (the submission)")
     p.add_argument("output", metavar="OUTPUT", help="where scores.txt (and the other outputs) go")
-    for name, default in (("setup", runner.DEFAULT_SETUP_TIMEOUT), ("turn", runner.DEFAULT_TURN_TIMEOUT)):
+    for name, default in (("setup", DEFAULT_SETUP_TIMEOUT), ("turn", DEFAULT_TURN_TIMEOUT)):
         p.add_argument(
             f"--{name}-timeout",
             type=float,
@@ -758,7 +764,7 @@ def _verdict_on_failure(state: RunState, display: ProgressDisplay) -> Iterator[N
 
 def _codalab(args: argparse.Namespace, state: RunState) -> int:
     """The scoring-program convention: INPUT/ref is the reference data, INPUT/res the submission."""
-    problem = runner.check_timeouts(args.setup_timeout, args.turn_timeout)
+    problem = check_timeouts(args.setup_timeout, args.turn_timeout)
     if problem:
         raise UsageError(problem)
     root = Path(args.input)
@@ -900,7 +906,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["run"]:  # the standard-library runner, whole (contract section 10)
-        return runner.main(given[1:], prog="scorer run", configure=_run_configuration)
+        return runner_main(given[1:], prog="scorer run", configure=_run_configuration)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -915,16 +921,16 @@ def _main(argv: Sequence[str] | None) -> int:
             return STOP.stopped(stop)
 
 
-def _run_configuration(explicit: str | None, data: str) -> runner.RunConfig:
+def _run_configuration(explicit: str | None, data: str) -> RunConfig:
     """What ``run`` reads of the configuration (contract section 7's rule: ``--config``, else ``config.toml``
     in ``--data``, else the built-in default), every key checked as every command checks it; a configuration
     error is the runner's usage error (exit 2)."""
     try:
         config, which = config_for(data if os.path.isdir(data) else None, explicit)
     except ScorerError as exc:
-        raise runner.UsageFault(str(exc)) from None
+        raise UsageFault(str(exc)) from None
     audit = config.audit
-    return runner.RunConfig(
+    return RunConfig(
         audit.probe_turns, audit.probe_min_words, config.competition.network, config.hidden_metric.salt, which
     )
 

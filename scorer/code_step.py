@@ -13,8 +13,8 @@ around the moment it starts:
    import is an error of the step, and until the code's last process is dead any file opened outside the
    phase's scratch folder and ``/proc`` is one too. This process becomes non-dumpable and the child
    subreaper, and every catchable signal is a surprise.
-3. The ``ppl`` phase runs sealed (:func:`scorer.runner.perplexities`): the code's output discarded, a fault
-   named by kind and place only. Every output is then held in memory.
+3. The ``ppl`` phase runs sealed (:func:`scorer.runner.phases.perplexities`): the code's output discarded,
+   a fault named by kind and place only. Every output is then held in memory.
 4. After: what the code left is killed (and none may remain), the resource limits are restored, the output
    folder is emptied of everything in it (not by name), and the outputs are written from memory through
    the held descriptor (``O_NOFOLLOW``, ``O_EXCL``), ``scores.json`` last.
@@ -39,7 +39,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from scorer import runner
 from scorer.api import (
     RunOptions,
     ScoreResult,
@@ -58,13 +57,16 @@ from scorer.inputs.run_fault import fault_text as _fault_text
 from scorer.inputs.run_fault import read_run_fault
 from scorer.inputs.validation import check_submission, read_reference_dialogues
 from scorer.outputs.report import SCORES_JSON, failure_files, score_files
+from scorer.runner.data import CodeDialogue, Part
+from scorer.runner.faults import CodeFault
+from scorer.runner.names import RUN_FAULT, SEALED_FAULT_LINE, TEAM_CODE
+from scorer.runner.network import network_refusal
+from scorer.runner.phases import PhaseSettings, numbers, perplexities
+from scorer.runner.process import become_subreaper, become_undumpable, kill_descendants
+from scorer.runner.upload import code_digest, find_code, irregular_entries
 from scorer.scoring.aggregate import Summary, TypeSummary
 from scorer.scoring.audience import Audience
 from scorer.stop import Surprises
-
-#: The upload's files that the prediction step writes (contract section 10).
-RUN_FAULT = runner.RUN_FAULT
-TEAM_CODE = runner.TEAM_CODE
 
 
 class StepSurprise(ScorerError):
@@ -225,10 +227,10 @@ def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInv
     config = settings.options.settled_config()
     reference = load_reference(settings.data, config.limits)
     if config.competition.network != "allowed":
-        refusal = runner.network_refusal()
+        refusal = network_refusal()
         if refusal is not None:
             raise NetworkRefused(refusal)
-    irregular = runner.irregular_entries(str(res))
+    irregular = irregular_entries(str(res))
     if irregular:
         raise SubmissionInvalid(
             [
@@ -288,8 +290,8 @@ def score_code_upload(
         failure_files(rehearsal, "invalid", settings.page)
         str(rehearsal)
         try:
-            code_root = runner.find_code(str(upload.folder), scratch)
-        except runner.CodeFault:
+            code_root = find_code(str(upload.folder), scratch)
+        except CodeFault:
             return _written(_verdict(), settings)
         return _run_sealed(guard, scored, config, dialogues, targets, code_root, scratch, settings)
     finally:
@@ -297,7 +299,7 @@ def score_code_upload(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _code_dialogues(data: str, reference: ReferenceData, config: Config) -> list[runner.CodeDialogue]:
+def _code_dialogues(data: str, reference: ReferenceData, config: Config) -> list[CodeDialogue]:
     """The dialogues as the team's code is given them (contract section 10): each turn's parts, every image
     and audio path made absolute against the reference directory, read by the reference data's own reader
     (the file was checked by it already)."""
@@ -305,13 +307,13 @@ def _code_dialogues(data: str, reference: ReferenceData, config: Config) -> list
     read_reference_dialogues(Path(data) / DIALOGUES, config.limits, parts=parts)
     base = os.path.abspath(data)
 
-    def part(p: dict[str, str]) -> runner.Part:
+    def part(p: dict[str, str]) -> Part:
         media = p["type"] in ("image", "audio") and not os.path.isabs(p["content"])
         content = os.path.normpath(os.path.join(base, p["content"])) if media else p["content"]
-        return runner.Part(type=p["type"], content=content)
+        return Part(type=p["type"], content=content)
 
     return [
-        runner.CodeDialogue(
+        CodeDialogue(
             dialog_id=d.dialog_id, type=d.type, turns=[[part(p) for p in t] for t in parts[d.dialog_id]]
         )
         for d in reference.dialogues
@@ -329,26 +331,26 @@ CODE_FAILED = "code_failed"
 def _verdict() -> SubmissionInvalid:
     """The verdict on an upload whose code failed in the scoring step: one fixed line, with no kind, function,
     place, signal or excerpt (contract section 10, "the fault": each would be a channel from the answers)."""
-    return SubmissionInvalid([Issue(TEAM_CODE, runner.SEALED_FAULT_LINE, CODE_FAILED)])
+    return SubmissionInvalid([Issue(TEAM_CODE, SEALED_FAULT_LINE, CODE_FAILED)])
 
 
 def _run_sealed(
     guard: Guard,
     scored: ScoreResult,
     config: Config,
-    dialogues: list[runner.CodeDialogue],
+    dialogues: list[CodeDialogue],
     targets: dict[str, list[str]],
     code_root: str,
     scratch: str,
     settings: StepSettings,
 ) -> ScoreResult | SubmissionInvalid:
-    digest = runner.code_digest(code_root)  # read now: nothing is read once the code runs
+    digest = code_digest(code_root)  # read now: nothing is read once the code runs
     output_fd = os.open(settings.output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     limits = _limits()
     signals = Surprises(StepSurprise)  # every catchable signal is a surprise from here
     signals.install()
     surprises: list[str] = []
-    phase = runner.PhaseSettings(
+    phase = PhaseSettings(
         None,
         quiet=settings.quiet,
         setup_timeout=settings.setup_timeout,
@@ -364,13 +366,13 @@ def _run_sealed(
         # from here until the outputs are written nothing is opened but these (and nothing read but them
         # and the pipes to the code's process): contract section 10, "the reads"
         guard.allowed = (scratch.rstrip("/") + "/", "/proc/", os.devnull)
-        if not runner.become_undumpable() or not runner.become_subreaper():
+        if not become_undumpable() or not become_subreaper():
             raise StepSurprise("this system cannot make the step non-dumpable and the child subreaper")
         values: dict[str, list[float | None]] | None = None
         try:
             signals.raising = True
-            values, _ = runner.perplexities(dialogues, targets, code_root, phase, digest=digest)
-        except runner.CodeFault:
+            values, _ = perplexities(dialogues, targets, code_root, phase, digest=digest)
+        except CodeFault:
             outcome = _verdict()
         except StepSurprise as exc:
             surprises.append(exc.what)
@@ -382,7 +384,7 @@ def _run_sealed(
             surprises.extend(_kill_the_rest())
             surprises.extend(restored or _restore(limits))
         if values is not None:
-            outcome = posted(with_perplexities(scored, runner.numbers(values), config), config)
+            outcome = posted(with_perplexities(scored, numbers(values), config), config)
         if outcome is None:
             raise StepSurprise(_first(surprises) if surprises else "no outcome")
         files = _files_of(outcome, settings)  # drawn from memory: the guard still refuses any read
@@ -500,14 +502,14 @@ def _kill_the_rest() -> list[str]:
     """Kill every process the code left; a surprise when one remains or the processes cannot be listed."""
     try:
         try:
-            left = runner.kill_descendants(strict=True)
+            left = kill_descendants(strict=True)
         except OSError as exc:
             if exc.errno != errno.EMFILE:
                 raise
             # the code lowered this process's descriptor limit below what it holds: standard input (never
             # read here) makes room for the one descriptor listing the processes needs at a time
             os.close(0)
-            left = runner.kill_descendants(strict=True)
+            left = kill_descendants(strict=True)
             raise OSError(exc.errno, "the code lowered the scorer's descriptor limit") from None
     except OSError as exc:
         return [f"the processes the code left could not be listed at first ({exc.strerror})"]

@@ -2,7 +2,7 @@
 
 Exit codes: 0 scored / valid, 1 submission invalid, 2 usage, configuration,
 thesaurus or reference-data error, 3 unexpected internal error. They are the
-runner's (``scorer/runner.py``, which stands alone on the ground floor and
+runner's (``scorer/runner/names.py``: the runner stands alone on the ground floor and
 exits by the same contract: its 1 is a fault of the team's code, the upload's
 verdict as an invalid submission's is).
 """
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from scorer.runner import EXIT_CODE_FAULT as EXIT_INVALID
-from scorer.runner import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from scorer.runner.names import EXIT_CODE_FAULT as EXIT_INVALID
+from scorer.runner.names import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from scorer.safe_text import shown
 
 __all__ = [

@@ -26,11 +26,11 @@ import json
 import re
 from typing import Any
 
-from scorer import runner
+from scorer.runner import names
 
-#: The format characters and the line and paragraph separators: the runner's (:mod:`scorer.runner`, which
-#: stands alone on the ground floor), so that both escape by one rule.
-FORMAT_CHARACTERS = runner.FORMAT_CHARACTERS
+#: The format characters and the line and paragraph separators: the runner's
+#: (:mod:`scorer.runner.names`: the runner stands alone on the ground floor), so that both escape by one rule.
+FORMAT_CHARACTERS = names.FORMAT_CHARACTERS
 #: What a stream line may keep: the same, but the newline that ends the scorer's own lines.
 _UNSAFE_IN_LINES = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{FORMAT_CHARACTERS}]")
 #: What :func:`json_text` writes as a JSON escape besides what JSON itself escapes: the same characters,
@@ -48,13 +48,13 @@ _WORD_END = re.compile(r"[:;,.)\]'\"]*$")
 
 
 def _escape(match: re.Match[str]) -> str:
-    return runner.escaped(match.group())
+    return names.escaped(match.group())
 
 
 def shown(text: str) -> str:
     """``text`` with every control and format character escaped: one harmless line. The runner's rule
-    (:func:`scorer.runner.printable`), so that a name reads alike whichever of them writes it."""
-    return runner.printable(text)
+    (:func:`scorer.runner.names.printable`), so that a name reads alike whichever of them writes it."""
+    return names.printable(text)
 
 
 def shown_lines(text: str) -> str:

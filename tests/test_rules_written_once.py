@@ -18,9 +18,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scorer
-from scorer import errors, runner, safe_text, score_submission
+from scorer import errors, safe_text, score_submission
 from scorer.inputs import contract
 from scorer.inputs.config import load_config
+from scorer.runner import names as runner_names
+from scorer.runner.names import (
+    ANSWERS,
+    DIALOGUES,
+    EXIT_CODE_FAULT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    PPL,
+    PPL_PROBES,
+    SUBMISSION,
+    UNSAFE,
+    printable,
+)
 from scorer.scoring.aggregate import TurnScore, aggregate, dialog_scores, every_dialogue
 from scorer.scoring.competition import HiddenMetric, mean, weighted
 from scorer.scoring.significance import exact_sums, make_strata, resampled_integrals
@@ -165,28 +179,28 @@ def test_the_hidden_metric_is_made_from_the_configurations_settings(tmp_path):
 
 def test_the_contracts_file_names_and_exit_codes_are_the_runners():
     assert (contract.DIALOGUES, contract.ANSWERS, contract.SUBMISSION, contract.PPL, contract.PROBES) == (
-        runner.DIALOGUES,
-        runner.ANSWERS,
-        runner.SUBMISSION,
-        runner.PPL,
-        runner.PPL_PROBES,
+        DIALOGUES,
+        ANSWERS,
+        SUBMISSION,
+        PPL,
+        PPL_PROBES,
     )
     assert (errors.EXIT_OK, errors.EXIT_INVALID, errors.EXIT_USAGE, errors.EXIT_INTERNAL) == (
-        runner.EXIT_OK,
-        runner.EXIT_CODE_FAULT,
-        runner.EXIT_USAGE,
-        runner.EXIT_INTERNAL,
+        EXIT_OK,
+        EXIT_CODE_FAULT,
+        EXIT_USAGE,
+        EXIT_INTERNAL,
     )
     assert (errors.SubmissionInvalid.exit_code, errors.UsageError.exit_code) == (1, 2)
     # and no module of the scorer writes one of those names again
     names = {
-        getattr(runner, name)
+        getattr(runner_names, name)
         for name in ("DIALOGUES", "ANSWERS", "SUBMISSION", "PPL", "PPL_PROBES", "TEAM_CODE")
     }
     restated = [
         f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if "_compiled" not in path.parts and path.name != "runner.py"
+        if "_compiled" not in path.parts and path.relative_to(PACKAGE).parts[0] != "runner"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Assign)
         for constant in ast.walk(node.value)
@@ -200,12 +214,12 @@ def test_the_runner_and_the_scorer_escape_every_code_point_alike():
     runner's, which escapes exactly the control and format characters and the line and paragraph
     separators of this Python's Unicode, and keeps every other character."""
     every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF)
-    assert safe_text.shown(every) == runner.printable(every)
-    escaped = set(runner.UNSAFE.findall(every))
+    assert safe_text.shown(every) == printable(every)
+    escaped = set(UNSAFE.findall(every))
     unsafe = {char for char in every if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")}
     # the list is Unicode 15.1's: what this Python's older Unicode does not know yet is unassigned here
     assert unsafe <= escaped and {unicodedata.category(char) for char in escaped - unsafe} <= {"Cn"}
-    assert runner.printable("a\u200bb\u00a0c\u2028d\u00ade\ue000f\U000e0001") == (
+    assert printable("a\u200bb\u00a0c\u2028d\u00ade\ue000f\U000e0001") == (
         "a\\u200bb\u00a0c\\u2028d\\xade\ue000f\\U000e0001"
     )
 
@@ -213,7 +227,7 @@ def test_the_runner_and_the_scorer_escape_every_code_point_alike():
 # --- every subpackage's docstring names its modules ------------------------------------------------------
 
 
-@pytest.mark.parametrize("package", ["inputs", "metric", "metric/engine", "outputs", "scoring"])
+@pytest.mark.parametrize("package", ["inputs", "metric", "metric/engine", "outputs", "runner", "scoring"])
 def test_a_subpackages_docstring_names_each_of_its_modules(package):
     folder = PACKAGE / package
     doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""

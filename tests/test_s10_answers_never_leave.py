@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import PUBLIC, ROOT
 
-from scorer import runner
+from scorer.runner.network import network_refusal
 
 pytestmark = pytest.mark.slow
 
@@ -76,7 +76,7 @@ def step_input(tmp_path: Path, attack: str = "pass", config: str = "") -> Path:
     public = tmp_path / "input_data"  # the prediction step's data: the dialogues and their media, no answer
     shutil.copytree(PUBLIC, public, ignore=shutil.ignore_patterns("answers.jsonl", "*.csv"))
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scorer" / "runner.py"), "--data", str(public), "--code",
+        [sys.executable, "-m", "scorer.runner", "--data", str(public), "--code",
          str(team(tmp_path / "team", attack)), "--output", str(root / "res"), "--phase", "generate",
          "--keep-code", "--quiet"],
         capture_output=True, text=True, timeout=120, cwd=ROOT,
@@ -284,7 +284,7 @@ def _interfaces_up_here() -> list[str]:
 
 
 def test_the_step_refuses_a_network_and_runs_in_a_namespace_without_one(tmp_path):
-    if runner.network_refusal() is None or shutil.which("unshare") is None:
+    if network_refusal() is None or shutil.which("unshare") is None:
         pytest.fail("this test needs an interface up here and unshare(1) to make a namespace without one")
     root = step_input(tmp_path)
     config = root / "ref" / "config.toml"

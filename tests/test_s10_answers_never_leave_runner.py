@@ -25,7 +25,26 @@ from pathlib import Path
 import pytest
 from conftest import PUBLIC, ROOT, TOY_TEAM, run_cli, toy_team
 
-from scorer import runner
+from scorer.runner import network, phases
+from scorer.runner.configuration import RunConfig, read_configuration
+from scorer.runner.faults import SEALED_MESSAGES, CodeFault, UsageFault
+from scorer.runner.names import (
+    FAULT_KINDS,
+    FUNCTIONS,
+    NETWORK_DISABLED,
+    NETWORK_FAULT,
+    NETWORK_SETTINGS,
+    OUTPUT_NAMES,
+    PPL_TARGETS,
+    PROBE_MIN_WORDS,
+    SEALED_FAULT_LINE,
+    TEAM_FUNCTIONS,
+)
+from scorer.runner.network import network_refusal
+from scorer.runner.options import check_timeouts
+from scorer.runner.outputs import target_digest
+from scorer.runner.phases import PhaseSettings, ProgressLines
+from scorer.runner.upload import irregular_entries
 
 FIRST_VARIANTS = {
     row["dialog_id"]: [v[0] for v in row["references"]]
@@ -92,28 +111,28 @@ def test_where_the_interfaces_cannot_be_listed_the_check_fails_closed(monkeypatc
     def refused(*args, **kwargs):
         raise OSError(13, "Permission denied")
 
-    monkeypatch.setattr(runner.socket, "if_nameindex", refused)
-    monkeypatch.setattr(runner, "open", refused, raising=False)  # /proc/self/net/dev
-    said = runner.network_refusal()
+    monkeypatch.setattr(network.socket, "if_nameindex", refused)
+    monkeypatch.setattr(network, "open", refused, raising=False)  # /proc/self/net/dev
+    said = network_refusal()
     assert said is not None and "\n" not in said
     assert said.startswith("the network interfaces cannot be checked here (if_nameindex: Permission denied")
-    assert runner.NETWORK_DISABLED in said and 'network = "allowed"' in said
+    assert NETWORK_DISABLED in said and 'network = "allowed"' in said
 
 
 def test_an_interface_whose_flags_cannot_be_read_fails_closed(monkeypatch):
-    monkeypatch.setattr(runner, "_interface_names", lambda: (["lo", "x" * 20], ""))
-    said = runner.network_refusal()
+    monkeypatch.setattr(network, "_interface_names", lambda: (["lo", "x" * 20], ""))
+    said = network_refusal()
     assert said is not None and "an interface name of 20 bytes" in said
 
 
 def test_a_network_fault_is_a_kind_of_its_own_and_step_a_function_the_scoring_step_repeats():
     from scorer import code_step
 
-    assert "network" in runner.FAULT_KINDS and runner.FUNCTIONS[-1] == "step"
-    assert runner.TEAM_FUNCTIONS == ("setup_model_and_tokenizer", "generate_text", "get_ppl")
-    assert set(runner.SEALED_MESSAGES) == set(runner.FAULT_KINDS)
+    assert "network" in FAULT_KINDS and FUNCTIONS[-1] == "step"
+    assert TEAM_FUNCTIONS == ("setup_model_and_tokenizer", "generate_text", "get_ppl")
+    assert set(SEALED_MESSAGES) == set(FAULT_KINDS)
     turns = {"d-1": 2}
-    assert code_step._fault_text(runner.NETWORK_FAULT, turns) == "network"
+    assert code_step._fault_text(NETWORK_FAULT, turns) == "network"
     step = {"kind": "timeout", "phase": "ppl", "function": "step", "dialog_id": "d-1", "turn": 1}
     assert code_step._fault_text(step, turns) == "timeout; phase ppl, function step, dialog_id 'd-1', turn 1"
 
@@ -132,7 +151,7 @@ def in_namespace(setup: str, command: list[str], timeout: float = 180) -> subpro
     )  # fmt: skip
 
 
-CHECK = [sys.executable, "-c", "from scorer import runner; print(runner.network_refusal())"]
+CHECK = [sys.executable, "-c", "from scorer.runner.network import network_refusal; print(network_refusal())"]
 VETH = "ip link add v0 type veth peer name v1"
 
 
@@ -164,7 +183,7 @@ def test_the_machines_own_namespace_is_judged_by_the_interfaces_up_in_it():
     assert listed.returncode == 0, listed.stderr
     shown = re.findall(r"^\d+: ([^:@]+)(?:@[^:]*)?: <([^>]*)>", listed.stdout, re.MULTILINE)
     up = sorted(name for name, flags in shown if "LOOPBACK" not in flags.split(","))
-    said = runner.network_refusal()
+    said = network_refusal()
     if not up:
         assert said is None
     else:
@@ -225,13 +244,13 @@ def test_run_offline_refuses_a_network_before_the_code_starts(tmp_path):
 
 
 def test_each_limit_and_the_step_limit_must_be_positive_numbers_of_seconds():
-    assert runner.check_timeouts(120.0, 30.0, None) is None
-    assert runner.check_timeouts(120.0, 30.0, 540.0) is None
-    assert runner.check_timeouts(120.0, 30.0, 0.0) == "--step-timeout 0: give a positive number of seconds"
-    assert runner.check_timeouts(120.0, 30.0, float("inf")) == (
+    assert check_timeouts(120.0, 30.0, None) is None
+    assert check_timeouts(120.0, 30.0, 540.0) is None
+    assert check_timeouts(120.0, 30.0, 0.0) == "--step-timeout 0: give a positive number of seconds"
+    assert check_timeouts(120.0, 30.0, float("inf")) == (
         "--step-timeout inf: give a positive number of seconds"
     )
-    assert runner.PhaseSettings(None).step_timeout is None  # no step limit unless given
+    assert PhaseSettings(None).step_timeout is None  # no step limit unless given
 
 
 @pytest.mark.slow
@@ -306,19 +325,19 @@ def test_irregular_entries_names_links_fifos_and_sockets_without_opening_them(tm
     os.symlink("team_code", root / "linked_folder")  # a link to a folder is a link, never walked
     (root / "team_code" / "deep" / "er").mkdir(parents=True)
     os.symlink("/etc/passwd", root / "team_code" / "deep" / "er" / "z")
-    assert runner.irregular_entries(str(root), limit=10) == [
+    assert irregular_entries(str(root), limit=10) == [
         "linked_folder",
         "team_code/cache/daemon.sock",
         "team_code/deep/er/z",
         "team_code/tokenizer.bin",
         "team_code/weights.fifo",
     ]
-    assert runner.irregular_entries(str(root), limit=2) == ["linked_folder", "team_code/cache/daemon.sock"]
-    assert runner.irregular_entries(str(toy_team(tmp_path / "plain"))) == []
+    assert irregular_entries(str(root), limit=2) == ["linked_folder", "team_code/cache/daemon.sock"]
+    assert irregular_entries(str(toy_team(tmp_path / "plain"))) == []
     with pytest.raises(ValueError):
-        runner.irregular_entries(str(root / "linked_folder"))
+        irregular_entries(str(root / "linked_folder"))
     with pytest.raises(ValueError):
-        runner.irregular_entries(str(root / "team_code" / "generate.py"))
+        irregular_entries(str(root / "team_code" / "generate.py"))
 
 
 @pytest.mark.slow
@@ -370,10 +389,10 @@ def test_a_zip_entry_that_is_a_link_a_fifo_or_a_device_is_the_uploads_fault(tmp_
 
 
 def test_a_withheld_fault_is_the_one_fixed_line_and_a_record_of_nulls():
-    fault = runner.CodeFault("exception", "boom", "ppl", "get_ppl", "d-1", 3, detail="Traceback ...")
+    fault = CodeFault("exception", "boom", "ppl", "get_ppl", "d-1", 3, detail="Traceback ...")
     withheld = fault.withhold()
-    assert runner.SEALED_FAULT_LINE == "the team's code failed in the scoring step"
-    assert withheld.report() == withheld.report(with_detail=False) == runner.SEALED_FAULT_LINE
+    assert SEALED_FAULT_LINE == "the team's code failed in the scoring step"
+    assert withheld.report() == withheld.report(with_detail=False) == SEALED_FAULT_LINE
     assert withheld.record() == NULL_RECORD
     assert fault.record()["kind"] == "exception"  # the fault itself is unchanged
 
@@ -412,8 +431,8 @@ def test_a_fault_beside_the_answers_is_one_fixed_line_with_no_kind_place_or_text
     done = run("--data", PUBLIC, "--code", code, "--output", out, "--phase", "ppl", "--sealed")
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
-    assert lines[-1] == runner.SEALED_FAULT_LINE
-    assert [x for x in lines if "failed" in x] == [runner.SEALED_FAULT_LINE]
+    assert lines[-1] == SEALED_FAULT_LINE
+    assert [x for x in lines if "failed" in x] == [SEALED_FAULT_LINE]
     for target in LONG_TARGETS:
         assert target not in done.stderr and target not in done.stdout
     for hint in ("exception", "wrong_value", "died", "get_ppl", "d-00", "turn", "exit", "signal"):
@@ -534,14 +553,14 @@ def test_target_digest_is_the_hmac_of_the_targets_canonical_json():
     assert canonical.startswith(b'["\\u041f\\u0440')
     salt = "s" * 16 + "соль"
     assert (
-        runner.target_digest(targets, salt)
+        target_digest(targets, salt)
         == (hmac.new(salt.encode("utf-8"), canonical, hashlib.sha256).hexdigest()[:16])
     )
-    assert runner.target_digest(targets, None) == hashlib.sha256(canonical).hexdigest()[:16]
-    assert runner.target_digest(["\ud800"], None) == hashlib.sha256(b'["\\ud800"]').hexdigest()[:16]
-    assert runner.target_digest(targets, salt) != runner.target_digest(targets[:-1], salt)
-    assert re.fullmatch(r"[0-9a-f]{16}", runner.target_digest([], None))
-    assert runner.PPL_TARGETS in runner.OUTPUT_NAMES
+    assert target_digest(targets, None) == hashlib.sha256(canonical).hexdigest()[:16]
+    assert target_digest(["\ud800"], None) == hashlib.sha256(b'["\\ud800"]').hexdigest()[:16]
+    assert target_digest(targets, salt) != target_digest(targets[:-1], salt)
+    assert re.fullmatch(r"[0-9a-f]{16}", target_digest([], None))
+    assert PPL_TARGETS in OUTPUT_NAMES
 
 
 @pytest.mark.slow
@@ -568,7 +587,7 @@ def test_ppl_targets_holds_each_dialogues_salted_digest_and_only_where_the_targe
     assert "config: the built-in default configuration" in done.stderr
     assert "run: ppl_targets.json is unsalted" in done.stderr
     digests = json.loads((plain / "ppl_targets.json").read_text(encoding="utf-8"))["digests"]
-    assert digests["d-0001"] == runner.target_digest(FIRST_VARIANTS["d-0001"], None)
+    assert digests["d-0001"] == target_digest(FIRST_VARIANTS["d-0001"], None)
     # --only keeps the file beside the ppl_output.json it keeps; the model's own answers give none
     sample = tmp_path / "sample.jsonl"
     sample.write_text('{"dialog_id": "d-0001", "turn": 0}\n', encoding="utf-8")
@@ -587,21 +606,21 @@ def test_ppl_targets_holds_each_dialogues_salted_digest_and_only_where_the_targe
 
 
 def test_the_runner_reads_its_keys_of_the_configuration_and_nothing_else(tmp_path):
-    assert runner.read_configuration(None, str(tmp_path)) == runner.RunConfig()
+    assert read_configuration(None, str(tmp_path)) == RunConfig()
     (tmp_path / "config.toml").write_text(
         '[audit]\nprobe_turns = 7\n[competition]\nnetwork = "allowed"\n'
         '[hidden_metric]\nsalt = "0123456789abcdef"\n[platform]\nturn_timeout = 5\n',
         encoding="utf-8",
     )  # fmt: skip
-    found = runner.read_configuration(None, str(tmp_path))
+    found = read_configuration(None, str(tmp_path))
     assert (found.probe_turns, found.probe_min_words, found.network, found.salt) == (
-        7, runner.PROBE_MIN_WORDS, "allowed", "0123456789abcdef"
+        7, PROBE_MIN_WORDS, "allowed", "0123456789abcdef"
     )  # fmt: skip
     assert found.source == f"{tmp_path / 'config.toml'} (next to the reference data)"
     assert "0123456789abcdef" not in repr(found)  # the salt is never shown
     given = tmp_path / "given.toml"
     given.write_text("[audit]\nprobe_min_words = 9\n", encoding="utf-8")
-    assert runner.read_configuration(str(given), str(tmp_path)).probe_min_words == 9
+    assert read_configuration(str(given), str(tmp_path)).probe_min_words == 9
     for text, said in (
         ('[competition]\nnetwork = "open"\n', 'competition.network must be "refused" or "allowed"'),
         ("[audit]\nprobe_min_words = 1\n", "audit.probe_min_words must be a whole number from 2"),
@@ -610,20 +629,20 @@ def test_the_runner_reads_its_keys_of_the_configuration_and_nothing_else(tmp_pat
         ("[audit\n", "is not valid TOML"),
     ):
         given.write_text(text, encoding="utf-8")
-        with pytest.raises(runner.UsageFault, match=re.escape(said)):
-            runner.read_configuration(str(given), str(tmp_path))
+        with pytest.raises(UsageFault, match=re.escape(said)):
+            read_configuration(str(given), str(tmp_path))
     (tmp_path / "config.toml").unlink()
     (tmp_path / "config.toml").mkdir()  # present but not a file: never the default instead
-    with pytest.raises(runner.UsageFault, match="is not a regular file"):
-        runner.read_configuration(None, str(tmp_path))
+    with pytest.raises(UsageFault, match="is not a regular file"):
+        read_configuration(None, str(tmp_path))
 
 
 def test_the_runners_defaults_are_the_built_in_configurations():
     from scorer.inputs.config import load_config
 
     config = load_config()
-    assert runner.NETWORK_SETTINGS[0] == config.competition.network
-    assert config.hidden_metric.salt is None and runner.RunConfig().salt is None
+    assert NETWORK_SETTINGS[0] == config.competition.network
+    assert config.hidden_metric.salt is None and RunConfig().salt is None
 
 
 def test_the_command_lines_help_lists_run(capsys):
@@ -657,8 +676,8 @@ def test_marked_progress_lines_come_at_each_quarter_with_their_times_rounded_dow
     monkeypatch, capsys
 ):
     clock = iter([100.0] + [100.0 + 7 * t for t in range(1, 10)])
-    monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
-    progress = runner.ProgressLines("ppl", 4, 8, quiet=False, marks=4)
+    monkeypatch.setattr(phases.time, "monotonic", lambda: next(clock))
+    progress = ProgressLines("ppl", 4, 8, quiet=False, marks=4)
     progress.setup_done(3.0)  # no setup line: its time to a tenth of a second would tell more
     for turn in range(1, 9):
         progress((turn - 1) // 2, turn)
@@ -672,14 +691,14 @@ def test_marked_progress_lines_come_at_each_quarter_with_their_times_rounded_dow
 
 PROGRESS_OF_A_SEALED_PHASE = """
 import json, sys
-from scorer import runner
-runner.PROGRESS_SECONDS = 0
+from scorer.runner import data as runner_data, phases, upload
+phases.PROGRESS_SECONDS = 0
 data, team, marks, scratch = sys.argv[2:]  # sys.argv[1] is --data, for the team to find
-dialogues = runner.read_dialogues(data)
-targets = runner.read_targets(data, dialogues)
-settings = runner.PhaseSettings(None, quiet=False, sealed=True, progress_marks=int(marks))
-code_root = runner.find_code(team, scratch)
-values, _ = runner.perplexities(dialogues, targets, code_root, settings)
+dialogues = runner_data.read_dialogues(data)
+targets = runner_data.read_targets(data, dialogues)
+settings = phases.PhaseSettings(None, quiet=False, sealed=True, progress_marks=int(marks))
+code_root = upload.find_code(team, scratch)
+values, _ = phases.perplexities(dialogues, targets, code_root, settings)
 print(json.dumps(sorted(values)))
 """
 

@@ -23,11 +23,11 @@ import pytest
 import yaml
 from conftest import PUBLIC, ROOT, run_cli
 
-from scorer import runner
 from scorer.errors import ReferenceDataError
 from scorer.inputs.config import load_config
 from scorer.outputs import code_bundle
 from scorer.outputs.media import LISTED, media_files
+from scorer.runner.data import read_dialogues
 
 IMAGE = "docker.io/org/scorer:1.0"
 #: The built-in [platform] limits (seconds): each step's, the runner's setup and call, and its step timeout
@@ -107,7 +107,7 @@ def test_every_named_media_file_is_in_public_reference_and_input_data(tmp_path, 
     spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
     assert spec["phases"][0]["public_data"] == "public_data" and spec["tasks"][0]["reference_data"]
     if code:  # the participant's local run finds the media where the dialogues say
-        dialogues = runner.read_dialogues(str(out / "public_data"))
+        dialogues = read_dialogues(str(out / "public_data"))
         paths = [p["content"] for d in dialogues for t in d["turns"] for p in t if p["type"] != "text"]
         assert paths and all(os.path.isfile(p) for p in paths)
 

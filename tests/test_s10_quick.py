@@ -12,8 +12,13 @@ import zipfile
 
 import pytest
 
-from scorer import code_step, runner
-from scorer.runner import CodeFault, State, UsageFault, checked_reply, choose_probes, is_answer, unzip
+from scorer import code_step
+from scorer.runner.faults import CodeFault, UsageFault
+from scorer.runner.options import check_timeouts
+from scorer.runner.phases import choose_probes
+from scorer.runner.protocol import checked_reply, is_answer, is_perplexity
+from scorer.runner.state import State
+from scorer.runner.upload import unzip
 
 # --- the code's replies ------------------------------------------------------------------------------------
 
@@ -283,13 +288,13 @@ def test_probes_are_drawn_from_turns_with_enough_different_words_reproducibly():
     ],
 )
 def test_each_time_limit_must_be_a_positive_number_of_seconds(setup, turn, said):
-    assert runner.check_timeouts(setup, turn) == said
+    assert check_timeouts(setup, turn) == said
 
 
 def test_a_perplexity_the_ppl_phase_accepts_is_a_finite_float_of_at_least_1():
     accepted = [1.0, 2.5, 1e300]
     refused = [0.999, 0.0, -3.0, float("inf"), float("nan"), 2, True, "3.0", None]
-    assert [runner.is_perplexity(v) for v in accepted + refused] == [True] * 3 + [False] * 9
+    assert [is_perplexity(v) for v in accepted + refused] == [True] * 3 + [False] * 9
 
 
 # --- the scoring step repeats the prediction step's fault ------------------------------------------------

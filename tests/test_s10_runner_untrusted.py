@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import PUBLIC, ROOT, TOY_TEAM, run_cli, scorer_run, toy_team
 
+from scorer.outputs.runner_file import runner_file
+
 pytestmark = pytest.mark.slow
 
 
@@ -225,11 +227,11 @@ def test_an_output_holding_the_code_or_the_data_is_refused(tmp_path):
 
 
 def test_the_probe_calls_follow_the_datas_audit_settings_and_the_runners_defaults_are_the_configs(tmp_path):
-    from scorer import runner
     from scorer.inputs.config import load_config
+    from scorer.runner.names import PROBE_MIN_WORDS, PROBE_TURNS
 
     audit = load_config().audit
-    assert (runner.PROBE_TURNS, runner.PROBE_MIN_WORDS) == (audit.probe_turns, audit.probe_min_words)
+    assert (PROBE_TURNS, PROBE_MIN_WORDS) == (audit.probe_turns, audit.probe_min_words)
     data = tmp_path / "data"
     shutil.copytree(PUBLIC, data)
     (data / "config.toml").write_text("[audit]\nprobe_turns = 3\nprobe_min_words = 6\n", encoding="utf-8")
@@ -274,7 +276,7 @@ def oldest_python() -> str:
 
 def test_the_runner_alone_runs_on_the_oldest_python_it_supports(tmp_path):
     isolated = tmp_path / "runner.py"
-    shutil.copy(ROOT / "scorer" / "runner.py", isolated)
+    isolated.write_bytes(runner_file())  # the one file a bundle ships
     out = tmp_path / "out"
     done = subprocess.run(
         [oldest_python(), "-I", str(isolated), "--data", str(PUBLIC), "--code", str(toy_team(tmp_path / "t")),
@@ -291,7 +293,7 @@ def test_the_runner_alone_runs_on_the_oldest_python_it_supports(tmp_path):
 def test_the_runner_alone_on_a_python_without_tomllib_refuses_a_configuration_it_finds(tmp_path):
     python = oldest_python()
     isolated = tmp_path / "runner.py"
-    shutil.copy(ROOT / "scorer" / "runner.py", isolated)
+    isolated.write_bytes(runner_file())  # the one file a bundle ships
     data = tmp_path / "data"
     shutil.copytree(PUBLIC, data)
     (data / "config.toml").write_text("[audit]\nprobe_turns = 3\n", encoding="utf-8")

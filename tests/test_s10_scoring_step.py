@@ -89,7 +89,7 @@ def step_input(tmp_path: Path, attack: str = "    pass", code: bool = True) -> P
 
 def runner_run(*args: object, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(ROOT / "scorer" / "runner.py"), *map(str, args), "--quiet"],
+        [sys.executable, "-m", "scorer.runner", *map(str, args), "--quiet"],
         capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **(env or {})},
     )  # fmt: skip
 

@@ -18,7 +18,14 @@ pytestmark = pytest.mark.slow
 
 def run_every_progress_line(*args: object, data: Path) -> subprocess.CompletedProcess:
     """The runner with a progress line after every turn (``PROGRESS_SECONDS`` 0), as a process."""
-    program = "import sys; from scorer import runner; runner.PROGRESS_SECONDS = 0; sys.exit(runner.main())"
+    program = "; ".join(
+        [
+            "import sys",
+            "from scorer.runner import main, phases",
+            "phases.PROGRESS_SECONDS = 0",
+            "sys.exit(main.main())",
+        ]
+    )
     return subprocess.run(
         [sys.executable, "-c", program, "--data", str(data), *map(str, args)],
         capture_output=True, text=True, cwd=ROOT, timeout=120,

@@ -3,7 +3,7 @@
 The data's and a submission's file names (``DIALOGUES``, ``ANSWERS``,
 ``SUBMISSION``, ``PPL``, and ``PROBES``: the probe perplexities ``run`` writes
 beside ``ppl_output.json``, contract sections 9-10) are the runner's
-(``scorer/runner.py``, which stands alone on the ground floor and must know
+(``scorer/runner/names.py``: the runner stands alone on the ground floor and must know
 them itself), so both read and write the same files. It imports nothing else
 of the scorer: readers, validation and reports name these without pulling in
 the metric.
@@ -11,8 +11,8 @@ the metric.
 
 from __future__ import annotations
 
-from scorer.runner import ANSWERS, DIALOGUES, PPL, SUBMISSION
-from scorer.runner import PPL_PROBES as PROBES
+from scorer.runner.names import ANSWERS, DIALOGUES, PPL, SUBMISSION
+from scorer.runner.names import PPL_PROBES as PROBES
 
 __all__ = [
     "ANSWERS",

@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from scorer.errors import Issue, PerplexitiesNotFound, SubmissionInvalid, UsageError
-from scorer.runner import TEAM_CODE
+from scorer.runner.names import TEAM_CODE
 
 from .config import Limits
 from .contract import PLATFORM_METADATA, PPL, PROBES, SUBMISSION

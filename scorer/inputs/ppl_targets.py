@@ -1,6 +1,7 @@
 """``ppl_targets.json``, which ``run`` writes beside ``ppl_output.json`` when its targets were the reference's
 first variants (contract section 10): ``{"digests": {dialog_id: 16 hex digits}}``, each the digest of that
-dialogue's targets [t_0, ..., t_n] (:func:`scorer.runner.target_digest`, keyed with the private config's
+dialogue's targets [t_0, ..., t_n] (:func:`scorer.runner.outputs.target_digest`,
+keyed with the private config's
 salt). ``score`` and ``leaderboard`` read it to tell perplexities computed against other targets (an
 ``answers.jsonl`` corrected since) from current ones; a score never changes for it.
 
@@ -19,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scorer import runner
 from scorer.errors import Issue
+from scorer.runner.outputs import target_digest
 from scorer.safe_text import bounded_line, shown_name
 
 #: The file's name, beside ``ppl_output.json``.
@@ -99,7 +100,7 @@ def stale_dialogues(
     return [
         dialog_id
         for dialog_id, turns in references.items()
-        if digests.get(dialog_id) != runner.target_digest([variants[0] for variants in turns], salt)
+        if digests.get(dialog_id) != target_digest([variants[0] for variants in turns], salt)
     ]
 
 

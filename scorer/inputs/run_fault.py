@@ -17,11 +17,12 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from scorer import runner
 from scorer.errors import Issue
+from scorer.runner import names
+from scorer.runner.faults import CodeFault
 
 #: The file's name in a run's output folder.
-RUN_FAULT = runner.RUN_FAULT
+RUN_FAULT = names.RUN_FAULT
 #: The most of ``run_fault.json`` that is read.
 MAX_FAULT_BYTES = 64 << 10
 #: The record's keys, exactly.
@@ -63,9 +64,9 @@ def fault_text(record: object, dialog_turns: Mapping[str, int]) -> str | None:
         return None
     kind, phase, function = record["kind"], record["phase"], record["function"]
     dialog_id, turn = record["dialog_id"], record["turn"]
-    functions = (*runner.FUNCTIONS, "import team_code.generate")
+    functions = (*names.FUNCTIONS, "import team_code.generate")
     if (
-        kind not in (*runner.FAULT_KINDS, None)
+        kind not in (*names.FAULT_KINDS, None)
         or phase not in ("generate", "ppl", None)
         or function not in (*functions, None)
         or not (dialog_id is None or (isinstance(dialog_id, str) and dialog_id in dialog_turns))
@@ -76,8 +77,8 @@ def fault_text(record: object, dialog_turns: Mapping[str, int]) -> str | None:
     ):
         return None
     if kind is None:  # a run that had the answers withholds every field
-        return str(runner.SEALED_FAULT_LINE)
-    fault = runner.CodeFault(kind, "", phase or "", function or "", dialog_id, turn)
+        return str(names.SEALED_FAULT_LINE)
+    fault = CodeFault(kind, "", phase or "", function or "", dialog_id, turn)
     return f"{kind}; {fault.where()}" if fault.where() else kind
 
 
@@ -101,8 +102,8 @@ def _folders(submission: Path) -> list[Path]:
         folders = [p for p in submission.iterdir() if p.is_dir() and not p.is_symlink()]
     except OSError:
         return [submission]
-    inner = [p for p in folders if not p.name.startswith((".", "__MACOSX")) and p.name != runner.TEAM_CODE]
-    lone = len(inner) == 1 and not (submission / runner.SUBMISSION).exists()
+    inner = [p for p in folders if not p.name.startswith((".", "__MACOSX")) and p.name != names.TEAM_CODE]
+    lone = len(inner) == 1 and not (submission / names.SUBMISSION).exists()
     return [submission] + (inner if lone else [])
 
 

@@ -33,7 +33,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scorer import runner
 from scorer.errors import ConfigError, UsageError
 from scorer.inputs.config import AuditSettings, Config, config_for
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
@@ -58,6 +57,7 @@ from .code_bundle import (
 from .kit_texts import KIT_TEXTS
 from .media import media_files, media_parts, named_media
 from .output_dir import publish
+from .runner_file import runner_file
 
 COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
 SCORING_PROGRAM, REFERENCE_DATA, PUBLIC_DATA, STARTING_KIT = (
@@ -367,7 +367,7 @@ def make_bundle(
         public, answers_bytes, reference.dialogues, settings, config_bytes, media_files(data, public)
     )
     competition = plan_competition(source, image, title, code)
-    runner_source = Path(runner.__file__).read_bytes() if code else None
+    runner_source = runner_file() if code else None
     return MadeBundle(competition_files(competition, runner_source), which, competition.salted)
 
 

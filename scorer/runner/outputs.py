@@ -1,0 +1,99 @@
+"""What the runner writes into ``--output`` (contract section 10): every file held in memory and written again
+when the run ends, after whatever else stands there is removed (:class:`Outputs`), and the digests of
+``ppl_targets.json`` (:func:`target_digest`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import tempfile
+
+from .names import STATE_DIR, TEAM_CODE
+
+
+def remove(path: str) -> None:
+    """Remove a file, a link or a whole folder (its links not followed); gone already is fine."""
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def target_digest(targets: list[str], salt: str | None) -> str:
+    """A dialogue's targets [t_0, ..., t_n] as ``ppl_targets.json`` holds them: the first 16 hex digits of the
+    HMAC-SHA-256 keyed with ``salt`` (its UTF-8 bytes), or of the plain SHA-256 without one, of their
+    canonical JSON: ``json.dumps(targets, ensure_ascii=True, sort_keys=True, separators=(",", ":"))``, whose
+    bytes are ASCII (every character past U+007F, a lone surrogate included, a ``\\uXXXX`` escape)."""
+    canonical = json.dumps(list(targets), ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode(
+        "ascii"
+    )
+    if salt is None:
+        return hashlib.sha256(canonical).hexdigest()[:16]
+    return hmac.new(salt.encode("utf-8"), canonical, hashlib.sha256).hexdigest()[:16]
+
+
+class Outputs:
+    """What the run writes into ``--output``, held in memory as well: every file is written when its phase
+    ended (no process of the code left), and again from memory when the run ends, after everything else
+    there has been removed, so nothing the code wrote stays (contract section 10)."""
+
+    def __init__(self, folder: str, keep: tuple[str, ...]):
+        self.folder = folder
+        self.files: dict[str, bytes] = {}
+        self.kept: dict[str, bytes] = {}
+        self.code: str | None = None
+        for entry in os.listdir(folder):
+            path = os.path.join(folder, entry)
+            if entry in keep and os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as fh:
+                    self.kept[entry] = fh.read()
+            elif entry != STATE_DIR:
+                remove(path)
+
+    def put(self, name: str, data: bytes, now: bool = True) -> None:
+        self.files[name] = data
+        if now:
+            write_atomically(os.path.join(self.folder, name), data)
+
+    def finish(self, keep_state: bool) -> None:
+        """Remove everything the run did not write, then write every file from memory."""
+        held = {**self.kept, **self.files}
+        for entry in os.listdir(self.folder):
+            if entry not in held and not (entry == STATE_DIR and keep_state) and entry != TEAM_CODE:
+                remove(os.path.join(self.folder, entry))
+        kept_code = os.path.join(self.folder, TEAM_CODE)
+        if os.path.lexists(kept_code):
+            remove(kept_code)
+        if self.code is not None:
+            shutil.copytree(os.path.join(self.code, TEAM_CODE), kept_code, symlinks=True)
+        for name, data in held.items():
+            write_atomically(os.path.join(self.folder, name), data)
+
+
+def json_bytes(value: object) -> bytes:
+    return (json.dumps(value, ensure_ascii=False) + "\n").encode("utf-8")
