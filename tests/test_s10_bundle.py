@@ -27,6 +27,7 @@ from scorer.errors import ReferenceDataError
 from scorer.inputs.config import load_config
 from scorer.outputs import code_bundle
 from scorer.outputs.media import LISTED, media_files
+from scorer.outputs.runner_file import runner_file
 from scorer.runner.data import read_dialogues
 
 IMAGE = "docker.io/org/scorer:1.0"
@@ -181,6 +182,32 @@ def test_a_link_to_media_outside_the_data_folder_stops_the_bundle(tmp_path, caps
     err = capsys.readouterr().err
     assert "images/0011.jpg is a symbolic link" in err and "cannot be published" in err
     assert not (tmp_path / "out" / "competition.yaml").exists()
+
+
+# --- the runner's one file ---------------------------------------------------------------------------------
+
+
+def test_the_runners_one_file_is_its_package_zipped_the_same_way_every_time(tmp_path):
+    """``runner.py`` of a code bundle: a zip archive of ``scorer/runner/`` that Python runs by its
+    ``__main__.py``; stored entries in name order, each dated 1980-01-01 with the mode 0644, so the same
+    sources give the same bytes (the process that runs it: test_s10_code_submissions.py)."""
+    made = runner_file()
+    assert made == runner_file() and made.startswith(b"#!/usr/bin/env python3\n")
+    shipped = tmp_path / "runner.py"
+    shipped.write_bytes(made)
+    with zipfile.ZipFile(shipped) as archive:
+        entries = archive.infolist()
+        names = [e.filename for e in entries]
+        package = sorted((ROOT / "scorer" / "runner").glob("*.py"))
+        assert names == sorted(["__main__.py", *(f"runner/{p.name}" for p in package)])
+        assert all(archive.read(f"runner/{p.name}") == p.read_bytes() for p in package)
+        assert {(e.date_time, e.external_attr >> 16, e.compress_type) for e in entries} == {
+            ((1980, 1, 1, 0, 0, 0), 0o100644, zipfile.ZIP_STORED)
+        }
+    # another copy of the package, touched now, gives the same bytes
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "scorer" / "runner", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert runner_file(copy) == made
 
 
 # --- time limits -------------------------------------------------------------------------------------------
