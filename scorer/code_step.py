@@ -14,14 +14,17 @@ around the moment it starts:
    phase's scratch folder and ``/proc`` is one too. This process becomes non-dumpable and the child
    subreaper, and every catchable signal is a surprise.
 3. The ``ppl`` phase runs sealed (:func:`scorer.runner.phases.perplexities`): the code's output discarded,
-   a fault named by kind and place only. Every output is then held in memory.
+   a fault reported by one fixed line. Every output is then drawn in memory, every figure rounded to
+   ``posted_decimals``, while the guard still refuses any read.
 4. After: what the code left is killed (and none may remain), the resource limits are restored, the output
-   folder is emptied of everything in it (not by name), and the outputs are written from memory through
-   the held descriptor (``O_NOFOLLOW``, ``O_EXCL``), ``scores.json`` last.
+   folder is emptied of everything in it through the held descriptor (not by name), the path is checked to
+   still name that folder, and the outputs are written from memory by the output folder's own publisher
+   (:func:`scorer.outputs.output_dir.publish`), ``scores.json`` last.
 
 Any surprise on the way (a signal, a process that cannot be killed, a limit that cannot be restored, a
-file that cannot be removed, an import, a file opened, anything unexpected) is :class:`StepSurprise`:
-exit 1, one line naming it, and no ``scores.json`` or ``scores.txt``.
+file that cannot be removed, an import, a file opened, a swapped output folder, anything unexpected) is
+:class:`StepSurprise`: exit 1, one line naming it, the output folder emptied, and no ``scores.json`` or
+``scores.txt``.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from scorer.inputs.run_fault import fault_record as _fault_record
 from scorer.inputs.run_fault import fault_text as _fault_text
 from scorer.inputs.run_fault import read_run_fault
 from scorer.inputs.validation import check_submission, read_reference_dialogues
+from scorer.outputs.output_dir import publish
 from scorer.outputs.report import SCORES_JSON, failure_files, score_files
 from scorer.runner.data import CodeDialogue, Part
 from scorer.runner.faults import CodeFault
@@ -85,7 +89,7 @@ class StepSurprise(ScorerError):
 
 
 #: ``os.open`` flags that never read a file's data: a new file made for writing (``O_CREAT | O_EXCL``), or a
-#: folder opened to be emptied (``O_DIRECTORY | O_NOFOLLOW``: a file or a link there fails to open).
+#: folder, opened to be emptied or synced (``O_DIRECTORY``: a file there fails to open).
 _WRITE_NEW = os.O_CREAT | os.O_EXCL
 _FOLDER_ONLY = os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -117,7 +121,7 @@ class Guard:
         if event == "open" and self.allowed is not None and args and isinstance(args[0], (str, bytes)):
             path = os.fsdecode(args[0])
             flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-            if (flags & _WRITE_NEW) == _WRITE_NEW or (flags & _FOLDER_ONLY) == _FOLDER_ONLY:
+            if (flags & _WRITE_NEW) == _WRITE_NEW or flags & os.O_DIRECTORY:
                 return
             if not any(path == a.rstrip("/") or path.startswith(a) for a in self.allowed):
                 self.caught.append(f"a file opened while the code ran: {shorten(path, 120)}")
@@ -393,7 +397,9 @@ def _run_sealed(
         surprises.extend(_late(signals, guard))
         if surprises:
             raise StepSurprise(_first(surprises))
-        _write_all(output_fd, files)
+        # the folder held is the path's (checked above) and nothing of the code runs: the output folder's
+        # own publisher writes the outputs, scores.json last
+        publish(settings.output, files, (), SCORES_JSON)
         late = _late(signals, guard)  # while the outputs were written
         if late:
             raise StepSurprise(_first(late))
@@ -464,13 +470,14 @@ def _files_of(outcome: ScoreResult | SubmissionInvalid, settings: StepSettings) 
 def _written(
     outcome: ScoreResult | SubmissionInvalid, settings: StepSettings
 ) -> ScoreResult | SubmissionInvalid:
-    """Write a verdict found before the code started (through a descriptor of the output folder)."""
+    """Write a verdict found before the code started: the output folder emptied through its descriptor, then
+    published by the output folder's own publisher."""
     output_fd = os.open(settings.output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         problems = _empty(output_fd)
         if problems:
             raise StepSurprise(problems[0])
-        _write_all(output_fd, _files_of(outcome, settings))
+        publish(settings.output, _files_of(outcome, settings), (), SCORES_JSON)
     finally:
         os.close(output_fd)
     return outcome
@@ -546,29 +553,6 @@ def _remove_all(fd: int, depth: int) -> None:
             os.rmdir(name, dir_fd=fd)
         else:
             os.unlink(name, dir_fd=fd)
-
-
-def _write_all(fd: int, files: Mapping[str, bytes]) -> None:
-    """Write ``files`` into the output folder (its descriptor ``fd``), each new (``O_EXCL``), no link
-    followed; ``scores.json`` last."""
-    order = sorted(files, key=lambda name: name == SCORES_JSON)
-    for name in order:
-        if "/" in name or name in ("", ".", ".."):
-            raise ValueError(f"not a name of the output folder: {name!r}")
-        target = os.open(
-            name,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-            0o644,
-            dir_fd=fd,
-        )
-        try:
-            view = memoryview(files[name])
-            while view:
-                view = view[os.write(target, view) :]
-            os.fsync(target)
-        finally:
-            os.close(target)
-    os.fsync(fd)
 
 
 __all__ = ["StepSettings", "StepSurprise", "Upload", "find_upload", "read_run_fault", "score_code_upload"]

@@ -208,7 +208,7 @@ def _remove(target: Path) -> None:
 def _sync_directory(folder: Path) -> None:
     """Make the renames and removals in ``folder`` durable before the next step (best effort)."""
     try:
-        fd = os.open(folder, os.O_RDONLY)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
         return
     try:
