@@ -689,6 +689,19 @@ def test_marked_progress_lines_come_at_each_quarter_with_their_times_rounded_dow
     ]
 
 
+def test_a_mark_reached_in_the_first_10_s_shows_no_rate(monkeypatch, capsys):
+    clock = iter([100.0] + [100.0 + t for t in range(1, 10)])
+    monkeypatch.setattr(phases.time, "monotonic", lambda: next(clock))
+    progress = ProgressLines("ppl", 4, 8, quiet=False, marks=4)
+    for turn in range(1, 9):
+        progress((turn - 1) // 2, turn)
+    assert capsys.readouterr().err.splitlines() == [
+        "run: ppl: 0/4 dialogues, 2/8 turns (in under 10 s)",
+        "run: ppl: 1/4 dialogues, 4/8 turns (in under 10 s)",
+        "run: ppl: 2/4 dialogues, 6/8 turns (in under 10 s)",
+    ]
+
+
 PROGRESS_OF_A_SEALED_PHASE = """
 import json, sys
 from scorer.runner import data as runner_data, phases, upload
@@ -727,9 +740,9 @@ def test_a_sealed_phase_prints_counts_and_times_only(tmp_path, marks):
         return
     # at a quarter, a half and three quarters of the turns, and never otherwise; the times to 10 s
     marked = (
-        r"run: ppl: (\d+)/40 dialogues, (\d+)/66 turns, [0-9.]+ turns/s(, \d+ s left)? "
-        r"\(after (\d+) s, to 10 s\)"
+        r"run: ppl: (\d+)/40 dialogues, (\d+)/66 turns(, [0-9.]+ turns/s(, \d+ s left)? "
+        r"\(after (\d+) s, to 10 s\)| \(in under 10 s\))"
     )
     found = [re.fullmatch(marked, x) for x in lines]
     assert all(found) and [int(m.group(2)) for m in found] == [17, 33, 50], lines
-    assert all(int(m.group(4)) % 10 == 0 for m in found)
+    assert all(int(m.group(5) or 0) % 10 == 0 for m in found)

@@ -73,6 +73,14 @@ class ProgressLines:
             reached = True
         if reached and not self.quiet:
             seconds = (now - self.started) // PROGRESS_ROUNDING * PROGRESS_ROUNDING
+            if not seconds:  # no rate to tell yet
+                print(
+                    f"run: {self.phase}: {dialogues_done}/{self.dialogues} dialogues, "
+                    f"{turns_done}/{self.turns} turns (in under {PROGRESS_ROUNDING:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return
             self._line(
                 dialogues_done,
                 turns_done,
