@@ -8,14 +8,15 @@ aggregate -> report. Everything here returns values or raises a
 
 from __future__ import annotations
 
+import functools
 import os
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from scorer.inputs.config import Config, Limits, config_for, load_config
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, PPL, SUBMISSION
@@ -96,7 +97,9 @@ class RunOptions:
     contract section 4 says), whether the synonym stage runs, the processes, and who hears the progress.
 
     This class is the one definition of these options and their defaults: each entry point takes it as
-    ``options=``, or its fields as keywords, which make one (:meth:`given`); not both."""
+    ``options=``, or its fields as typed keyword-only parameters of the same names and defaults, which make
+    one (:meth:`of`); not both (:func:`_options_or_keywords`). A keyword that is none of them is a
+    :class:`TypeError`, as for any function."""
 
     config: Config | PathLike | None = None
     thesaurus: Thesaurus | Source | PathLike | None = None
@@ -108,18 +111,18 @@ class RunOptions:
     config_source: str | None = None
 
     @classmethod
-    def given(cls, options: RunOptions | None, keywords: Mapping[str, Any]) -> RunOptions:
-        """``options``, or the options ``keywords`` give (an entry point's keywords beyond its own, each a
-        field of this class); both at once, or a keyword that is no field, is a :class:`TypeError`."""
-        if options is None:
-            names = [f.name for f in fields(cls)]
-            unknown = [name for name in keywords if name not in names]
-            if unknown:
-                raise TypeError(f"unexpected keyword argument {unknown[0]!r} (options: {', '.join(names)})")
-            return cls(**keywords)
-        if keywords:
-            raise TypeError("give the run's options as options=RunOptions(...) or as keywords, not both")
-        return options
+    def of(
+        cls,
+        options: RunOptions | None,
+        config: Config | PathLike | None,
+        thesaurus: Thesaurus | Source | PathLike | None,
+        synonyms: bool,
+        jobs: int,
+        progress: Progress | None,
+    ) -> RunOptions:
+        """``options`` when given (:func:`_options_or_keywords` has refused it beside any keyword), else the
+        options an entry point's keywords give."""
+        return options if options is not None else cls(config, thesaurus, synonyms, jobs, progress)
 
     def settled(self, data_dir: PathLike | None = None) -> tuple[Config, str]:
         """The configuration in force and where it came from (:func:`config_source`), by contract section 7's
@@ -141,6 +144,26 @@ class RunOptions:
     def settled_config(self, data_dir: PathLike | None = None) -> Config:
         """The configuration in force (:meth:`settled`)."""
         return self.settled(data_dir)[0]
+
+
+#: The keywords of an entry point that stand for the run's options: the fields of :class:`RunOptions` a
+#: library caller gives (``config_source`` is the command line's, given in ``options=``).
+RUN_KEYWORDS = ("config", "thesaurus", "synonyms", "jobs", "progress")
+
+_Entry = TypeVar("_Entry", bound=Callable[..., Any])
+
+
+def _options_or_keywords(entry: _Entry) -> _Entry:
+    """``entry``, refusing ``options=`` beside any keyword of :data:`RUN_KEYWORDS`, even one at its default
+    value (a :class:`TypeError`): the run's options are given one way or the other."""
+
+    @functools.wraps(entry)
+    def checked(*args: Any, **keywords: Any) -> Any:
+        if keywords.get("options") is not None and not keywords.keys().isdisjoint(RUN_KEYWORDS):
+            raise TypeError("give the run's options as options=RunOptions(...) or as keywords, not both")
+        return entry(*args, **keywords)
+
+    return cast(_Entry, checked)
 
 
 #: The three sources of a run's configuration (contract section 7), as results carry them (``config_source``).
@@ -255,6 +278,7 @@ def _index_built_meanwhile(config: Config, run: RunOptions) -> Iterator[Source |
         pool.settle(built)
 
 
+@_options_or_keywords
 def score_submission(
     data_dir: PathLike,
     submission: PathLike,
@@ -263,7 +287,11 @@ def score_submission(
     options: RunOptions | None = None,
     ppl_check: PathLike | None = None,
     audience: Audience = ORGANIZER,
-    **keywords: Any,
+    config: Config | PathLike | None = None,
+    thesaurus: Thesaurus | Source | PathLike | None = None,
+    synonyms: bool = True,
+    jobs: int = 1,
+    progress: Progress | None = None,
 ) -> ScoreResult:
     """Validate and score a submission against the reference directory ``data_dir``; the result carries
     the perplexity audit (``result.audit``; with ``ppl_check``, the organizer's recomputed perplexities,
@@ -276,10 +304,10 @@ def score_submission(
 
     Raises :class:`~scorer.errors.SubmissionInvalid` (exit 1), or a :class:`~scorer.errors.ScorerError` of
     exit 2: ``UsageError``, ``ConfigError``, ``ReferenceDataError``, ``PplCheckInvalid``, ``ThesaurusError``.
-    The run's options are ``options`` or the other keywords (:class:`RunOptions`: ``config``, ``thesaurus``,
-    ``synonyms``, ``jobs``, ``progress``).
+    The run's options are ``options`` or the keywords ``config`` (a :class:`Config`, or a TOML file standing
+    for ``--config``), ``thesaurus``, ``synonyms``, ``jobs`` and ``progress`` (:class:`RunOptions`).
     """
-    run = RunOptions.given(options, keywords)
+    run = RunOptions.of(options, config, thesaurus, synonyms, jobs, progress)
     config, config_source = run.settled(data_dir)
     with no_cycle_collection(), _index_built_meanwhile(config, run) as source:
         reference = load_reference(data_dir, config.limits, progress=run.progress)
@@ -539,6 +567,7 @@ def _unanalysed_warnings(
     return listed
 
 
+@_options_or_keywords
 def score_leaderboard(
     data_dir: PathLike,
     submissions_dir: PathLike,
@@ -546,7 +575,11 @@ def score_leaderboard(
     options: RunOptions | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    **keywords: Any,
+    config: Config | PathLike | None = None,
+    thesaurus: Thesaurus | Source | PathLike | None = None,
+    synonyms: bool = True,
+    jobs: int = 1,
+    progress: Progress | None = None,
 ) -> Leaderboard:
     """Validate and score every submission in ``submissions_dir`` (each subfolder or ``.zip``), rank them and
     audit their perplexities; returns a :class:`~scorer.scoring.leaderboard_result.Leaderboard`.
@@ -555,9 +588,9 @@ def score_leaderboard(
     another reason is listed with status ``error``. Raises ``UsageError`` (no such folder, nothing in it,
     resamples or seed out of range), ``ConfigError``, ``ReferenceDataError`` or ``ThesaurusError``, all
     exit 2. ``progress`` hears every phase, each submission's steps prefixed by its name. The run's options
-    are ``options`` or the other keywords (:class:`RunOptions`).
+    are ``options`` or the keywords (:class:`RunOptions`).
     """
-    run = RunOptions.given(options, keywords)
+    run = RunOptions.of(options, config, thesaurus, synonyms, jobs, progress)
     config, config_source = run.settled(data_dir)
     _check_board(submissions_dir, resamples, seed)
     with _index_built_meanwhile(config, run) as source:
@@ -675,6 +708,7 @@ def _board_entry(
         return Entry(name, path, errors=(Issue(name, message, "scoring_failed"),), failed=True)
 
 
+@_options_or_keywords
 def correlate_submissions(
     data_dir: PathLike,
     submissions_dir: PathLike,
@@ -684,15 +718,19 @@ def correlate_submissions(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     baselines: Sequence[str] = (),
-    **keywords: Any,
+    config: Config | PathLike | None = None,
+    thesaurus: Thesaurus | Source | PathLike | None = None,
+    synonyms: bool = True,
+    jobs: int = 1,
+    progress: Progress | None = None,
 ) -> Meta:
     """Score every submission once (as :func:`score_leaderboard`), then correlate the figures with the
     human ratings at every level contract section 8 gives (:mod:`scorer.scoring.correlation`); returns a
     :class:`~scorer.scoring.correlation_result.Meta` (its rows, levels and warnings). Raises what
     :func:`score_leaderboard` raises, and ``UsageError`` for an unknown baseline or a ratings file with
-    errors (each with its CSV line). The run's options are ``options`` or the other keywords
+    errors (each with its CSV line). The run's options are ``options`` or the keywords
     (:class:`RunOptions`)."""
-    run = RunOptions.given(options, keywords)
+    run = RunOptions.of(options, config, thesaurus, synonyms, jobs, progress)
     progress = run.progress
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
@@ -737,7 +775,7 @@ def competition_bundle(
     data_dir: PathLike,
     image: str | None = None,
     *,
-    config: PathLike | None = None,
+    config: Config | PathLike | None = None,
     title: str | None = None,
     code: bool = False,
 ) -> BundleFiles:
@@ -746,13 +784,16 @@ def competition_bundle(
     ``title`` stand for ``--image`` and ``--title`` (else the configuration's ``[platform]`` keys), ``code``
     for ``--code``.
 
-    The configuration is found as every command finds it (``config`` if given, else ``config.toml`` in
-    ``data_dir``, else the built-in default) and copied into the bundle's reference data without its
-    ``[platform]`` and ``[audit]``; the files' mapping says which in its ``config_source``. Raises
+    The configuration is found as every command finds it (``config`` if given, a :class:`Config` or a TOML
+    file standing for ``--config``; else ``config.toml`` in ``data_dir``; else the built-in default) and
+    copied into the bundle's reference data without its ``[platform]`` and ``[audit]`` (a :class:`Config`, as
+    the TOML of its settings that differ from the built-in default's); the files' mapping says which in its
+    ``config_source``. Raises
     :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
     :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid."""
     made = make_bundle(data_dir, image, config=config, title=title, code=code)
-    return BundleFiles(made.files, config_source=config_source(Path(data_dir), config))
+    source = _source_of(config) if isinstance(config, Config) else config_source(Path(data_dir), config)
+    return BundleFiles(made.files, config_source=source)
 
 
 class AuditSample(list[dict[str, Any]]):
@@ -823,15 +864,24 @@ def with_perplexities(result: ScoreResult, ppl: Mapping[str, Sequence[float]], c
     )
 
 
+@_options_or_keywords
 def explain_answer(
-    candidate: str, references: Sequence[str], *, options: RunOptions | None = None, **keywords: Any
+    candidate: str,
+    references: Sequence[str],
+    *,
+    options: RunOptions | None = None,
+    config: Config | PathLike | None = None,
+    thesaurus: Thesaurus | Source | PathLike | None = None,
+    synonyms: bool = True,
+    jobs: int = 1,
+    progress: Progress | None = None,
 ) -> str:
     """How METEOR scores ``candidate`` against the reference variants ``references``, as text: the tokens,
     the alignment (each link's stage), the chunks and the formula (:func:`~scorer.scoring.explain.explain`).
-    The run's options are ``options`` or the other keywords (:class:`RunOptions`; ``jobs`` and ``progress``
-    play no part). Raises :class:`~scorer.errors.ThesaurusError` when the synonym stage's thesaurus cannot be
-    found or read."""
-    run = RunOptions.given(options, keywords)
+    The run's options are ``options`` or the keywords (:class:`RunOptions`; ``jobs`` and ``progress`` play no
+    part). Raises :class:`~scorer.errors.ThesaurusError` when the synonym stage's thesaurus cannot be found or
+    read."""
+    run = RunOptions.of(options, config, thesaurus, synonyms, jobs, progress)
     config = run.settled_config()
     metric = MeteorRu(config.meteor, thesaurus_for(config, run.thesaurus))
     text = explain(candidate, references, metric)
@@ -883,16 +933,25 @@ def check_reference_data(data_dir: PathLike, *, config: Config | PathLike | None
     return DataCheck(len(reference.dialogues), turns, by_type, source)
 
 
+@_options_or_keywords
 def competition_signature(
-    data_dir: PathLike, *, options: RunOptions | None = None, participant: bool = False, **keywords: Any
+    data_dir: PathLike,
+    *,
+    options: RunOptions | None = None,
+    participant: bool = False,
+    config: Config | PathLike | None = None,
+    thesaurus: Thesaurus | Source | PathLike | None = None,
+    synonyms: bool = True,
+    jobs: int = 1,
+    progress: Progress | None = None,
 ) -> str:
     """The signature a run against the reference directory ``data_dir`` carries (contract section 6), without
     scoring anything: the configuration found as every command finds it (``config=``), the thesaurus, the
     synonym stage, and the reference data's ``ref`` field (with ``participant``, as ``codalab``'s outputs
     write it: ``private`` in place of the answers' digest when the configuration has no salt). Raises
     ``ConfigError``, ``ReferenceDataError``, ``UsageError`` or ``ThesaurusError`` (exit 2). The run's options
-    are ``options`` or the other keywords (:class:`RunOptions`)."""
-    run = RunOptions.given(options, keywords)
+    are ``options`` or the keywords (:class:`RunOptions`; ``jobs`` plays no part)."""
+    run = RunOptions.of(options, config, thesaurus, synonyms, jobs, progress)
     config = run.settled_config(data_dir)
     reference = load_reference(data_dir, config.limits, progress=run.progress)
     audience = Audience.participant(config) if participant else ORGANIZER

@@ -52,12 +52,15 @@ def test_the_api_names_its_entry_points_and_the_package_hands_them_on():
 
 
 @pytest.mark.parametrize("entry", TAKE_RUN_OPTIONS, ids=lambda f: f.__name__)
-def test_the_run_options_and_their_defaults_are_written_once(entry):
+def test_the_run_options_are_typed_keywords_with_the_defaults_of_run_options(entry):
     parameters = inspect.signature(entry).parameters
-    # no field of RunOptions restated as a parameter (with a default of its own): they come as **keywords
-    assert not {f.name for f in fields(api.RunOptions)} & set(parameters)
+    defaults = {f.name: f.default for f in fields(api.RunOptions)}
     assert parameters["options"].default is None
-    assert parameters["keywords"].kind is inspect.Parameter.VAR_KEYWORD
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    for name in api.RUN_KEYWORDS:
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters[name].default == defaults[name]
+    assert set(api.RUN_KEYWORDS) == set(defaults) - {"config_source"}
 
 
 @pytest.mark.parametrize("entry", TAKE_RUN_OPTIONS, ids=lambda f: f.__name__)
@@ -71,10 +74,31 @@ def test_options_and_any_keyword_of_them_at_once_is_a_type_error(entry, tmp_path
     }[entry.__name__]
     with pytest.raises(TypeError, match="not both"):
         entry(*arguments, options=api.RunOptions(), synonyms=True)  # even a keyword's default value
-    with pytest.raises(
-        TypeError, match="unexpected keyword argument 'synonym' \\(options: config, thesaurus"
-    ):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'synonym'"):
         entry(*arguments, synonym=False)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'synonym'"):
+        entry(*arguments, options=api.RunOptions(), synonym=False)
+
+
+def test_config_means_a_config_or_a_file_in_every_entry_point_the_bundle_included(tmp_path):
+    for entry in (
+        *TAKE_RUN_OPTIONS,
+        api.validate_submission,
+        api.audit_sample,
+        api.check_reference_data,
+        api.competition_bundle,
+    ):
+        assert str(inspect.signature(entry).parameters["config"].annotation) == "Config | PathLike | None"
+    file = tmp_path / "config.toml"
+    file.write_text('[meteor]\ngamma = 0.5\n\n[platform]\nimage = "x/scorer:1"\n', encoding="utf-8")
+    given = api.competition_bundle(PUBLIC, config=scorer.load_config(file))
+    from_file = api.competition_bundle(PUBLIC, config=file)
+    carried = "reference_data/config.toml"
+    assert tomllib.loads(given[carried].decode()) == tomllib.loads(from_file[carried].decode())
+    assert given.config_source == "--config <Config object>"
+    assert dict(api.competition_bundle(PUBLIC, "x/scorer:1", config=scorer.load_config())) == dict(
+        api.competition_bundle(PUBLIC, "x/scorer:1")
+    )
 
 
 def test_a_seed_out_of_range_is_refused_alike_by_the_bootstrap_and_the_audits_draw(tmp_path):

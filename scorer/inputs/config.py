@@ -7,7 +7,7 @@ import math
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -214,6 +214,43 @@ def config_for(reference_dir: str | Path | None, explicit: str | Path | None = N
         if os.path.lexists(private):  # present: it must be read, or the run stops (never the default instead)
             return load_config(private), f"{private} (next to the reference data)"
     return load_config(), "the built-in default configuration"
+
+
+def config_tables(config: Config) -> dict[str, dict[str, Any]]:
+    """The TOML tables that give ``config`` (:func:`load_config` of them gives it back): each key whose value
+    differs from the built-in default's, its table's keys in the default's order; no table when none
+    differs."""
+    given, default = _tables(config), _tables(load_config())
+    differing = {
+        name: {key: value for key, value in table.items() if default[name].get(key, None) != value}
+        for name, table in given.items()
+    }
+    return {name: table for name, table in differing.items() if table}
+
+
+def _tables(config: Config) -> dict[str, dict[str, Any]]:
+    """Every setting of ``config`` in its TOML table (contract section 7)."""
+    meteor, hidden, platform = config.meteor, config.hidden_metric, config.platform
+    salt = {} if hidden.salt is None else {"salt": hidden.salt}
+    return {
+        "weights": dict(config.weights),
+        "meteor": {
+            "alpha": meteor.alpha,
+            "beta": meteor.beta,
+            "gamma": meteor.gamma,
+            "stages": [*meteor.stages],
+        },
+        "hidden_metric": {**hidden.settings, **salt},
+        "limits": asdict(config.limits),
+        "participants": asdict(config.participants),
+        "competition": asdict(config.competition),
+        "platform": {
+            **asdict(platform),
+            "packages": [*platform.packages],
+            "final_start": "" if platform.final_start is None else platform.final_start,
+        },
+        "audit": asdict(config.audit),
+    }
 
 
 @lru_cache(maxsize=1)

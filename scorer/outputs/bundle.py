@@ -49,6 +49,7 @@ from .code_bundle import (
     Competition,
     Task,
     carried_config,
+    config_text,
     derived_salt,
     ingestion_command,
     said_submissions,
@@ -344,21 +345,29 @@ def make_bundle(
     data_dir: str | os.PathLike[str],
     image: str | None = None,
     *,
-    config: str | os.PathLike[str] | None = None,
+    config: Config | str | os.PathLike[str] | None = None,
     title: str | None = None,
     code: bool = False,
 ) -> MadeBundle:
     """The bundle of the reference directory ``data_dir`` (what ``bundle`` writes): the configuration found
-    as every command finds it (``config`` if given, else ``config.toml`` in ``data_dir``, else the built-in
-    default), the reference data read and checked, only what was validated published. Raises
-    :class:`~scorer.errors.UsageError`, :class:`~scorer.errors.ConfigError` or
-    :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid; nothing is written."""
+    as every command finds it (``config`` if given, a file or a :class:`Config`, else ``config.toml`` in
+    ``data_dir``, else the built-in default), the reference data read and checked, only what was validated
+    published. A :class:`Config` is carried as the TOML of its settings that differ from the built-in
+    default's (:func:`config_text`). Raises :class:`~scorer.errors.UsageError`,
+    :class:`~scorer.errors.ConfigError` or :class:`~scorer.errors.ReferenceDataError` when an input is missing
+    or invalid; nothing is written."""
     data = Path(data_dir)
-    settings, which = config_for(data, None if config is None else Path(config))
-    config_file = Path(config) if config is not None else data / CONFIG_IN_REFERENCE
+    if isinstance(config, Config):
+        settings, which = config, "the given configuration"
+    else:
+        settings, which = config_for(data, None if config is None else Path(config))
+    config_file = Path(config) if isinstance(config, (str, os.PathLike)) else data / CONFIG_IN_REFERENCE
     reference = load_reference(data, settings.limits)
     try:
-        config_bytes = config_file.read_bytes() if config is not None or config_file.is_file() else None
+        if isinstance(config, Config):
+            config_bytes = config_text(config)
+        else:
+            config_bytes = config_file.read_bytes() if config is not None or config_file.is_file() else None
         dialogues_bytes, answers_bytes = ((data / name).read_bytes() for name in (DIALOGUES, ANSWERS))
     except OSError as exc:
         raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scorer.inputs.config import Config, PlatformSettings
+from scorer.inputs.config import Config, PlatformSettings, config_tables
 from scorer.inputs.contract import DIALOGUES
 from scorer.inputs.validation import Dialogue
 
@@ -353,6 +353,14 @@ def carried_config(config_bytes: bytes | None, *, code: bool, salt: str | None) 
     except tomllib.TOMLDecodeError:
         same = False
     return (edited if same else _plain_toml(target)).encode("utf-8")
+
+
+def config_text(config: Config) -> bytes | None:
+    """A configuration given as a :class:`Config` (not a file), as the file ``bundle`` carries for it: its
+    settings that differ from the built-in default's, as plain TOML; None when none differs (the built-in
+    default, as when no file is found)."""
+    tables = config_tables(config)
+    return _plain_toml(tables).encode("utf-8") if tables else None
 
 
 def _plain_toml(tables: Mapping[str, Any]) -> str:
