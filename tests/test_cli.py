@@ -29,6 +29,7 @@ from conftest import (
 
 from scorer import cli
 from scorer.metric.thesaurus import HOW_TO_GET
+from scorer.outputs.report import ERROR_LOG
 from scorer.scoring.result import DETAIL_COLUMNS
 
 INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
@@ -268,7 +269,7 @@ def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "config: the built-in default configuration"
     assert len(err) == 2 and "simulated bug" in err[1] and "Traceback" not in err[1]
-    assert "RuntimeError: simulated bug" in (tmp_path / cli.ERROR_LOG).read_text(encoding="utf-8")
+    assert "RuntimeError: simulated bug" in (tmp_path / ERROR_LOG).read_text(encoding="utf-8")
     assert load(tmp_path)["status"] == "error"
 
 

@@ -227,7 +227,9 @@ def test_the_runner_and_the_scorer_escape_every_code_point_alike():
 # --- every subpackage's docstring names its modules ------------------------------------------------------
 
 
-@pytest.mark.parametrize("package", ["inputs", "metric", "metric/engine", "outputs", "runner", "scoring"])
+@pytest.mark.parametrize(
+    "package", ["cli", "inputs", "metric", "metric/engine", "outputs", "runner", "scoring"]
+)
 def test_a_subpackages_docstring_names_each_of_its_modules(package):
     folder = PACKAGE / package
     doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""

@@ -23,7 +23,7 @@ from conftest import (
     write_jsonl,
 )
 
-from scorer import cli
+from scorer.cli import exits
 
 SCORE = ("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic")
 
@@ -157,11 +157,11 @@ def test_a_full_disk_names_the_path_and_keeps_the_previous_outputs(tmp_path):
 
 def test_a_fault_without_a_path_names_the_output_directory(tmp_path):
     fault = OSError(errno.EMFILE, "Too many open files")
-    assert cli._environment_fault(fault, cli.RunState(output=tmp_path)) == (
+    assert exits.environment_fault(fault, exits.RunState(output=tmp_path)) == (
         f"{tmp_path}: Too many open files (raise the limit, ulimit -n, or give fewer --jobs)"
     )
     full = OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "scores.json"))
-    assert cli._environment_fault(full, cli.RunState()) == (
+    assert exits.environment_fault(full, exits.RunState()) == (
         f"{tmp_path / 'scores.json'}: No space left on device (free some space, or give another --output)"
     )
 

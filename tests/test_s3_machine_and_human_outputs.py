@@ -14,7 +14,7 @@ import unicodedata
 import pytest
 from conftest import EXAMPLES, PUBLIC, process, run_cli
 
-from scorer import cli
+from scorer.cli import commands
 from scorer.progress import ProgressDisplay, render
 from scorer.safe_text import LINE_LIMIT, json_text, shown, shown_name
 from scorer.scoring.audit import Audit, Flag, flagged_lines
@@ -215,7 +215,7 @@ def test_a_leaderboard_name_with_a_newline_forges_no_line(tmp_path, monkeypatch,
     ppl = json.loads(ppl_file.read_text(encoding="utf-8"))
     ppl_file.write_text(json.dumps({k: [1.0] * len(v) for k, v in ppl.items()}), encoding="utf-8")
     # the progress line drawn as on a terminal, from the start
-    monkeypatch.setattr(cli, "_display", lambda args: ProgressDisplay(enabled=True, delay=0.0))
+    monkeypatch.setattr(commands, "progress_display", lambda quiet: ProgressDisplay(enabled=True, delay=0.0))
     out = tmp_path / "out"
     assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", uploads, "--output", out,
                    "--resamples", "100") == 0  # fmt: skip

@@ -1,0 +1,76 @@
+"""The command line (contract section 6): ``scorer`` and ``python -m scorer``.
+
+Exit codes: 0 scored / valid, 1 submission invalid, 2 usage, configuration, thesaurus or reference-data
+error, 3 unexpected internal error (one line on stderr, the traceback in ``scorer-error.log`` in the output
+directory); 130 and 143 a stop (SIGINT, SIGTERM), which :mod:`scorer.stop` owns.
+
+Not a shell over :mod:`scorer.api` alone: besides the API, a command writes its outputs
+(:mod:`scorer.outputs`), and the command line checks the dependencies, finds and says the configuration,
+decides the audience and hands ``run`` whole to the runner. Its modules, each importing only those before
+it: ``parser`` (the arguments and each command's help), ``terminal`` (what is printed), ``exits`` (a command
+run to its exit code: each failure's code, stderr line and verdict), ``commands`` (each command's handler);
+this module holds the entry points, :func:`main` and :func:`run`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from scorer.errors import EXIT_USAGE
+from scorer.runner.main import main as runner_main
+from scorer.stop import STOP, Terminated
+from scorer.streams import forgiving_streams, reopen_closed
+
+from .commands import HANDLERS, Explanation, run_configuration
+from .exits import RunState, run_command
+from .parser import ARGUMENTS, build_parser
+from .terminal import dependencies_missing, emit, emit_json
+
+__all__ = [
+    "ARGUMENTS",
+    "HANDLERS",
+    "Explanation",
+    "RunState",
+    "build_parser",
+    "emit",
+    "emit_json",
+    "main",
+    "run",
+]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``) and return its exit code. The standard
+    streams are :class:`~scorer.streams.Forgiving` meanwhile: whatever becomes of them, the code is the
+    outputs'."""
+    with forgiving_streams():
+        if dependencies_missing(sys.argv[1:] if argv is None else argv):
+            return EXIT_USAGE
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given[:1] == ["run"]:  # the standard-library runner, whole (contract section 10)
+        return runner_main(given[1:], prog="scorer run", configure=run_configuration)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    handler = HANDLERS[args.command]
+    with STOP.taken():  # the first SIGINT or SIGTERM stops the run; the handlers before are put back after
+        try:
+            STOP.act_on_held()  # one received before: stop as the first of them would have
+            return run_command(handler, args)
+        except (KeyboardInterrupt, Terminated) as stop:
+            return STOP.stopped(stop)
+
+
+def run() -> None:
+    """The command line's process: closed standard descriptors given ``/dev/null`` first, then :func:`main`,
+    whose code is the process's."""
+    reopen_closed()
+    STOP.hold()  # until main's run takes the signals (it stops on the first)
+    STOP.exit(main())
