@@ -117,6 +117,67 @@ def toy_team(folder: Path, source: str = TOY_TEAM) -> Path:
     return folder
 
 
+#: A team of a code competition's scoring step (contract section 10) whose ``get_ppl`` runs an attack once, at
+#: its first call: ``<attack>`` is the body of ``_attack(target)``, which has ``out`` (OUTPUT, from
+#: ``ATTACK_OUTPUT``) and ``ref`` (the reference data, from ``ATTACK_REF``) at hand.
+ATTACK_TEAM = """
+import os
+
+def setup_model_and_tokenizer():
+    return {}, None
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    return "Ответ: " + " ".join(p["content"] for p in cur_query_list if p["type"] == "text")
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    _attack(cur_query_tuple[1])
+    return 2.0 + len(cur_query_tuple[1]) % 13
+
+_done = []
+
+def _attack(target):
+    if _done:
+        return
+    _done.append(1)
+    out, ref = os.environ.get("ATTACK_OUTPUT"), os.environ.get("ATTACK_REF")
+<attack>
+"""
+
+
+def attack_team(folder: Path, attack: str = "pass") -> Path:
+    """An upload in ``folder`` whose ``team_code/generate.py`` is :data:`ATTACK_TEAM` with ``attack``."""
+    import textwrap
+
+    source = ATTACK_TEAM.replace("<attack>", textwrap.indent(textwrap.dedent(attack), "    "))
+    return toy_team(folder, source)
+
+
+def code_step_input(tmp_path: Path, attack: str = "pass", config: str = "", code: bool = True) -> Path:
+    """INPUT of a code competition's scoring step: ``ref/`` the example's reference data with the code
+    competition's config (``network = "allowed"``: the machine running the tests may have a network, whose
+    check has tests of its own; ``config`` appended; none when ``code`` is false), ``res/`` the prediction
+    step's output (``--phase generate --keep-code`` of :func:`attack_team` on the dialogues and their media,
+    no answer)."""
+    import shutil
+
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    if code:
+        (root / "ref" / "config.toml").write_text(
+            '[competition]\nsubmissions = "code"\nnetwork = "allowed"\n' + config, encoding="utf-8"
+        )
+    public = tmp_path / "input_data"
+    shutil.copytree(PUBLIC, public, ignore=shutil.ignore_patterns("answers.jsonl", "*.csv"))
+    done = subprocess.run(
+        [sys.executable, "-m", "scorer.runner", "--data", str(public), "--code",
+         str(attack_team(tmp_path / "team", attack)), "--output", str(root / "res"), "--phase", "generate",
+         "--keep-code", "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return root
+
+
 def scorer_run(*args: object, data: Path = PUBLIC) -> subprocess.CompletedProcess:
     """``python -m scorer run --data DATA ...`` as a process."""
     return subprocess.run(

@@ -18,34 +18,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT
+from conftest import PUBLIC, ROOT, code_step_input
 
 from scorer.runner.network import network_refusal
 
 pytestmark = pytest.mark.slow
-
-TEAM = """
-import os
-
-def setup_model_and_tokenizer():
-    return {}, None
-
-def generate_text(model, tokenizer, cur_query_list, history_list):
-    return "Ответ: " + " ".join(p["content"] for p in cur_query_list if p["type"] == "text")
-
-def get_ppl(model, tokenizer, cur_query_tuple, history_list):
-    _attack(cur_query_tuple[1])
-    return 2.0 + len(cur_query_tuple[1]) % 13
-
-_done = []
-
-def _attack(target):
-    if _done:
-        return
-    _done.append(1)
-    out, ref = os.environ.get("ATTACK_OUTPUT"), os.environ.get("ATTACK_REF")
-<attack>
-"""
 
 #: Every reference variant of the example: none may reach what a participant sees.
 VARIANTS = [
@@ -56,33 +33,6 @@ VARIANTS = [
     for variant in turn
     if len(variant) > 25
 ]
-
-
-def team(folder: Path, attack: str = "pass") -> Path:
-    source = TEAM.replace("<attack>", textwrap.indent(textwrap.dedent(attack), "    "))
-    (folder / "team_code").mkdir(parents=True)
-    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
-    (folder / "team_code" / "generate.py").write_text(source, encoding="utf-8")
-    return folder
-
-
-def step_input(tmp_path: Path, attack: str = "pass", config: str = "") -> Path:
-    """INPUT of the scoring step: ref/ with a code competition's config, res/ the prediction step's output."""
-    root = tmp_path / "input"
-    shutil.copytree(PUBLIC, root / "ref")
-    (root / "ref" / "config.toml").write_text(
-        '[competition]\nsubmissions = "code"\nnetwork = "allowed"\n' + config, encoding="utf-8"
-    )
-    public = tmp_path / "input_data"  # the prediction step's data: the dialogues and their media, no answer
-    shutil.copytree(PUBLIC, public, ignore=shutil.ignore_patterns("answers.jsonl", "*.csv"))
-    done = subprocess.run(
-        [sys.executable, "-m", "scorer.runner", "--data", str(public), "--code",
-         str(team(tmp_path / "team", attack)), "--output", str(root / "res"), "--phase", "generate",
-         "--keep-code", "--quiet"],
-        capture_output=True, text=True, timeout=120, cwd=ROOT,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return root
 
 
 def codalab(
@@ -131,7 +81,7 @@ def test_a_page_of_answers_and_a_sigterm_to_the_scorer_leave_an_empty_output(tmp
     os.kill(os.getppid(), signal.SIGTERM)
     time.sleep(2)
     """
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     assert "error: the scoring step stopped (it received SIGTERM)" in done.stderr
@@ -147,7 +97,7 @@ def test_a_page_of_answers_left_by_an_honest_run_is_replaced_by_the_scored_page(
     with open(os.path.join(out, "leak.txt"), "w", encoding="utf-8") as fh:
         fh.write(answers)
     """
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     assert done.returncode == 0, done.stderr
@@ -165,7 +115,7 @@ def test_an_output_folder_replaced_by_one_of_forged_scores_is_a_surprise(tmp_pat
     with open(os.path.join(out, "scores.json"), "w") as fh:
         fh.write('{"status": "ok", "integral": 0.999}')
     """
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     assert done.returncode == 1, done.stderr
@@ -177,7 +127,7 @@ def test_an_output_folder_replaced_by_one_of_forged_scores_is_a_surprise(tmp_pat
 
 
 def test_an_output_folder_renamed_away_and_left_missing_is_a_surprise(tmp_path):
-    root = step_input(tmp_path, 'os.rename(out, out + ".away")')
+    root = code_step_input(tmp_path, 'os.rename(out, out + ".away")')
     out = tmp_path / "out"
     done = codalab(root, out)
     assert done.returncode == 1, done.stderr
@@ -190,7 +140,7 @@ def test_an_output_folder_renamed_away_and_left_missing_is_a_surprise(tmp_path):
 
 @pytest.mark.parametrize("kind", ["fifo", "zero", "socket"])
 def test_an_upload_holding_a_special_file_is_its_fault_and_never_opened(tmp_path, kind):
-    root = step_input(tmp_path)
+    root = code_step_input(tmp_path)
     place = root / "res" / "team_code" / "weights.bin"
     if kind == "fifo":
         os.mkfifo(place)
@@ -214,7 +164,7 @@ def test_a_fault_in_the_scoring_step_is_one_fixed_line_with_no_kind_or_place(tmp
     attack = """
     raise ValueError(target)
     """
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     assert done.returncode == 1, done.stderr
@@ -231,7 +181,7 @@ def test_a_fault_in_the_scoring_step_is_one_fixed_line_with_no_kind_or_place(tmp
 
 
 def test_a_slow_get_ppl_is_ended_by_the_step_timeout_with_the_fixed_line(tmp_path):
-    root = step_input(tmp_path, "import time\ntime.sleep(600)")
+    root = code_step_input(tmp_path, "import time\ntime.sleep(600)")
     out = tmp_path / "out"
     done = codalab(root, out, "--step-timeout", "8", "--turn-timeout", "300", timeout=120)
     assert done.returncode == 1, done.stderr
@@ -250,7 +200,7 @@ def _decimals(value: float) -> int:
 @pytest.mark.parametrize("decimals", [4, 2])
 def test_every_posted_figure_is_rounded_to_posted_decimals(tmp_path, decimals):
     config = f"posted_decimals = {decimals}\n" if decimals != 4 else ""
-    root = step_input(tmp_path, config=config)
+    root = code_step_input(tmp_path, config=config)
     text = (root / "ref" / "config.toml").read_text(encoding="utf-8")
     (root / "ref" / "config.toml").write_text(text, encoding="utf-8")
     out = tmp_path / "out"
@@ -269,7 +219,7 @@ def test_every_posted_figure_is_rounded_to_posted_decimals(tmp_path, decimals):
 
 
 def test_turn_details_in_a_code_competition_is_a_configuration_error(tmp_path):
-    root = step_input(tmp_path, config="[participants]\nturn_details = true\n")
+    root = code_step_input(tmp_path, config="[participants]\nturn_details = true\n")
     out = tmp_path / "out"
     done = codalab(root, out)
     assert done.returncode == 2, done.stderr
@@ -286,7 +236,7 @@ def _interfaces_up_here() -> list[str]:
 def test_the_step_refuses_a_network_and_runs_in_a_namespace_without_one(tmp_path):
     if network_refusal() is None or shutil.which("unshare") is None:
         pytest.fail("this test needs an interface up here and unshare(1) to make a namespace without one")
-    root = step_input(tmp_path)
+    root = code_step_input(tmp_path)
     config = root / "ref" / "config.toml"
     config.write_text(config.read_text(encoding="utf-8").replace("allowed", "refused"), encoding="utf-8")
     out = tmp_path / "out"
@@ -301,7 +251,7 @@ def test_the_step_refuses_a_network_and_runs_in_a_namespace_without_one(tmp_path
 
 
 def test_the_prediction_steps_network_fault_is_repeated_as_exit_2(tmp_path):
-    root = step_input(tmp_path)
+    root = code_step_input(tmp_path)
     config = root / "ref" / "config.toml"
     config.write_text(config.read_text(encoding="utf-8").replace("allowed", "refused"), encoding="utf-8")
     shutil.rmtree(root / "res" / "team_code")
@@ -322,7 +272,7 @@ def _environment_copy(tmp_path: Path) -> Path:
     package, and the distributions' metadata: a folder for ``PYTHONPATH`` under ``python -S``."""
     site = Path(sysconfig.get_paths()["purelib"]).resolve()
     probe = tmp_path / "probe"
-    root = step_input(probe)
+    root = code_step_input(probe)
     listing = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(f"""
             import sys
@@ -380,10 +330,10 @@ def test_a_get_ppl_rewriting_every_installed_file_changes_no_output_byte(tmp_pat
     copy = _environment_copy(tmp_path)
     python = [sys.executable, "-S"]
     env = {"PYTHONPATH": str(copy), "ATTACK_SITE": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-    clean_root = step_input(tmp_path / "clean")
+    clean_root = code_step_input(tmp_path / "clean")
     clean = codalab(clean_root, tmp_path / "clean" / "out", python=python, env=env, cwd=tmp_path)
     assert clean.returncode == 0, clean.stderr
-    attacked_root = step_input(tmp_path / "attacked", REWRITE_EVERYTHING)
+    attacked_root = code_step_input(tmp_path / "attacked", REWRITE_EVERYTHING)
     attacked = codalab(attacked_root, tmp_path / "attacked" / "out", python=python, env=env, cwd=tmp_path)
     assert attacked.returncode == 0, attacked.stderr
     # the attack ran: the copy's fonts now hold the targets' bytes

@@ -10,39 +10,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT
+from conftest import PUBLIC, ROOT, attack_team, code_step_input
 
 from scorer import code_step
 
 pytestmark = pytest.mark.slow
-
-HONEST = """
-import os
-
-def setup_model_and_tokenizer():
-    return {}, None
-
-def generate_text(model, tokenizer, cur_query_list, history_list):
-    return "Ответ: " + " ".join(p["content"] for p in cur_query_list if p["type"] == "text")
-
-def get_ppl(model, tokenizer, cur_query_tuple, history_list):
-    _attack(cur_query_tuple[1])
-    return 2.0 + len(cur_query_tuple[1]) % 13
-
-_done = []
-
-def _attack(target):
-    if _done:
-        return
-    _done.append(1)
-    out, ref = os.environ.get("ATTACK_OUTPUT"), os.environ.get("ATTACK_REF")
-<attack>
-"""
 
 FIRST_VARIANTS = [
     json.loads(line)["references"]
@@ -50,14 +26,6 @@ FIRST_VARIANTS = [
     if line.strip()
 ]
 SECRETS = [turn[0] for dialogue in FIRST_VARIANTS for turn in dialogue if len(turn[0]) > 25]
-
-
-def team(folder: Path, attack: str = "    pass") -> Path:
-    source = HONEST.replace("<attack>", textwrap.indent(textwrap.dedent(attack), "    "))
-    (folder / "team_code").mkdir(parents=True)
-    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
-    (folder / "team_code" / "generate.py").write_text(source, encoding="utf-8")
-    return folder
 
 
 def waits_for(path: Path) -> str:
@@ -69,22 +37,6 @@ def waits_for(path: Path) -> str:
             break
         time.sleep(0.01)
     """
-
-
-def step_input(tmp_path: Path, attack: str = "    pass", code: bool = True) -> Path:
-    """INPUT of the scoring step: ref/ with the code competition's config, res/ the prediction's output."""
-    root = tmp_path / "input"
-    shutil.copytree(PUBLIC, root / "ref")
-    if code:
-        (root / "ref" / "config.toml").write_text(
-            '[competition]\nsubmissions = "code"\nnetwork = "allowed"\n', encoding="utf-8"
-        )  # this machine has a network: the check is test_s10_answers_never_leave.py's
-    done = runner_run(
-        "--data", PUBLIC, "--code", team(tmp_path / "team", attack), "--output", root / "res",
-        "--phase", "generate", "--keep-code", "--trusted-code",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return root
 
 
 def runner_run(*args: object, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -105,7 +57,7 @@ def codalab(
 
 
 def honest_integral(tmp_path: Path) -> float:
-    root = step_input(tmp_path / "honest")
+    root = code_step_input(tmp_path / "honest")
     done = codalab(root, tmp_path / "honest" / "out")
     assert done.returncode == 0, done.stderr
     return json.loads((tmp_path / "honest" / "out" / "scores.json").read_text(encoding="utf-8"))["integral"]
@@ -133,7 +85,7 @@ def test_a_ppl_output_the_generate_phase_writes_is_removed_and_never_scored(tmp_
     out = tmp_path / "predicted"
     attack = """
     """
-    source_dir = team(tmp_path / "team", attack)
+    source_dir = attack_team(tmp_path / "team", attack)
     source = (source_dir / "team_code" / "generate.py").read_text(encoding="utf-8")
     forged = source.replace(
         "def generate_text(model, tokenizer, cur_query_list, history_list):\n",
@@ -195,7 +147,7 @@ def test_a_code_competition_never_scores_an_upload_of_files(tmp_path, what):
     if what == "no_code":
         (res / "ppl_output.json").unlink()
     else:
-        team(res)
+        attack_team(res)
     done = codalab(root, tmp_path / "out")
     assert done.returncode == 1
     expected = "not scored" if what == "ppl_output" else "holds no team_code/"
@@ -204,7 +156,7 @@ def test_a_code_competition_never_scores_an_upload_of_files(tmp_path, what):
 
 
 def test_a_files_competition_never_runs_code_whatever_res_holds(tmp_path):
-    root = step_input(tmp_path, attack="open(os.environ['ATTACK_MARK'], 'w').write('ran')", code=False)
+    root = code_step_input(tmp_path, attack="open(os.environ['ATTACK_MARK'], 'w').write('ran')", code=False)
     mark = tmp_path / "ran"
     done = codalab(root, tmp_path / "out", {"ATTACK_MARK": str(mark)})
     assert done.returncode == 1 and "ppl_output.json" in done.stderr
@@ -243,7 +195,7 @@ def test_a_fault_written_on_the_reply_pipe_shows_no_reference_text(tmp_path):
     line = __import__("json").dumps({"fault": "exception", "function": target, "trace": target})
     os.write(int(sys.argv[4]), (line + "\\n").encode())
     """
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     assert done.returncode == 1, done.stderr
@@ -260,7 +212,7 @@ def test_a_reply_that_is_not_json_is_a_protocol_fault_not_an_internal_error(tmp_
     import sys
     os.write(int(sys.argv[4]), ("not json " + target + "\\n").encode("utf-8") + b"\\xff\\n")
     """
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     assert done.returncode == 1, done.stderr
@@ -279,7 +231,7 @@ def test_forged_scores_and_sigterm_to_the_scorer_leave_no_scores(tmp_path):
     import time
     time.sleep(2)
     """
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     assert_no_scores(out, done)
@@ -307,7 +259,7 @@ def test_a_forged_file_and_a_daemon_leave_an_honest_score(tmp_path):
             time.sleep(60)
         os._exit(0)
     """ + waits_for(pids)
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     assert done.returncode == 0, done.stderr
@@ -335,7 +287,7 @@ def test_a_lowered_file_limit_never_lets_a_daemon_survive(tmp_path, hard):
         time.sleep(60)
         os._exit(0)
     """ + waits_for(pids)
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     done = codalab(root, out)
     time.sleep(0.3)
@@ -363,7 +315,7 @@ def test_a_scorer_stopped_by_its_code_ends_by_the_platforms_limit_with_no_scores
         fh.write('{"status": "ok", "integral": 0.999}')
     os.kill(os.getppid(), signal.SIGSTOP)
     """
-    root = step_input(tmp_path, attack)
+    root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
     process = subprocess.Popen(
         [sys.executable, "-m", "scorer", "codalab", str(root), str(out), "--no-synonyms"],
