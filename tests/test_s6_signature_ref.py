@@ -76,11 +76,8 @@ def with_config(tmp_path, text):
 def test_a_salt_keys_the_answers_digest_everywhere(tmp_path):
     root = with_config(tmp_path, f'[hidden_metric]\nsalt = "{SALT}"\n')
     expected = f"ref:{sha(root / 'ref' / 'dialogues.jsonl')}+{keyed(root / 'ref' / 'answers.jsonl')}"
-    assert (
-        expected
-        == "ref:b997214227d1+"
-        + hmac.new(SALT.encode(), (PUBLIC / "answers.jsonl").read_bytes(), hashlib.sha256).hexdigest()[:12]
-    )
+    # by hand: `openssl dgst -sha256 -hmac "$SALT" reference_data/public/answers.jsonl` begins b9af177135e1
+    assert expected == "ref:b997214227d1+b9af177135e1"
     assert run_cli("codalab", root, tmp_path / "out", "--quiet", "--jobs", "1", "--no-synonyms") == 0
     posted = json.loads((tmp_path / "out" / "scores.json").read_text("utf-8"))["signature"]
     organizer = api.score_submission(root / "ref", root / "res", synonyms=False).signature
