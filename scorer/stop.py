@@ -7,14 +7,14 @@ alone, keeps its own); its states are written in docs/architecture.md ("The stop
 * **idle**: the handlers are not the scorer's (the library in someone else's process);
 * **holding** (:meth:`Stop.hold`): the command line's process, from the package's first line until its run
   takes the signals: one received is recorded, not acted on;
-* **running** (:meth:`Stop.taken`): the first SIGINT or SIGTERM raises its stop (KeyboardInterrupt,
-  :class:`Terminated`), a held one at once;
-* **deferred** (:meth:`Stop.deferred`): while the output folder renames its outputs into place, a signal is
-  recorded and delivered again once the commit marker is in place;
+* **running** (:meth:`Stop.taken`): the first SIGINT or SIGTERM raises its stop (:class:`Interrupted`, a
+  KeyboardInterrupt, or :class:`Terminated`), a held one at once;
+* **deferred** (:meth:`Stop.deferred`): while the output folder renames its outputs into place, or the
+  charts' library is imported, a signal is recorded and delivered again once that is over;
 * **stopped**: the stop was raised; any signal that follows is ignored, and an error that follows it ends
   the run as the stop (:meth:`Stop.within`, :meth:`Stop.raise_received`);
 * **exiting** (:meth:`Stop.exit`): the run's code is known; both signals are ignored by the kernel itself
-  while the process ends (a stopped run's without the interpreter's finalization).
+  while the process ends, through the interpreter's normal exit.
 
 Beside it: the signals held while the worker pool forks (:func:`blocked`, :func:`as_worker`), and the
 scoring step's rule that every catchable signal is a surprise (:class:`Surprises`).
@@ -22,8 +22,6 @@ scoring step's rule that every catchable signal is a surprise (:class:`Surprises
 
 from __future__ import annotations
 
-import atexit
-import os
 import signal
 import sys
 import threading
@@ -50,13 +48,21 @@ class Terminated(BaseException):
     """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT's stop: a KeyboardInterrupt of a class of its own. ``python -m`` ends its process by SIGINT
+    itself, after the interpreter's exit, once a KeyboardInterrupt of the built-in class itself has left code
+    that ``exec`` or ``eval`` ran from a source string, even when it was caught after (CPython keeps a flag
+    for it; the methods dataclasses and namedtuple make are run so): a stop landing there would end the run
+    killed by SIGINT instead of with 130. CPython compares the class itself, so a subclass never sets it."""
+
+
 def in_main_thread() -> bool:
     """Signal handlers and masks belong to the main thread only."""
     return threading.current_thread() is threading.main_thread()
 
 
 def _stop_of(signum: int) -> BaseException:
-    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
+    return Interrupted() if signum == signal.SIGINT else Terminated()
 
 
 class Stop:
@@ -157,10 +163,12 @@ class Stop:
 
     @contextmanager
     def deferred(self) -> Iterator[None]:
-        """SIGINT and SIGTERM held back while the outputs are renamed into place, then delivered again to the
-        handlers they had. The mask holds back a signal the kernel has not yet delivered; the recording
-        handler one it delivered just before, whose Python handler would otherwise run between two renames.
-        In a thread other than the main one, nothing (signals are the main thread's)."""
+        """SIGINT and SIGTERM held back meanwhile, then delivered again to the handlers they had: while the
+        outputs are renamed into place, and while the charts' library is imported (its compiled module cut
+        short in its initialisation would end the process in a fatal error; see ``_pyplot`` of
+        :mod:`scorer.outputs.html_report`). The mask holds back a signal the kernel has not yet delivered;
+        the recording handler one it delivered just before, whose Python handler would otherwise run between
+        two renames. In a thread other than the main one, nothing (signals are the main thread's)."""
         if not in_main_thread():
             yield
             return
@@ -183,22 +191,12 @@ class Stop:
                 signal.raise_signal(signum)
 
     def exit(self, code: int) -> None:
-        """End the command line's process with ``code``: SIGINT and SIGTERM ignored by the kernel itself (the
-        interpreter's exit puts back its own handlers, so a signal now changes nothing). After a stop, the
-        exit handlers run, the streams are flushed, and the process ends here: a run stopped half-way may
-        leave objects of compiled libraries mid-call, and the interpreter's own finalization of them has
-        ended a stopped run in a fatal error (-6) instead of its code."""
+        """End the command line's process with ``code``, through the interpreter's normal exit (its exit
+        handlers, its finalization), a stopped run's too: SIGINT and SIGTERM ignored by the kernel itself
+        meanwhile (the interpreter's exit puts back its own handlers, so a signal now changes nothing)."""
         for sig in SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         self.state = EXITING
-        if code in (EXIT_SIGINT, EXIT_SIGTERM):
-            atexit._run_exitfuncs()
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):
-                    pass
-            os._exit(code)
         sys.exit(code)
 
 

@@ -28,6 +28,7 @@ from scorer.errors import IssuesError
 from scorer.inputs.contract import SHORT_TYPES
 from scorer.metric.stages import REGISTRY, stages_line
 from scorer.safe_text import shown
+from scorer.stop import STOP
 
 if TYPE_CHECKING:
     from scorer.scoring.aggregate import Summary
@@ -69,6 +70,13 @@ def _stage_css() -> str:
 
 def _pyplot() -> Any:
     _private_matplotlib_dirs()
+    if "matplotlib.ft2font" not in sys.modules:
+        # SIGINT and SIGTERM held back while matplotlib is first imported, and delivered once it is: the
+        # initialisation of its compiled ft2font, cut short by a stop (an exception raised in the Python
+        # code it calls), leaves Python objects in a C++ table of its own, which the C library's exit then
+        # frees after the interpreter has ended: a fatal error (-6) instead of 130 or 143
+        with STOP.deferred():
+            import matplotlib.ft2font  # noqa: F401 - imports matplotlib with it
     import matplotlib
 
     matplotlib.use("Agg")
