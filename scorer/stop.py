@@ -99,15 +99,30 @@ class Stop:
         the handlers before are put back after."""
         previous: dict[int, Any] = {}
         self.signum = None
+        unraisable = sys.unraisablehook
         try:
             if in_main_thread():
                 previous = {sig: signal.signal(sig, self._stop) for sig in SIGNALS}
+                sys.unraisablehook = self._unraisable(unraisable)
             self.state = RUNNING
             yield
         finally:
             for sig, before in previous.items():
                 signal.signal(sig, before)
+            sys.unraisablehook = unraisable
             self.state = HOLDING if self._record in previous.values() else IDLE
+
+    def _unraisable(self, before: Any) -> Any:
+        """A stop raised where Python can only report it and go on (a weakref callback, a compiled function
+        that cannot raise) is not printed: it stays recorded in :attr:`signum`, and the run stops at its
+        next check (:meth:`raise_received`: before any output is published, and when the command ends)."""
+
+        def hook(unraisable: Any) -> None:
+            if isinstance(unraisable.exc_value, (Interrupted, Terminated)) and self.signum is not None:
+                return
+            before(unraisable)
+
+        return hook
 
     def act_on_held(self) -> None:
         """Stop now, as the first signal held before the run would have (none: nothing)."""

@@ -100,3 +100,44 @@ def test_an_error_that_follows_a_stop_ends_the_run_as_the_stop(monkeypatch):
         STOP.raise_received()  # a library turned the stop into its own ValueError: still 143
     monkeypatch.setattr(STOP, "signum", None)
     STOP.raise_received()  # no stop: the error is the run's
+
+
+def _swallowed_stop() -> None:
+    """The stop's handler run where Python can only report what it raises and go on: a weakref callback."""
+    import weakref
+
+    from scorer.stop import STOP
+
+    class Thing:
+        pass
+
+    thing = Thing()
+    ref = weakref.ref(thing, lambda _: STOP._stop(signal.SIGTERM, None))
+    del thing  # the callback runs and raises; Python reports it and goes on
+    assert ref() is None
+
+
+def test_a_stop_python_could_only_report_is_not_printed_and_ends_the_run_at_its_end(monkeypatch):
+    from scorer.stop import STOP, Terminated
+
+    reported: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)  # what Python would print
+    went_on = []
+    with pytest.raises(Terminated), STOP.taken():
+        _swallowed_stop()
+        went_on.append(True)  # the run went on past it ...
+        STOP.raise_received()  # ... to the command's end, which stops it (run_command)
+    assert went_on == [True] and reported == []
+    assert sys.unraisablehook == reported.append  # the hook before is back
+
+
+def test_a_run_that_went_on_past_a_stop_publishes_nothing(tmp_path):
+    from scorer.outputs.output_dir import publish
+    from scorer.stop import STOP, Terminated
+
+    (tmp_path / "scores.json").write_text("previous", encoding="utf-8")
+    with pytest.raises(Terminated), STOP.taken():
+        _swallowed_stop()
+        publish(tmp_path, {"scores.json": b"new", "scores.txt": b"new"}, ["scores.txt"], "scores.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.json"]
+    assert (tmp_path / "scores.json").read_text(encoding="utf-8") == "previous"

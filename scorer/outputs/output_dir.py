@@ -172,6 +172,7 @@ def publish(output: Path, files: Mapping[str, bytes], outputs: Iterable[str], ma
     """
     if marker not in files:
         raise ValueError(f"the commit marker {marker} must be among the files written")
+    STOP.raise_received()  # a stop the run went on past (Python reported it and carried on): nothing written
     remove_leftovers(output, list(files) + list(outputs))
     temporaries: dict[str, str] = {}
     try:
