@@ -156,8 +156,9 @@ def code_step_input(tmp_path: Path, attack: str = "pass", config: str = "", code
     """INPUT of a code competition's scoring step: ``ref/`` the example's reference data with the code
     competition's config (``network = "allowed"``: the machine running the tests may have a network, whose
     check has tests of its own; ``config`` appended; none when ``code`` is false), ``res/`` the prediction
-    step's output (``--phase generate --keep-code`` of :func:`attack_team` on the dialogues and their media,
-    no answer)."""
+    step's output: ``submission.jsonl`` of ``--phase generate --keep-code`` on the dialogues and their media
+    (no answer), and :func:`attack_team`'s ``team_code/``. Every attack acts in ``get_ppl`` alone, so the
+    answers are the same for all: the prediction step runs once a session (:func:`_predicted_answers`)."""
     import shutil
 
     root = tmp_path / "input"
@@ -166,16 +167,36 @@ def code_step_input(tmp_path: Path, attack: str = "pass", config: str = "", code
         (root / "ref" / "config.toml").write_text(
             '[competition]\nsubmissions = "code"\nnetwork = "allowed"\n' + config, encoding="utf-8"
         )
-    public = tmp_path / "input_data"
-    shutil.copytree(PUBLIC, public, ignore=shutil.ignore_patterns("answers.jsonl", "*.csv"))
-    done = subprocess.run(
-        [sys.executable, "-m", "scorer.runner", "--data", str(public), "--code",
-         str(attack_team(tmp_path / "team", attack)), "--output", str(root / "res"), "--phase", "generate",
-         "--keep-code", "--quiet"],
-        capture_output=True, text=True, timeout=120, cwd=ROOT,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    (root / "res").mkdir()
+    shutil.copyfile(_predicted_answers(), root / "res" / "submission.jsonl")
+    attack_team(root / "res", attack)
     return root
+
+
+_PREDICTED: list[Path] = []
+
+
+def _predicted_answers() -> Path:
+    """``submission.jsonl`` of the prediction step of :data:`ATTACK_TEAM` (any attack), made once a run."""
+    if not _PREDICTED:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="scorer-prediction-"))
+        atexit.register(shutil.rmtree, folder, True)
+        public = folder / "input_data"
+        shutil.copytree(PUBLIC, public, ignore=shutil.ignore_patterns("answers.jsonl", "*.csv"))
+        done = subprocess.run(
+            [sys.executable, "-m", "scorer.runner", "--data", str(public), "--code",
+             str(attack_team(folder / "team")), "--output", str(folder / "res"), "--phase", "generate",
+             "--keep-code", "--quiet"],
+            capture_output=True, text=True, timeout=120, cwd=ROOT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in (folder / "res").iterdir()) == ["submission.jsonl", "team_code"]
+        _PREDICTED.append(folder / "res" / "submission.jsonl")
+    return _PREDICTED[0]
 
 
 def scorer_run(*args: object, data: Path = PUBLIC) -> subprocess.CompletedProcess:
