@@ -57,7 +57,6 @@ from scorer.inputs.jsonio import shorten
 from scorer.inputs.reference import ReferenceData
 from scorer.inputs.run_fault import fault_record as _fault_record
 from scorer.inputs.run_fault import fault_text as _fault_text
-from scorer.inputs.run_fault import read_run_fault
 from scorer.inputs.validation import check_submission, read_reference_dialogues
 from scorer.outputs.output_dir import publish
 from scorer.outputs.report import SCORES_JSON, failure_files, score_files
@@ -143,10 +142,19 @@ def find_upload(res: Path, dialog_turns: Mapping[str, int]) -> Upload:
     """The upload in ``res`` (or its one top-level folder) of a competition whose config says ``submissions
     = "code"``; SubmissionInvalid (exit 1) saying why when it cannot be scored: the prediction step's
     ``run_fault.json`` repeated, a ``ppl_output.json`` (this competition computes perplexities itself), no
-    ``team_code/``."""
+    ``team_code/``; NetworkRefused (exit 2) when that ``run_fault.json`` says the prediction step refused a
+    network (contract section 10: repeated as exit 2 before ``team_code/`` is looked for)."""
     candidates = _candidates(res)
     for folder in candidates:
-        fault = read_run_fault(folder / RUN_FAULT, dialog_turns)
+        record = _fault_record(folder / RUN_FAULT)
+        fault = _fault_text(record, dialog_turns)
+        if fault is not None and isinstance(record, dict) and record["kind"] == "network":
+            raise NetworkRefused(
+                "the prediction step refused to run the team's code: a network interface other than "
+                "loopback was up in its container (Codabench: set "
+                "COMPETITION_CONTAINER_NETWORK_DISABLED=True on the worker, or allow it: "
+                '[competition] network = "allowed")'
+            )
         if fault is not None:
             raise SubmissionInvalid(
                 [
@@ -192,15 +200,6 @@ def _candidates(res: Path) -> list[Path]:
     return [res] + (folders if len(folders) == 1 and not (res / SUBMISSION).exists() else [])
 
 
-def _fault_kind(path: Path, dialog_turns: Mapping[str, int]) -> str | None:
-    """The kind of the fault ``run_fault.json`` records, when it is one the runner writes."""
-    record = _fault_record(path)
-    if not isinstance(record, dict) or _fault_text(record, dialog_turns) is None:
-        return None
-    kind = record["kind"]
-    return kind if isinstance(kind, str) else None
-
-
 @dataclass(frozen=True)
 class StepSettings:
     """The step's inputs: the reference data folder, where the outputs go, the run options of the METEOR
@@ -226,8 +225,8 @@ class NetworkRefused(UsageError):
 def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInvalid:
     """The step on the upload the platform put in ``res``: the organizer's reference data checked first (its
     errors name file and line), then the network (unless the configuration allows one), then every entry of
-    the upload (a FIFO, a socket, a device or a link is the upload's fault, never opened), the prediction
-    step's network fault repeated, the upload found (:func:`find_upload`), then :func:`score_code_upload`."""
+    the upload (a FIFO, a socket, a device or a link is the upload's fault, never opened), the upload found
+    (:func:`find_upload`, which repeats the prediction step's fault first), then :func:`score_code_upload`."""
     config = settings.options.settled_config()
     reference = load_reference(settings.data, config.limits)
     if config.competition.network != "allowed":
@@ -247,16 +246,7 @@ def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInv
                 for name in irregular
             ]
         )
-    dialog_turns = {d.dialog_id: d.n_turns for d in reference.dialogues}
-    for folder in _candidates(res):
-        if _fault_kind(folder / RUN_FAULT, dialog_turns) == "network":
-            raise NetworkRefused(
-                "the prediction step refused to run the team's code: a network interface other than "
-                "loopback was up in its container (Codabench: set "
-                "COMPETITION_CONTAINER_NETWORK_DISABLED=True on the worker, or allow it: "
-                '[competition] network = "allowed")'
-            )
-    upload = find_upload(res, dialog_turns)
+    upload = find_upload(res, {d.dialog_id: d.n_turns for d in reference.dialogues})
     return score_code_upload(upload, settings, reference)
 
 
@@ -555,4 +545,4 @@ def _remove_all(fd: int, depth: int) -> None:
             os.unlink(name, dir_fd=fd)
 
 
-__all__ = ["StepSettings", "StepSurprise", "Upload", "find_upload", "read_run_fault", "score_code_upload"]
+__all__ = ["StepSettings", "StepSurprise", "Upload", "find_upload", "score_code_upload"]
