@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from contextlib import contextmanager
 from pathlib import Path
@@ -445,3 +447,29 @@ def pytest_runtest_call(item):
 def pytest_runtest_teardown(item, nextitem):
     with _no_process_started(item):
         return (yield)
+
+
+def has_sigterm_handler(pid: int) -> bool:
+    """Whether the process has its own SIGTERM handler: the first thing ``python -m scorer`` sets."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            mask = next(int(line.split()[1], 16) for line in fh if line.startswith("SigCgt:"))
+    except (OSError, StopIteration, ValueError):
+        return False
+    return bool(mask >> (signal.SIGTERM - 1) & 1)
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """Whether the process ends (or is already dead, a zombie included) within ``within`` seconds: quick
+    when it is, and patient on a busy machine."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)

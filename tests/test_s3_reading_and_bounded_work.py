@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, ROWS, run_cli, score_into, upload
+from conftest import EXAMPLES, PUBLIC, ROOT, ROWS, has_sigterm_handler, run_cli, score_into, upload
 
 from scorer.errors import SubmissionInvalid
 from scorer.inputs.config import Limits
@@ -264,10 +264,13 @@ def test_a_second_run_waits_for_the_lock(tmp_path):
             "--jobs",
             "1",
         )
-        time.sleep(3)
+        assert process.stderr is not None
+        said = process.stderr.readline()  # --quiet: its one line while it waits, then nothing till the end
+        assert said.startswith("waiting: another run is writing"), said
+        time.sleep(0.5)
         assert process.poll() is None and not (out / "scores.json").exists()
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 0 and "waiting: another run is writing" in err
+    assert process.returncode == 0 and "waiting" not in err and (out / "scores.json").exists()
 
 
 @pytest.mark.slow
@@ -325,7 +328,9 @@ def test_a_signal_stops_cleanly_and_keeps_the_previous_outputs(tmp_path, signum,
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(2)
+    while not has_sigterm_handler(process.pid) and process.poll() is None:  # start-up is not the run
+        time.sleep(0.001)
+    time.sleep(0.5)  # into the run: reading and scoring 3,000 copies of the example take seconds
     assert process.poll() is None
     os.killpg(process.pid, signum)
     _, err = process.communicate(timeout=60)
