@@ -353,9 +353,10 @@ class MeteorRu:
         """Give the engine the token table kept by earlier runs with these stages, when the matcher keeps its
         keys across runs (:mod:`scorer.metric.token_cache`: a speed-up, never a change of number)."""
         path = self._table_path()
-        stored = token_cache.load_table(path) if path is not None else None
-        if stored is not None:
-            self.engine.restore_table(self.matcher.key_functions(self.params.stages), stored)
+        fast = self.engine.fast_counts(self.matcher.key_functions(self.params.stages))
+        stored = token_cache.load_table(path) if path is not None and fast is not None else None
+        if fast is not None and stored is not None:
+            fast.restore(stored)
 
     def keep_table(self, vocabulary: Container[str] | None = None) -> None:
         """Keep the engine's token table for later runs when it grew, with the tokens whose keys were
@@ -363,19 +364,19 @@ class MeteorRu:
         says so); with ``vocabulary`` (the reference data's words), without any token not in it
         (:meth:`~scorer.metric.matcher.Matcher.save`)."""
         path = self._table_path()
-        if path is None:
-            return
+        fast = self.engine.fast_counts(self.matcher.key_functions(self.params.stages))
+        if path is None or fast is None:
+            return  # no file to keep it in, or no table (the pure engine)
         unanalysed = dict(self.matcher.unanalysed)
         skip: Container[str] = unanalysed if vocabulary is None else _Outside(vocabulary, unanalysed)
-        keys = self.matcher.key_functions(self.params.stages)
         more = sorted(
             t
             for t in set().union(*(memo.added for memo in self.matcher.memos.values()))
             if vocabulary is None or t in vocabulary
         )
-        if not more and not self.engine.table_grew(keys, vocabulary):
+        if not more and not fast.grew(vocabulary):
             return  # nothing new to keep
-        table = self.engine.table_to_store(keys, skip, more)
+        table = fast.stored(skip, more)
         if table is not None:
             token_cache.save_table(path, table)
 

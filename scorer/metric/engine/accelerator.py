@@ -135,6 +135,10 @@ class FastCounts:
         keys = sorted(self.key_ids, key=self.key_ids.__getitem__)  # the key strings in id order (0, 1, ...)
         return StoredTable(tokens, keys, start, length, data)
 
+    def grew(self, keep: Container[str] | None = None) -> bool:
+        """Whether tokens were interned since the table was made or restored (of ``keep``, when given)."""
+        return any(keep is None or t in keep for t in self.table.tokens[self.restored :])
+
     def _intern(self, token: str) -> int:
         found: int = self.table.add_keys(token, [f(token) for f in self.later], self.key_ids)
         return found
@@ -162,15 +166,12 @@ class Engine:
         return self._fast[key_functions]
 
     def variant_counts(self, cand: Sequence[str], variants: Texts, key_functions: Keys) -> list[Counted]:
-        fast = self.fast_counts(key_functions)
-        if fast is None:
-            self._look_up([cand, *variants] if cand else [], key_functions)
-        found = fast.table.counts_each(cand, variants) if fast is not None else [None] * len(variants)
-        return self._declined(cand, variants, found, key_functions)
+        return self.variant_counts_each([cand], [variants], key_functions)[0]
 
     def variant_counts_each(
         self, cands: Texts, variants: Sequence[Texts], key_functions: Keys
     ) -> list[list[Counted]]:
+        """Rule 1's per-stage counts of each answer against each of its variants (None: an empty one)."""
         fast = self.fast_counts(key_functions)
         if fast is None:
             self._look_up([t for c, v in zip(cands, variants) if c for t in (c, *v)], key_functions)
@@ -222,21 +223,6 @@ class Engine:
         graph = self.links.TypeGraph(*fields) if fields is not None else None
         found = self.alignment.align(cand, ref, key_functions, budget, graph)
         return found if type(found) is Alignment else Alignment(found.links, found.chunks, found.exact)
-
-    def restore_table(self, key_functions: Keys, stored: StoredTable) -> None:
-        fast = self.fast_counts(key_functions)
-        if fast is not None:
-            fast.restore(stored)
-
-    def table_to_store(
-        self, key_functions: Keys, skip: Container[str], more: Iterable[str]
-    ) -> StoredTable | None:
-        fast = self.fast_counts(key_functions)
-        return fast.stored(skip, more) if fast is not None else None
-
-    def table_grew(self, key_functions: Keys, keep: Container[str] | None = None) -> bool:
-        fast = self.fast_counts(key_functions)  # grew by a token worth keeping (of ``keep``, when given)
-        return fast is not None and any(keep is None or t in keep for t in fast.table.tokens[fast.restored :])
 
 
 def _led(key_functions: Keys) -> bool:
