@@ -88,6 +88,33 @@ def test_imports_only_go_down_and_never_from_inside_a_function():
     assert not upward and not in_functions
 
 
+#: The two that run a team's code besides the runner itself, and so use its machinery: the command line (whose
+#: ``run`` is the runner) and the scoring step of a code competition.
+RUNNERS_USERS = ("scorer.cli", "scorer.code_step")
+
+
+def test_the_rest_of_the_scorer_imports_only_the_runners_names():
+    """The runner ships alone (standard library only): the library takes its shared names and rules from
+    ``scorer.runner.names`` and nothing else of it; only the runner's two users reach further."""
+    found = modules()
+    reaching = sorted(
+        f"{name} -> {target}"
+        for name, path in found.items()
+        if not name.startswith("scorer.runner") and not name.startswith(RUNNERS_USERS)
+        for target, _ in imports(name, path, found)
+        if target.startswith("scorer.runner") and target not in ("scorer.runner.names", "scorer.runner")
+    )  # the package itself: where its files are, which the bundle ships as one (outputs/runner_file.py)
+    assert reaching == [], reaching
+    used = {
+        target
+        for name, path in found.items()
+        if name.startswith(RUNNERS_USERS)
+        for target, _ in imports(name, path, found)
+        if target.startswith("scorer.runner.")
+    }
+    assert "scorer.runner.main" in used and "scorer.runner.phases" in used  # the test sees their imports
+
+
 def test_the_modules_import_graph_has_no_circle():
     found = modules()
     graph = {

@@ -39,10 +39,10 @@ from scorer.runner.names import (
     PROBE_MIN_WORDS,
     SEALED_FAULT_LINE,
     TEAM_FUNCTIONS,
+    target_digest,
 )
 from scorer.runner.network import network_refusal
 from scorer.runner.options import check_timeouts
-from scorer.runner.outputs import target_digest
 from scorer.runner.phases import PhaseSettings, ProgressLines
 from scorer.runner.upload import irregular_entries
 

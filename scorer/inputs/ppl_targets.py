@@ -1,6 +1,6 @@
 """``ppl_targets.json``, which ``run`` writes beside ``ppl_output.json`` when its targets were the reference's
 first variants (contract section 10): ``{"digests": {dialog_id: 16 hex digits}}``, each the digest of that
-dialogue's targets [t_0, ..., t_n] (:func:`scorer.runner.outputs.target_digest`,
+dialogue's targets [t_0, ..., t_n] (:func:`scorer.runner.names.target_digest`,
 keyed with the private config's
 salt). ``score`` and ``leaderboard`` read it to tell perplexities computed against other targets (an
 ``answers.jsonl`` corrected since) from current ones; a score never changes for it.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.errors import Issue
-from scorer.runner.outputs import target_digest
+from scorer.runner.names import target_digest
 from scorer.safe_text import bounded_line, shown_name
 
 #: The file's name, beside ``ppl_output.json``.

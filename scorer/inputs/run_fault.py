@@ -19,7 +19,6 @@ from pathlib import Path
 
 from scorer.errors import Issue
 from scorer.runner import names
-from scorer.runner.faults import CodeFault
 
 #: The file's name in a run's output folder.
 RUN_FAULT = names.RUN_FAULT
@@ -78,8 +77,8 @@ def fault_text(record: object, dialog_turns: Mapping[str, int]) -> str | None:
         return None
     if kind is None:  # a run that had the answers withholds every field
         return str(names.SEALED_FAULT_LINE)
-    fault = CodeFault(kind, "", phase or "", function or "", dialog_id, turn)
-    return f"{kind}; {fault.where()}" if fault.where() else kind
+    where = names.fault_place(phase or "", function or "", dialog_id, turn)
+    return f"{kind}; {where}" if where else kind
 
 
 def run_output_folders(submission: Path) -> list[Path]:

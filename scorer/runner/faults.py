@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .names import SEALED_FAULT_LINE, excerpt
+from .names import SEALED_FAULT_LINE, fault_place
 
 #: A fault's message when the run is sealed: by its kind alone, never text the code produced.
 SEALED_MESSAGES = {
@@ -54,14 +54,7 @@ class CodeFault(Exception):
         return fault
 
     def where(self) -> str:
-        parts = [f"phase {self.phase}"] if self.phase else []
-        if self.function:
-            parts.append(f"function {self.function}")
-        if self.dialog_id is not None:
-            parts.append(f"dialog_id {excerpt(self.dialog_id)}")
-        if self.turn is not None:
-            parts.append(f"turn {self.turn}")
-        return ", ".join(parts)
+        return fault_place(self.phase, self.function, self.dialog_id, self.turn)
 
     def report(self, with_detail: bool = True) -> str:
         """The fault for stderr: its kind and place, then what went wrong; ``with_detail`` False (sealed)

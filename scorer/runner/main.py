@@ -36,10 +36,11 @@ from .names import (
     SUBMISSION,
     excerpt,
     printable,
+    target_digest,
 )
 from .network import network_refusal
 from .options import RunnerOptions, build_parser
-from .outputs import Outputs, json_bytes, target_digest
+from .outputs import Outputs, json_bytes
 from .phases import PhaseSettings, generate, numbers, perplexities
 from .process import become_subreaper, become_undumpable, kill_descendants
 from .state import json_line

@@ -1,11 +1,15 @@
 """The runner's names, which the rest of the scorer imports (contract sections 2, 9 and 10): exit codes, the
 files of ``--data`` and ``--output``, the fault kinds and the functions a fault may name, the one line of a
-withheld fault, the network's settings, the defaults of the runner's limits and probe calls, and the rule
-that makes text harmless to read (:func:`printable`).
+withheld fault, the network's settings, the defaults of the runner's limits and probe calls; and the rules
+the runner shares with the rest: the one that makes text harmless to read (:func:`printable`), a fault's
+place as it is said (:func:`fault_place`) and the digest of ``ppl_targets.json`` (:func:`target_digest`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import re
 
 EXIT_OK, EXIT_CODE_FAULT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -82,3 +86,29 @@ def excerpt(value: object, limit: int = EXCERPT) -> str:
 def reason(exc: BaseException) -> str:
     """What went wrong in ``exc``, printable: its strerror, else its text, else its type's name."""
     return printable(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)
+
+
+def fault_place(phase: str, function: str, dialog_id: str | None, turn: int | None) -> str:
+    """Where a fault of the code happened, as its report and a repeated ``run_fault.json`` say it:
+    ``phase ppl, function get_ppl, dialog_id 'd-1', turn 0`` (the parts known)."""
+    parts = [f"phase {phase}"] if phase else []
+    if function:
+        parts.append(f"function {function}")
+    if dialog_id is not None:
+        parts.append(f"dialog_id {excerpt(dialog_id)}")
+    if turn is not None:
+        parts.append(f"turn {turn}")
+    return ", ".join(parts)
+
+
+def target_digest(targets: list[str], salt: str | None) -> str:
+    """A dialogue's targets [t_0, ..., t_n] as ``ppl_targets.json`` holds them: the first 16 hex digits of the
+    HMAC-SHA-256 keyed with ``salt`` (its UTF-8 bytes), or of the plain SHA-256 without one, of their
+    canonical JSON: ``json.dumps(targets, ensure_ascii=True, sort_keys=True, separators=(",", ":"))``, whose
+    bytes are ASCII (every character past U+007F, a lone surrogate included, a ``\\uXXXX`` escape)."""
+    canonical = json.dumps(list(targets), ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode(
+        "ascii"
+    )
+    if salt is None:
+        return hashlib.sha256(canonical).hexdigest()[:16]
+    return hmac.new(salt.encode("utf-8"), canonical, hashlib.sha256).hexdigest()[:16]

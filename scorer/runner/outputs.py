@@ -1,12 +1,9 @@
 """What the runner writes into ``--output`` (contract section 10): every file held in memory and written again
-when the run ends, after whatever else stands there is removed (:class:`Outputs`), and the digests of
-``ppl_targets.json`` (:func:`target_digest`).
+when the run ends, after whatever else stands there is removed (:class:`Outputs`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import shutil
@@ -42,19 +39,6 @@ def write_atomically(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
-
-
-def target_digest(targets: list[str], salt: str | None) -> str:
-    """A dialogue's targets [t_0, ..., t_n] as ``ppl_targets.json`` holds them: the first 16 hex digits of the
-    HMAC-SHA-256 keyed with ``salt`` (its UTF-8 bytes), or of the plain SHA-256 without one, of their
-    canonical JSON: ``json.dumps(targets, ensure_ascii=True, sort_keys=True, separators=(",", ":"))``, whose
-    bytes are ASCII (every character past U+007F, a lone surrogate included, a ``\\uXXXX`` escape)."""
-    canonical = json.dumps(list(targets), ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode(
-        "ascii"
-    )
-    if salt is None:
-        return hashlib.sha256(canonical).hexdigest()[:16]
-    return hmac.new(salt.encode("utf-8"), canonical, hashlib.sha256).hexdigest()[:16]
 
 
 class Outputs:
