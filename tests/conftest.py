@@ -62,6 +62,14 @@ def run_cli(*args) -> int:
     return cli.main([str(a) for a in args])
 
 
+def leaderboard_into(data: Path, submissions: Path, output: Path, *extra) -> int:
+    """``leaderboard`` of the folders in ``submissions`` against ``data`` into ``output``, run by
+    :func:`run_cli` in this process, quick (``--quiet``, no page, 40 resamples, ``--jobs 1``): its exit
+    code."""
+    return run_cli("leaderboard", "--data", data, "--submissions", submissions, "--output", output, "--quiet",
+                   "--no-report", "--resamples", "40", "--jobs", "1", *extra)  # fmt: skip
+
+
 def score_into(tmp_path: Path, submission: Path, *extra, out: str = "out") -> tuple[int, dict | None]:
     """``score`` of ``submission`` against the bundled public data into ``tmp_path / out``, run by
     :func:`run_cli` in this process (``--quiet``, ``--jobs 1``): its exit code and the ``scores.json`` it

@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from conftest import EXAMPLES, PUBLIC, leaderboard_into, run_cli
 
 FAULT = {"kind": "exception", "phase": "ppl", "function": "get_ppl", "dialog_id": "d-0003", "turn": 1}
 SAID = (
@@ -46,24 +46,7 @@ def test_the_leaderboard_lists_the_entry_as_invalid(tmp_path):
     subs = tmp_path / "subs"
     shutil.copytree(EXAMPLES / "realistic", subs / "good")
     run_output(subs / "failed")
-    assert (
-        run_cli(
-            "leaderboard",
-            "--data",
-            PUBLIC,
-            "--submissions",
-            subs,
-            "--output",
-            tmp_path / "lb",
-            "--quiet",
-            "--no-report",
-            "--resamples",
-            "40",
-            "--jobs",
-            "1",
-        )
-        == 0
-    )
+    assert leaderboard_into(PUBLIC, subs, tmp_path / "lb") == 0
     rows = json.loads((tmp_path / "lb" / "leaderboard.json").read_text("utf-8"))["submissions"]
     failed = next(r for r in rows if r["submission"] == "failed")
     assert failed["status"] == "invalid" and [e["code"] for e in failed["errors"]] == ["run_fault"]

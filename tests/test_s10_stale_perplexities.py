@@ -8,7 +8,7 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from conftest import EXAMPLES, PUBLIC, leaderboard_into, run_cli
 
 from scorer import api
 
@@ -103,25 +103,7 @@ def test_the_leaderboard_says_which_entry_is_stale(tmp_path, capsys):
     subs = tmp_path / "subs"
     shutil.copytree(EXAMPLES / "realistic", subs / "fresh")
     run_folder(subs, {d: digest(["old"]) for d in targets_of(PUBLIC)}).rename(subs / "stale")
-    assert (
-        run_cli(
-            "leaderboard",
-            "--data",
-            PUBLIC,
-            "--submissions",
-            subs,
-            "--output",
-            tmp_path / "lb",
-            "--quiet",
-            "--no-report",
-            "--resamples",
-            "40",
-            "--jobs",
-            "1",
-            "--no-synonyms",
-        )
-        == 0
-    )
+    assert leaderboard_into(PUBLIC, subs, tmp_path / "lb", "--no-synonyms") == 0
     lines = [line for line in capsys.readouterr().err.splitlines() if "run --phase ppl" in line]
     assert len(lines) == 1 and lines[0].startswith("warning: stale: the perplexities of 40 dialogue(s)")
     stale = json.loads((tmp_path / "lb" / "submissions" / "stale" / "scores.json").read_text("utf-8"))

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli, score_into
+from conftest import EXAMPLES, PUBLIC, leaderboard_into, run_cli, score_into
 
 from scorer.scoring.aggregate import TurnScore, aggregate
 
@@ -124,25 +124,7 @@ def test_the_library_reads_config_toml_in_the_data_folder_as_the_command_line_do
         where,
         where,
     )
-    assert (
-        run_cli(
-            "leaderboard",
-            "--data",
-            data,
-            "--submissions",
-            subs,
-            "--output",
-            tmp_path / "lb",
-            "--quiet",
-            "--no-report",
-            "--resamples",
-            "40",
-            "--jobs",
-            "1",
-            "--no-synonyms",
-        )
-        == 0
-    )
+    assert leaderboard_into(data, subs, tmp_path / "lb", "--no-synonyms") == 0
     assert (
         run_cli(
             "score",
