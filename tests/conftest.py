@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,20 +89,44 @@ def score_into(tmp_path: Path, submission: Path, *extra, out: str = "out") -> tu
         "1",
         *extra,
     )
-    scores = output / "scores.json"
-    return code, json.loads(scores.read_text(encoding="utf-8")) if scores.exists() else None
+    return code, scores_of(output) if (output / "scores.json").exists() else None
 
 
-def process(*args, **kwargs) -> subprocess.CompletedProcess:
+def scores_of(folder: Path) -> dict:
+    """The ``scores.json`` an output folder holds, read."""
+    return json.loads((folder / "scores.json").read_text(encoding="utf-8"))
+
+
+def make_bundle(tmp_path: Path, name: str = "bundle", *extra, data: Path = PUBLIC) -> Path:
+    """``bundle --image ... --quiet EXTRA`` of ``data`` into ``tmp_path / name``, which must exit 0."""
+    out = tmp_path / name
+    argv = ["--data", data, "--output", out, "--image", "docker.io/org/scorer:1.0", "--quiet", *extra]
+    assert run_cli("bundle", *argv) == 0
+    return out
+
+
+def bundle_listing(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (a bundle): its bytes by its ``/``-separated relative path, sorted."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def process(*args, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
     """``python -m scorer`` with ``args`` in a process of its own (a test that calls it is ``slow``)."""
     return subprocess.run(
         [sys.executable, "-m", "scorer", *map(str, args)],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         **kwargs,
     )
+
+
+def run_process(*args: object, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m scorer run`` with ``args`` as a process, ``env`` added to this process's environment."""
+    return process("run", *args, env={**os.environ, **(env or {})}, timeout=timeout)
 
 
 #: A toy team of the code competition (contract section 10): every call answers, the perplexities vary.
@@ -183,6 +208,19 @@ def code_step_input(tmp_path: Path, attack: str = "pass", config: str = "", code
     return root
 
 
+def codalab_step(
+    root: Path, out: Path, *extra: object, python: list[str] | None = None, env: dict | None = None,
+    cwd: Path = ROOT, timeout: float = 120,
+) -> subprocess.CompletedProcess:  # fmt: skip
+    """``codalab ROOT OUT --no-synonyms EXTRA`` as a process, with :data:`ATTACK_TEAM`'s environment."""
+    command = [*(python or [sys.executable]), "-m", "scorer", "codalab", str(root), str(out), "--no-synonyms"]
+    return subprocess.run(
+        [*command, *map(str, extra)],
+        capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        env={**os.environ, "ATTACK_OUTPUT": str(out), "ATTACK_REF": str(root / "ref"), **(env or {})},
+    )  # fmt: skip
+
+
 _PREDICTED: list[Path] = []
 
 
@@ -210,18 +248,16 @@ def _predicted_answers() -> Path:
 
 
 def scorer_run(*args: object, data: Path = PUBLIC) -> subprocess.CompletedProcess:
-    """``python -m scorer run --data DATA ...`` as a process."""
-    return subprocess.run(
-        [sys.executable, "-m", "scorer", "run", "--data", str(data), *map(str, args)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
-    )  # fmt: skip
+    """``python -m scorer run --data DATA ...`` as a process (:func:`run_process`)."""
+    return run_process("--data", data, *args)
 
 
-#: The lines of the realistic example's ``submission.jsonl`` and its ``ppl_output.json``, for uploads made
-#: from it.
+#: The lines of the realistic example's ``submission.jsonl``, its bytes and its ``ppl_output.json``'s, for
+#: uploads made from it.
 ROWS = [
     json.loads(line) for line in (EXAMPLES / "realistic" / "submission.jsonl").read_text("utf-8").splitlines()
 ]
+VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_bytes()
 VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
 
 
@@ -335,6 +371,19 @@ def write_json(path: Path, obj) -> Path:
     return path
 
 
+def read_jsonl(path: Path) -> list[dict]:
+    """The rows of a JSON Lines file, blank lines skipped."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def make_zip(path: Path, entries: dict, method: int = zipfile.ZIP_STORED) -> Path:
+    """A zip at ``path`` holding ``entries`` (name: text or bytes), compressed by ``method``."""
+    with zipfile.ZipFile(path, "w", method) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return path
+
+
 def make_split(root: Path, dialogues: list[tuple[str, str, list[list[str]]]]) -> Path:
     """dialogues: (dialog_id, type, references per turn) -> a reference directory."""
     data = root / "data"
@@ -365,13 +414,11 @@ def make_submission(
 def big_split(root: Path, copies: int = 20) -> tuple[Path, Path]:
     """The bundled split repeated ``copies`` times (66 x 20 = 1,320 turns), with the realistic answers:
     a reference directory and a submission folder under ``root``."""
-
-    def lines(path: Path) -> list[dict]:
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-    dialogues = lines(PUBLIC / "dialogues.jsonl")
-    answers = {row["dialog_id"]: row["references"] for row in lines(PUBLIC / "answers.jsonl")}
-    given = {row["dialog_id"]: row["answers"] for row in lines(EXAMPLES / "realistic" / "submission.jsonl")}
+    dialogues = read_jsonl(PUBLIC / "dialogues.jsonl")
+    answers = {row["dialog_id"]: row["references"] for row in read_jsonl(PUBLIC / "answers.jsonl")}
+    given = {
+        row["dialog_id"]: row["answers"] for row in read_jsonl(EXAMPLES / "realistic" / "submission.jsonl")
+    }
     ppl = json.loads((EXAMPLES / "realistic" / "ppl_output.json").read_text(encoding="utf-8"))
     ids = [(f"{d['dialog_id']}-{k}", d) for k in range(copies) for d in dialogues]
     data = make_split(root, [(name, d["type"], answers[d["dialog_id"]]) for name, d in ids])

@@ -23,6 +23,7 @@ from conftest import (
     big_split,
     process,
     run_cli,
+    scores_of,
     upload,
     write_jsonl,
 )
@@ -44,14 +45,10 @@ def score(sub, out, *extra):
     return run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out, *extra)
 
 
-def load(out):
-    return json.loads((out / "scores.json").read_text(encoding="utf-8"))
-
-
 def test_score_writes_the_three_outputs(tmp_path, capsys):
     out = tmp_path / "out"
     assert score(EXAMPLES / "realistic", out) == 0
-    s = load(out)
+    s = scores_of(out)
     flat = [f"{t}{suffix}" for t in s["by_type"] for suffix in ("", "_meteor", "_hidden_metric")]
     assert list(s) == [
         "status",
@@ -104,7 +101,7 @@ def test_score_writes_the_three_outputs(tmp_path, capsys):
 def test_weighted_figures_agree_with_by_type(tmp_path):
     out = tmp_path / "out"
     score(EXAMPLES / "realistic", out)
-    s = load(out)
+    s = scores_of(out)
     w = sum(t["weight"] for t in s["by_type"].values())
     for key, sub in (("integral", "score"), ("meteor", "meteor"), ("hidden_metric", "hidden_metric")):
         assert s[key] == pytest.approx(
@@ -155,13 +152,13 @@ def test_line_order_and_zip_packaging_change_nothing(tmp_path):
 
 def test_echoing_the_first_variant_with_perplexity_one_scores_one(tmp_path):
     assert score(EXAMPLES / "echo_first_variant", tmp_path) == 0
-    s = load(tmp_path)
+    s = scores_of(tmp_path)
     assert s["integral"] == 1.0 and s["meteor"] == 1.0 and s["hidden_metric"] == 1.0
 
 
 def test_empty_answers_score_only_the_hidden_metric(tmp_path):
     assert score(EXAMPLES / "empty_answers", tmp_path) == 0
-    s = load(tmp_path)
+    s = scores_of(tmp_path)
     assert s["meteor"] == 0.0
     ppl = json.loads((EXAMPLES / "empty_answers" / "ppl_output.json").read_text(encoding="utf-8"))
     types = {
@@ -182,7 +179,7 @@ def test_invalid_examples_exit_1_without_a_score(tmp_path, name, capsys):
     out = tmp_path / "out"
     score(EXAMPLES / "realistic", out)
     assert score(EXAMPLES / "invalid" / name, out) == 1
-    s = load(out)
+    s = scores_of(out)
     assert s["status"] == "invalid" and s["errors"] and "integral" not in s
     assert set(s["errors"][0]) == {"file", "message", "code", "line", "column", "dialog_id", "turn"}
     assert not (out / "details.csv").exists() and not (out / "scores.txt").exists()
@@ -233,7 +230,7 @@ def test_bad_config_exits_2(tmp_path, capsys):
     (tmp_path / "c.toml").write_text("[meteor]\nalpha = 2\n", encoding="utf-8")
     assert score(EXAMPLES / "realistic", tmp_path / "out", "--config", tmp_path / "c.toml") == 2
     assert "meteor.alpha" in capsys.readouterr().err
-    assert load(tmp_path / "out")["status"] == "error"
+    assert scores_of(tmp_path / "out")["status"] == "error"
 
 
 def test_missing_thesaurus_exits_2_and_says_what_to_do(tmp_path, monkeypatch, capsys):
@@ -243,7 +240,7 @@ def test_missing_thesaurus_exits_2_and_says_what_to_do(tmp_path, monkeypatch, ca
     err = capsys.readouterr().err
     assert "ruwordnet download" in err and "--no-synonyms" in err
     assert score(EXAMPLES / "realistic", tmp_path / "out", "--no-synonyms") == 0
-    sig = load(tmp_path / "out")["signature"]
+    sig = scores_of(tmp_path / "out")["signature"]
     assert "stages:exact+lemma|" in sig and "rwn:none" in sig
 
 
@@ -257,7 +254,7 @@ def test_broken_reference_data_exits_2(tmp_path, capsys):
         == 2
     )
     assert "answers.jsonl" in capsys.readouterr().err
-    assert load(tmp_path / "o")["errors"][0]["code"] == "missing_id"
+    assert scores_of(tmp_path / "o")["errors"][0]["code"] == "missing_id"
 
 
 def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
@@ -270,7 +267,7 @@ def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
     assert err[0] == "config: the built-in default configuration"
     assert len(err) == 2 and "simulated bug" in err[1] and "Traceback" not in err[1]
     assert "RuntimeError: simulated bug" in (tmp_path / ERROR_LOG).read_text(encoding="utf-8")
-    assert load(tmp_path)["status"] == "error"
+    assert scores_of(tmp_path)["status"] == "error"
 
 
 def test_signature_pins_the_settings(tmp_path):
@@ -279,7 +276,7 @@ def test_signature_pins_the_settings(tmp_path):
     )
     score(EXAMPLES / "realistic", tmp_path / "a")
     score(EXAMPLES / "realistic", tmp_path / "b", "--config", tmp_path / "c.toml")
-    a, b = load(tmp_path / "a")["signature"], load(tmp_path / "b")["signature"]
+    a, b = scores_of(tmp_path / "a")["signature"], scores_of(tmp_path / "b")["signature"]
     fields = dict(f.split(":", 1) for f in a.split("|"))
     assert fields["tok"] == "nfkc.lower.yo.w+" and fields["stages"] == "exact+lemma+synonym"
     assert (fields["alpha"], fields["beta"], fields["gamma"], fields["refs"]) == ("0.9", "3.0", "0.0", "max")
@@ -287,7 +284,7 @@ def test_signature_pins_the_settings(tmp_path):
     assert fields["morph"].startswith("pymorphy3-") and "dicts-ru-" in fields["morph"]
     assert fields["w"] == "T2T=0.1,I2T=0.2,A2T=0.3,IA2T=0.4" and fields["version"]
     assert "gamma:0.5" in b and f"hm:{private_digest('log', 100.0)}" in b
-    assert load(tmp_path / "b")["integral"] != load(tmp_path / "a")["integral"]
+    assert scores_of(tmp_path / "b")["integral"] != scores_of(tmp_path / "a")["integral"]
 
 
 @pytest.mark.slow
@@ -331,7 +328,7 @@ def test_extra_keys_warn_but_score(tmp_path, capsys):
     shutil.copy(src / "ppl_output.json", sub)
     assert score(sub, tmp_path / "out") == 0
     assert "unknown key(s) ignored: model" in capsys.readouterr().err
-    assert load(tmp_path / "out")["warnings"][0]["dialog_id"] == "d-0001"
+    assert scores_of(tmp_path / "out")["warnings"][0]["dialog_id"] == "d-0001"
 
 
 @pytest.mark.slow
@@ -457,11 +454,11 @@ def test_jobs_give_byte_identical_outputs(tmp_path):
         )
         outputs[jobs] = [(out / name).read_bytes() for name in ("scores.json", "details.csv", "scores.txt")]
     assert outputs["1"] == outputs["2"] == outputs["3"]
-    assert load(tmp_path / "out1")["counts"] == {"dialogs": 800, "turns": 1320}
+    assert scores_of(tmp_path / "out1")["counts"] == {"dialogs": 800, "turns": 1320}
     # the same answers against the same references: the realistic example's integral, repeated
     single = tmp_path / "single"
     score(EXAMPLES / "realistic", single, "--quiet")
-    assert load(tmp_path / "out2")["integral"] == pytest.approx(load(single)["integral"], abs=1e-12)
+    assert scores_of(tmp_path / "out2")["integral"] == pytest.approx(scores_of(single)["integral"], abs=1e-12)
 
 
 @pytest.mark.parametrize("bad", ["-1", "two"])
@@ -496,7 +493,7 @@ def test_codalab_takes_the_private_config_from_ref(tmp_path):
         '[hidden_metric]\nmethod = "log"\np_max = 100.0\n' + SALTED, encoding="utf-8"
     )
     assert run_cli("codalab", root, tmp_path / "output", "--quiet") == 0
-    s = load(tmp_path / "output")
+    s = scores_of(tmp_path / "output")
     assert f"|hm:{private_digest('log', 100.0)}|" in s["signature"]
     assert s["integral"] != 0.3769621616774081
 
@@ -529,28 +526,28 @@ def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
         assert "137.5" not in text and "p_max" not in text and "hm:log" not in text and SALT not in text
     digest = private_digest("log", 137.5)
     assert len(digest) == len("private-") + 12 and int(digest[8:], 16) >= 0
-    assert load(tmp_path / "a")["signature"] == load(tmp_path / "b")["signature"]
-    assert f"|hm:{digest}|" in load(tmp_path / "a")["signature"] and f"hm:{digest}" in shown.out
+    assert scores_of(tmp_path / "a")["signature"] == scores_of(tmp_path / "b")["signature"]
+    assert f"|hm:{digest}|" in scores_of(tmp_path / "a")["signature"] and f"hm:{digest}" in shown.out
     # details.csv keeps its header; its hidden_metric column is empty; the page has no per-turn histogram of
     # it
     rows = list(csv.DictReader(io.StringIO(texts[5])))
     assert len(rows) == 66 and {r["hidden_metric"] for r in rows} == {""} and rows[0]["ppl"] == "6.09"
     assert "Hidden metric per turn" not in texts[4] and "hidden metric 0." in texts[4]
     # per-type and overall means stay
-    assert 0 < load(tmp_path / "a")["by_type"]["Text2Text"]["hidden_metric"] < 1
+    assert 0 < scores_of(tmp_path / "a")["by_type"]["Text2Text"]["hidden_metric"] < 1
     # other settings give another digest; the built-in default keeps its readable field, salt or not
     (root / "ref" / "config.toml").write_text(
         '[hidden_metric]\nmethod = "log"\np_max = 138.0\n' + SALTED, encoding="utf-8"
     )
     assert run_cli("codalab", root, tmp_path / "c", "--quiet") == 0
-    assert f"|hm:{private_digest('log', 138.0)}|" in load(tmp_path / "c")["signature"]
+    assert f"|hm:{private_digest('log', 138.0)}|" in scores_of(tmp_path / "c")["signature"]
     assert private_digest("log", 138.0) != digest
     (root / "ref" / "config.toml").write_text(
         '[hidden_metric]\nmethod = "inverse"\n' + SALTED + "[participants]\nturn_details = true\n",
         encoding="utf-8",
     )
     assert run_cli("codalab", root, tmp_path / "d", "--quiet") == 0
-    assert "|hm:inverse|" in load(tmp_path / "d")["signature"]
+    assert "|hm:inverse|" in scores_of(tmp_path / "d")["signature"]
     assert (tmp_path / "d" / "details.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[4] != ""
 
 
@@ -561,7 +558,7 @@ def test_score_for_the_organizer_keeps_per_turn_values_with_private_settings(tmp
     score(EXAMPLES / "realistic", tmp_path / "a", "--config", tmp_path / "c.toml")
     rows = list(csv.DictReader(io.StringIO((tmp_path / "a" / "details.csv").read_text(encoding="utf-8"))))
     assert float(rows[0]["hidden_metric"]) == 1 - math.log(6.09) / math.log(137.5)
-    assert f"|hm:{private_digest('log', 137.5)}|" in load(tmp_path / "a")["signature"]
+    assert f"|hm:{private_digest('log', 137.5)}|" in scores_of(tmp_path / "a")["signature"]
 
 
 def test_the_salt_is_never_shown(tmp_path, capsys):
@@ -572,7 +569,7 @@ def test_the_salt_is_never_shown(tmp_path, capsys):
     )
     assert score(EXAMPLES / "realistic", tmp_path / "a", "--config", tmp_path / "c.toml", "--report") == 0
     shown = capsys.readouterr()
-    assert f"|hm:{private_digest('log', 137.5)}|" in load(tmp_path / "a")["signature"]
+    assert f"|hm:{private_digest('log', 137.5)}|" in scores_of(tmp_path / "a")["signature"]
     texts = [shown.out, shown.err] + [p.read_text(encoding="utf-8") for p in (tmp_path / "a").iterdir()]
     assert len(texts) >= 6 and all(SALT not in text for text in texts)
     short = SALT[:15]
@@ -585,7 +582,7 @@ def test_the_salt_is_never_shown(tmp_path, capsys):
 def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
     root = _codalab_input(tmp_path, EXAMPLES / "invalid" / "nan_perplexity")
     assert run_cli("codalab", root, tmp_path / "output") == 1
-    assert load(tmp_path / "output")["status"] == "invalid"
+    assert scores_of(tmp_path / "output")["status"] == "invalid"
     assert not (tmp_path / "output" / "scores.txt").exists()
     shutil.rmtree(root / "res")
     capsys.readouterr()
@@ -595,7 +592,7 @@ def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
     )
     assert capsys.readouterr().err.splitlines()[-1] == f"error: {message}"
     # the backend reads the verdict from scores.json, not from stderr
-    verdict = load(tmp_path / "output2")
+    verdict = scores_of(tmp_path / "output2")
     assert verdict["status"] == "error" and verdict["errors"][0]["message"] == message
     assert verdict["errors"][0]["code"] == "usage"
 
@@ -674,7 +671,7 @@ def test_the_realistic_example_with_the_real_ruwordnet(tmp_path, real_rwn_path):
     """The bundled example's integral with the real thesaurus (the verbs and adjectives CI has, or the full
     one)."""
     assert score(EXAMPLES / "realistic", tmp_path / "out", "--thesaurus", str(real_rwn_path)) == 0
-    scores = load(tmp_path / "out")
+    scores = scores_of(tmp_path / "out")
     assert scores["signature"].count("|rwn:rwn-") == 1 and 0.37 < scores["integral"] < 0.39
     if real_rwn_path.name == "rwn-2021":  # the verbs and adjectives of RuWordNet 2.0
         assert scores["integral"] == 0.37666568731843375
@@ -733,7 +730,7 @@ def test_errors_of_one_kind_collapse_on_the_terminal_but_not_in_scores_json(tmp_
         "  - ppl_output.json, line 1, column 12, dialog_id 'd-0001': the "
     )
     assert err[5] == "  ... and 37 more like this (schema_type)"
-    verdict = load(tmp_path / "o")
+    verdict = scores_of(tmp_path / "o")
     assert len(verdict["errors"]) + verdict.get("more_errors", 0) == 40
 
 
@@ -765,7 +762,9 @@ def test_a_missing_thesaurus_names_the_options_that_mend_it(tmp_path, capsys):
         + HOW_TO_GET
         + " (on the command line: --thesaurus PATH, or --no-synonyms)"
     )
-    assert load(tmp_path / "o")["errors"][0]["message"].endswith(HOW_TO_GET)  # the library names no flags
+    assert scores_of(tmp_path / "o")["errors"][0]["message"].endswith(
+        HOW_TO_GET
+    )  # the library names no flags
 
 
 # --- outputs survive SIGKILL --------------------------------------------------------------------------

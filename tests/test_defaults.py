@@ -30,13 +30,13 @@ print(AuditSettings().same_share, config.audit.is_private, AuditSettings().is_pr
 
 
 def test_the_dataclasses_defaults_are_the_shipped_toml():
+    # the contract's defaults (sections 4, 7 and 9) as literals: the shipped TOML and the dataclasses
     toml = default_toml()
     assert load_config().meteor == MeteorParams()
-    assert (MeteorParams().alpha, MeteorParams().beta, MeteorParams().gamma) == tuple(
-        toml["meteor"][k] for k in ("alpha", "beta", "gamma")
-    )
-    assert MeteorParams().stages == tuple(toml["meteor"]["stages"])
-    assert load_config().limits == Limits() and Limits().max_file_mib == toml["limits"]["max_file_mib"]
+    assert (MeteorParams().alpha, MeteorParams().beta, MeteorParams().gamma) == (0.9, 3.0, 0.0)
+    assert tuple(toml["meteor"][k] for k in ("alpha", "beta", "gamma")) == (0.9, 3.0, 0.0)
+    assert MeteorParams().stages == tuple(toml["meteor"]["stages"]) == ("exact", "lemma", "synonym")
+    assert load_config().limits == Limits() and Limits().max_file_mib == toml["limits"]["max_file_mib"] == 256
     assert load_config().audit == AuditSettings() and not load_config().audit.is_private
     assert ParticipantSettings().turn_details is toml["participants"]["turn_details"] is False
     assert load_config().competition == CompetitionSettings()

@@ -1,7 +1,6 @@
 """Every entry point uses one configuration rule, reruns leave no stale file, run_scoring.sh uses the caller's
 paths."""
 
-import json
 import os
 import shutil
 import subprocess
@@ -9,7 +8,7 @@ import sys
 import zipfile
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, run_cli
+from conftest import EXAMPLES, PUBLIC, ROOT, run_cli, scores_of
 
 PRIVATE = '[hidden_metric]\nmethod = "log"\np_max = 1000.0\nsalt = "entry-points-salt-0a1b2c"\n'
 
@@ -20,10 +19,6 @@ def reference_with_private_config(tmp_path):
     (ref / "config.toml").write_text(PRIVATE, encoding="utf-8")
     shutil.copytree(EXAMPLES / "realistic", tmp_path / "input" / "res")
     return ref
-
-
-def integral(folder):
-    return json.loads((folder / "scores.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow
@@ -61,8 +56,8 @@ def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
         )
         == 0
     )
-    scores = [integral(tmp_path / x) for x in ("a", "b", "c")] + [
-        integral(tmp_path / "d" / "submissions" / "team")
+    scores = [scores_of(tmp_path / x) for x in ("a", "b", "c")] + [
+        scores_of(tmp_path / "d" / "submissions" / "team")
     ]
     assert len({s["integral"] for s in scores}) == 1 and all("hm:private-" in s["signature"] for s in scores)
     assert scores[0]["integral"] != integral_default(tmp_path)
@@ -79,7 +74,7 @@ def integral_default(tmp_path):
         tmp_path / "default",
         "--quiet",
     )
-    return integral(tmp_path / "default")["integral"]
+    return scores_of(tmp_path / "default")["integral"]
 
 
 def test_a_rerun_leaves_no_stale_file(tmp_path):
@@ -156,7 +151,7 @@ def test_run_scoring_resolves_paths_from_the_callers_directory(tmp_path):
         env=dict(os.environ, RUWORDNET_PATH=os.path.abspath(os.environ["RUWORDNET_PATH"])),
     )
     assert done.returncode == 0, done.stderr
-    assert integral(tmp_path / "myout")["status"] == "ok" and not (ROOT / "myout").exists()
+    assert scores_of(tmp_path / "myout")["status"] == "ok" and not (ROOT / "myout").exists()
 
 
 def test_a_zip_alone_in_the_upload_folder_is_the_upload(tmp_path, capsys):

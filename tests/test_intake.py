@@ -3,6 +3,7 @@
 import zipfile
 
 import pytest
+from conftest import make_zip
 
 from scorer.errors import SubmissionInvalid, UsageError
 from scorer.inputs.config import Limits
@@ -14,13 +15,6 @@ SUB, PPL = b'{"dialog_id": "d", "answers": ["x"]}\n', b'{"d": [2]}'
 def content(source) -> bytes:
     """A file's content as the intake hands it on: bytes, or a checked path to stream from."""
     return source if isinstance(source, bytes) else source.read_bytes()
-
-
-def make_zip(path, entries):
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in entries.items():
-            z.writestr(name, data)
-    return path
 
 
 def test_two_files_and_sibling_default(tmp_path):
@@ -55,6 +49,7 @@ def test_zip_root_or_one_folder(tmp_path, prefix):
     z = make_zip(
         tmp_path / "s.zip",
         {f"{prefix}submission.jsonl": SUB, f"{prefix}ppl_output.json": PPL, "__MACOSX/._x": b"junk"},
+        zipfile.ZIP_DEFLATED,
     )
     files = read_submission(z, None, Limits())
     assert (files.submission, files.ppl) == (SUB, PPL)
@@ -72,14 +67,15 @@ def test_zip_root_or_one_folder(tmp_path, prefix):
     ],
 )
 def test_zip_rejections(tmp_path, entries, code):
-    z = make_zip(tmp_path / "s.zip", entries)
+    z = make_zip(tmp_path / "s.zip", entries, zipfile.ZIP_DEFLATED)
     with pytest.raises(SubmissionInvalid) as info:
         read_submission(z, None, Limits())
     assert code in [i.code for i in info.value.issues]
 
 
 def test_zip_bomb_and_size_limits(tmp_path):
-    z = make_zip(tmp_path / "bomb.zip", {"submission.jsonl": b" " * (64 << 20), "ppl_output.json": PPL})
+    entries = {"submission.jsonl": b" " * (64 << 20), "ppl_output.json": PPL}
+    z = make_zip(tmp_path / "bomb.zip", entries, zipfile.ZIP_DEFLATED)
     assert z.stat().st_size < 1 << 20
     with pytest.raises(SubmissionInvalid) as info:
         read_submission(z, None, Limits())

@@ -5,6 +5,8 @@ texts, the words of a turn whose keys both engines look up), each on both engine
 
 import pymorphy3
 import pytest
+from bruteforce import chunk_count as brute_chunks
+from bruteforce import exhaustive_align
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -241,6 +243,25 @@ def test_balanced_fmean_is_symmetric(matcher, a, b):
     )
 
 
+def _brute_best(cand, variants, matcher, params) -> tuple[int, float]:
+    """The best variant by the brute force (``tests/bruteforce.py``) and the contract's formula; variants
+    without tokens skipped, the first of equal scores kept."""
+    best: tuple[int, float] | None = None
+    for k, ref in enumerate(variants):
+        if not ref:
+            continue
+        links = exhaustive_align(cand, ref, matcher, params.stages)
+        m, score = len(links), 0.0
+        if m:
+            p, r = m / len(cand), m / len(ref)
+            fmean = p * r / (params.alpha * p + (1 - params.alpha) * r)
+            score = fmean * (1 - params.gamma * (brute_chunks(links) / m) ** params.beta)
+        if best is None or score > best[1]:
+            best = (k, score)
+    assert best is not None
+    return best
+
+
 def test_best_variants_is_best_variant_turn_by_turn(matcher):
     from scorer.metric.meteor import best_variants
 
@@ -252,9 +273,12 @@ def test_best_variants_is_best_variant_turn_by_turn(matcher):
         [["мы", "мчимся", "домой"]],
     ]
     for params in (MeteorParams(), MeteorParams(gamma=0.5, beta=3.0)):
-        assert best_variants(cands, variants, matcher, params) == [
-            best_variant(c, v, matcher, params) for c, v in zip(cands, variants)
-        ]
+        found = best_variants(cands, variants, matcher, params)
+        # against the brute force: every alignment listed, the best variant the first of the highest scores
+        expected = [_brute_best(c, v, matcher, params) for c, v in zip(cands, variants)]
+        assert [k for k, _ in found] == [k for k, _ in expected]
+        assert [s.score for _, s in found] == pytest.approx([s for _, s in expected], abs=1e-12)
+        assert found == [best_variant(c, v, matcher, params) for c, v in zip(cands, variants)]
     assert [(k, s.matches) for k, s in best_variants(cands, variants, matcher)] == [
         (1, 2),
         (0, 0),

@@ -13,13 +13,9 @@ import zipfile
 
 import pytest
 import yaml
-from conftest import EXAMPLES, PUBLIC, ROOT, run_cli, write_json
+from conftest import EXAMPLES, PUBLIC, ROOT, bundle_listing, make_bundle, run_cli, scores_of, write_json
 
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
-
-
-def load(out):
-    return json.loads((out / "scores.json").read_text(encoding="utf-8"))
 
 
 def platform_input(tmp_path, layout, submission=EXAMPLES / "realistic"):
@@ -58,7 +54,7 @@ def test_codalab_scores_every_upload_layout_alike(tmp_path):
         assert page.startswith("<!DOCTYPE html>") and "0.376962" in page
         assert not (out / "report.html").exists()
     assert outputs["files"] == outputs["folder"] == outputs["zip"] == outputs["zip-folder"]
-    assert load(tmp_path / "out-zip")["integral"] == 0.3769621616774081
+    assert scores_of(tmp_path / "out-zip")["integral"] == 0.3769621616774081
 
 
 def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
@@ -85,7 +81,7 @@ def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
     ]
     page = (out / "detailed_results.html").read_text(encoding="utf-8")
     assert page.count("<li>") == 12 and "invalid" in page
-    assert load(out)["status"] == "invalid" and len(load(out)["errors"]) == 12
+    assert scores_of(out)["status"] == "invalid" and len(scores_of(out)["errors"]) == 12
     # score (for a person at a terminal) still groups them by kind
     assert run_cli("score", "--data", PUBLIC, "--submission", bad, "--output", tmp_path / "s") == 1
     grouped = capsys.readouterr().err
@@ -138,7 +134,7 @@ def test_entrypoint_without_a_command_scores_input_res_into_output(tmp_path):
     root = platform_input(tmp_path, "folder")
     proc = _entrypoint(env={"SCORER_INPUT": str(root), "SCORER_OUTPUT": str(tmp_path / "output")})
     assert proc.returncode == 0, proc.stderr
-    assert load(tmp_path / "output")["integral"] == 0.3769621616774081
+    assert scores_of(tmp_path / "output")["integral"] == 0.3769621616774081
 
 
 def test_the_dockerfile_runs_as_the_platforms_expect():
@@ -159,29 +155,6 @@ def test_the_dockerfile_runs_as_the_platforms_expect():
 
 
 # --- bundle ----------------------------------------------------------------------------------------
-
-
-def make_bundle(tmp_path, name="bundle", *extra, data=PUBLIC):
-    out = tmp_path / name
-    assert (
-        run_cli(
-            "bundle",
-            "--data",
-            data,
-            "--output",
-            out,
-            "--image",
-            "docker.io/org/scorer:1.0",
-            "--quiet",
-            *extra,
-        )
-        == 0
-    )
-    return out
-
-
-def bundle_listing(folder):
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_bundle_is_what_codabench_unpacks(tmp_path):
@@ -244,7 +217,7 @@ def test_the_bundles_starting_kit_validates_and_scores_into_every_column(tmp_pat
     shutil.copytree(out / "reference_data", root / "ref")
     shutil.copytree(kit, root / "res")
     assert run_cli("codalab", root, tmp_path / "scored", "--quiet") == 0
-    scores = load(tmp_path / "scored")
+    scores = scores_of(tmp_path / "scored")
     spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
     for column in spec["leaderboards"][0][
         "columns"
@@ -330,7 +303,7 @@ def test_the_order_of_checks_puts_the_upload_before_the_thesaurus(tmp_path, monk
     good = platform_input(tmp_path, "folder")
     assert run_cli("codalab", good, tmp_path / "b") == 2
     assert "RuWordNet was not found" in capsys.readouterr().err
-    assert load(tmp_path / "b")["status"] == "error"
+    assert scores_of(tmp_path / "b")["status"] == "error"
     (good / "ref" / "config.toml").write_text("[meteor]\nalpha = 7\n", encoding="utf-8")  # before all else
     assert run_cli("codalab", good, tmp_path / "c") == 2
     assert "meteor.alpha" in capsys.readouterr().err

@@ -178,19 +178,18 @@ def test_the_hidden_metric_is_made_from_the_configurations_settings(tmp_path):
 
 
 def test_the_contracts_file_names_and_exit_codes_are_the_runners():
-    assert (contract.DIALOGUES, contract.ANSWERS, contract.SUBMISSION, contract.PPL, contract.PROBES) == (
-        DIALOGUES,
-        ANSWERS,
-        SUBMISSION,
-        PPL,
-        PPL_PROBES,
+    # the contract's values (sections 2, 3 and 6), held once: the scorer's names are the runner's objects
+    files = ("dialogues.jsonl", "answers.jsonl", "submission.jsonl", "ppl_output.json", "ppl_probes.json")
+    assert (DIALOGUES, ANSWERS, SUBMISSION, PPL, PPL_PROBES) == files
+    assert all(
+        mine is theirs
+        for mine, theirs in zip(
+            (contract.DIALOGUES, contract.ANSWERS, contract.SUBMISSION, contract.PPL, contract.PROBES),
+            (DIALOGUES, ANSWERS, SUBMISSION, PPL, PPL_PROBES),
+        )
     )
-    assert (errors.EXIT_OK, errors.EXIT_INVALID, errors.EXIT_USAGE, errors.EXIT_INTERNAL) == (
-        EXIT_OK,
-        EXIT_CODE_FAULT,
-        EXIT_USAGE,
-        EXIT_INTERNAL,
-    )
+    assert (EXIT_OK, EXIT_CODE_FAULT, EXIT_USAGE, EXIT_INTERNAL) == (0, 1, 2, 3)
+    assert (errors.EXIT_OK, errors.EXIT_INVALID, errors.EXIT_USAGE, errors.EXIT_INTERNAL) == (0, 1, 2, 3)
     assert (errors.SubmissionInvalid.exit_code, errors.UsageError.exit_code) == (1, 2)
     # and no module of the scorer writes one of those names again
     names = {

@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, code_step_input
+from conftest import PUBLIC, ROOT, codalab_step, code_step_input
 
 from scorer.runner.network import network_refusal
 
@@ -36,16 +36,11 @@ VARIANTS = [
 
 
 def codalab(
-    root: Path, out: Path, *extra: str, python: list[str] | None = None, env: dict | None = None,
-    cwd: Path = ROOT, timeout: float = 180,
-) -> subprocess.CompletedProcess:  # fmt: skip
+    root: Path, out: Path, *extra: str, timeout: float = 180, **kwargs
+) -> subprocess.CompletedProcess:
+    """:func:`codalab_step` with ``--jobs 1`` and 180 s unless told, into ``out``, made first."""
     out.mkdir(exist_ok=True)
-    command = [*(python or [sys.executable]), "-m", "scorer", "codalab", str(root), str(out), "--no-synonyms"]
-    return subprocess.run(
-        [*command, "--jobs", "1", *extra],
-        capture_output=True, text=True, cwd=cwd, timeout=timeout,
-        env={**os.environ, "ATTACK_OUTPUT": str(out), "ATTACK_REF": str(root / "ref"), **(env or {})},
-    )  # fmt: skip
+    return codalab_step(root, out, "--jobs", "1", *extra, timeout=timeout, **kwargs)
 
 
 def shown(out: Path, done: subprocess.CompletedProcess) -> str:

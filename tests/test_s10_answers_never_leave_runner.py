@@ -8,6 +8,7 @@ would write it."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -23,7 +24,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, TOY_TEAM, run_cli, toy_team
+from conftest import PUBLIC, ROOT, TOY_TEAM, run_cli, run_process, toy_team
 
 from scorer.runner import network, phases
 from scorer.runner.configuration import RunConfig, read_configuration
@@ -75,12 +76,8 @@ def _stolen():
 """
 
 
-def run(*args: object, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
-    """``python -m scorer run`` as a process."""
-    return subprocess.run(
-        [sys.executable, "-m", "scorer", "run", *map(str, args)],
-        capture_output=True, text=True, cwd=ROOT, timeout=timeout, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+#: ``python -m scorer run`` as a process (:func:`run_process`), allowed 180 s.
+run = functools.partial(run_process, timeout=180)
 
 
 def public_only(folder: Path) -> Path:

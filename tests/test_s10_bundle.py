@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PUBLIC, ROOT, run_cli
+from conftest import PUBLIC, ROOT, bundle_listing, make_bundle, read_jsonl, run_cli
 
 from scorer.errors import ReferenceDataError
 from scorer.inputs.config import load_config
@@ -36,10 +36,6 @@ IMAGE = "docker.io/org/scorer:1.0"
 EXECUTION_TIME_LIMIT, SETUP_TIMEOUT, TURN_TIMEOUT, STEP_TIMEOUT = 600, 120, 30, 540
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def named_media(data: Path) -> list[str]:
     """The media paths ``data/dialogues.jsonl`` names, in file order, each once."""
     names = [
@@ -50,12 +46,6 @@ def named_media(data: Path) -> list[str]:
         if part["type"] in ("image", "audio")
     ]
     return list(dict.fromkeys(names))
-
-
-def bundle(tmp_path: Path, name: str, *extra, data: Path = PUBLIC) -> Path:
-    out = tmp_path / name
-    assert run_cli("bundle", "--data", data, "--output", out, "--image", IMAGE, "--quiet", *extra) == 0
-    return out
 
 
 def copy_of_public(tmp_path: Path) -> Path:
@@ -96,7 +86,7 @@ def test_the_bundled_example_ships_every_media_file_it_names_small_and_valid():
 
 @pytest.mark.parametrize("code", [False, True], ids=["files", "code"])
 def test_every_named_media_file_is_in_public_reference_and_input_data(tmp_path, code):
-    out = bundle(tmp_path, "bundle", *(["--code"] if code else []))
+    out = make_bundle(tmp_path, "bundle", *(["--code"] if code else []))
     names = named_media(PUBLIC)
     folders = ["public_data", "reference_data"] + (["input_data"] if code else [])
     for folder in folders:
@@ -215,7 +205,7 @@ def test_the_runners_one_file_is_its_package_zipped_the_same_way_every_time(tmp_
 
 def test_the_phase_time_limit_is_codabenchs_key_and_the_runners_limits_fit_inside(tmp_path):
     for code in (False, True):
-        out = bundle(tmp_path, f"bundle-{code}", *(["--code"] if code else []))
+        out = make_bundle(tmp_path, f"bundle-{code}", *(["--code"] if code else []))
         spec = yaml.safe_load((out / "competition.yaml").read_text(encoding="utf-8"))
         (phase,) = spec["phases"]
         # Codabench's v2 unpacker reads the phase's execution_time_limit, in seconds; its default queue
@@ -271,7 +261,7 @@ def test_the_docs_state_the_bundles_time_limits():
 
 
 def test_a_code_bundle_says_submissions_code_in_its_private_config(tmp_path):
-    out = bundle(tmp_path, "plain-code", "--code")
+    out = make_bundle(tmp_path, "plain-code", "--code")
     config = out / "reference_data" / "config.toml"
     assert config.read_text(encoding="utf-8") == '[competition]\nsubmissions = "code"\n'
     assert load_config(config).competition.submissions == "code"
@@ -281,19 +271,19 @@ def test_a_code_bundle_says_submissions_code_in_its_private_config(tmp_path):
         '# ours\n[hidden_metric]\nsalt = "a-salt-of-the-organizers-own"\nmethod = "log"\np_max = 137.5',
         encoding="utf-8",
     )
-    out = bundle(tmp_path, "merged", "--code", "--config", private)
+    out = make_bundle(tmp_path, "merged", "--code", "--config", private)
     text = (out / "reference_data" / "config.toml").read_text(encoding="utf-8")
     assert text.startswith(private.read_text(encoding="utf-8") + "\n")
     merged = load_config(out / "reference_data" / "config.toml")
     assert merged.competition.submissions == "code" and merged.hidden_metric.method == "log"
     # a [competition] table of its own gets the line under its header
     private.write_text("[competition] # how teams submit\n\n[meteor]\nalpha = 0.8\n", encoding="utf-8")
-    out = bundle(tmp_path, "table", "--code", "--config", private)
+    out = make_bundle(tmp_path, "table", "--code", "--config", private)
     raw = tomllib.loads((out / "reference_data" / "config.toml").read_text(encoding="utf-8"))
     assert raw == {"competition": {"submissions": "code"}, "meteor": {"alpha": 0.8}}
     # one that already says so is kept as it is
     private.write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
-    out = bundle(tmp_path, "kept", "--code", "--config", private)
+    out = make_bundle(tmp_path, "kept", "--code", "--config", private)
     assert (out / "reference_data" / "config.toml").read_bytes() == private.read_bytes()
 
 
@@ -310,11 +300,11 @@ def test_a_bundle_whose_config_contradicts_code_is_refused(tmp_path, capsys):
 
 
 def test_a_plain_bundle_writes_no_competition_key(tmp_path):
-    out = bundle(tmp_path, "plain")
+    out = make_bundle(tmp_path, "plain")
     assert not (out / "reference_data" / "config.toml").exists()
     private = tmp_path / "private.toml"
     private.write_text("[meteor]\nalpha = 0.8\n", encoding="utf-8")
-    out = bundle(tmp_path, "given", "--config", private)
+    out = make_bundle(tmp_path, "given", "--config", private)
     assert (out / "reference_data" / "config.toml").read_bytes() == private.read_bytes()
 
 
@@ -348,10 +338,10 @@ def test_a_code_competitions_pages_say_how_to_get_the_scorer_and_their_commands_
         "    python3 -m pip install -r scorer/dependencies.txt\n\nthen, in the same folder:\n\n"
         "    python -m scorer validate --data public_data --submission "
     )
-    plain = (bundle(tmp_path, "plain") / "pages" / "overview.md").read_text(encoding="utf-8")
+    plain = (make_bundle(tmp_path, "plain") / "pages" / "overview.md").read_text(encoding="utf-8")
     assert f"{docker} --data public_data --submission my_submission.zip\n" in plain
     assert f"{installed}my_submission.zip" in plain and copy in plain
-    out = bundle(tmp_path, "code", "--code")
+    out = make_bundle(tmp_path, "code", "--code")
     pages = {
         name: (out / name).read_text(encoding="utf-8")
         for name in ("pages/overview.md", "starting_kit/README.md")
@@ -390,24 +380,20 @@ def test_a_code_competitions_pages_say_how_to_get_the_scorer_and_their_commands_
 
 
 def test_a_plain_bundle_over_a_code_bundle_leaves_nothing_of_it(tmp_path):
-    out = bundle(tmp_path, "bundle", "--code")
+    out = make_bundle(tmp_path, "bundle", "--code")
     assert (out / "ingestion_program").is_dir() and (out / "starting_kit" / "team_code").is_dir()
-    bundle(tmp_path, "bundle")
-    fresh = bundle(tmp_path, "fresh")
+    make_bundle(tmp_path, "bundle")
+    fresh = make_bundle(tmp_path, "fresh")
     for gone in ("ingestion_program", "input_data", "starting_kit/team_code", "starting_kit/runner.py"):
         assert not os.path.lexists(out / gone), gone
-
-    def listing(folder: Path) -> dict[str, bytes]:
-        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-    assert listing(out) == listing(fresh)
+    assert bundle_listing(out) == bundle_listing(fresh)
     folders = [p for p in out.rglob("*") if p.is_dir()]
     assert folders and all(any(p.iterdir()) for p in folders)  # no folder left empty
 
 
 def test_a_rebuild_removes_the_media_the_data_no_longer_names(tmp_path):
     data = copy_of_public(tmp_path)
-    out = bundle(tmp_path, "bundle", "--code", data=data)
+    out = make_bundle(tmp_path, "bundle", "--code", data=data)
     rows = [d for d in read_jsonl(data / "dialogues.jsonl") if d["type"] != "Audio2Text"]
     (data / "dialogues.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
@@ -421,7 +407,7 @@ def test_a_rebuild_removes_the_media_the_data_no_longer_names(tmp_path):
     for k in range(21, 31):
         (data / "audio" / f"00{k}.wav").unlink()
     (out / "public_data" / "stray.txt").write_text("left by hand", encoding="utf-8")
-    bundle(tmp_path, "bundle", "--code", data=data)
+    make_bundle(tmp_path, "bundle", "--code", data=data)
     for folder in ("public_data", "reference_data", "input_data"):
         audio = sorted(p.name for p in (out / folder / "audio").iterdir())
         assert audio == [f"00{k}.wav" for k in range(31, 41)], folder  # the mixed dialogues' only
@@ -433,7 +419,7 @@ def test_a_rebuild_removes_the_media_the_data_no_longer_names(tmp_path):
 
 def kit_module(tmp_path: Path):
     """The starting kit's team_code/generate.py from a bundle written into ``tmp_path``, imported."""
-    out = bundle(tmp_path, "bundle", "--code")
+    out = make_bundle(tmp_path, "bundle", "--code")
     path = out / "starting_kit" / "team_code" / "generate.py"
     spec = importlib.util.spec_from_file_location("kit_generate_under_test", path)
     assert spec is not None and spec.loader is not None

@@ -10,12 +10,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, gone, run_cli
+from conftest import PUBLIC, ROOT, gone, read_jsonl, run_cli, run_process, toy_team
 
 from scorer.outputs.runner_file import runner_file
 
@@ -50,34 +49,9 @@ def get_ppl(model, tokenizer, cur_query_tuple, history_list):
 """
 
 
-def team(tmp_path: Path, source: str, name: str = "team") -> Path:
-    """A team's upload: a folder holding team_code/ with this generate.py."""
-    folder = tmp_path / name
-    (folder / "team_code").mkdir(parents=True)
-    (folder / "team_code" / "__init__.py").write_text("", encoding="utf-8")
-    (folder / "team_code" / "generate.py").write_text(textwrap.dedent(source), encoding="utf-8")
-    return folder
-
-
 def replace_in(source: str, old: str, new: str) -> str:
     assert old in source
     return source.replace(old, new)
-
-
-def run_team(*args, **kwargs) -> subprocess.CompletedProcess:
-    """``python -m scorer run`` as a process (the code's output reaches its stderr)."""
-    return subprocess.run(
-        [sys.executable, "-m", "scorer", "run", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=kwargs.get("timeout", 120),
-        env={**os.environ, **kwargs.get("env", {})},
-    )
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 DIALOGUES = read_jsonl(PUBLIC / "dialogues.jsonl")
@@ -89,8 +63,9 @@ FIRST_VARIANTS = {
 def test_the_calls_their_order_and_their_histories_are_the_competitions(tmp_path):
     log = tmp_path / "calls.jsonl"
     out = tmp_path / "out"
-    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, WELL_BEHAVED),
-                    "--output", out, env={"TEAM_LOG": str(log)})  # fmt: skip
+    done = run_process("--trusted-code", "--data", PUBLIC, "--code",
+                       toy_team(tmp_path / "team", WELL_BEHAVED), "--output", out,
+                       env={"TEAM_LOG": str(log)})  # fmt: skip
     assert done.returncode == 0, done.stderr
     calls = read_jsonl(log)
     kinds = [c["call"] for c in calls]
@@ -158,7 +133,9 @@ def test_a_tuple_counts_by_its_first_element_and_the_codes_prints_go_to_stderr(t
         WELL_BEHAVED, 'return "Ответ на " + text', 'print("ANSWER-PRINTED", text)\n    return ("Ответ", 0.5)'
     )
     out = tmp_path / "out"
-    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source), "--output", out)
+    done = run_process(
+        "--trusted-code", "--data", PUBLIC, "--code", toy_team(tmp_path / "team", source), "--output", out
+    )
     assert done.returncode == 0, done.stderr
     assert "ANSWER-PRINTED" in done.stderr and "ANSWER-PRINTED" not in done.stdout
     assert {a for row in read_jsonl(out / "submission.jsonl") for a in row["answers"]} == {"Ответ"}
@@ -225,9 +202,9 @@ def test_each_fault_of_the_code_is_named_and_leaves_nothing_complete(
     tmp_path, old, new, kind, phase, function, message
 ):
     out = tmp_path / "out"
-    done = run_team(
-        "--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, replace_in(WELL_BEHAVED, old, new)),
-        "--output", out,
+    done = run_process(
+        "--trusted-code", "--data", PUBLIC, "--code",
+        toy_team(tmp_path / "team", replace_in(WELL_BEHAVED, old, new)), "--output", out,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     line = next(x for x in done.stderr.splitlines() if x.startswith("error: the team's code failed"))
@@ -245,16 +222,17 @@ def test_each_fault_of_the_code_is_named_and_leaves_nothing_complete(
 
 def test_a_missing_function_or_package_lists_what_the_upload_holds(tmp_path):
     source = WELL_BEHAVED.replace("def get_ppl(", "def get_perplexity(")
-    done = run_team(
-        "--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out"
-    )
+    done = run_process(
+        "--trusted-code", "--data", PUBLIC, "--code", toy_team(tmp_path / "team", source),
+        "--output", tmp_path / "out",
+    )  # fmt: skip
     assert done.returncode == 1
     assert "team_code/generate.py defines no get_ppl; it defines: " in done.stderr
     assert "get_perplexity" in done.stderr and "generate_text" in done.stderr
     upload = tmp_path / "wrong"
     (upload / "code").mkdir(parents=True)
     (upload / "code" / "model.py").write_text("x = 1\n", encoding="utf-8")
-    done = run_team("--trusted-code", "--data", PUBLIC, "--code", upload, "--output", tmp_path / "out2")
+    done = run_process("--trusted-code", "--data", PUBLIC, "--code", upload, "--output", tmp_path / "out2")
     assert done.returncode == 1
     assert "holds no package team_code/" in done.stderr and "code/model.py" in done.stderr
 
@@ -262,13 +240,14 @@ def test_a_missing_function_or_package_lists_what_the_upload_holds(tmp_path):
 def test_a_call_past_its_time_is_stopped(tmp_path):
     source = replace_in(WELL_BEHAVED, 'return "Ответ на " + text', "import time; time.sleep(60)")
     started = time.monotonic()
-    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source),
-                    "--output", tmp_path / "out", "--turn-timeout", "0.5")  # fmt: skip
+    done = run_process("--trusted-code", "--data", PUBLIC, "--code", toy_team(tmp_path / "team", source),
+                       "--output", tmp_path / "out", "--turn-timeout", "0.5")  # fmt: skip
     assert done.returncode == 1 and time.monotonic() - started < 30
     assert "(timeout; phase generate, function generate_text, dialog_id 'd-0001', turn 0)" in done.stderr
     source = replace_in(WELL_BEHAVED, 'return {"calls": 0}, "tokenizer"', "import time; time.sleep(60)")
-    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source, "slow-setup"),
-                    "--output", tmp_path / "out2", "--setup-timeout", "0.5")  # fmt: skip
+    done = run_process("--trusted-code", "--data", PUBLIC, "--code",
+                       toy_team(tmp_path / "slow-setup", source),
+                       "--output", tmp_path / "out2", "--setup-timeout", "0.5")  # fmt: skip
     assert (
         done.returncode == 1
         and "(timeout; phase generate, function setup_model_and_tokenizer)" in done.stderr
@@ -297,9 +276,10 @@ def test_a_daemon_the_code_leaves_does_not_outlive_its_phase(tmp_path):
         time.sleep(0.01)
     return {{"calls": 0}}, "tokenizer"''',
     )
-    done = run_team(
-        "--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source), "--output", tmp_path / "out"
-    )
+    done = run_process(
+        "--trusted-code", "--data", PUBLIC, "--code", toy_team(tmp_path / "team", source),
+        "--output", tmp_path / "out",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     daemons = [int(x) for x in pids.read_text().split()]
     assert len(daemons) == 2  # one a phase
@@ -313,10 +293,11 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
     slow = replace_in(
         WELL_BEHAVED, 'return "Ответ на " + text', 'import time; time.sleep(0.015); return "Ответ на " + text'
     )
-    code = team(tmp_path, slow)  # the same answers as the well-behaved team's, slowly enough to interrupt
+    # the same answers as the well-behaved team's, slowly enough to interrupt
+    code = toy_team(tmp_path / "team", slow)
     whole = tmp_path / "whole"
-    fast = team(tmp_path, WELL_BEHAVED, "fast")
-    assert run_team("--trusted-code", "--data", PUBLIC, "--code", fast, "--output", whole).returncode == 0
+    fast = toy_team(tmp_path / "fast", WELL_BEHAVED)
+    assert run_process("--trusted-code", "--data", PUBLIC, "--code", fast, "--output", whole).returncode == 0
     out = tmp_path / "out"
     process = subprocess.Popen(
         [sys.executable, "-m", "scorer", "run", "--data", str(PUBLIC), "--code", str(code),
@@ -333,20 +314,20 @@ def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
     assert "--resume" in err and not (out / "submission.jsonl").exists()
     kept = len(state.read_text().splitlines())
     assert 10 <= kept < 66
-    done = run_team("--trusted-code", "--data", PUBLIC, "--code", code, "--output", out, "--resume")
+    done = run_process("--trusted-code", "--data", PUBLIC, "--code", code, "--output", out, "--resume")
     assert done.returncode == 0, done.stderr
     for name in ("submission.jsonl", "ppl_output.json"):
         assert (out / name).read_bytes() == (whole / name).read_bytes()
 
 
 def test_only_the_audit_samples_turns_give_a_ppl_check_file(tmp_path, capsys):
-    code = team(tmp_path, WELL_BEHAVED)
+    code = toy_team(tmp_path / "team", WELL_BEHAVED)
     out = tmp_path / "out"
-    assert run_team("--trusted-code", "--data", PUBLIC, "--code", code, "--output", out).returncode == 0
+    assert run_process("--trusted-code", "--data", PUBLIC, "--code", code, "--output", out).returncode == 0
     sample = tmp_path / "sample.jsonl"
     assert run_cli("audit-sample", "--data", PUBLIC, "--submission", out, "--n", "5", "--output", sample) == 0
     chosen = {(r["dialog_id"], r["turn"]) for r in read_jsonl(sample)}
-    done = run_team(
+    done = run_process(
         "--data", PUBLIC, "--code", code, "--output", tmp_path / "check", "--phase", "ppl", "--only", sample
     )
     assert done.returncode == 0, done.stderr
@@ -367,7 +348,7 @@ def test_public_data_without_answers_gives_perplexities_of_the_models_own_answer
     public.mkdir()
     shutil.copy(PUBLIC / "dialogues.jsonl", public)
     out = tmp_path / "out"
-    done = run_team("--data", public, "--code", team(tmp_path, WELL_BEHAVED), "--output", out)
+    done = run_process("--data", public, "--code", toy_team(tmp_path / "team", WELL_BEHAVED), "--output", out)
     assert done.returncode == 0, done.stderr
     assert [x for x in done.stderr.splitlines() if "model's own answers" in x] == [
         f"run: no answers.jsonl in {public}: the perplexities are of the model's own answers "
@@ -380,7 +361,7 @@ def test_public_data_without_answers_gives_perplexities_of_the_models_own_answer
 
 
 def test_the_runner_runs_alone_under_a_bare_interpreter_from_a_zip(tmp_path):
-    code = team(tmp_path, WELL_BEHAVED)
+    code = toy_team(tmp_path / "team", WELL_BEHAVED)
     archive = shutil.make_archive(str(tmp_path / "upload"), "zip", code)
     isolated = tmp_path / "runner.py"
     isolated.write_bytes(RUNNER_FILE)  # the one file alone, away from the package
@@ -409,8 +390,8 @@ def code_competition_input(tmp_path: Path, source: str) -> Path:
     (root / "ref" / "config.toml").write_text(
         '[competition]\nsubmissions = "code"\nnetwork = "allowed"\n', encoding="utf-8"
     )
-    done = run_team("--trusted-code", "--data", PUBLIC, "--code", team(tmp_path, source),
-                    "--output", root / "res", "--phase", "generate", "--keep-code", "--quiet")  # fmt: skip
+    done = run_process("--trusted-code", "--data", PUBLIC, "--code", toy_team(tmp_path / "team", source),
+                       "--output", root / "res", "--phase", "generate", "--keep-code", "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (root / "res").iterdir()) == ["submission.jsonl", "team_code"]
     return root
@@ -434,7 +415,7 @@ def test_codalab_scores_a_code_upload_as_it_scores_the_files_the_code_gives(tmp_
     assert done.returncode == 0, done.stderr
     files = tmp_path / "files"
     assert (
-        run_team("--trusted-code", "--data", PUBLIC, "--code", root / "res", "--output", files).returncode
+        run_process("--trusted-code", "--data", PUBLIC, "--code", root / "res", "--output", files).returncode
         == 0
     )
     plain = tmp_path / "plain"
@@ -628,7 +609,7 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
     targeted = tmp_path / "targeted"
     # the organizer's own baseline, trusted beside the answers
     kit = bundle / "starting_kit"
-    assert run_team("--trusted-code", "--data", data, "--code", kit, "--output", targeted).returncode == 0
+    assert run_process("--trusted-code", "--data", data, "--code", kit, "--output", targeted).returncode == 0
     values = [
         v
         for vs in json.loads((targeted / "ppl_output.json").read_text(encoding="utf-8")).values()

@@ -11,6 +11,7 @@ import struct
 import zipfile
 
 import pytest
+from conftest import make_zip
 
 from scorer import code_step
 from scorer.runner.faults import CodeFault, UsageFault
@@ -114,13 +115,6 @@ def test_a_missing_function_is_named_with_what_the_module_defines():
 # --- the upload's zip --------------------------------------------------------------------------------------
 
 
-def _zip(path, entries: dict[str, str], method: int = zipfile.ZIP_STORED):
-    with zipfile.ZipFile(path, "w", method) as archive:
-        for name, text in entries.items():
-            archive.writestr(name, text)
-    return path
-
-
 def _patched(path, offset_in_central: int, fmt: str, value: int):
     """The zip at ``path`` with a field of its first central directory entry rewritten."""
     data = bytearray(path.read_bytes())
@@ -134,7 +128,7 @@ GOOD = {"team_code/__init__.py": "", "team_code/generate.py": "def generate_text
 
 
 def test_a_sound_zip_is_unpacked_as_it_was_made(tmp_path):
-    unzip(str(_zip(tmp_path / "up.zip", GOOD, zipfile.ZIP_DEFLATED)), str(tmp_path / "root"))
+    unzip(str(make_zip(tmp_path / "up.zip", GOOD, zipfile.ZIP_DEFLATED)), str(tmp_path / "root"))
     found = {
         str(p.relative_to(tmp_path / "root")): p.read_text("utf-8")
         for p in (tmp_path / "root").rglob("*")
@@ -157,17 +151,17 @@ def test_a_sound_zip_is_unpacked_as_it_was_made(tmp_path):
 )
 def test_a_zip_with_an_unsafe_or_clashing_name_writes_nothing(tmp_path, entries, message):
     with pytest.raises(CodeFault) as caught:
-        unzip(str(_zip(tmp_path / "up.zip", {**GOOD, **entries})), str(tmp_path / "root"))
+        unzip(str(make_zip(tmp_path / "up.zip", {**GOOD, **entries})), str(tmp_path / "root"))
     assert (caught.value.kind, caught.value.message) == ("upload", message)
     assert not (tmp_path / "root").exists()  # every entry is checked before one is written
 
 
 def test_an_encrypted_entry_or_an_unknown_method_is_refused_before_anything_is_written(tmp_path):
-    encrypted = _patched(_zip(tmp_path / "e.zip", GOOD), 8, "<H", 0x1)  # general purpose flags: encrypted
+    encrypted = _patched(make_zip(tmp_path / "e.zip", GOOD), 8, "<H", 0x1)  # general purpose flags: encrypted
     with pytest.raises(CodeFault) as caught:
         unzip(str(encrypted), str(tmp_path / "e"))
     assert caught.value.message == "the zip's entry 'team_code/__init__.py' is encrypted"
-    unknown = _patched(_zip(tmp_path / "u.zip", GOOD), 10, "<H", 99)  # compression method 99 (AES)
+    unknown = _patched(make_zip(tmp_path / "u.zip", GOOD), 10, "<H", 99)  # compression method 99 (AES)
     with pytest.raises(CodeFault) as caught:
         unzip(str(unknown), str(tmp_path / "u"))
     assert caught.value.message == (
@@ -178,7 +172,7 @@ def test_an_encrypted_entry_or_an_unknown_method_is_refused_before_anything_is_w
 
 
 def test_a_damaged_entry_is_the_uploads_fault_naming_it(tmp_path):
-    path = _zip(tmp_path / "up.zip", GOOD)
+    path = make_zip(tmp_path / "up.zip", GOOD)
     data = path.read_bytes()
     path.write_bytes(data.replace("return 'да'".encode(), b"return 'XXXX'"))  # as long, another CRC
     with pytest.raises(CodeFault) as caught:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, attack_team, code_step_input, gone
+from conftest import PUBLIC, ROOT, attack_team, codalab_step, code_step_input, gone
 
 from scorer import code_step
 
@@ -46,19 +46,9 @@ def runner_run(*args: object, env: dict | None = None) -> subprocess.CompletedPr
     )  # fmt: skip
 
 
-def codalab(
-    root: Path, out: Path, env: dict | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "scorer", "codalab", str(root), str(out), "--no-synonyms"],
-        capture_output=True, text=True, cwd=ROOT, timeout=timeout,
-        env={**os.environ, "ATTACK_OUTPUT": str(out), "ATTACK_REF": str(root / "ref"), **(env or {})},
-    )  # fmt: skip
-
-
 def honest_integral(tmp_path: Path) -> float:
     root = code_step_input(tmp_path / "honest")
-    done = codalab(root, tmp_path / "honest" / "out")
+    done = codalab_step(root, tmp_path / "honest" / "out")
     assert done.returncode == 0, done.stderr
     return json.loads((tmp_path / "honest" / "out" / "scores.json").read_text(encoding="utf-8"))["integral"]
 
@@ -126,7 +116,7 @@ def test_an_upload_of_files_copied_into_the_output_is_removed_and_the_step_repea
     )  # this machine has a network: the check is test_s10_answers_never_leave.py's
     shutil.copytree(out, root / "res")
     scored = tmp_path / "scored"
-    done = codalab(root, scored)
+    done = codalab_step(root, scored)
     assert done.returncode == 1
     assert "the prediction step failed: the team's code failed (missing)" in done.stderr
     assert json.loads((scored / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"
@@ -148,7 +138,7 @@ def test_a_code_competition_never_scores_an_upload_of_files(tmp_path, what):
         (res / "ppl_output.json").unlink()
     else:
         attack_team(res)
-    done = codalab(root, tmp_path / "out")
+    done = codalab_step(root, tmp_path / "out")
     assert done.returncode == 1
     expected = "not scored" if what == "ppl_output" else "holds no team_code/"
     assert expected in done.stderr
@@ -158,7 +148,7 @@ def test_a_code_competition_never_scores_an_upload_of_files(tmp_path, what):
 def test_a_files_competition_never_runs_code_whatever_res_holds(tmp_path):
     root = code_step_input(tmp_path, attack="open(os.environ['ATTACK_MARK'], 'w').write('ran')", code=False)
     mark = tmp_path / "ran"
-    done = codalab(root, tmp_path / "out", {"ATTACK_MARK": str(mark)})
+    done = codalab_step(root, tmp_path / "out", env={"ATTACK_MARK": str(mark)})
     assert done.returncode == 1 and "ppl_output.json" in done.stderr
     assert not mark.exists()
 
@@ -197,7 +187,7 @@ def test_a_fault_written_on_the_reply_pipe_shows_no_reference_text(tmp_path):
     """
     root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
-    done = codalab(root, out)
+    done = codalab_step(root, out)
     assert done.returncode == 1, done.stderr
     # a field of its own ("function") makes it no fault report of the protocol's; the place is the runner's
     # a phase that has the answers reports a fault by one fixed line: no kind, no place (contract section 10)
@@ -214,7 +204,7 @@ def test_a_reply_that_is_not_json_is_a_protocol_fault_not_an_internal_error(tmp_
     """
     root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
-    done = codalab(root, out)
+    done = codalab_step(root, out)
     assert done.returncode == 1, done.stderr
     assert "team_code: the team's code failed in the scoring step" in done.stderr
     assert "protocol" not in done.stderr and "d-0001" not in done.stderr
@@ -233,7 +223,7 @@ def test_forged_scores_and_sigterm_to_the_scorer_leave_no_scores(tmp_path):
     """
     root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
-    done = codalab(root, out)
+    done = codalab_step(root, out)
     assert_no_scores(out, done)
     said = "error: the scoring step stopped (it received SIGTERM); it wrote no scores.json or scores.txt"
     assert said in done.stderr
@@ -261,7 +251,7 @@ def test_a_forged_file_and_a_daemon_leave_an_honest_score(tmp_path):
     """ + waits_for(pids)
     root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
-    done = codalab(root, out)
+    done = codalab_step(root, out)
     assert done.returncode == 0, done.stderr
     assert gone(int(pids.read_text()))  # alive, it would rewrite scores.json 1.5 s after it starts
     assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html", "scores.json", "scores.txt"]
@@ -287,7 +277,7 @@ def test_a_lowered_file_limit_never_lets_a_daemon_survive(tmp_path, hard):
     """ + waits_for(pids)
     root = code_step_input(tmp_path, attack)
     out = tmp_path / "out"
-    done = codalab(root, out)
+    done = codalab_step(root, out)
     time.sleep(0.3)
     with pytest.raises(ProcessLookupError):
         os.kill(int(pids.read_text()), 0)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PUBLIC, run_cli
+from conftest import PUBLIC, bundle_listing, run_cli
 
 from scorer.errors import ConfigError
 from scorer.inputs.config import SUBMISSION_RULES
@@ -86,12 +86,6 @@ def spec_of(out: Path) -> dict:
 
 def ids_in(path: Path) -> list[str]:
     return [yaml.safe_load(line)["dialog_id"] for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def listing(folder: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
 
 
 # --- the held-out draw ------------------------------------------------------------------------------------
@@ -203,7 +197,7 @@ def test_a_final_phase_bundle_is_what_codabench_unpacks(tmp_path):
     ]
     with zipfile.ZipFile(out / "bundle.zip") as archive:
         inside = {info.filename: archive.read(info) for info in archive.infolist()}
-    whole = listing(out)
+    whole = bundle_listing(out)
     whole.pop("bundle.zip")
     assert inside == whole
 
@@ -225,7 +219,7 @@ def test_the_final_phases_dialogues_never_reach_the_public(tmp_path):
     assert (out / "final_input_data" / "images" / "0011.jpg").is_file()
     assert not (out / "public_data" / "images" / "0011.jpg").exists()
     assert (out / "public_data" / "images" / "0012.jpg").is_file()
-    for path, data in listing(out).items():
+    for path, data in bundle_listing(out).items():
         if path.startswith(("final_", "bundle.zip")):
             continue
         for dialog_id in held:
@@ -330,7 +324,7 @@ def test_the_same_inputs_give_the_same_bytes(tmp_path):
     config = write(tmp_path, FINAL_CONFIG)
     first = bundle(tmp_path, "a", "--config", config, "--code")
     second = bundle(tmp_path, "b", "--config", config, "--code")
-    a, b = listing(first), listing(second)
+    a, b = bundle_listing(first), bundle_listing(second)
     assert list(a) == list(b) and len(a) > 100
     for path in a:
         assert a[path] == b[path], path
@@ -341,7 +335,7 @@ def test_the_library_makes_the_bytes_the_command_line_writes(tmp_path):
     from scorer import api
 
     config = write(tmp_path, FINAL_CONFIG)
-    written = listing(bundle(tmp_path, "cli", "--config", config, "--code"))
+    written = bundle_listing(bundle(tmp_path, "cli", "--config", config, "--code"))
     made = api.competition_bundle(PUBLIC, config=config, code=True)
     assert dict(made) == written
     assert made.config_source == f"--config {config}"

@@ -19,6 +19,7 @@ from conftest import (
     ROOT,
     make_split,
     run_cli,
+    scores_of,
     write_json,
     write_jsonl,
 )
@@ -36,10 +37,6 @@ def shell(command: str, **kwargs) -> subprocess.CompletedProcess:
     )
 
 
-def verdict(out: Path) -> dict:
-    return json.loads((out / "scores.json").read_text(encoding="utf-8"))
-
-
 def args(*items) -> str:
     return " ".join(f"'{item}'" for item in items)
 
@@ -50,14 +47,14 @@ def test_closed_or_full_streams_keep_the_outputs_exit_code(tmp_path, redirect):
     out = tmp_path / "out"
     done = shell(f"$SCORER {args(*SCORE, '--output', out)} {redirect}")
     assert done.returncode == 0, done.stderr
-    assert verdict(out)["status"] == "ok" and "Traceback" not in done.stderr
+    assert scores_of(out)["status"] == "ok" and "Traceback" not in done.stderr
     # an invalid upload keeps its 1
     bad = tmp_path / "bad"
     done = shell(
         f"$SCORER score --data {PUBLIC} --submission {EXAMPLES / 'invalid' / 'nan_perplexity'} "
         f"--output {bad} {redirect}"
     )
-    assert done.returncode == 1 and verdict(bad)["status"] == "invalid" and "Traceback" not in done.stderr
+    assert done.returncode == 1 and scores_of(bad)["status"] == "invalid" and "Traceback" not in done.stderr
 
 
 @pytest.mark.slow
@@ -75,7 +72,7 @@ def test_a_broken_pipe_keeps_the_outputs_exit_code(tmp_path, stream):
     finally:
         os.close(write)
     assert done.returncode == 0
-    assert verdict(tmp_path / "o")["status"] == "ok"
+    assert scores_of(tmp_path / "o")["status"] == "ok"
 
 
 @pytest.fixture
@@ -129,7 +126,7 @@ def test_characters_the_encoding_cannot_show_are_escaped(tmp_path, cyrillic_uplo
     )
     write_json(good / "ppl_output.json", {"диалог-1": [2.0], "диалог-2": [3.0]})
     done = shell(f"$SCORER score --data {data} --submission {good} --output {out} --no-synonyms", env=env)
-    assert done.returncode == 0 and verdict(out)["status"] == "ok"
+    assert done.returncode == 0 and scores_of(out)["status"] == "ok"
 
 
 def _file_size_limit(limit: int):
@@ -188,7 +185,7 @@ def test_a_central_directory_that_lies_about_its_count_is_refused_before_it_is_p
     monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: parsed.append(a) or pytest.fail("parsed"))
     out = tmp_path / "out"
     assert run_cli("score", "--data", PUBLIC, "--submission", upload, "--output", out, "--quiet") == 1
-    (error,) = verdict(out)["errors"]
+    (error,) = scores_of(out)["errors"]
     assert error["code"] == "zip_entries" and "more than 1,000 entries" in error["message"] and not parsed
 
 
@@ -215,14 +212,14 @@ def test_a_link_beside_the_two_files_is_refused(tmp_path):
     (sub / "README").symlink_to("/etc/passwd")
     out = tmp_path / "out"
     assert run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out) == 1
-    (error,) = verdict(out)["errors"]
+    (error,) = scores_of(out)["errors"]
     assert error["code"] == "symlink" and error["message"].startswith("README is a symbolic link")
     # deeper too, and a link to a folder
     (sub / "README").unlink()
     (sub / "notes" / "more").mkdir(parents=True)
     (sub / "notes" / "more" / "etc").symlink_to("/etc")
     assert run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out) == 1
-    assert verdict(out)["errors"][0]["message"].startswith("notes/more/etc is a symbolic link")
+    assert scores_of(out)["errors"][0]["message"].startswith("notes/more/etc is a symbolic link")
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from conftest import PUBLIC, VALID_PPL, VALID_SUB, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,8 +16,6 @@ from scorer.inputs.config import Limits
 from scorer.inputs.intake import read_submission
 from scorer.inputs.validation import check_submission, read_reference_dialogues
 
-VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_bytes()
-VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
 DIALOGUES = read_reference_dialogues((PUBLIC / "dialogues.jsonl").read_bytes())
 
 

@@ -11,16 +11,24 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, ROWS, has_sigterm_handler, run_cli, score_into, upload
+from conftest import (
+    EXAMPLES,
+    PUBLIC,
+    ROOT,
+    ROWS,
+    VALID_PPL,
+    VALID_SUB,
+    has_sigterm_handler,
+    run_cli,
+    score_into,
+    upload,
+)
 
 from scorer.errors import SubmissionInvalid
 from scorer.inputs.config import Limits
 from scorer.inputs.intake import read_submission
 from scorer.metric import morphology
 from scorer.outputs.output_dir import locked, prepare
-
-VALID_SUB = (EXAMPLES / "realistic" / "submission.jsonl").read_bytes()
-VALID_PPL = (EXAMPLES / "realistic" / "ppl_output.json").read_bytes()
 
 
 def submission_dir(root: Path, sub: bytes = VALID_SUB, ppl: bytes = VALID_PPL) -> Path:

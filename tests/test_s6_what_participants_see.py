@@ -15,14 +15,9 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from conftest import EXAMPLES, PUBLIC, read_jsonl, run_cli
 
 from scorer.metric.text import tokenise
-
-
-def read_jsonl(path):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
 
 REFERENCES = {d["dialog_id"]: d["references"] for d in read_jsonl(PUBLIC / "answers.jsonl")}
 PPL = json.loads((EXAMPLES / "realistic" / "ppl_output.json").read_text(encoding="utf-8"))
