@@ -15,8 +15,11 @@ loop (``-m "not slow"``) runs in pytest's process alone.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -39,6 +42,9 @@ from scorer.outputs import html_report
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC = ROOT / "reference_data" / "public"
 EXAMPLES = ROOT / "submissions_examples"
+#: The private configs' ``[hidden_metric] salt`` (contract section 7): the key of their signature's HMAC.
+SALT = "a7Qw9-tests-salt-3Kd0"
+SALTED = f'salt = "{SALT}"\n'
 MINI_RWN = Path(__file__).resolve().parent / "data" / "rwn-mini"
 REQUIRE_REAL = "SCORER_REQUIRE_REAL_THESAURUS"
 
@@ -69,6 +75,23 @@ def leaderboard_into(data: Path, submissions: Path, output: Path, *extra) -> int
     code."""
     return run_cli("leaderboard", "--data", data, "--submissions", submissions, "--output", output, "--quiet",
                    "--no-report", "--resamples", "40", "--jobs", "1", *extra)  # fmt: skip
+
+
+def private_digest(method, p_max=None):
+    """contract section 7: the first 12 hex digits of the HMAC-SHA-256 of the settings' canonical JSON, keyed
+    with the salt."""
+
+    settings = {"method": method} if p_max is None else {"method": method, "p_max": p_max}
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+    return "private-" + hmac.new(SALT.encode(), text.encode("utf-8"), hashlib.sha256).hexdigest()[:12]
+
+
+def codalab_input(tmp_path: Path, submission: Path = EXAMPLES / "realistic") -> Path:
+    """``codalab``'s INPUT: the bundled public data as ``ref/`` and ``submission`` as ``res/``."""
+    root = tmp_path / "input"
+    shutil.copytree(PUBLIC, root / "ref")
+    shutil.copytree(submission, root / "res")
+    return root
 
 
 def score_into(tmp_path: Path, submission: Path, *extra, out: str = "out") -> tuple[int, dict | None]:

@@ -4,7 +4,6 @@ killed run leaves, and what a new user meets first (a Python without the depende
 import csv
 import io
 import json
-import math
 import os
 import random
 import shutil
@@ -20,7 +19,10 @@ from conftest import (
     EXAMPLES,
     PUBLIC,
     ROOT,
+    SALTED,
     big_split,
+    codalab_input,
+    private_digest,
     process,
     run_cli,
     scores_of,
@@ -34,11 +36,6 @@ from scorer.outputs.report import ERROR_LOG
 from scorer.scoring.result import DETAIL_COLUMNS
 
 INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
-
-
-#: The private configs' ``[hidden_metric] salt`` (contract section 7): the key of their signature's HMAC.
-SALT = "a7Qw9-tests-salt-3Kd0"
-SALTED = f'salt = "{SALT}"\n'
 
 
 def score(sub, out, *extra):
@@ -429,7 +426,6 @@ def test_explain_prints_matches_chunks_and_formula(capsys):
 def test_penalty_mode_details_columns(tmp_path):
     (tmp_path / "c.toml").write_text("[meteor]\ngamma = 0.5\n", encoding="utf-8")
     score(EXAMPLES / "realistic", tmp_path / "o", "--config", tmp_path / "c.toml")
-    import csv
 
     rows = list(csv.DictReader((tmp_path / "o" / "details.csv").open(encoding="utf-8")))
     for row in rows:
@@ -467,15 +463,8 @@ def test_bad_jobs_is_a_usage_error(tmp_path, bad, capsys):
     assert "--jobs" in capsys.readouterr().err
 
 
-def _codalab_input(tmp_path, submission=EXAMPLES / "realistic"):
-    root = tmp_path / "input"
-    shutil.copytree(PUBLIC, root / "ref")
-    shutil.copytree(submission, root / "res")
-    return root
-
-
 def test_codalab_scores_res_against_ref(tmp_path):
-    root = _codalab_input(tmp_path)
+    root = codalab_input(tmp_path)
     assert run_cli("codalab", root, tmp_path / "output", "--quiet") == 0
     lines = (tmp_path / "output" / "scores.txt").read_text(encoding="utf-8").splitlines()
     assert lines[0] == "integral: 0.3769621616774081"
@@ -487,100 +476,8 @@ def test_codalab_scores_res_against_ref(tmp_path):
     }
 
 
-def test_codalab_takes_the_private_config_from_ref(tmp_path):
-    root = _codalab_input(tmp_path)
-    (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 100.0\n' + SALTED, encoding="utf-8"
-    )
-    assert run_cli("codalab", root, tmp_path / "output", "--quiet") == 0
-    s = scores_of(tmp_path / "output")
-    assert f"|hm:{private_digest('log', 100.0)}|" in s["signature"]
-    assert s["integral"] != 0.3769621616774081
-
-
-def private_digest(method, p_max=None):
-    """contract section 7: the first 12 hex digits of the HMAC-SHA-256 of the settings' canonical JSON, keyed
-    with the salt."""
-    import hashlib
-    import hmac
-
-    settings = {"method": method} if p_max is None else {"method": method, "p_max": p_max}
-    text = json.dumps(settings, sort_keys=True, separators=(",", ":"))
-    return "private-" + hmac.new(SALT.encode(), text.encode("utf-8"), hashlib.sha256).hexdigest()[:12]
-
-
-def test_codalab_keeps_private_hidden_metric_settings_hidden(tmp_path, capsys):
-    root = _codalab_input(tmp_path)
-    (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n' + SALTED + "[participants]\nturn_details = true\n",
-        encoding="utf-8",
-    )
-    assert run_cli("codalab", root, tmp_path / "a") == 0
-    shown = capsys.readouterr()
-    assert run_cli("codalab", root, tmp_path / "b", "--quiet") == 0
-    texts = [shown.out, shown.err] + [
-        (tmp_path / "a" / f).read_text(encoding="utf-8")
-        for f in ("scores.json", "scores.txt", "detailed_results.html", "details.csv")
-    ]
-    for text in texts:
-        assert "137.5" not in text and "p_max" not in text and "hm:log" not in text and SALT not in text
-    digest = private_digest("log", 137.5)
-    assert len(digest) == len("private-") + 12 and int(digest[8:], 16) >= 0
-    assert scores_of(tmp_path / "a")["signature"] == scores_of(tmp_path / "b")["signature"]
-    assert f"|hm:{digest}|" in scores_of(tmp_path / "a")["signature"] and f"hm:{digest}" in shown.out
-    # details.csv keeps its header; its hidden_metric column is empty; the page has no per-turn histogram of
-    # it
-    rows = list(csv.DictReader(io.StringIO(texts[5])))
-    assert len(rows) == 66 and {r["hidden_metric"] for r in rows} == {""} and rows[0]["ppl"] == "6.09"
-    assert "Hidden metric per turn" not in texts[4] and "hidden metric 0." in texts[4]
-    # per-type and overall means stay
-    assert 0 < scores_of(tmp_path / "a")["by_type"]["Text2Text"]["hidden_metric"] < 1
-    # other settings give another digest; the built-in default keeps its readable field, salt or not
-    (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 138.0\n' + SALTED, encoding="utf-8"
-    )
-    assert run_cli("codalab", root, tmp_path / "c", "--quiet") == 0
-    assert f"|hm:{private_digest('log', 138.0)}|" in scores_of(tmp_path / "c")["signature"]
-    assert private_digest("log", 138.0) != digest
-    (root / "ref" / "config.toml").write_text(
-        '[hidden_metric]\nmethod = "inverse"\n' + SALTED + "[participants]\nturn_details = true\n",
-        encoding="utf-8",
-    )
-    assert run_cli("codalab", root, tmp_path / "d", "--quiet") == 0
-    assert "|hm:inverse|" in scores_of(tmp_path / "d")["signature"]
-    assert (tmp_path / "d" / "details.csv").read_text(encoding="utf-8").splitlines()[1].split(",")[4] != ""
-
-
-def test_score_for_the_organizer_keeps_per_turn_values_with_private_settings(tmp_path):
-    (tmp_path / "c.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n' + SALTED, encoding="utf-8"
-    )
-    score(EXAMPLES / "realistic", tmp_path / "a", "--config", tmp_path / "c.toml")
-    rows = list(csv.DictReader(io.StringIO((tmp_path / "a" / "details.csv").read_text(encoding="utf-8"))))
-    assert float(rows[0]["hidden_metric"]) == 1 - math.log(6.09) / math.log(137.5)
-    assert f"|hm:{private_digest('log', 137.5)}|" in scores_of(tmp_path / "a")["signature"]
-
-
-def test_the_salt_is_never_shown(tmp_path, capsys):
-    """contract section 7: the salt keys the signature and appears in no output of a run, nor does a config
-    error about a salt too short quote it."""
-    (tmp_path / "c.toml").write_text(
-        '[hidden_metric]\nmethod = "log"\np_max = 137.5\n' + SALTED, encoding="utf-8"
-    )
-    assert score(EXAMPLES / "realistic", tmp_path / "a", "--config", tmp_path / "c.toml", "--report") == 0
-    shown = capsys.readouterr()
-    assert f"|hm:{private_digest('log', 137.5)}|" in scores_of(tmp_path / "a")["signature"]
-    texts = [shown.out, shown.err] + [p.read_text(encoding="utf-8") for p in (tmp_path / "a").iterdir()]
-    assert len(texts) >= 6 and all(SALT not in text for text in texts)
-    short = SALT[:15]
-    (tmp_path / "c.toml").write_text(f'[hidden_metric]\nmethod = "log"\nsalt = "{short}"\n', encoding="utf-8")
-    assert score(EXAMPLES / "realistic", tmp_path / "b", "--config", tmp_path / "c.toml") == 2
-    err = capsys.readouterr().err
-    assert "hidden_metric.salt" in err and "at least 16 characters" in err and short not in err
-
-
 def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
-    root = _codalab_input(tmp_path, EXAMPLES / "invalid" / "nan_perplexity")
+    root = codalab_input(tmp_path, EXAMPLES / "invalid" / "nan_perplexity")
     assert run_cli("codalab", root, tmp_path / "output") == 1
     assert scores_of(tmp_path / "output")["status"] == "invalid"
     assert not (tmp_path / "output" / "scores.txt").exists()
@@ -599,7 +496,7 @@ def test_codalab_invalid_upload_and_missing_folders(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_codalab_metadata_commands_run_outside_a_container(tmp_path):
-    root = _codalab_input(tmp_path)
+    root = codalab_input(tmp_path)
     for name, input_dir, output_dir in (
         ("metadata", "$input", "$output"),
         ("metadata.yaml", "/app/input", "/app/output"),

@@ -584,7 +584,9 @@ def test_ppl_targets_holds_each_dialogues_salted_digest_and_only_where_the_targe
     assert "config: the built-in default configuration" in done.stderr
     assert "run: ppl_targets.json is unsalted" in done.stderr
     digests = json.loads((plain / "ppl_targets.json").read_text(encoding="utf-8"))["digests"]
-    assert digests["d-0001"] == target_digest(FIRST_VARIANTS["d-0001"], None)
+    # the unsalted digest of contract section 10, worked out here
+    canonical = json.dumps(FIRST_VARIANTS["d-0001"], ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+    assert digests["d-0001"] == hashlib.sha256(canonical.encode("ascii")).hexdigest()[:16]
     # --only keeps the file beside the ppl_output.json it keeps; the model's own answers give none
     sample = tmp_path / "sample.jsonl"
     sample.write_text('{"dialog_id": "d-0001", "turn": 0}\n', encoding="utf-8")

@@ -6,12 +6,15 @@ the turns kept for ``--resume`` (``State``), the probe calls (``choose_probes``)
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import shutil
 import struct
 import zipfile
 
 import pytest
-from conftest import make_zip
+from conftest import EXAMPLES, PUBLIC, leaderboard_into, make_zip, run_cli
 
 from scorer import code_step
 from scorer.runner.faults import CodeFault, UsageFault
@@ -335,3 +338,41 @@ def test_a_perplexity_the_ppl_phase_accepts_is_a_finite_float_of_at_least_1():
 )
 def test_the_scoring_step_repeats_only_a_fault_record_the_runner_writes(record, said):
     assert code_step._fault_text(record, TURNS) == said
+
+
+def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsys):
+    """A code upload that was not run (contract section 10) has neither file: its entry is invalid, and the
+    error gives the command that runs it into the entry itself."""
+    subs = tmp_path / "subs"
+    shutil.copytree(EXAMPLES / "realistic", subs / "realistic")
+    code = subs / "team-code" / "team_code"
+    code.mkdir(parents=True)
+    (code / "__init__.py").write_text("", encoding="utf-8")
+    (code / "generate.py").write_text("def get_ppl(*args):\n    return 2.0\n", encoding="utf-8")
+    nested = subs / "team-nested" / "upload" / "team_code"  # in one top-level folder, as a zip unpacks
+    shutil.copytree(code, nested)
+    out = tmp_path / "out"
+    assert leaderboard_into(PUBLIC, subs, out) == 0
+    rows = {r["submission"]: r for r in csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text()))}
+    assert rows["realistic"]["status"] == "ok"
+    for name in ("team-code", "team-nested"):
+        entry = subs / name
+        generate = f"python -m scorer run --data PUBLIC --code {entry} --output runs/{name} --phase generate"
+        ppl = f"python -m scorer run --data {PUBLIC} --code {entry} --output runs/{name} --phase ppl"
+        assert rows[name]["status"] == "invalid" and rows[name]["rank"] == ""
+        assert rows[name]["errors"] == (
+            f"{name}: the folder holds team_code/, a code upload that was not run, and no "
+            "submission.jsonl or ppl_output.json: run it first, its answers on data without the references "
+            f"(PUBLIC: a folder holding only dialogues.jsonl and its media) with `{generate}`, then its "
+            f"perplexities with `{ppl}` (a folder of the run's own), then score that folder (for a "
+            "leaderboard: --submissions runs)"
+        )
+    board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    assert [e["errors"][0]["code"] for e in board["submissions"] if e["submission"] == "team-code"] == [
+        "code_not_run"
+    ]
+    # validate and score say the same of the folder
+    capsys.readouterr()
+    assert run_cli("validate", "--data", PUBLIC, "--submission", subs / "team-code") == 1
+    said = capsys.readouterr().err
+    assert f"then its perplexities with `python -m scorer run --data {PUBLIC} --code" in said

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PUBLIC, bundle_listing, run_cli
+from conftest import PUBLIC, ROOT, bundle_listing, run_cli
 
 from scorer.errors import ConfigError
 from scorer.inputs.config import SUBMISSION_RULES
 from scorer.inputs.validation import Dialogue
+from scorer.outputs import code_bundle
 from scorer.outputs.bundle import held_out
 
 IMAGE = "docker.io/org/scorer:1.0"
@@ -265,17 +266,6 @@ def test_the_seconds_a_call_round_down(tmp_path):
     assert "Ask the organizers which Python packages" in overview
 
 
-def test_a_network_allowed_competition_drops_offline(tmp_path):
-    config = write(tmp_path, '[competition]\nnetwork = "allowed"\n')
-    out = bundle(tmp_path, "net", "--config", config, "--code", "--image", IMAGE)
-    command = yaml.safe_load((out / "ingestion_program" / "metadata.yaml").read_text("utf-8"))["command"]
-    assert "--offline" not in command and command.endswith("--step-timeout 540")
-    assert tomllib.loads((out / "reference_data" / "config.toml").read_text("utf-8"))["competition"] == {
-        "network": "allowed",
-        "submissions": "code",
-    }
-
-
 def test_the_commands_are_plain_argument_lists(tmp_path):
     """Codabench runs a command as the container's command, through no shell: the entry point execs it."""
     out = bundle(tmp_path, "code", "--code", "--image", IMAGE)
@@ -452,20 +442,6 @@ def test_russian_pages_and_starting_kit(tmp_path):
     assert "Диалоги финального этапа отложены: 20 диалогов, 34 реплики" in data
 
 
-def test_the_pages_say_what_a_code_competition_hides_and_forbid_failing_on_purpose(tmp_path):
-    out = bundle(tmp_path, "code", "--code", "--image", IMAGE)
-    overview = " ".join((out / "pages" / "overview.md").read_text(encoding="utf-8").split())
-    assert "each figure rounded to 4 decimals" in overview
-    assert "The scoring step's output folder and its detailed results are hidden" in overview
-    assert "`the team's code failed in the scoring step`" in overview
-    terms = " ".join((out / "pages" / "terms.md").read_text(encoding="utf-8").split())
-    assert "Do not make an upload fail on purpose" in terms
-    files = bundle(tmp_path, "files", "--image", IMAGE)
-    assert spec_of(files)["enable_detailed_results"] is True
-    assert "fail on purpose" not in (files / "pages" / "terms.md").read_text(encoding="utf-8")
-    assert all("hide_score_output" not in phase for phase in spec_of(files)["phases"])
-
-
 def test_the_organizers_docs_are_linked_and_name_the_workers_settings():
     from conftest import ROOT
 
@@ -479,3 +455,61 @@ def test_the_organizers_docs_are_linked_and_name_the_workers_settings():
     for needed in ("Rebuild the image before you re-bundle", 'network = "allowed"', "config_source",
                    "--trusted-code", "as secret as `answers.jsonl`"):  # fmt: skip
         assert needed in changes, needed
+
+
+def test_bundle_writes_a_derived_salt_into_a_private_config_without_one(tmp_path, capsys):
+    """The salt is the first 32 hex digits of HMAC-SHA-256 keyed with answers.jsonl over the config's bytes
+    (contract section 7): never random, never shown, the same in every bundle of the same inputs."""
+    import hashlib
+    import hmac
+
+    from scorer.inputs.config import UNSALTED_NOTE
+
+    config = tmp_path / "private.toml"
+    config.write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
+    capsys.readouterr()
+    argv = ["--data", PUBLIC, "--submission", ROOT / "submissions_examples" / "realistic", "--config", config]
+    assert run_cli("validate", *argv) == 0
+    assert capsys.readouterr().err.count(UNSALTED_NOTE) == 1
+    salts = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert run_cli("bundle", "--data", PUBLIC, "--output", out, "--image", "org/scorer:1",
+                       "--config", config, "--quiet") == 0  # fmt: skip
+        err = capsys.readouterr().err
+        assert "one derived from answers.jsonl and the configuration was written" in err
+        assert "as secret as answers.jsonl" in err
+        carried = tomllib.loads((out / "reference_data" / "config.toml").read_text(encoding="utf-8"))
+        salts.append(carried["hidden_metric"]["salt"])
+        assert carried["hidden_metric"]["p_max"] == 137.5 and salts[-1] not in err
+        for path in (out / "public_data").rglob("*"):
+            assert not path.is_file() or salts[-1].encode() not in path.read_bytes()
+    key = (PUBLIC / "answers.jsonl").read_bytes()
+    assert salts == [hmac.new(key, config.read_bytes(), hashlib.sha256).hexdigest()[:32]] * 2
+
+
+def test_a_bundle_whose_config_contradicts_code_is_refused(tmp_path, capsys):
+    private = tmp_path / "private.toml"
+    private.write_text('[competition]\nsubmissions = "files"\n', encoding="utf-8")
+    argv = ["bundle", "--data", PUBLIC, "--output", tmp_path / "a", "--image", IMAGE, "--config", private]
+    assert run_cli(*argv, "--code") == 2
+    assert "competition.submissions" in capsys.readouterr().err
+    private.write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
+    assert run_cli(*argv) == 2
+    assert "--code" in capsys.readouterr().err
+    assert not (tmp_path / "a" / "competition.yaml").exists()
+
+
+def test_a_table_the_bundle_cannot_edit_in_place_is_carried_as_plain_toml():
+    """A [competition] table written inline cannot take the line under a header: the carried config is the
+    same settings written anew, with the line, and without [platform] and [audit]."""
+    given = b'competition = { network = "allowed" }\nplatform = { title = "T" }\n[meteor]\nalpha = 0.8\n'
+    carried = code_bundle.carried_config(given, code=True, salt=None)
+    assert carried is not None
+    assert tomllib.loads(carried.decode("utf-8")) == {
+        "competition": {"network": "allowed", "submissions": "code"},
+        "meteor": {"alpha": 0.8},
+    }
+    assert carried.decode("utf-8").endswith(
+        '[competition]\nnetwork = "allowed"\nsubmissions = "code"\n\n[meteor]\nalpha = 0.8\n'
+    )

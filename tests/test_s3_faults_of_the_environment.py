@@ -9,6 +9,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -230,3 +231,19 @@ def test_validate_json_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
     )
     done = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "0" and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+@pytest.mark.slow
+def test_the_console_script_is_the_process_python_m_scorer_runs(tmp_path):
+    """``scorer`` (the console script) runs ``scorer.cli:run``, as ``python -m scorer`` does: closed standard
+    descriptors are given /dev/null before anything is opened, and the signals are held until the command
+    takes them."""
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        assert tomllib.load(fh)["project"]["scripts"] == {"scorer": "scorer.cli:run"}
+    script = Path(sys.executable).parent / "scorer"
+    if not script.exists():  # the project run from its checkout, not installed
+        pytest.skip("the console script is not installed beside this Python")
+    out = tmp_path / "out"
+    done = shell(f"$SCORER {args(*SCORE, '--output', out)} >&- 2>&-", env={"SCORER": str(script)})
+    assert done.returncode == 0
+    assert scores_of(out)["status"] == "ok"

@@ -375,15 +375,6 @@ def test_another_users_side_files_of_the_word_store_are_never_read_or_rolled_bac
 # --- section 7: empty stages in force ---------------------------------------------------------------------
 
 
-def test_stages_that_leave_nothing_in_force_are_a_configuration_error(tmp_path, capsys):
-    config = tmp_path / "config.toml"
-    config.write_text('[meteor]\nstages = ["synonym"]\n', encoding="utf-8")
-    assert score(tmp_path / "out", "--config", config, "--no-synonyms") == 2
-    err = capsys.readouterr().err
-    assert "meteor.stages" in err and "no stage is left in force" in err
-    assert not (tmp_path / "out" / "details.csv").exists()
-
-
 # --- the cache is untrusted data ----------------------------------------------------------------------
 
 

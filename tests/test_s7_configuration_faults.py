@@ -163,3 +163,29 @@ def test_config_given_to_the_library_stands_for_dash_dash_config(tmp_path):
     assert api.config_source(data) == f"config.toml in {data}"
     assert api.config_source(PUBLIC) == "built-in default"
     assert api.config_source(data, "x.toml") == "--config x.toml"
+
+
+def test_stages_that_leave_nothing_in_force_are_a_configuration_error(tmp_path, capsys):
+    config = tmp_path / "config.toml"
+    config.write_text('[meteor]\nstages = ["synonym"]\n', encoding="utf-8")
+    assert score_into(tmp_path, EXAMPLES / "realistic", "--config", config, "--no-synonyms")[0] == 2
+    err = capsys.readouterr().err
+    assert "meteor.stages" in err and "no stage is left in force" in err
+    assert not (tmp_path / "out" / "details.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [
+        "[weights]\nText2Text = " + "9" * 400,
+        "[weights]\nText2Text = 1e308\nImage2Text = 1e308",
+        "[limits]\nmax_file_mib = 9223372036854775808",
+        '[hidden_metric]\nmethod = "log"\np_max = ' + "9" * 5000,
+    ],
+)
+def test_config_values_that_overflow_are_configuration_errors(tmp_path, toml, capsys):
+    config = tmp_path / "c.toml"
+    config.write_text(toml, encoding="utf-8")
+    code, _ = score_into(tmp_path, EXAMPLES / "realistic", "--config", str(config))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "Traceback" not in err and len(err) < 400
