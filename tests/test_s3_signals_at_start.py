@@ -132,3 +132,52 @@ def test_a_run_that_went_on_past_a_stop_publishes_nothing(tmp_path):
         publish(tmp_path, {"scores.json": b"new", "scores.txt": b"new"}, ["scores.txt"], "scores.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.json"]
     assert (tmp_path / "scores.json").read_text(encoding="utf-8") == "previous"
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"])
+def test_a_stop_held_before_the_runner_takes_the_signals_ends_its_run(tmp_path, capsys, signum, code):
+    """The runner's ``__main__`` holds SIGINT and SIGTERM from its first line while its modules are imported,
+    and ``scorer run`` those held since the package's first import: ``main`` ends the run on the first, with
+    its code and one line, before anything is read or started."""
+    from conftest import toy_team
+
+    from scorer.runner.main import main
+
+    out = tmp_path / "out"
+    argv = ["--data", str(PUBLIC), "--code", str(toy_team(tmp_path / "t")), "--output", str(out)]
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    assert main(argv, held=[signum, signal.SIGINT]) == code
+    assert {sig: signal.getsignal(sig) for sig in before} == before  # the handlers before are put back
+    said = capsys.readouterr().err
+    assert said.splitlines()[-1].startswith(f"run: stopped by {signal.Signals(signum).name}")
+    assert "config:" not in said and not (out / "submission.jsonl").exists()
+    assert main([*argv[:-1], str(tmp_path / "again"), "--quiet"], held=[]) == 2  # nothing held: runs (and
+    # refuses to generate beside the answers)
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"])
+def test_the_runners_one_file_stopped_as_it_starts_gives_its_code(tmp_path, signum, code):
+    """``python3 runner.py``, the shipped file, stopped the moment it holds the signals (while its modules are
+    compiled from the archive, or just after): 130 or 143 and one line, never death by the signal."""
+    import os
+    import time
+
+    from conftest import toy_team
+
+    from scorer.outputs.runner_file import runner_file
+
+    runner = tmp_path / "runner.py"
+    runner.write_bytes(runner_file())
+    team = toy_team(tmp_path / "t")
+    for k in range(3):
+        process = subprocess.Popen(
+            [sys.executable, "-I", str(runner), "--data", str(PUBLIC), "--code", str(team), "--output",
+             str(tmp_path / f"o{k}"), "--trusted-code"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        while not has_sigterm_handler(process.pid) and process.poll() is None:
+            time.sleep(0.0005)
+        os.kill(process.pid, signum)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == code, err[-1000:]
+        assert "Traceback" not in err and err.splitlines()[-1].startswith("run: stopped by")

@@ -53,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["run"]:  # the standard-library runner, whole (contract section 10)
-        return runner_main(given[1:], prog="scorer run", configure=run_configuration)
+        # a stop held since the package's first import (and any until the runner takes the signals) is its
+        return runner_main(given[1:], prog="scorer run", configure=run_configuration, held=STOP.held)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -24,10 +24,9 @@ HEADER = (
     b"# The scorer's runner of a team's code (python3 runner.py --help): a zip archive of its modules,\n"
     b"# which Python runs as a script. List them with: python3 -m zipfile -l runner.py\n"
 )
-#: The archive's ``__main__.py``: the runner's command line.
-MAIN = (
-    b'"""The runner\'s command line."""\n\nimport sys\n\nfrom runner.main import main\n\nsys.exit(main())\n'
-)
+#: The archive's ``__main__.py``: the runner's command line, ``runner/__main__.py`` (which holds the signals
+#: from its first line, then runs ``main``).
+MAIN = b'"""The runner\'s command line: runner/__main__.py."""\n\nimport runner.__main__  # noqa: F401\n'
 #: The date of every entry (the earliest a zip archive holds).
 DATE = (1980, 1, 1, 0, 0, 0)
 

@@ -1,7 +1,17 @@
-"""``python -m scorer.runner``: the runner's command line (:func:`scorer.runner.main.main`)."""
+"""``python -m scorer.runner``, and the runner's one file (``scorer/outputs/runner_file.py``): the runner's
+command line (:func:`scorer.runner.main.main`). SIGINT and SIGTERM are held from this module's first line,
+while the runner's modules are imported (compiled from the one file's zip archive, a while), and handed to
+``main``, which ends the run on the first as its own handler would have."""
 
+from __future__ import annotations
+
+import signal
 import sys
 
-from .main import main
+HELD: list[int] = []
+for _signal in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(_signal, lambda signum, frame: HELD.append(signum))
 
-sys.exit(main())
+from .main import main  # noqa: E402  (after the signals are held)
+
+sys.exit(main(held=HELD))

@@ -14,7 +14,7 @@ import signal
 import sys
 import tempfile
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .configuration import RunConfig, read_configuration
 from .data import CodeDialogue, read_dialogues, read_only, read_targets
@@ -238,11 +238,14 @@ def main(
     argv: list[str] | None = None,
     prog: str = "runner.py",
     configure: Callable[[str | None, str], RunConfig] | None = None,
+    held: Sequence[int] = (),
 ) -> int:
     """The command line (``argv``, default ``sys.argv[1:]``) and its exit code. ``configure`` reads the
     configuration (``--config`` or None, ``--data``) into a :class:`RunConfig`, raising UsageFault for one
     that cannot be used: ``python -m scorer run`` passes the scorer's reader; the default is
-    :func:`read_configuration`."""
+    :func:`read_configuration`. ``held``: the SIGINT and SIGTERM received before the runner took the signals
+    (its ``__main__`` holds them from its first line, the scorer's command line from its first import), read
+    once the runner's handler is set: the first ends the run as if it had come then."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         arguments = build_parser(prog).parse_args(argv)
@@ -251,6 +254,8 @@ def main(
     previous = {sig: signal.signal(sig, _stop) for sig in _STOPPED}
     sealed = bool(arguments.sealed)
     try:
+        for signum in held[:1]:
+            _stop(signum, None)
         configuration = (configure or read_configuration)(arguments.config, arguments.data)
         if not arguments.quiet:
             print(f"config: {configuration.source}", file=sys.stderr)
