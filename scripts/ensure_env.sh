@@ -14,7 +14,7 @@ _scorer_install() {
 }
 VENV="${SCORER_VENV:-$ROOT/.venv}"
 SCORER_PY="$VENV/bin/python"
-if ! "$SCORER_PY" -c "import scorer, pytest, hypothesis" >/dev/null 2>&1; then
+if ! "$SCORER_PY" -c "import scorer, pytest, hypothesis, xdist" >/dev/null 2>&1; then
     echo "setting up $VENV (first run only) ..." >&2
     "${PYTHON:-python3}" -m venv "$VENV" >&2
     "$SCORER_PY" -m pip install --quiet --upgrade pip >&2
