@@ -49,8 +49,14 @@ MINI_RWN = Path(__file__).resolve().parent / "data" / "rwn-mini"
 REQUIRE_REAL = "SCORER_REQUIRE_REAL_THESAURUS"
 
 
+#: The ``RUWORDNET_PATH`` the suite was started with, kept before this module points the variable at the
+#: tests' own thesaurus: the workers of ``-n`` start with this process's environment, and must find the same.
+GIVEN_RWN = "SCORER_TESTS_GIVEN_RUWORDNET_PATH"
+os.environ.setdefault(GIVEN_RWN, os.environ.get("RUWORDNET_PATH", ""))
+
+
 def _real_location() -> Path | None:
-    given = os.environ.get("RUWORDNET_PATH")
+    given = os.environ[GIVEN_RWN]
     if given:
         return Path(given).resolve() if os.path.exists(given) else None
     found = default_location()
@@ -336,6 +342,7 @@ def real_rwn_path(tmp_path_factory) -> Path:
         if os.environ.get(REQUIRE_REAL) == "1":
             pytest.fail(reason + f"; {REQUIRE_REAL}=1 requires it")
         pytest.skip(reason)
+    assert REAL_RWN != MINI_RWN.resolve(), "the tests' own thesaurus taken for the real one"
     return _indexed(REAL_RWN, tmp_path_factory)
 
 
