@@ -181,3 +181,17 @@ def test_the_runners_one_file_stopped_as_it_starts_gives_its_code(tmp_path, sign
         _, err = process.communicate(timeout=60)
         assert process.returncode == code, err[-1000:]
         assert "Traceback" not in err and err.splitlines()[-1].startswith("run: stopped by")
+
+
+def test_a_stop_the_scorer_held_before_run_ends_the_run(tmp_path, capsys, monkeypatch):
+    """``scorer run``: a SIGTERM held since the package's first import (``Stop.held``) is the runner's stop
+    (143, one line), not lost."""
+    from conftest import run_cli, toy_team
+
+    from scorer.stop import STOP
+
+    monkeypatch.setattr(STOP, "held", [signal.SIGTERM])
+    out = tmp_path / "out"
+    assert run_cli("run", "--data", PUBLIC, "--code", toy_team(tmp_path / "t"), "--output", out) == 143
+    assert capsys.readouterr().err.splitlines()[-1].startswith("run: stopped by SIGTERM")
+    assert not (out / "submission.jsonl").exists()
