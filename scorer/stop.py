@@ -22,6 +22,7 @@ scoring step's rule that every catchable signal is a surprise (:class:`Surprises
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -85,9 +86,10 @@ class Stop:
         self.state = HOLDING
 
     def hold_for_the_command_line(self) -> None:
-        """:meth:`hold` when this process is ``python -m scorer``, which imports the package (a while) before
-        its ``__main__`` can say so: while it does, Python's ``-m`` leaves ``sys.argv`` as ``["-m"]``."""
-        if sys.argv[:1] == ["-m"]:
+        """:meth:`hold` when this process is the command line, which imports the package (a while) before its
+        entry point can say so: ``python -m scorer`` (while Python's ``-m`` imports the package it leaves
+        ``sys.argv`` as ``["-m"]``) or the ``scorer`` console script (``sys.argv[0]`` its path)."""
+        if sys.argv[:1] == ["-m"] or os.path.basename(sys.argv[0] if sys.argv else "") == "scorer":
             self.hold()
 
     def _record(self, signum: int, frame: object) -> None:

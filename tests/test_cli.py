@@ -703,10 +703,10 @@ def test_killed_at_any_moment_the_commit_marker_agrees_with_its_files(tmp_path):
     whole = time.monotonic() - began  # one whole run on this machine, as loaded as it is now
     seen = set()
     for k in range(8):
-        # a good run killed from 30% to twice a whole run after its start (its reading, scoring and writes, or
-        # none: finished), a bad one from 5% to 60% (it ends at its first error)
+        # a good run killed at 30%, 60% and 90% of a whole run after its start (its reading, scoring and
+        # writes), and at 150% (finished, most often); a bad one from 5% to 60% (it ends at its first error)
         child = start(good if k % 2 else bad)
-        time.sleep(whole * (0.3 + 0.57 * (k // 2) if k % 2 else 0.05 + 0.18 * (k // 2)))
+        time.sleep(whole * ((0.3, 0.6, 0.9, 1.5)[k // 2] if k % 2 else 0.05 + 0.18 * (k // 2)))
         child.send_signal(signal.SIGKILL)
         child.wait()
         seen.add(_consistent(output))

@@ -176,10 +176,12 @@ def test_a_fault_in_the_scoring_step_is_one_fixed_line_with_no_kind_or_place(tmp
 
 
 def test_a_slow_get_ppl_is_ended_by_the_step_timeout_with_the_fixed_line(tmp_path):
-    root = code_step_input(tmp_path, "import time\ntime.sleep(600)")
+    began = tmp_path / "get_ppl-began"  # outside OUTPUT, which a surprise empties
+    root = code_step_input(tmp_path, f"open({str(began)!r}, 'w').close()\nimport time\ntime.sleep(600)")
     out = tmp_path / "out"
-    done = codalab(root, out, "--step-timeout", "1", "--turn-timeout", "300", timeout=120)
+    done = codalab(root, out, "--step-timeout", "3", "--turn-timeout", "300", timeout=120)
     assert done.returncode == 1, done.stderr
+    assert began.exists()  # the limit ended a call, not the import or the setup
     assert "team_code: the team's code failed in the scoring step" in done.stderr
     assert "timeout" not in done.stderr
 

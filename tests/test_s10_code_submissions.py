@@ -291,7 +291,7 @@ def test_a_daemon_the_code_leaves_does_not_outlive_its_phase(tmp_path):
 
 def test_an_interrupted_run_resumes_to_the_same_files(tmp_path):
     slow = replace_in(
-        WELL_BEHAVED, 'return "Ответ на " + text', 'import time; time.sleep(0.015); return "Ответ на " + text'
+        WELL_BEHAVED, 'return "Ответ на " + text', 'import time; time.sleep(0.03); return "Ответ на " + text'
     )
     # the same answers as the well-behaved team's, slowly enough to interrupt
     code = toy_team(tmp_path / "team", slow)

@@ -3,6 +3,7 @@
 import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -256,7 +257,9 @@ def test_a_second_run_waits_for_the_lock(tmp_path):
             "1",
         )
         assert process.stderr is not None
-        said = process.stderr.readline()  # --quiet: its one line while it waits, then nothing till the end
+        # --quiet: its one line while it waits, then nothing till the end; never waited on for ever
+        assert select.select([process.stderr], [], [], 60)[0], "no line from the second run in 60 s"
+        said = process.stderr.readline()
         assert said.startswith("waiting: another run is writing"), said
         time.sleep(0.5)
         assert process.poll() is None and not (out / "scores.json").exists()

@@ -54,7 +54,10 @@ def _main(argv: Sequence[str] | None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["run"]:  # the standard-library runner, whole (contract section 10)
         # a stop held since the package's first import (and any until the runner takes the signals) is its
-        return runner_main(given[1:], prog="scorer run", configure=run_configuration, held=STOP.held)
+        try:
+            return runner_main(given[1:], prog="scorer run", configure=run_configuration, held=STOP.held)
+        finally:
+            STOP.held.clear()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

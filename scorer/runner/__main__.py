@@ -8,7 +8,8 @@ from __future__ import annotations
 import signal
 import sys
 
-HELD: list[int] = []
+# under ``python -m scorer.runner`` the scorer's package was imported first, holding the signals itself
+HELD: list[int] = list(getattr(getattr(sys.modules.get("scorer.stop"), "STOP", None), "held", []))
 for _signal in (signal.SIGINT, signal.SIGTERM):
     signal.signal(_signal, lambda signum, frame: HELD.append(signum))
 

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .configuration import RunConfig, read_configuration
 from .data import CodeDialogue, read_dialogues, read_only, read_targets
@@ -251,18 +252,25 @@ def main(
         arguments = build_parser(prog).parse_args(argv)
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else 0
-    previous = {sig: signal.signal(sig, _stop) for sig in _STOPPED}
-    sealed = bool(arguments.sealed)
+    previous: dict[signal.Signals, Any] = {}
+    sealed, begun = bool(arguments.sealed), False
     try:
+        for sig in _STOPPED:  # inside the try: a stop from the first handler set on is the run's
+            previous[sig] = signal.signal(sig, _stop)
         for signum in held[:1]:
             _stop(signum, None)
         configuration = (configure or read_configuration)(arguments.config, arguments.data)
         if not arguments.quiet:
             print(f"config: {configuration.source}", file=sys.stderr)
+        begun = True
         return run(RunnerOptions.of(arguments, configuration))
     except Stopped as exc:
         kill_descendants()
-        where = "" if sealed else f" in {os.path.join(arguments.output, STATE_DIR)} (run again with --resume)"
+        where = (
+            f" in {os.path.join(arguments.output, STATE_DIR)} (run again with --resume)"
+            if begun and not sealed
+            else ""
+        )
         print(
             f"run: stopped by {signal.Signals(exc.signum).name}"
             + (f"; the finished turns are kept{where}" if where else ""),
