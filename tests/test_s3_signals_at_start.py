@@ -3,9 +3,11 @@ scorer`` is still importing its modules), gives 130 (SIGINT) or 143 (SIGTERM), n
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, PUBLIC, ROOT, has_sigterm_handler
@@ -13,13 +15,22 @@ from conftest import EXAMPLES, PUBLIC, ROOT, has_sigterm_handler
 pytestmark = pytest.mark.slow
 
 
+#: The console script installed beside this Python (the suite runs from an install: ``run_tests.sh``).
+CONSOLE_SCRIPT = Path(sys.executable).parent / "scorer"
+
+
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["int", "term"])
 @pytest.mark.parametrize("module", ["scorer.metric.text", "scorer.api"])
-def test_a_signal_while_the_package_is_imported_gives_its_exit_code(tmp_path, signum, code, module):
+@pytest.mark.parametrize("entry", ["python -m scorer", "scorer"])
+def test_a_signal_while_the_package_is_imported_gives_its_exit_code(tmp_path, signum, code, module, entry):
+    if entry == "scorer" and not CONSOLE_SCRIPT.exists():
+        pytest.skip("the console script is not installed beside this Python")
+    start = [sys.executable, "-m", "scorer"] if entry != "scorer" else [str(CONSOLE_SCRIPT)]
     process = subprocess.Popen(
-        [sys.executable, "-X", "importtime", "-m", "scorer", "score", "--data", str(PUBLIC), "--submission",
-         str(EXAMPLES / "realistic"), "--output", str(tmp_path / "out"), "--no-synonyms", "--quiet"],
+        [*start, "score", "--data", str(PUBLIC), "--submission", str(EXAMPLES / "realistic"), "--output",
+         str(tmp_path / "out"), "--no-synonyms", "--quiet"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},  # each import said as it ends (-X importtime)
     )  # fmt: skip
     assert process.stderr is not None
     for line in process.stderr:  # each import as it ends: the package is still importing the rest
