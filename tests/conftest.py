@@ -544,17 +544,22 @@ def has_sigterm_handler(pid: int) -> bool:
     return bool(mask >> (signal.SIGTERM - 1) & 1)
 
 
-def gone(pid: int, within: float = 10.0) -> bool:
-    """Whether the process ends (or is already dead, a zombie included) within ``within`` seconds: quick
-    when it is, and patient on a busy machine."""
+def process_state(pid: int) -> str | None:
+    """Process ``pid``'s state in ``/proc/PID/stat`` (``R``, ``S``, ``T`` stopped, ``Z`` a zombie, ...), or
+    None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def gone(*pids: int, within: float) -> bool:
+    """Whether every one of the processes ``pids`` is gone (no such process: ended and reaped) within
+    ``within`` seconds: at once when they are, never later than the bound."""
     deadline = time.monotonic() + within
-    while True:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-                if fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                    return True
-        except (FileNotFoundError, ProcessLookupError):
-            return True
+    while any(process_state(pid) is not None for pid in pids):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)
+    return True

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, attack_team, codalab_step, code_step_input, gone
+from conftest import PUBLIC, ROOT, attack_team, codalab_step, code_step_input, gone, process_state
 
 from scorer import code_step
 
@@ -253,7 +253,7 @@ def test_a_forged_file_and_a_daemon_leave_an_honest_score(tmp_path):
     out = tmp_path / "out"
     done = codalab_step(root, out)
     assert done.returncode == 0, done.stderr
-    assert gone(int(pids.read_text()))  # alive, it would rewrite scores.json 1.5 s after it starts
+    assert gone(int(pids.read_text()), within=2.0)  # alive, it rewrites scores.json at 1.5 s
     assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html", "scores.json", "scores.txt"]
     assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["integral"] == honest_integral(
         tmp_path
@@ -290,12 +290,6 @@ def test_a_lowered_file_limit_never_lets_a_daemon_survive(tmp_path, hard):
         assert "limit" in done.stderr
 
 
-def _stopped(pid: int) -> bool:
-    """Whether process ``pid`` is stopped by a signal (state ``T`` in ``/proc/PID/stat``)."""
-    with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-        return fh.read().rsplit(")", 1)[1].split()[0] == "T"
-
-
 def test_a_scorer_stopped_by_its_code_ends_by_the_platforms_limit_with_no_scores(tmp_path):
     attack = """
     import signal
@@ -311,10 +305,10 @@ def test_a_scorer_stopped_by_its_code_ends_by_the_platforms_limit_with_no_scores
         env={**os.environ, "ATTACK_OUTPUT": str(out), "ATTACK_REF": str(root / "ref")},
     )  # fmt: skip
     deadline = time.monotonic() + 120
-    while process.poll() is None and not _stopped(process.pid) and time.monotonic() < deadline:
+    while process.poll() is None and process_state(process.pid) != "T" and time.monotonic() < deadline:
         time.sleep(0.05)
     # stopped by its code, it cannot end by itself: it hangs until the platform's limit
-    assert process.poll() is None and _stopped(process.pid)
+    assert process.poll() is None and process_state(process.pid) == "T"
     process.kill()  # the platform's limit
     process.communicate(timeout=30)
     assert process.returncode == -signal.SIGKILL  # a non-zero exit: Codabench posts no scores
