@@ -25,7 +25,13 @@ from scorer.inputs.intake import read_submission, submission_name
 from scorer.inputs.jsonio import shorten
 from scorer.inputs.ppl_check import read_ppl_check
 from scorer.inputs.ppl_targets import TARGETS, read_targets, stale_dialogues
-from scorer.inputs.reference import ReferenceData, load_reference, reference_digests
+from scorer.inputs.reference import (
+    CheckedReference,
+    ReferenceData,
+    check_reference_and_media,
+    load_reference,
+    reference_digests,
+)
 from scorer.inputs.run_fault import run_fault_issue
 from scorer.inputs.validation import Dialogue, Submission, check_probes, check_submission
 from scorer.metric.matcher import Matcher
@@ -33,11 +39,11 @@ from scorer.metric.meteor import MeteorRu, MeteorScore, params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
 from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
-from scorer.outputs.bundle import make_bundle
+from scorer.outputs.bundle import held_out, make_bundle
 from scorer.scoring.aggregate import TurnScore, aggregate
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import Audit, audit_board, audit_submission, sample_counts, validate_warnings
-from scorer.scoring.competition import Competition, HiddenMetric, reference_field
+from scorer.scoring.competition import Competition, HiddenMetric, reference_field, weights_problem
 from scorer.scoring.correlation import BASELINES, build_levels, correlate
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.explain import (
@@ -763,12 +769,20 @@ def correlate_submissions(
 
 
 class BundleFiles(dict[str, bytes]):
-    """The files :func:`competition_bundle` makes (path in the bundle -> bytes), with the ``config_source`` of
-    the configuration it read."""
+    """The files :func:`competition_bundle` makes (path in the bundle -> bytes; with a final, the organizers'
+    ``final/`` among them), with the ``config_source`` of the configuration it read and ``warnings``, what
+    the audit cannot judge on the held-out set (one line each, as ``bundle`` prints them)."""
 
-    def __init__(self, files: Mapping[str, bytes], *, config_source: str = BUILT_IN_DEFAULT):
+    def __init__(
+        self,
+        files: Mapping[str, bytes],
+        *,
+        config_source: str = BUILT_IN_DEFAULT,
+        warnings: tuple[str, ...] = (),
+    ):
         super().__init__(files)
         self.config_source = config_source
+        self.warnings = warnings
 
 
 def competition_bundle(
@@ -793,7 +807,7 @@ def competition_bundle(
     :class:`~scorer.errors.ReferenceDataError` when an input is missing or invalid."""
     made = make_bundle(data_dir, image, config=config, title=title, code=code)
     source = _source_of(config) if isinstance(config, Config) else config_source(Path(data_dir), config)
-    return BundleFiles(made.files, config_source=source)
+    return BundleFiles(made.files, config_source=source, warnings=made.warnings)
 
 
 class AuditSample(list[dict[str, Any]]):
@@ -901,36 +915,68 @@ class DataCheck:
 
 
 def check_reference_data(data_dir: PathLike, *, config: Config | PathLike | None = None) -> DataCheck:
-    """Check an organizer's reference directory alone (contract sections 2, 3 and 7): the configuration the
-    rule finds (``config``, standing for ``--config``; else ``config.toml`` in ``data_dir``; else the
-    built-in default), ``dialogues.jsonl`` and ``answers.jsonl``, every error of all three in one run (up to
-    the cap of contract section 3), each naming its file, line, dialogue and turn.
+    """Check an organizer's reference directory alone (contract sections 2, 3, 7 and 10), everything
+    ``score`` and ``bundle`` check of it: the configuration the rule finds (``config``, standing for
+    ``--config``; else ``config.toml`` in ``data_dir``; else the built-in default), ``dialogues.jsonl`` and
+    ``answers.jsonl``, every image and audio file the dialogues name (as ``bundle`` publishes them), and
+    what the configuration asks of the data (the weights of the types present, a final's held-out
+    dialogues), every error in one run (up to the cap of contract section 3), each naming its file, line,
+    dialogue and turn where it has them, with the messages ``score`` and ``bundle`` give.
 
     Raises :class:`~scorer.errors.ReferenceDataError` (exit 2) holding every error, the configuration's
     first, or ``UsageError`` when the directory cannot be read."""
     issues: list[Issue] = []
+    where = os.fspath(config) if isinstance(config, (str, os.PathLike)) else CONFIG_IN_REFERENCE
+    configured = True
     try:
         settings, source = RunOptions(config).settled(data_dir)
     except ConfigError as exc:
-        where = os.fspath(config) if isinstance(config, (str, os.PathLike)) else CONFIG_IN_REFERENCE
         issues.append(Issue(where, str(exc), "config"))
+        configured = False
         settings, source = (
             load_config(),
             config_source(data_dir, config if not isinstance(config, Config) else None),
         )
-    try:
-        reference = load_reference(data_dir, settings.limits)
-    except ReferenceDataError as exc:
-        raise ReferenceDataError(IssueLog.of(issues + exc.issues, exc.more)) from None
-    if issues:
-        raise ReferenceDataError(issues)
+    found = IssueLog()
+    checked = check_reference_and_media(data_dir, settings.limits, found)
+    if configured:
+        issues += [Issue(where, message, "config") for message in _data_config_problems(checked, settings)]
+    if issues or found:
+        log = IssueLog.of(issues)
+        for issue in found.kept:
+            log.add(issue)
+        log.more += found.more
+        log.unchecked = found.unchecked
+        raise ReferenceDataError(log)
+    assert checked.reference is not None
     by_type: dict[str, tuple[int, int]] = {}
     for kind in DIALOGUE_TYPES:
-        of_kind = [d for d in reference.dialogues if d.type == kind]
+        of_kind = [d for d in checked.reference.dialogues if d.type == kind]
         if of_kind:
             by_type[kind] = (len(of_kind), sum(d.n_turns for d in of_kind))
-    turns = sum(d.n_turns for d in reference.dialogues)
-    return DataCheck(len(reference.dialogues), turns, by_type, source)
+    turns = sum(d.n_turns for d in checked.reference.dialogues)
+    return DataCheck(len(checked.reference.dialogues), turns, by_type, source)
+
+
+def _data_config_problems(checked: CheckedReference, config: Config) -> list[str]:
+    """What the configuration asks of the (valid) dialogues that they do not give, in the words of the
+    command that would stop on it: weights of 0 for every type present (``score``), and a type with one
+    dialogue where a final holds some out (``bundle --code`` with ``[platform] final_start``)."""
+    present = [kind for kind in DIALOGUE_TYPES if any(d.type == kind for d in checked.dialogues)]
+    problems = []
+    weights = weights_problem(present, config.weights)
+    if weights is not None:
+        problems.append(weights)
+    platform = config.platform
+    if platform.final_start is not None:
+        for kind in present:  # one type at a time: every type that cannot hold one out
+            try:
+                held_out(
+                    [d for d in checked.dialogues if d.type == kind], platform.final_share, platform.seed
+                )
+            except ConfigError as exc:
+                problems.append(str(exc))
+    return problems
 
 
 @_options_or_keywords

@@ -17,14 +17,19 @@ around the moment it starts:
    a fault reported by one fixed line. Every output is then drawn in memory, every figure rounded to
    ``posted_decimals``, while the guard still refuses any read.
 4. After: what the code left is killed (and none may remain), the resource limits are restored, the output
-   folder is emptied of everything in it through the held descriptor (not by name), the path is checked to
-   still name that folder, and the outputs are written from memory by the output folder's own publisher
+   folder is emptied of everything in it through the held descriptor (not by name; first its own user is
+   given read, write and search permission again, the 0700 bits, on it and on every folder in it, whatever
+   mode the code set, through descriptors, no link followed), the path is checked to still name that
+   folder, and the outputs are written from memory by the output folder's own publisher
    (:func:`scorer.outputs.output_dir.publish`), ``scores.json`` last.
 
 Any surprise on the way (a signal, a process that cannot be killed, a limit that cannot be restored, a
 file that cannot be removed, an import, a file opened, a swapped output folder, anything unexpected) is
-:class:`StepSurprise`: exit 1, one line naming it, the output folder emptied, and no ``scores.json`` or
-``scores.txt``.
+:class:`StepSurprise`: exit 1, the output folder emptied, no ``scores.json`` or ``scores.txt``, and on
+stdout and stderr exactly what a fault of the code prints (:meth:`StepSurprise.verdict`: the one fixed line
+:data:`~scorer.runner.names.SEALED_FAULT_LINE`), with no signal, limit, count, path or order: which of two
+lines a failed upload shows would itself be a bit (contract section 10). Which surprise it was is kept in
+:attr:`StepSurprise.what`, for the tests alone.
 """
 
 from __future__ import annotations
@@ -74,17 +79,20 @@ from scorer.stop import Surprises
 
 class StepSurprise(ScorerError):
     """Something the step does not expect happened once the code could act (contract section 10): exit 1,
-    and no scores."""
+    no scores, and reported as a fault of the code is (:meth:`verdict`), by the same one fixed line. Which
+    surprise it was (``what``: a signal's name, a count, a limit) is kept here for the tests and never
+    printed: a second line, or one that names it, would tell a surprise from a fault."""
 
     exit_code = EXIT_INVALID
     kind = "surprise"
 
     def __init__(self, what: str):
         self.what = what
-        super().__init__(
-            f"the scoring step stopped ({what}); it wrote no scores.json or scores.txt, and the upload "
-            "is not scored"
-        )
+        super().__init__(SEALED_FAULT_LINE)
+
+    def verdict(self) -> SubmissionInvalid:
+        """What the step reports for it: the verdict on an upload whose code failed, exactly."""
+        return _verdict()
 
 
 #: ``os.open`` flags that never read a file's data: a new file made for writing (``O_CREAT | O_EXCL``), or a
@@ -515,8 +523,13 @@ def _kill_the_rest() -> list[str]:
 
 def _empty(fd: int) -> list[str]:
     """Remove everything in the output folder (its descriptor ``fd``): no link followed, no file opened (a
-    folder is opened ``O_DIRECTORY | O_NOFOLLOW`` to be emptied in turn)."""
+    folder is opened ``O_DIRECTORY | O_NOFOLLOW`` to be emptied in turn). First this process's user is given
+    read, write and search permission again on the folder and on each folder in it (:func:`_owner_may_enter`):
+    a ``chmod 000`` the code set is no obstacle, since the owner needs no capability to change a mode, and
+    Codabench runs the step as root with every capability dropped, for whom a folder of mode 000 cannot be
+    opened or emptied."""
     try:
+        _owner_may_enter(fd, os.fstat(fd))
         _remove_all(fd, depth=0)
         left = os.listdir(fd)
     except (OSError, RecursionError) as exc:
@@ -528,6 +541,42 @@ def _empty(fd: int) -> list[str]:
 #: The deepest folder :func:`_empty` goes into.
 MAX_EMPTY_DEPTH = 64
 
+#: What a folder's own user needs to empty it: read, write and search permission (mode 0700).
+_OWNER_ALL = stat.S_IRWXU
+
+
+def _owner_may_enter(fd: int, info: os.stat_result) -> None:
+    """Give this process's user read, write and search permission again (the 0700 bits, the other bits
+    kept) on the folder held through ``fd`` (``info`` its status), when it lacks one: through the
+    descriptor, never a name. ``fd`` may be an ``O_PATH`` descriptor, which ``fchmod`` refuses: its mode is
+    then changed through ``/proc/self/fd``, which names that very folder whatever its path has become."""
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & _OWNER_ALL == _OWNER_ALL:
+        return
+    try:
+        os.fchmod(fd, mode | _OWNER_ALL)
+    except OSError as exc:
+        if exc.errno != errno.EBADF:
+            raise
+        os.chmod(f"/proc/self/fd/{fd}", mode | _OWNER_ALL)
+
+
+def _opened_folder(fd: int, name: str, info: os.stat_result) -> int:
+    """A descriptor to read the folder ``name`` in the folder ``fd`` (``info`` its no-follow status),
+    its mode first made to let this process's user empty it: the folder is held ``O_PATH | O_NOFOLLOW |
+    O_DIRECTORY`` (which needs no permission on it, and opens no link), checked to be the folder ``info``
+    describes, its mode restored through that descriptor, and only then opened for reading, through it."""
+    path_only = os.O_PATH | _FOLDER_ONLY | getattr(os, "O_CLOEXEC", 0)
+    held = os.open(name, path_only, dir_fd=fd)
+    try:
+        found = os.fstat(held)
+        if (found.st_dev, found.st_ino) != (info.st_dev, info.st_ino):
+            raise OSError(errno.ESTALE, "a folder in it was replaced while it was emptied")
+        _owner_may_enter(held, found)
+        return os.open(".", os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0), dir_fd=held)
+    finally:
+        os.close(held)
+
 
 def _remove_all(fd: int, depth: int) -> None:
     if depth > MAX_EMPTY_DEPTH:
@@ -535,7 +584,7 @@ def _remove_all(fd: int, depth: int) -> None:
     for name in os.listdir(fd):
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
         if stat.S_ISDIR(info.st_mode):
-            sub = os.open(name, os.O_RDONLY | _FOLDER_ONLY | getattr(os, "O_CLOEXEC", 0), dir_fd=fd)
+            sub = _opened_folder(fd, name, info)
             try:
                 _remove_all(sub, depth + 1)
             finally:

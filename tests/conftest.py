@@ -15,6 +15,7 @@ loop (``-m "not slow"``) runs in pytest's process alone.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import hmac
 import json
@@ -30,6 +31,7 @@ import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
+import dateutil.parser
 import pytest
 from helpers import ID_COUNTS_MODULES
 
@@ -248,6 +250,103 @@ def codalab_step(
         capture_output=True, text=True, cwd=cwd, timeout=timeout,
         env={**os.environ, "ATTACK_OUTPUT": str(out), "ATTACK_REF": str(root / "ref"), **(env or {})},
     )  # fmt: skip
+
+
+#: A team whose ``get_ppl`` raises at its call number ``<at>`` (from 1): a fault of the code at that point of
+#: the scoring step's phase.
+FAULT_TEAM = """
+def setup_model_and_tokenizer():
+    return {}, None
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    return "Ответ"
+
+_calls = []
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    _calls.append(1)
+    if len(_calls) >= <at>:
+        raise ValueError(cur_query_tuple[1])
+    return 2.0
+"""
+
+
+def fault_step(
+    root: Path, out: Path, *extra: object, last: bool = False, **kwargs
+) -> subprocess.CompletedProcess:
+    """:func:`codalab_step` on ``root`` with its ``team_code`` replaced by :data:`FAULT_TEAM`, raising at the
+    first call of ``get_ppl``, or with ``last`` at its last (every progress line printed before): what the
+    step prints for a fault of the code at that point, which a surprise of the step prints exactly too
+    (contract section 10)."""
+    lines = (root / "ref" / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()
+    turns = sum(len(json.loads(line)["turns"]) for line in lines if line.strip())
+    shutil.rmtree(root / "res" / "team_code")
+    toy_team(root / "res", FAULT_TEAM.replace("<at>", str(turns if last else 1)))
+    out.mkdir(exist_ok=True)
+    return codalab_step(root, out, *extra, **kwargs)
+
+
+#: What ``codalab`` prints on stderr for a fault of the code in the scoring step, after its ``config:`` line
+#: and the progress lines the phase printed; a surprise of the step prints exactly this too (contract
+#: section 10: no second line that would tell one from the other).
+FAULT_LINES = (
+    "error: the submission is invalid (1 error); it was not scored:\n"
+    "  - team_code: the team's code failed in the scoring step\n"
+)
+
+
+def assert_reported_as_a_fault(
+    root: Path, done: subprocess.CompletedProcess, out: Path, *extra: object, last: bool = False
+) -> None:
+    """``done``, a run of the scoring step on ``root`` that met a surprise, printed byte for byte what the
+    step prints for a fault of the code at the same point of the phase (:func:`fault_step` into ``out``, at
+    the first call of ``get_ppl``, or with ``last`` after every progress line): exit 1, nothing on stdout,
+    and on stderr the ``config:`` line, the progress lines, :data:`FAULT_LINES`."""
+    from scorer.code_step import PROGRESS_MARKS
+
+    fault = fault_step(root, out, *extra, last=last)
+    assert (done.returncode, fault.returncode) == (1, 1), done.stderr
+    assert (done.stdout, done.stderr) == (fault.stdout, fault.stderr)
+    config = f"config: {root / 'ref' / 'config.toml'} (next to the reference data)\n"
+    progress = [line for line in done.stderr.splitlines(keepends=True) if line.startswith("run: ppl: ")]
+    assert done.stdout == "" and done.stderr == config + "".join(progress) + FAULT_LINES
+    assert len(progress) == (PROGRESS_MARKS - 1 if last else 0)
+
+
+def scored_by_the_library(root: Path, ppl: dict[str, list[float]], folder: Path):
+    """What the library scores of a code competition's scoring step INPUT ``root`` (``ref/``, with its
+    config, and the answers of ``res/submission.jsonl``) with the perplexities ``ppl``, as ``codalab
+    --no-synonyms`` scores them: a ``ScoreResult`` with every figure at full precision and every turn's.
+    ``folder`` (made here) holds the files scored."""
+    from scorer.api import score_submission
+
+    folder.mkdir(parents=True)
+    shutil.copyfile(root / "res" / "submission.jsonl", folder / "submission.jsonl")
+    write_json(folder / "ppl_output.json", ppl)
+    return score_submission(root / "ref", folder, synonyms=False, jobs=1)
+
+
+def posted_by(result, decimals: int = 4) -> dict:
+    """The figures a code competition's ``scores.json`` posts for the library's ``result`` (its keys, the
+    ``by_type`` table included): each ``round(x, decimals)`` of the full-precision value (contract section 10,
+    "the figures")."""
+    s = result.summary
+    return {
+        "integral": round(s.integral, decimals),
+        "meteor": round(s.meteor, decimals),
+        "hidden_metric": round(s.hidden_metric, decimals),
+        "by_type": {
+            name: {
+                "weight": round(t.weight, decimals),
+                "dialogs": t.dialogs,
+                "turns": t.turns,
+                "meteor": round(t.meteor, decimals),
+                "hidden_metric": round(t.hidden_metric, decimals),
+                "score": round(t.score, decimals),
+            }
+            for name, t in s.by_type.items()
+        },
+    }
 
 
 _PREDICTED: list[Path] = []
@@ -563,3 +662,70 @@ def gone(*pids: int, within: float) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+# --- network namespaces: the network check (contract section 10) tested apart from the machine's own -------
+
+#: The shell lines that add one network interface other than loopback, ``v0``, left down: a dummy interface
+#: where the kernel has the dummy module, else one end of a veth pair (its other end, ``v1``, down too).
+INTERFACE_ADDED = "{ ip link add v0 type dummy 2>/dev/null || ip link add v0 type veth peer name v1; }"
+#: The same, with ``v0`` up (and loopback up): a namespace with a network.
+INTERFACE_UP = f"{INTERFACE_ADDED}\nip link set v0 up\nip link set lo up"
+#: Loopback alone, up: a namespace without a network, as a worker that takes the network away gives.
+LOOPBACK_ONLY = "ip link set lo up"
+
+
+def _unshare() -> list[str]:
+    """``unshare --net`` as root; ``unshare -rn`` otherwise (a user namespace too, in which the user may make
+    a network namespace and its interfaces)."""
+    return ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "-rn"]
+
+
+_NAMESPACE_PROBLEM: list[str | None] = []
+
+
+def _namespace_problem() -> str | None:
+    """Why this machine cannot give a test a network namespace of its own with an interface up, or None;
+    found once a session, by making one."""
+    if not _NAMESPACE_PROBLEM:
+        missing = [tool for tool in ("unshare", "ip", "sh") if shutil.which(tool) is None]
+        if missing:
+            _NAMESPACE_PROBLEM.append(f"{' and '.join(missing)} not found")
+        else:
+            script = f"set -e\n{INTERFACE_UP}\nip -o link show up"
+            try:
+                done = subprocess.run(
+                    [*_unshare(), "sh", "-c", script], capture_output=True, text=True, timeout=60
+                )
+                lines = done.stderr.strip().splitlines()
+                fault = None if done.returncode == 0 and " v0" in done.stdout else (lines or ["no v0 up"])[-1]
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                fault = str(exc)
+            _NAMESPACE_PROBLEM.append(None if fault is None else f"{' '.join(_unshare())}: {fault}")
+    return _NAMESPACE_PROBLEM[0]
+
+
+def in_network_namespace(setup: str = LOOPBACK_ONLY) -> list[str]:
+    """The words to put before a command to run it in a network namespace of its own, made for it, after the
+    shell lines ``setup`` (``ip`` making its interfaces: :data:`INTERFACE_UP`, :data:`LOOPBACK_ONLY`), so
+    that what the command finds never depends on the machine's own interfaces. Skips the test, with the
+    reason, where such a namespace cannot be made here (CI runs these tests and fails on a skip)."""
+    problem = _namespace_problem()
+    if problem is not None:
+        pytest.skip(f"no network namespace with an interface up can be made here ({problem})")
+    return [*_unshare(), "sh", "-c", f'set -e\n{setup}\nexec "$@"', "sh"]
+
+
+def codabench_instant(value: object) -> datetime.datetime | None:
+    """A phase's ``start`` or ``end`` as Codabench's unpacker reads it (``get_datetime`` in
+    ``src/apps/competitions/unpackers/utils.py``, codalab/codabench at c7dbc756): nothing is None; a YAML
+    date, or a date-time (a ``datetime`` is a ``date`` too, and that test comes first), is that day at
+    midnight; a string is parsed whole by dateutil; the result is in UTC."""
+    if not value:
+        return None
+    if isinstance(value, datetime.date):
+        value = datetime.datetime.combine(value, datetime.time())
+    elif not isinstance(value, datetime.datetime):
+        value = dateutil.parser.parse(str(value))
+    assert isinstance(value, datetime.datetime)
+    return value.replace(tzinfo=datetime.UTC)

@@ -13,7 +13,17 @@ import zipfile
 
 import pytest
 import yaml
-from conftest import EXAMPLES, PUBLIC, ROOT, bundle_listing, make_bundle, run_cli, scores_of, write_json
+from conftest import (
+    EXAMPLES,
+    PUBLIC,
+    ROOT,
+    bundle_listing,
+    codabench_instant,
+    make_bundle,
+    run_cli,
+    scores_of,
+    write_json,
+)
 
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
 
@@ -173,7 +183,8 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
     metadata = yaml.safe_load((out / task["scoring_program"] / "metadata.yaml").read_text(encoding="utf-8"))
     assert metadata["command"] == "python3 -m scorer codalab /app/input /app/output"
     (phase,) = spec["phases"]
-    assert phase["tasks"] == [0] and phase["start"] == datetime.date(2026, 1, 1) and "end" not in phase
+    assert phase["tasks"] == [0] and phase["start"] == "2026-01-01 00:00:00" and "end" not in phase
+    assert codabench_instant(phase["start"]) == datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
     assert phase["execution_time_limit"] == 600  # seconds, the key Codabench reads; its public queue's most
     assert (phase["max_submissions_per_day"], phase["max_submissions"]) == (5, 100)
     assert "hide_score_output" not in phase and "auto_migrate_to_this_phase" not in phase

@@ -24,7 +24,18 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, TOY_TEAM, run_cli, run_process, toy_team
+from conftest import (
+    INTERFACE_ADDED,
+    INTERFACE_UP,
+    LOOPBACK_ONLY,
+    PUBLIC,
+    ROOT,
+    TOY_TEAM,
+    in_network_namespace,
+    run_cli,
+    run_process,
+    toy_team,
+)
 
 from scorer.runner import network, phases
 from scorer.runner.configuration import RunConfig, read_configuration
@@ -134,28 +145,33 @@ def test_a_network_fault_is_a_kind_of_its_own_and_step_a_function_the_scoring_st
     assert code_step._fault_text(step, turns) == "timeout; phase ppl, function step, dialog_id 'd-1', turn 1"
 
 
-# --- the network: for real, in network namespaces -----------------------------------------------------------
+# --- the network: for real, in network namespaces made for each test (never the machine's own) --------------
 
 
 def in_namespace(setup: str, command: list[str], timeout: float = 180) -> subprocess.CompletedProcess:
-    """``command`` in a network namespace of its own (``unshare --net`` as root, ``unshare -rn`` otherwise),
-    after the shell lines ``setup`` (``ip`` making its interfaces)."""
-    unshare = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "-rn"]
-    script = f'set -e\n{setup}\nexec "$@"'
+    """``command`` in a network namespace of its own (conftest's :func:`in_network_namespace`: skipped, with
+    the reason, where none can be made), after the shell lines ``setup`` (``ip`` making its interfaces)."""
     return subprocess.run(
-        [*unshare, "sh", "-c", script, "sh", *command],
-        capture_output=True, text=True, cwd=ROOT, timeout=timeout,
-    )  # fmt: skip
+        [*in_network_namespace(setup), *command], capture_output=True, text=True, cwd=ROOT, timeout=timeout
+    )
 
 
 CHECK = [sys.executable, "-c", "from scorer.runner.network import network_refusal; print(network_refusal())"]
-VETH = "ip link add v0 type veth peer name v1"
+#: The interfaces ``ip`` lists up, then what the check says, as JSON, from one process in one namespace.
+LISTED_AND_CHECKED = [
+    sys.executable,
+    "-c",
+    "import json, subprocess\n"
+    "from scorer.runner.network import network_refusal\n"
+    "ip = subprocess.run(['ip', '-o', 'link', 'show', 'up'], capture_output=True, text=True, check=True)\n"
+    "print(json.dumps([ip.stdout, network_refusal()]))",
+]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "setup",
-    ["true", "ip link set lo up", f"{VETH}\nip link set lo up"],
+    ["true", LOOPBACK_ONLY, f"{INTERFACE_ADDED}\n{LOOPBACK_ONLY}"],
     ids=["loopback-down", "loopback-up", "interfaces-down"],
 )
 def test_a_namespace_with_only_loopback_up_is_no_network(setup):
@@ -166,21 +182,24 @@ def test_a_namespace_with_only_loopback_up_is_no_network(setup):
 
 @pytest.mark.slow
 def test_an_interface_up_in_the_processs_own_namespace_is_refused_by_name():
-    done = in_namespace(f"{VETH}\nip link set v0 up\nip link set lo up", CHECK)
+    done = in_namespace(INTERFACE_UP, CHECK)
     assert done.returncode == 0, done.stderr
     said = done.stdout.strip()
     assert "a network interface other than loopback is up in this process's network namespace ('v0')" in said
-    assert "v1" not in said and "'lo'" not in said  # v1 is down; loopback is never a network
+    # v1 (a veth pair's other end, where there is no dummy interface) is down; loopback is never a network
+    assert "v1" not in said and "'lo'" not in said
     assert "COMPETITION_CONTAINER_NETWORK_DISABLED=True" in said
 
 
 @pytest.mark.slow
-def test_the_machines_own_namespace_is_judged_by_the_interfaces_up_in_it():
-    listed = subprocess.run(["ip", "-o", "link", "show", "up"], capture_output=True, text=True, timeout=60)
-    assert listed.returncode == 0, listed.stderr
-    shown = re.findall(r"^\d+: ([^:@]+)(?:@[^:]*)?: <([^>]*)>", listed.stdout, re.MULTILINE)
+@pytest.mark.parametrize("setup", [LOOPBACK_ONLY, INTERFACE_UP], ids=["loopback", "one-up"])
+def test_a_namespace_is_judged_by_the_interfaces_ip_lists_up_in_it(setup):
+    done = in_namespace(setup, LISTED_AND_CHECKED)
+    assert done.returncode == 0, done.stderr
+    listed, said = json.loads(done.stdout)
+    shown = re.findall(r"^\d+: ([^:@]+)(?:@[^:]*)?: <([^>]*)>", listed, re.MULTILINE)
     up = sorted(name for name, flags in shown if "LOOPBACK" not in flags.split(","))
-    said = network_refusal()
+    assert up == ([] if setup == LOOPBACK_ONLY else ["v0"])
     if not up:
         assert said is None
     else:
@@ -205,7 +224,7 @@ def test_run_offline_refuses_a_network_before_the_code_starts(tmp_path):
     command = [sys.executable, "-m", "scorer", "run", "--data", str(data), "--code", str(code),
                "--output", str(out), "--offline", "--quiet"]  # fmt: skip
     env_marker = f"export TEAM_MARKER={marker}"
-    done = in_namespace(f"{env_marker}\n{VETH}\nip link set v0 up\nip link set lo up", command)
+    done = in_namespace(f"{env_marker}\n{INTERFACE_UP}", command)
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.splitlines()
     assert line.startswith("error: a network interface other than loopback is up") and "('v0')" in line
@@ -224,7 +243,7 @@ def test_run_offline_refuses_a_network_before_the_code_starts(tmp_path):
     command[command.index("--data") + 1] = str(allowed)
     command[command.index("--quiet")] = "--phase"
     command.append("ppl")
-    done = in_namespace(f"{env_marker}\n{VETH}\nip link set v0 up", command)
+    done = in_namespace(f"{env_marker}\n{INTERFACE_ADDED}\nip link set v0 up", command)
     assert done.returncode == 2, done.stderr
     assert (
         "run: --offline: the network is checked, although the configuration says [competition] network = "
@@ -232,7 +251,7 @@ def test_run_offline_refuses_a_network_before_the_code_starts(tmp_path):
     ) in done.stderr
     assert not marker.exists()
     # only loopback: the run goes on
-    done = in_namespace(f"{env_marker}\nip link set lo up", command)
+    done = in_namespace(f"{env_marker}\n{LOOPBACK_ONLY}", command)
     assert done.returncode == 0, done.stderr
     assert marker.read_text() == "imported\n" and (out / "ppl_output.json").exists()
 
@@ -581,7 +600,7 @@ def test_ppl_targets_holds_each_dialogues_salted_digest_and_only_where_the_targe
     plain = tmp_path / "plain"
     done = run("--data", PUBLIC, "--code", code, "--output", plain, "--phase", "ppl")
     assert done.returncode == 0, done.stderr
-    assert "config: the built-in default configuration" in done.stderr
+    assert "config: none" in done.stderr.splitlines()  # a run that read no configuration names none
     assert "run: ppl_targets.json is unsalted" in done.stderr
     digests = json.loads((plain / "ppl_targets.json").read_text(encoding="utf-8"))["digests"]
     # the unsalted digest of contract section 10, worked out here

@@ -14,7 +14,17 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, gone, read_jsonl, run_cli, run_process, toy_team
+from conftest import (
+    LOOPBACK_ONLY,
+    PUBLIC,
+    ROOT,
+    gone,
+    in_network_namespace,
+    read_jsonl,
+    run_cli,
+    run_process,
+    toy_team,
+)
 
 from scorer.outputs.runner_file import runner_file
 
@@ -378,6 +388,74 @@ def test_the_runner_runs_alone_under_a_bare_interpreter_from_a_zip(tmp_path):
         assert "import scorer" not in source and "from scorer" not in source and "from .." not in source
 
 
+def run_by(how: str, tmp_path: Path, *args: object) -> subprocess.CompletedProcess:
+    """``run`` with ``args`` by ``python -m scorer run`` ("scorer") or by the runner's one file alone under a
+    bare interpreter, as a bundle ships it ("runner file")."""
+    if how == "scorer":
+        return run_process(*args)
+    isolated = tmp_path / "runner.py"
+    isolated.write_bytes(RUNNER_FILE)
+    return subprocess.run(
+        [sys.executable, "-I", str(isolated), *map(str, args)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("how", ["scorer", "runner file"])
+@pytest.mark.parametrize("top", ["", "my_team/"])
+def test_keep_code_keeps_the_code_of_a_zip_as_of_a_folder(tmp_path, how, top):
+    """--keep-code copies team_code/ into the output from a zip (unpacked into the run's scratch folder, which
+    goes only after the copy) as from a folder; the run's exit code is its own."""
+    team = toy_team(tmp_path / "team", WELL_BEHAVED)
+    (team / "team_code" / "data").mkdir()
+    (team / "team_code" / "data" / "words.txt").write_text("слово\n", encoding="utf-8")
+    # as the starting kit's README says: cd starting_kit && zip -r ../my_upload.zip team_code
+    if top:
+        shutil.copytree(team, tmp_path / "zipped" / top)
+    upload = shutil.make_archive(
+        str(tmp_path / "upload"), "zip", tmp_path / "zipped" if top else team, top or "team_code"
+    )
+    for code, out in ((upload, tmp_path / "from_zip"), (team, tmp_path / "from_folder")):
+        done = run_by(how, tmp_path, "--data", PUBLIC, "--code", code, "--output", out, "--phase",
+                      "generate", "--keep-code", "--trusted-code", "--quiet")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "error" not in done.stderr
+        assert sorted(p.name for p in out.iterdir()) == ["submission.jsonl", "team_code"]
+        assert files_under(out / "team_code") == files_under(team / "team_code")
+    assert (tmp_path / "from_zip" / "submission.jsonl").read_bytes() == (
+        tmp_path / "from_folder" / "submission.jsonl"
+    ).read_bytes()
+
+
+@pytest.mark.parametrize("how", ["scorer", "runner file"])
+def test_keep_code_says_why_it_cannot_copy_the_code(tmp_path, how):
+    """A team_code/ that cannot be copied (here the code made a FIFO in it) is exit 2 with the reason; the
+    other outputs are written, and no part of a copy is left."""
+    source = replace_in(
+        WELL_BEHAVED,
+        'return {"calls": 0}, "tokenizer"',
+        'os.mkfifo(os.path.join(os.path.dirname(__file__), "pipe"))\n    return {"calls": 0}, "tokenizer"',
+    )
+    team = toy_team(tmp_path / "team", source)
+    upload = shutil.make_archive(str(tmp_path / "upload"), "zip", team, "team_code")
+    out = tmp_path / "out"
+    done = run_by(how, tmp_path, "--data", PUBLIC, "--code", upload, "--output", out, "--phase", "generate",
+                  "--keep-code", "--trusted-code", "--quiet")  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"error: --keep-code: team_code/ cannot be copied into {str(out)!r} (`team_code/pipe` is a named "
+        "pipe); the other outputs are written, but the scoring step needs the code beside them: run again "
+        "once the reason is gone"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["submission.jsonl"]
+
+
 # --- the scoring step of a code competition: codalab runs the ppl phase, treating the code as hostile ------
 
 
@@ -401,10 +479,11 @@ def codalab(
     root: Path, out: Path, env: dict | None = None, offline: bool = False
 ) -> subprocess.CompletedProcess:
     """``codalab`` on ``root``; ``offline``: in a network namespace of its own, with loopback alone, as a
-    worker with ``COMPETITION_CONTAINER_NETWORK_DISABLED=True`` runs it."""
+    worker with ``COMPETITION_CONTAINER_NETWORK_DISABLED=True`` runs it (conftest's
+    :func:`in_network_namespace`)."""
     return subprocess.run(
-        [*(["unshare", "--net"] if offline else []), sys.executable, "-m", "scorer", "codalab", str(root),
-         str(out), "--no-synonyms"],
+        [*(in_network_namespace(LOOPBACK_ONLY) if offline else []), sys.executable, "-m", "scorer",
+         "codalab", str(root), str(out), "--no-synonyms"],
         capture_output=True, text=True, cwd=ROOT, timeout=120, env={**os.environ, **(env or {})},
     )  # fmt: skip
 

@@ -1,6 +1,7 @@
 """Contract section 10, the runner's and the scoring step's checks of what they did not make, called here as
 plain functions (no process started): the code's replies (``checked_reply``), the upload's zip (``unzip``),
-the turns kept for ``--resume`` (``State``), the probe calls (``choose_probes``), the limits
+what an upload without the package is said to hold (``find_code``), the code's digest (``code_digest``), the
+turns kept for ``--resume`` (``State``), the probe calls (``choose_probes``), the limits
 (``check_timeouts``) and the prediction step's ``run_fault.json`` as the scoring step repeats it
 (``code_step._fault_text``)."""
 
@@ -9,12 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 import struct
 import zipfile
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, leaderboard_into, make_zip, run_cli
+from conftest import EXAMPLES, PUBLIC, leaderboard_into, make_zip, run_cli, toy_team
 
 from scorer import code_step
 from scorer.runner.faults import CodeFault, UsageFault
@@ -22,7 +24,7 @@ from scorer.runner.options import check_timeouts
 from scorer.runner.phases import choose_probes
 from scorer.runner.protocol import checked_reply, is_answer, is_perplexity
 from scorer.runner.state import State
-from scorer.runner.upload import unzip
+from scorer.runner.upload import code_digest, find_code, unzip
 
 # --- the code's replies ------------------------------------------------------------------------------------
 
@@ -113,6 +115,121 @@ def test_a_missing_function_is_named_with_what_the_module_defines():
         "protocol",
         "a fault report that is not the protocol's",
     )
+
+
+#: A "missing" report names each of the three functions at most once (three names), and the module's public
+#: names up to 10,000 (the message shows the first 50).
+HELD = [f"n{k:05d}" for k in range(10_001)]
+EVERY_FUNCTION = ["setup_model_and_tokenizer", "generate_text", "get_ppl"]
+
+
+@pytest.mark.parametrize(
+    "missing, held, said",
+    [
+        (
+            EVERY_FUNCTION,
+            [],
+            "team_code/generate.py defines no setup_model_and_tokenizer, generate_text, get_ppl; it defines: "
+            "nothing public",
+        ),
+        (EVERY_FUNCTION + ["get_ppl"], [], None),  # a fourth name: one of them twice
+        (
+            ["get_ppl"],
+            HELD[:10_000],
+            "team_code/generate.py defines no get_ppl; it defines: " + ", ".join(HELD[:50]),
+        ),
+        (["get_ppl"], HELD, None),
+    ],
+    ids=["three functions", "four", "10,000 held", "10,001 held"],
+)
+def test_a_missing_report_one_name_over_its_cap_is_a_protocol_fault(missing, held, said):
+    line = json.dumps({"fault": "missing", "missing": missing, "held": held}).encode()
+    with pytest.raises(CodeFault) as caught:
+        checked_reply(line, "ready")
+    if said is None:
+        assert (caught.value.kind, caught.value.message) == (
+            "protocol",
+            "a fault report that is not the protocol's",
+        )
+    else:
+        assert (caught.value.kind, caught.value.message) == ("missing", said)
+
+
+# --- what the upload holds, and its digest ------------------------------------------------------------------
+
+
+def test_an_uploads_listing_is_in_name_order_whatever_order_the_file_system_gives(tmp_path, monkeypatch):
+    upload = tmp_path / "upload"
+    for name in (
+        "notes.txt",
+        "code.txt",
+        "code/model.py",
+        "code/a.py",
+        "b/c/d.txt",
+        "Zeta.md",
+        "team_code/__init__.py",
+    ):
+        (upload / name).parent.mkdir(parents=True, exist_ok=True)
+        (upload / name).write_text("", encoding="utf-8")
+    # the file system gives every folder's entries in reverse name order
+    scandir, listdir = os.scandir, os.listdir
+
+    class Reversed:
+        """``os.scandir``'s iterator, its entries in reverse name order."""
+
+        def __init__(self, path="."):
+            with scandir(path) as listing:
+                self.entries = iter(sorted(listing, key=lambda entry: entry.name, reverse=True))
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            return next(self.entries)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def close(self):
+            return None
+
+    monkeypatch.setattr(os, "scandir", Reversed)
+    monkeypatch.setattr(os, "listdir", lambda path=".": sorted(listdir(path), reverse=True))
+    with pytest.raises(CodeFault) as caught:
+        find_code(str(upload), str(tmp_path / "scratch"))
+    # each folder's files and folders by name, a folder's files where its name comes (code/ before code.txt)
+    assert (caught.value.kind, caught.value.message) == (
+        "missing",
+        "the upload holds no package team_code/ with __init__.py and generate.py (at its root or in one "
+        "top-level folder); it holds: Zeta.md, b/c/d.txt, code/a.py, code/model.py, code.txt, notes.txt, "
+        "team_code/__init__.py",
+    )
+
+
+def test_the_code_digest_changes_with_the_last_byte_of_a_large_file_and_with_a_name_alone(tmp_path):
+    code = toy_team(tmp_path / "code")
+    package = code / "team_code"
+    (package / "helper.py").write_text("WORDS = 3\n", encoding="utf-8")
+    weights = package / "weights.bin"
+    size = (16 << 20) + 4096  # over 16 MiB: its size, its first and its last MiB are read
+    with open(weights, "wb") as fh:
+        fh.truncate(size)
+    first = code_digest(str(code))
+    with open(weights, "r+b") as fh:
+        fh.seek(size - 1)
+        fh.write(b"\x01")
+    last_byte = code_digest(str(code))
+    weights.rename(package / "weights.pt")
+    large_renamed = code_digest(str(code))
+    (package / "weights.pt").rename(weights)
+    (package / "helper.py").rename(package / "helpers.py")
+    small_renamed = code_digest(str(code))
+    (package / "helpers.py").rename(package / "helper.py")
+    assert len({first, last_byte, large_renamed, small_renamed}) == 4
+    assert code_digest(str(code)) == last_byte  # the same names and bytes: the same digest
 
 
 # --- the upload's zip --------------------------------------------------------------------------------------

@@ -174,6 +174,27 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
     assert all(v >= 1 for vs in values.values() for v in vs)
 
 
+@pytest.mark.parametrize("resume", [False, True], ids=["fresh", "resume"])
+def test_a_link_or_a_fifo_planted_as_kept_turns_is_never_followed(tmp_path, resume):
+    code = toy_team(tmp_path / "t")
+    out = tmp_path / "out"
+    (out / ".run-state").mkdir(parents=True)
+    target = tmp_path / "organizers-file.txt"
+    target.write_text("not the runner's\n", encoding="utf-8")
+    (out / ".run-state" / "generate.jsonl").symlink_to(target)
+    os.mkfifo(out / ".run-state" / "ppl.jsonl")
+    # a FIFO opened would block the run until the process's limit (120 s) fails the test
+    done = scorer_run("--trusted-code", "--code", code, "--output", out, *(["--resume"] if resume else []))
+    assert done.returncode == 0, done.stderr
+    assert target.read_text(encoding="utf-8") == "not the runner's\n"  # never written through the link
+    assert "kept turn(s)" not in done.stderr  # neither held a turn the runner kept
+    whole = tmp_path / "whole"
+    assert scorer_run("--trusted-code", "--code", code, "--output", whole).returncode == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in whole.iterdir())
+    for name in ("submission.jsonl", "ppl_output.json", "ppl_probes.json", "ppl_targets.json"):
+        assert (out / name).read_bytes() == (whole / name).read_bytes()
+
+
 def test_limit_is_a_trial_on_the_first_dialogues_and_says_so(tmp_path):
     out = tmp_path / "out"
     done = scorer_run("--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", out, "--limit", "2")

@@ -14,7 +14,20 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, attack_team, codalab_step, code_step_input, gone, process_state
+from conftest import (
+    PUBLIC,
+    ROOT,
+    assert_reported_as_a_fault,
+    attack_team,
+    codalab_step,
+    code_step_input,
+    gone,
+    posted_by,
+    process_state,
+    read_jsonl,
+    scored_by_the_library,
+    toy_team,
+)
 
 from scorer import code_step
 
@@ -211,6 +224,45 @@ def test_a_reply_that_is_not_json_is_a_protocol_fault_not_an_internal_error(tmp_
     assert_nothing_shown(out, done)
 
 
+#: A team whose ``get_ppl`` counts the image and audio parts of its query and its history, each an absolute
+#: path to a file that exists (2 + their count), or returns 100 when one is not.
+MEDIA_TEAM = """
+import os
+
+def setup_model_and_tokenizer():
+    return {}, None
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    return "Ответ"
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    parts = list(cur_query_tuple[0]) + [part for query, _ in history_list for part in query]
+    media = [part["content"] for part in parts if part["type"] in ("image", "audio")]
+    if all(os.path.isabs(path) and os.path.isfile(path) for path in media):
+        return 2.0 + len(media)
+    return 100.0
+"""
+
+
+def test_get_ppl_is_given_every_media_path_absolute_and_existing(tmp_path):
+    root = code_step_input(tmp_path)
+    shutil.rmtree(root / "res" / "team_code")
+    toy_team(root / "res", MEDIA_TEAM)
+    out = tmp_path / "out"
+    done = codalab_step(root, out)
+    assert done.returncode == 0, done.stderr
+    # what every call is worth when each part it is given names its file absolutely: 2 + the image and audio
+    # parts of the turn and of the turns before it
+    ppl = {}
+    for dialogue in read_jsonl(root / "ref" / "dialogues.jsonl"):
+        media = [sum(p["type"] in ("image", "audio") for p in turn) for turn in dialogue["turns"]]
+        ppl[dialogue["dialog_id"]] = [2.0 + sum(media[: i + 1]) for i in range(len(media))]
+    assert max(v for vs in ppl.values() for v in vs) == 4.0  # media in the query and in the history
+    expected = posted_by(scored_by_the_library(root, ppl, tmp_path / "library"))
+    scores = json.loads((out / "scores.json").read_text(encoding="utf-8"))
+    assert {key: scores[key] for key in expected} == expected
+
+
 def test_forged_scores_and_sigterm_to_the_scorer_leave_no_scores(tmp_path):
     attack = """
     import signal
@@ -225,9 +277,9 @@ def test_forged_scores_and_sigterm_to_the_scorer_leave_no_scores(tmp_path):
     out = tmp_path / "out"
     done = codalab_step(root, out)
     assert_no_scores(out, done)
-    said = "error: the scoring step stopped (it received SIGTERM); it wrote no scores.json or scores.txt"
-    assert said in done.stderr
-    assert list(out.iterdir()) == [] or not any(p.name.startswith("scores") for p in out.iterdir())
+    assert list(out.iterdir()) == []
+    # the surprise prints what a fault of the code prints, byte for byte: no signal named
+    assert_reported_as_a_fault(root, done, tmp_path / "fault")
 
 
 def test_a_forged_file_and_a_daemon_leave_an_honest_score(tmp_path):
@@ -260,13 +312,86 @@ def test_a_forged_file_and_a_daemon_leave_an_honest_score(tmp_path):
     )
 
 
+def _effective_capabilities(python: list[str]) -> int | None:
+    """The effective capabilities (``CapEff``) of a process started as ``python``, or None when it cannot
+    start."""
+    probe = "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff:')))"
+    try:
+        done = subprocess.run([*python, "-c", probe], capture_output=True, text=True, timeout=60)
+    except OSError:
+        return None
+    return int(done.stdout, 16) if done.returncode == 0 else None
+
+
+def as_codabench_runs_it() -> list[str]:
+    """The command that runs Python as Codabench runs the scoring step: as the owner of the files, with no
+    capability (the container runs as root with every capability dropped, so a folder of mode 000 is closed
+    to it as to any user). This process's Python when it has none already; else under ``setpriv`` with the
+    bounding and inheritable sets emptied (root's files stay its own), or as ``nobody`` where only that
+    works; a skip saying why where neither does."""
+    if _effective_capabilities([sys.executable]) == 0:
+        return [sys.executable]
+    if shutil.which("setpriv"):
+        dropped = ["setpriv", "--inh-caps=-all", "--bounding-set=-all", sys.executable]
+        if _effective_capabilities(dropped) == 0:
+            return dropped
+    pytest.skip(
+        "needs a process without capabilities (this one has some, and setpriv cannot drop them here): "
+        "with CAP_DAC_OVERRIDE a folder of mode 000 is no obstacle, so the test would prove nothing"
+    )
+
+
+#: Attack code that leaves in OUTPUT a folder of mode 000 holding another one of mode 000 and a file of the
+#: targets, a link to a folder of mode 000 outside OUTPUT, and OUTPUT itself of mode 000.
+CHMOD_000 = """
+outside = out + ".outside"
+os.makedirs(os.path.join(out, "locked", "inner"))
+os.makedirs(outside)
+for folder in (os.path.join(out, "locked", "inner"), outside):
+    with open(os.path.join(folder, "targets.txt"), "w", encoding="utf-8") as fh:
+        fh.write(target)
+os.symlink(outside, os.path.join(out, "link"))
+for folder in (os.path.join(out, "locked", "inner"), os.path.join(out, "locked"), outside, out):
+    os.chmod(folder, 0)
+"""
+
+
+@pytest.mark.parametrize("ending", ["scored", "surprise"])
+def test_folders_of_mode_000_in_the_output_are_emptied_and_the_outputs_written(tmp_path, ending):
+    python = as_codabench_runs_it()
+    sigterm = "import signal, time\nos.kill(os.getppid(), signal.SIGTERM)\ntime.sleep(2)\n"
+    root = code_step_input(tmp_path, CHMOD_000 + (sigterm if ending == "surprise" else ""))
+    out, outside = tmp_path / "out", tmp_path / "out.outside"
+    done = codalab_step(root, out, python=python)
+    # the step gave its own user read, write and search permission on OUTPUT again (the descriptor it
+    # holds), and on the folders in it (through descriptors that follow no link) ...
+    assert (done.returncode, out.stat().st_mode & 0o700) == (0 if ending == "scored" else 1, 0o700), (
+        done.stderr
+    )
+    if ending == "scored":
+        assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html", "scores.json", "scores.txt"]
+        integral = json.loads((out / "scores.json").read_text(encoding="utf-8"))["integral"]
+        assert integral == honest_integral(tmp_path)
+    else:  # a surprise empties OUTPUT just as well
+        assert list(out.iterdir()) == []
+        assert_reported_as_a_fault(root, done, tmp_path / "fault")
+    assert_nothing_shown(out, done)
+    # ... and on nothing else: the folder the link named keeps the mode the code gave it, and what it holds
+    assert outside.stat().st_mode & 0o777 == 0
+    outside.chmod(0o700)  # for this process too, where it runs without capabilities
+    assert [p.name for p in outside.iterdir()] == ["targets.txt"]
+
+
 @pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
 def test_a_lowered_file_limit_never_lets_a_daemon_survive(tmp_path, hard):
     pids = tmp_path / "pids"
     attack = f"""
     import resource
     soft, high = resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE)
-    resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (3, 3 if {hard} else high))
+    try:  # refused where the runner's filter keeps the scorer's limits from the code
+        resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (3, 3 if {hard} else high))
+    except OSError:
+        pass
     if os.fork() == 0:
         os.setsid()
         with open({str(pids)!r}, "w") as fh:
@@ -285,9 +410,41 @@ def test_a_lowered_file_limit_never_lets_a_daemon_survive(tmp_path, hard):
         assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["integral"] == honest_integral(
             tmp_path
         )
-    else:
+    else:  # a limit that cannot be put back: a surprise, reported as a fault of the code (no limit named)
         assert_no_scores(out, done)
-        assert "limit" in done.stderr
+        assert_reported_as_a_fault(root, done, tmp_path / "fault", last=True)
+
+
+#: Attack code lowering the scorer's descriptor limit, soft and hard, to 16: by ``prlimit --pid`` (whose
+#: failure the code ignores), or by ``resource.prlimit`` on its parent (whose error it catches).
+LOWER_THE_SCORERS_LIMIT = {
+    "prlimit": """
+    import subprocess
+    subprocess.run(["prlimit", "--pid", str(os.getppid()), "--nofile=16:16"], check=False)
+    """,
+    "resource.prlimit": """
+    import resource
+    try:
+        resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (16, 16))
+    except OSError:
+        pass
+    """,
+}
+
+
+@pytest.mark.parametrize("how", sorted(LOWER_THE_SCORERS_LIMIT))
+def test_a_limit_the_code_lowers_on_the_scorer_with_prlimit_leaves_an_honest_score(tmp_path, how):
+    if how == "prlimit" and shutil.which("prlimit") is None:
+        pytest.fail("this test needs prlimit(1) (util-linux), which a team's code may run")
+    root = code_step_input(tmp_path, LOWER_THE_SCORERS_LIMIT[how])
+    out = tmp_path / "out"
+    done = codalab_step(root, out)
+    # the scorer, without the privilege to raise a hard limit again, keeps its own: scored, not a failure
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["detailed_results.html", "scores.json", "scores.txt"]
+    assert json.loads((out / "scores.json").read_text(encoding="utf-8"))["integral"] == honest_integral(
+        tmp_path
+    )
 
 
 def test_a_scorer_stopped_by_its_code_ends_by_the_platforms_limit_with_no_scores(tmp_path):
@@ -337,6 +494,31 @@ def test_the_guard_makes_an_import_and_a_read_after_the_code_started_a_surprise(
     assert guard.caught[-2].startswith("an import of tabnanny")
     assert guard.caught[-1].startswith("a file opened while the code ran: ")
     guard.caught.clear()
+
+
+def test_a_surprise_keeps_its_kind_for_the_tests_alone_and_is_reported_as_the_faults_verdict(tmp_path):
+    from scorer.errors import Issue
+    from scorer.runner.names import SEALED_FAULT_LINE
+
+    surprise = code_step.StepSurprise("it received SIGTERM")
+    assert (surprise.what, str(surprise), surprise.exit_code) == ("it received SIGTERM", SEALED_FAULT_LINE, 1)
+    assert surprise.verdict().listed() == [Issue("team_code", SEALED_FAULT_LINE, code_step.CODE_FAILED)]
+    # the kinds of a swapped OUTPUT, told apart here and in docs/security.md, never in what the step prints
+    out = tmp_path / "out"
+    out.mkdir()
+    held = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert code_step._swapped(held, out) == []
+        out.rename(tmp_path / "away")
+        assert code_step._swapped(held, out) == [
+            "the output folder was renamed or removed while the code ran"
+        ]
+        out.mkdir()
+        assert code_step._swapped(held, out) == [
+            "the output folder was renamed or replaced while the code ran"
+        ]
+    finally:
+        os.close(held)
 
 
 # --- the bundle as Codabench runs it ------------------------------------------------------------------------

@@ -119,6 +119,6 @@ def test_an_upload_without_the_package_is_missing_with_no_empty_place(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "(missing; )" not in done.stderr and "; )" not in done.stderr
     assert "error: the team's code failed (missing): the upload holds no package team_code/" in done.stderr
-    assert "it holds: notes.txt, code/model.py" in done.stderr
+    assert "it holds: code/model.py, notes.txt" in done.stderr  # in name order
     fault = json.loads((tmp_path / "out" / "run_fault.json").read_text(encoding="utf-8"))
     assert fault == {"kind": "missing", "phase": None, "function": None, "dialog_id": None, "turn": None}

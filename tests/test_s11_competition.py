@@ -1,23 +1,37 @@
 """Contract section 11, the competition an organizer runs: ``bundle`` reads ``[platform]`` (every value
-checked before anything is written, exit 2 naming the key), writes each phase's limits and the leaderboard's
-rule and precision, the runner's timeouts in both steps' commands, a final phase on held-out dialogues drawn
-as the contract says, pages in the competition's language that follow the configuration in force, and the
-same bytes for the same inputs."""
+checked before anything is written, exit 2 naming the key), writes the phase's limits and dates and the
+leaderboard's rule and precision, the runner's timeouts in both steps' commands, the organizers' final on
+held-out dialogues drawn as the contract says (``final/``, run and ranked end to end), pages in the
+competition's language that follow the configuration in force, and the same bytes for the same inputs."""
 
 from __future__ import annotations
 
+import csv
 import datetime
 import hashlib
 import hmac
+import json
 import shlex
 import shutil
+import subprocess
+import sys
 import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PUBLIC, ROOT, bundle_listing, run_cli
+from conftest import (
+    PUBLIC,
+    ROOT,
+    bundle_listing,
+    codabench_instant,
+    process,
+    read_jsonl,
+    run_cli,
+    scorer_run,
+    toy_team,
+)
 
 from scorer.errors import ConfigError
 from scorer.inputs.config import SUBMISSION_RULES
@@ -129,12 +143,17 @@ def test_a_type_with_one_dialogue_is_a_configuration_error():
     assert "one Text2Text dialogue ('t-1')" in str(caught.value) and caught.value.exit_code == 2
 
 
-# --- a final phase, as Codabench's unpacker reads it --------------------------------------------------------
+# --- a final, as Codabench's unpacker reads it -------------------------------------------------------------
 
 
-def test_a_final_phase_bundle_is_what_codabench_unpacks(tmp_path):
+def test_a_competition_with_a_final_has_the_development_phase_only(tmp_path):
+    """The public competition: one task and one phase, development, whose dates Codabench's unpacker reads
+    as the contract's instants (from 00:00:00 of development_start to 23:59:59 of the day before
+    final_start, UTC); an unquoted date-time would have closed it at midnight, a day early."""
     config = write(tmp_path, FINAL_CONFIG)
     out = bundle(tmp_path, "final", "--config", config, "--code")
+    text = (out / "competition.yaml").read_text(encoding="utf-8")
+    assert '    start: "2026-02-01 00:00:00"\n    end: "2026-03-14 23:59:59"\n' in text
     spec = spec_of(out)
     assert spec["version"] == 2 and spec["title"] == "Диалоги" and spec["queue"] == "gpu-queue"
     assert spec["docker_image"] == "docker.io/org/scorer-torch:2.0"
@@ -143,21 +162,17 @@ def test_a_final_phase_bundle_is_what_codabench_unpacks(tmp_path):
     for page in [*spec["pages"], {"file": spec["terms"]}]:  # the unpacker refuses an empty or missing page
         assert (out / page["file"]).read_text(encoding="utf-8").strip()
     assert (out / spec["image"]).read_bytes().startswith(b"\x89PNG")
-    tasks = {t["index"]: t for t in spec["tasks"]}
-    assert [(t["reference_data"], t["input_data"]) for t in tasks.values()] == [
-        ("reference_data", "input_data"),
-        ("final_reference_data", "final_input_data"),
-    ]
-    for task in tasks.values():  # each task's data present, as the unpacker zips it
-        for key in ("scoring_program", "reference_data", "ingestion_program", "input_data"):
-            assert (out / task[key]).is_dir() and any((out / task[key]).iterdir()), key
-    development, final = spec["phases"]
+    (task,) = spec["tasks"]
+    assert (task["index"], task["reference_data"], task["input_data"]) == (0, "reference_data", "input_data")
+    for key in ("scoring_program", "reference_data", "ingestion_program", "input_data"):
+        assert (out / task[key]).is_dir() and any((out / task[key]).iterdir()), key
+    (development,) = spec["phases"]
     assert development == {
         "index": 0,
         "name": "Разработка",
         "description": development["description"],
-        "start": datetime.date(2026, 2, 1),
-        "end": datetime.datetime(2026, 3, 14, 23, 59),
+        "start": "2026-02-01 00:00:00",
+        "end": "2026-03-14 23:59:59",
         "max_submissions_per_day": 3,
         "max_submissions": 40,
         "execution_time_limit": 3600,
@@ -167,24 +182,13 @@ def test_a_final_phase_bundle_is_what_codabench_unpacks(tmp_path):
         "starting_kit": "starting_kit",
         "public_data": "public_data",
     }
-    assert final == {
-        "index": 1,
-        "name": "Финал",
-        "description": final["description"],
-        "start": datetime.date(2026, 3, 15),
-        "auto_migrate_to_this_phase": True,
-        "max_submissions_per_day": 1,
-        "max_submissions": 1,
-        "execution_time_limit": 3600,
-        "hide_score_output": True,
-        "tasks": [1],
-        "solutions": [],
-        "starting_kit": "starting_kit",
-        "public_data": "public_data",
-    }
-    # the unpacker's ordering rule: a phase followed by another has an end, before the next one's start
-    starts = [datetime.datetime.combine(p["start"], datetime.time()) for p in spec["phases"]]
-    assert development["end"] < starts[1] and "end" not in final
+    utc = datetime.UTC
+    assert codabench_instant(development["start"]) == datetime.datetime(2026, 2, 1, 0, 0, 0, tzinfo=utc)
+    assert codabench_instant(development["end"]) == datetime.datetime(2026, 3, 14, 23, 59, 59, tzinfo=utc)
+    # what the yaml wrote before: an unquoted date-time, which the unpacker reads as that day's midnight
+    assert codabench_instant(yaml.safe_load("end: 2026-03-14 23:59:59")["end"]) == datetime.datetime(
+        2026, 3, 14, tzinfo=utc
+    )
     (board,) = spec["leaderboards"]
     assert board["submission_rule"] == "Force_Best"
     assert [(c["key"], c["title"], c["precision"]) for c in board["columns"]] == [
@@ -198,33 +202,134 @@ def test_a_final_phase_bundle_is_what_codabench_unpacks(tmp_path):
     ]
     with zipfile.ZipFile(out / "bundle.zip") as archive:
         inside = {info.filename: archive.read(info) for info in archive.infolist()}
-    whole = bundle_listing(out)
+    whole = {path: data for path, data in bundle_listing(out).items() if not path.startswith("final/")}
     whole.pop("bundle.zip")
     assert inside == whole
 
 
-def test_the_final_phases_dialogues_never_reach_the_public(tmp_path):
+def test_the_organizers_final_is_a_competition_of_its_own(tmp_path):
+    """final/: the held-out input and reference data, and final/bundle.zip, a competition with the same
+    image, queue, limits and commands, one phase on the held-out dialogues from final_start with no end, a
+    leaderboard that keeps every upload (Force_Latest_Multiple) and no upload limit (0 and 0)."""
+    out = bundle(tmp_path, "final", "--config", write(tmp_path, FINAL_CONFIG), "--code")
+    with zipfile.ZipFile(out / "final" / "bundle.zip") as archive:
+        inside = {info.filename: archive.read(info) for info in archive.infolist()}
+    spec = yaml.safe_load(inside["competition.yaml"])
+    assert spec["title"] == "Диалоги: финал (только для организаторов)" and spec["queue"] == "gpu-queue"
+    assert (
+        spec["docker_image"] == "docker.io/org/scorer-torch:2.0" and spec["enable_detailed_results"] is False
+    )
+    (task,) = spec["tasks"]
+    assert (task["reference_data"], task["input_data"]) == ("reference_data", "input_data")
+    (phase,) = spec["phases"]
+    assert phase == {
+        "index": 0,
+        "name": "Финал",
+        "description": phase["description"],
+        "start": "2026-03-15 00:00:00",
+        "max_submissions_per_day": 0,
+        "max_submissions": 0,
+        "execution_time_limit": 3600,
+        "hide_score_output": True,
+        "tasks": [0],
+        "solutions": [],
+    }
+    assert codabench_instant(phase["start"]) == datetime.datetime(2026, 3, 15, tzinfo=datetime.UTC)
+    (board,) = spec["leaderboards"]
+    assert board["submission_rule"] == "Force_Latest_Multiple"
+    assert [c["precision"] for c in board["columns"]] == [6] * 7
+    for page in [*spec["pages"], {"file": spec["terms"]}]:
+        assert inside[page["file"]].decode("utf-8").strip()
+    overview = inside["pages/overview.md"].decode("utf-8")
+    assert "никогда не публикуйте его и не добавляйте участников" in overview
+    assert "лучшая успешная посылка команды" in overview  # Force_Best
+    # the same commands, image and time limits as the public competition's
+    for program in ("scoring_program/metadata.yaml", "ingestion_program/metadata.yaml"):
+        assert inside[program] == (out / program).read_bytes(), program
+    assert inside["ingestion_program/runner.py"] == (out / "ingestion_program" / "runner.py").read_bytes()
+    # no participant: no public data and no starting kit
+    assert not any(name.startswith(("public_data/", "starting_kit/")) for name in inside)
+    # final/'s folders are the final competition's task data, byte for byte
+    for name, data in inside.items():
+        if name.startswith(("reference_data/", "input_data/")):
+            assert (out / "final" / name).read_bytes() == data, name
+    listed = {p for p in bundle_listing(out) if p.startswith("final/")}
+    assert listed == {"final/bundle.zip"} | {
+        f"final/{name}" for name in inside if name.startswith(("reference_data/", "input_data/"))
+    }
+
+
+def test_the_held_out_dialogues_never_reach_the_public_competition(tmp_path):
     out = bundle(tmp_path, "final", "--config", write(tmp_path, FINAL_CONFIG), "--code")
     held = sorted(i for ids in HELD_OUT.values() for i in ids)
     everyone = ids_in(PUBLIC / "dialogues.jsonl")
     development = [i for i in everyone if i not in held]
-    for folder in ("final_reference_data", "final_input_data"):
+    for folder in ("final/reference_data", "final/input_data"):
         assert ids_in(out / folder / "dialogues.jsonl") == held, folder
-    assert ids_in(out / "final_reference_data" / "answers.jsonl") == held
+    assert ids_in(out / "final" / "reference_data" / "answers.jsonl") == held
     for folder in ("public_data", "reference_data", "input_data"):
         assert ids_in(out / folder / "dialogues.jsonl") == development, folder
     assert ids_in(out / "reference_data" / "answers.jsonl") == development
     assert not (out / "input_data" / "answers.jsonl").exists()
-    assert not (out / "final_input_data" / "answers.jsonl").exists()
+    assert not (out / "final" / "input_data" / "answers.jsonl").exists()
     # the media of each task are those its dialogues name: d-0011 (held out) names images/0011.jpg
-    assert (out / "final_input_data" / "images" / "0011.jpg").is_file()
+    assert (out / "final" / "input_data" / "images" / "0011.jpg").is_file()
+    assert (out / "final" / "reference_data" / "images" / "0011.jpg").is_file()
     assert not (out / "public_data" / "images" / "0011.jpg").exists()
     assert (out / "public_data" / "images" / "0012.jpg").is_file()
-    for path, data in bundle_listing(out).items():
-        if path.startswith(("final_", "bundle.zip")):
-            continue
+    # no held-out dialogue, question or answer anywhere in the public competition, bundle.zip included
+    held_texts = set()
+    for line in (PUBLIC / "answers.jsonl").read_text(encoding="utf-8").splitlines():
+        record = yaml.safe_load(line)
+        if record["dialog_id"] in held:
+            held_texts |= {v for variants in record["references"] for v in variants}
+    for line in (PUBLIC / "dialogues.jsonl").read_text(encoding="utf-8").splitlines():
+        record = yaml.safe_load(line)
+        if record["dialog_id"] in held:
+            held_texts |= {p["content"] for turn in record["turns"] for p in turn if p["type"] == "text"}
+    public = {p: d for p, d in bundle_listing(out).items() if not p.startswith("final/")}
+    with zipfile.ZipFile(out / "bundle.zip") as archive:
+        public |= {f"bundle.zip:{i.filename}": archive.read(i) for i in archive.infolist()}
+    development_texts = "".join(
+        d.decode("utf-8") for p, d in public.items() if p.endswith("dialogues.jsonl") or "answers" in p
+    )
+    for path, data in public.items():
         for dialog_id in held:
             assert f'"{dialog_id}"'.encode() not in data, (path, dialog_id)
+        for text in held_texts:  # a text the development dialogues share (a greeting, say) is theirs too
+            if len(text) > 20 and text not in development_texts:
+                assert text.encode("utf-8") not in data, (path, text)
+
+
+def test_bundle_says_when_the_held_out_set_cannot_be_judged(tmp_path, capsys):
+    """The example's held-out half: 34 turns, and 1 turn whose first variant has 5 words, two different."""
+    out = tmp_path / "final"
+    assert (
+        run_cli(
+            "bundle", "--data", PUBLIC, "--output", out, "--config", write(tmp_path, FINAL_CONFIG), "--code"
+        )
+        == 0
+    )
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if "the audit needs" in line] == [
+        "bundle: the held-out dialogues give the final's scoring step 1 probe(s) (final_share 0.5), fewer "
+        "than the 20 the audit needs: probe_insensitive cannot judge the final (raise final_share, or add "
+        "dialogues whose answers have at least probe_min_words words)",
+        "bundle: the held-out dialogues have 34 turn(s) (final_share 0.5), fewer than the 100 turns with a "
+        "token the audit needs: ppl_against_meteor cannot judge the final (raise final_share, or add "
+        "dialogues)",
+    ]
+    # the library says the same, in its result, and writes nothing to stderr
+    from scorer import api
+
+    made = api.competition_bundle(PUBLIC, config=write(tmp_path, FINAL_CONFIG), code=True)
+    assert list(made.warnings) == [line for line in err if "the audit needs" in line]
+    assert capsys.readouterr().err == ""
+    # no final, no such line
+    assert (
+        run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "plain", "--code", "--image", IMAGE) == 0
+    )
+    assert "the audit needs" not in capsys.readouterr().err
 
 
 def test_both_steps_get_the_runners_limits_and_the_overview_the_seconds_a_call(tmp_path):
@@ -246,7 +351,8 @@ def test_both_steps_get_the_runners_limits_and_the_overview_the_seconds_a_call(t
         "| Финал | оценка | 34 реплики + 1 проба | 75 |",  # 2640 // 35
     ):
         assert row in overview, row
-    assert "2026-02-01 00:00 UTC по 2026-03-14 23:59 UTC" in overview and "с 2026-03-15 00:00 UTC" in overview
+    assert "с 2026-02-01 00:00:00 UTC по 2026-03-14 23:59:59 UTC" in overview
+    assert "**Финал**, с 2026-03-15, проводят организаторы" in overview
     assert "`torch==2.5.1`, `transformers`" in overview and "`docker.io/org/scorer-torch:2.0`" in overview
     assert (
         "округлено до 6 знаков" in overview and "подробные результаты в этом соревновании скрыты" in overview
@@ -284,7 +390,7 @@ def test_the_carried_configuration_leaves_out_platform_and_audit(tmp_path, capsy
     out = bundle(tmp_path, "final", "--config", config, "--code")
     assert capsys.readouterr().err.splitlines()[0] == f"config: config file {config}"
     salt = hmac.new((PUBLIC / "answers.jsonl").read_bytes(), config.read_bytes(), hashlib.sha256).hexdigest()
-    for folder in ("reference_data", "final_reference_data"):
+    for folder in ("reference_data", "final/reference_data"):
         carried = tomllib.loads((out / folder / "config.toml").read_text(encoding="utf-8"))
         assert carried == {
             "meteor": {"gamma": 0.5, "stages": ["exact", "lemma"]},
@@ -310,7 +416,7 @@ def test_bundle_says_which_configuration_it_used(tmp_path, capsys):
 
 
 def test_the_same_inputs_give_the_same_bytes(tmp_path):
-    """Two bundles of a final phase and an unsalted private config: every file, bundle.zip included."""
+    """Two bundles with a final and an unsalted private config: every file, bundle.zip included."""
     config = write(tmp_path, FINAL_CONFIG)
     first = bundle(tmp_path, "a", "--config", config, "--code")
     second = bundle(tmp_path, "b", "--config", config, "--code")
@@ -335,11 +441,6 @@ def test_the_library_makes_the_bytes_the_command_line_writes(tmp_path):
     "config, code, key",
     [
         ('[platform]\nfinal_start = "2026-03-01"\n', False, "platform.final_start"),
-        (
-            '[platform]\nfinal_start = "2026-03-01"\nsubmission_rule = "Add"\n',
-            True,
-            "platform.submission_rule",
-        ),
         ('[competition]\nsubmissions = "code"\n', False, "competition.submissions"),
         ('[competition]\nsubmissions = "files"\n', True, "competition.submissions"),
         ('[platform]\nimage = "Not An Image"\n', False, "platform.image"),
@@ -437,9 +538,9 @@ def test_russian_pages_and_starting_kit(tmp_path):
     assert "синонимы" not in evaluation and "слова с общей леммой (pymorphy3)" in evaluation
     assert "gamma = 0.5" in evaluation and "| `Text2Text` | 0.25 |" in evaluation
     terms = (out / "pages" / "terms.md").read_text(encoding="utf-8")
-    assert "намеренно завершаются ошибкой" in terms and "финального этапа" in terms
+    assert "намеренно завершаются ошибкой" in terms and "его публикуют организаторы" in terms
     data = (out / "pages" / "data.md").read_text(encoding="utf-8")
-    assert "Диалоги финального этапа отложены: 20 диалогов, 34 реплики" in data
+    assert "Диалоги финала отложены: 20 диалогов, 34 реплики" in data
 
 
 def test_the_organizers_docs_are_linked_and_name_the_workers_settings():
@@ -449,7 +550,9 @@ def test_the_organizers_docs_are_linked_and_name_the_workers_settings():
     assert "organizers.md" in readme and "changelog.md" in readme
     guide = " ".join((ROOT / "docs" / "organizers.md").read_text(encoding="utf-8").split())
     for needed in ("USE_GPU=True", "COMPETITION_CONTAINER_NETWORK_DISABLED=True", "--build-arg BASE=",
-                   "[platform] packages", "failed final-phase runs", "docs/changelog.md"):  # fmt: skip
+                   "[platform] packages", "whose runs fail repeatedly", "docs/changelog.md",
+                   "leaderboard --data competition/final/reference_data",
+                   "Force_Latest_Multiple"):  # fmt: skip
         assert needed in guide, needed
     changes = " ".join((ROOT / "docs" / "changelog.md").read_text(encoding="utf-8").split())
     for needed in ("Rebuild the image before you re-bundle", 'network = "allowed"', "config_source",
@@ -513,3 +616,103 @@ def test_a_table_the_bundle_cannot_edit_in_place_is_carried_as_plain_toml():
     assert carried.decode("utf-8").endswith(
         '[competition]\nnetwork = "allowed"\nsubmissions = "code"\n\n[meteor]\nalpha = 0.8\n'
     )
+
+
+# --- the organizer's final, end to end ----------------------------------------------------------------------
+
+#: A team that echoes each question and claims a perplexity of 1 + the target's words: no model at all.
+ECHO_TEAM = """
+def setup_model_and_tokenizer():
+    return {}, None
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    return " ".join(p["content"] for p in cur_query_list if p["type"] == "text")
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    return 1.0 + len(cur_query_tuple[1].split())
+"""
+#: A team whose code fails on the held-out dialogues: at its fourth answer.
+CRASHING_TEAM = """
+CALLS = []
+
+def setup_model_and_tokenizer():
+    return {}, None
+
+def generate_text(model, tokenizer, cur_query_list, history_list):
+    CALLS.append(1)
+    if len(CALLS) == 4:
+        raise RuntimeError("no answer for this one")
+    return "Ответ"
+
+def get_ppl(model, tokenizer, cur_query_tuple, history_list):
+    return 5.0
+"""
+
+
+@pytest.mark.slow
+def test_the_organizers_final_ranks_three_teams_as_the_docs_say(tmp_path):
+    """Three teams' uploads (the starting kit's model, an echo with fake perplexities, one that crashes) run
+    on final/ in two steps and ranked with leaderboard --data final/reference_data: the crashing team is
+    listed invalid with its fault, the others ranked, and the audit, which the held-out example is too
+    small for, says what it could not judge, as bundle warned. The prediction step, which reads no
+    configuration, says none."""
+    out = bundle(
+        tmp_path, "competition", "--config", ROOT / "reference_data" / "final_example.toml", "--code"
+    )
+    teams = {
+        "kit": out / "starting_kit",
+        "echo": toy_team(tmp_path / "echo", ECHO_TEAM),
+        "crash": toy_team(tmp_path / "crash", CRASHING_TEAM),
+    }
+    runs = tmp_path / "final_runs"
+    for name, code in teams.items():
+        # the prediction step as the platform runs it: the standalone runner, on data without answers
+        generated = subprocess.run(
+            [sys.executable, out / "ingestion_program" / "runner.py", "--data", out / "final" / "input_data"]
+            + ["--code", code, "--output", runs / name, "--phase", "generate"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert "config: none" in generated.stderr.splitlines(), generated.stderr
+        if name == "crash":
+            assert generated.returncode == 1
+            fault = json.loads((runs / name / "run_fault.json").read_text(encoding="utf-8"))
+            assert (fault["kind"], fault["phase"], fault["function"]) == (
+                "exception",
+                "generate",
+                "generate_text",
+            )
+            continue
+        assert generated.returncode == 0, generated.stderr
+        done = scorer_run(
+            "--code", code, "--output", runs / name, "--phase", "ppl", data=out / "final" / "reference_data"
+        )
+        assert done.returncode == 0, done.stderr
+    board = tmp_path / "board"
+    ranked = process(
+        "leaderboard",
+        "--data",
+        out / "final" / "reference_data",
+        "--submissions",
+        runs,
+        "--output",
+        board,
+        "--no-synonyms",
+        timeout=300,
+    )
+    assert ranked.returncode == 0, ranked.stderr
+    rows = {r["submission"]: r for r in csv.DictReader((board / "leaderboard.csv").open(encoding="utf-8"))}
+    assert [rows[n]["status"] for n in ("kit", "echo", "crash")] == ["ok", "ok", "invalid"]
+    assert rows["crash"]["rank"] == "" and "generate_text" in rows["crash"]["errors"]
+    assert sorted(rows[n]["rank"] for n in ("kit", "echo")) == ["1", "2"]
+    held = sorted(i for ids in HELD_OUT.values() for i in ids)
+    assert held == sorted(row["dialog_id"] for row in read_jsonl(runs / "kit" / "submission.jsonl"))
+    # the audit could not judge the fake perplexities on so small a held-out set, as bundle said
+    # (an echoed question with no text part has no token: 33 of the 34 turns)
+    assert ranked.stderr.splitlines()[1:] == [
+        "audit: echo: not judged: ppl_against_meteor (33 of 100), overconfident (0 of 20), probe_insensitive "
+        "(1 of 20)",
+        "audit: kit: not judged: ppl_against_meteor (34 of 100), overconfident (0 of 20), probe_insensitive "
+        "(1 of 20)",
+    ]

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from scorer import api, code_step
 from scorer.errors import EXIT_INVALID, EXIT_OK, ScorerError, SubmissionInvalid, UsageError
-from scorer.inputs.config import Config, config_for, load_config
+from scorer.inputs.config import BUILT_IN_SOURCE, Config, config_for, load_config
 from scorer.inputs.contract import DETAILED_RESULTS
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.ppl_targets import stale_line
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
-from scorer.outputs.bundle import make_bundle, write_bundle
+from scorer.outputs.bundle import FINAL, make_bundle, write_bundle
 from scorer.outputs.output_dir import locked, prepare, write_file
 from scorer.outputs.report import (
     CORRELATION_JSON,
@@ -242,16 +242,16 @@ def _code_step(
     quiet: bool,
 ) -> int:
     """The scoring step of a code competition (contract section 10, :mod:`scorer.code_step`): the step
-    writes its own outputs; a surprise once the code could act is exit 1 with nothing written here."""
+    writes its own outputs; a surprise once the code could act is exit 1 with nothing written here, and
+    prints exactly what a fault of the code prints (its verdict, by the same path), so that stdout and stderr
+    never tell one from the other."""
     settings = code_step.StepSettings(
         data, output, options, audience, DETAILED_RESULTS, limits.setup, limits.turn, limits.step, quiet
     )
     try:
         outcome = code_step.score_step(res, settings)
     except code_step.StepSurprise as exc:
-        display.close()
-        say(f"error: {exc}")
-        return exc.exit_code
+        outcome = exc.verdict()  # the step emptied OUTPUT and wrote nothing; which surprise is never said
     display.close()
     if isinstance(outcome, SubmissionInvalid):
         print_invalid(outcome, every=True)
@@ -325,11 +325,20 @@ def _bundle(args: argparse.Namespace, state: RunState) -> int:
             "as answers.jsonl (copy it into your own config, so that your runs carry the platform's "
             "signature)"
         )
+    for line in made.warnings:  # what the audit cannot judge on the held-out set (contract section 11)
+        say(line)
     if not quiet:
+        public = [name for name in files if not name.startswith(f"{FINAL}/")]
         emit(
-            f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(files) - 1} files); "
+            f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(public) - 1} files); "
             "upload bundle.zip on Codabench (Benchmarks > Management > Upload)"
         )
+        if len(public) < len(files):
+            emit(
+                f"bundle: the organizers' final in {output / FINAL} (the held-out input and reference data, "
+                "and bundle.zip, a competition for the organizers alone: never publish it; "
+                "docs/organizers.md says how to run and rank the final)"
+            )
     return EXIT_OK
 
 
@@ -434,6 +443,7 @@ def run_configuration(explicit: str | None, data: str) -> RunConfig:
     except ScorerError as exc:
         raise UsageFault(str(exc)) from None
     audit = config.audit
+    read = None if which == BUILT_IN_SOURCE else which  # none read: the run says none (contract section 11)
     return RunConfig(
-        audit.probe_turns, audit.probe_min_words, config.competition.network, config.hidden_metric.salt, which
+        audit.probe_turns, audit.probe_min_words, config.competition.network, config.hidden_metric.salt, read
     )

@@ -52,9 +52,9 @@ EXIT_CODES = {
     "explain": ["  0  explained", "  2  usage, configuration or thesaurus error"],
     "signature": ["  0  printed", "  2  usage, configuration, thesaurus or reference-data error"],
     "check-data": [
-        "  0  the reference data and its configuration are valid",
-        "  2  usage error, or invalid reference data or configuration (every error listed, with file, line, "
-        "dialog_id and turn)",
+        "  0  the reference data, its media files and its configuration are valid",
+        "  2  usage error, or invalid reference data, media files or configuration (every error listed, with "
+        "file, line, dialog_id and turn)",
     ],
     "bundle": ["  0  written", "  2  usage, configuration or reference-data error"],
     "audit-sample": ["  0  written", _INVALID, "  2  usage, configuration or reference-data error"],
@@ -102,7 +102,7 @@ SUMMARIES = {
     "audit-sample": "the turns whose perplexities to recompute (for score --ppl-check)",
     "explain": "show how METEOR scores one answer: tokens, matches, chunks, formula",
     "signature": "print the signature a run against the reference data carries, scoring nothing",
-    "check-data": "check the reference data and its configuration alone, every error in one run",
+    "check-data": "check the reference data, its media and its configuration alone, every error in one run",
     "run": "run a team's code (team_code/) as a code competition does",
 }
 
@@ -136,10 +136,12 @@ DESCRIPTIONS = {
     "signature": "Print the signature that scores against --data carry (the metric's settings, the "
     "thesaurus, the hidden metric, the weights, the reference data's ref: field and the version), scoring "
     "nothing: the configuration is found as every command finds it.",
-    "check-data": "Check an organizer's reference directory alone: the configuration (--config, else "
-    "config.toml in --data, else the built-in default), dialogues.jsonl and answers.jsonl, every error of "
-    "all three listed in one run (at most 100, then how many more), each with its file, line, dialog_id and "
-    "turn.",
+    "check-data": "Check an organizer's reference directory alone, for everything score and bundle check of "
+    "it: the configuration (--config, else config.toml in --data, else the built-in default), "
+    "dialogues.jsonl and answers.jsonl, the image and audio files the dialogues name, and what the "
+    "configuration asks of the data (the weights of the types present, a final's held-out dialogues); every "
+    "error listed in one run (at most 100, then how many more), each with its file, line, dialog_id and turn "
+    "where it has them.",
     "bundle": "Write a Codabench competition bundle (competition.yaml, pages, scoring program, reference and "
     "public data, starting kit, leaderboard) into --output, with bundle.zip to upload. Only "
     "reference_data/ holds the answers and the configuration.",

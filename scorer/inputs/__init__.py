@@ -3,7 +3,7 @@
 (``sources``), the intake of an upload, folder or zip (``intake``), the checks of every file, line, dialogue
 and turn (``validation``, with ``ppl_output`` for the perplexities), the organizer's recomputed
 perplexities (``ppl_check``), a failed run's record (``run_fault``), the digests of a run's targets
-(``ppl_targets``), correlate's human ratings (``human_ratings``), and the reference data read
-(``reference``) and kept across runs (``reference_cache``). Nothing here scores; everything here may be
-handed hostile input.
+(``ppl_targets``), correlate's human ratings (``human_ratings``), the reference data read (``reference``)
+and kept across runs (``reference_cache``), and the media files its dialogues name (``media``). Nothing here
+scores; everything here may be handed hostile input.
 """

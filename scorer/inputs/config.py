@@ -201,6 +201,10 @@ UNSALTED_NOTE = (
 )
 
 
+#: The phrase :func:`config_for` gives for the built-in default configuration.
+BUILT_IN_SOURCE = "the built-in default configuration"
+
+
 def config_for(reference_dir: str | Path | None, explicit: str | Path | None = None) -> tuple[Config, str]:
     """The configuration a run uses (contract section 7) and a phrase saying which one.
 
@@ -213,7 +217,7 @@ def config_for(reference_dir: str | Path | None, explicit: str | Path | None = N
         private = Path(reference_dir) / CONFIG_IN_REFERENCE
         if os.path.lexists(private):  # present: it must be read, or the run stops (never the default instead)
             return load_config(private), f"{private} (next to the reference data)"
-    return load_config(), "the built-in default configuration"
+    return load_config(), BUILT_IN_SOURCE
 
 
 def config_tables(config: Config) -> dict[str, dict[str, Any]]:
@@ -508,8 +512,8 @@ def _platform(raw: Mapping[str, Any]) -> PlatformSettings:
     final = None if raw["final_start"] == "" else _date("final_start", raw["final_start"])
     if final is not None and final < development + datetime.timedelta(days=1):
         raise ConfigError(
-            "config keys platform.final_start and platform.development_start: the final phase starts at "
-            f"least one day after the development phase, got {final.isoformat()} and "
+            "config keys platform.final_start and platform.development_start: the final starts at least "
+            f"one day after the development phase, got {final.isoformat()} and "
             f"{development.isoformat()}"
         )
     share = raw["final_share"]

@@ -1,7 +1,9 @@
 """The reference data of a directory (contract section 2): ``dialogues.jsonl`` and ``answers.jsonl`` read,
 validated and their variants tokenised; from the reference cache (:mod:`scorer.inputs.reference_cache`) when
 the files were validated before, byte for byte; and the last set read kept in the process (:data:`KEPT`), so
-that scoring several submissions one call at a time against one directory reads and checks it once.
+that scoring several submissions one call at a time against one directory reads and checks it once. With
+the media files its dialogues name (:mod:`scorer.inputs.media`), every error of the files and the media in
+one run (:func:`check_reference_and_media`, :func:`load_reference_and_media`).
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from scorer.errors import Issue, IssueLog, ReferenceDataError, UsageError
 from scorer.metric.text import tokenise
@@ -22,6 +26,7 @@ from scorer.progress import READING, Progress
 from . import reference_cache
 from .config import Limits
 from .contract import ANSWERS, DIALOGUES
+from .media import MediaCheck, check_media, dialogue_lines, media_names
 from .reference_cache import StoredReferences
 from .validation import Dialogue, read_reference_dialogues, read_references
 
@@ -187,6 +192,83 @@ def load_reference(
         reference_cache.save(key, dialogues, references, tokens, answers_file, limits)
         return KEPT.keep(entry, ReferenceData(dialogues, references, tokens, files))
     return ReferenceData(dialogues, references, tokens, files)
+
+
+@dataclass(frozen=True)
+class CheckedReference:
+    """What :func:`check_reference_and_media` found: the reference data (None when its files have errors),
+    the dialogues that are valid (all of them when the data is), and the media check."""
+
+    reference: ReferenceData | None
+    dialogues: list[Dialogue]
+    media: MediaCheck
+
+
+def check_reference_and_media(
+    data_dir: str | os.PathLike[str], limits: Limits, log: IssueLog, *, keep_media: bool = False
+) -> CheckedReference:
+    """Every error of the reference directory ``data_dir`` in one run, added to ``log``: those of
+    ``dialogues.jsonl`` and ``answers.jsonl`` (:func:`load_reference`), then those of the image and audio
+    files that ``dialogues.jsonl`` names (:func:`scorer.inputs.media.check_media`: each with its line,
+    dialog_id and turn), checked even when the files have errors (every well-formed media part of every
+    JSON line). With ``keep_media`` the media files' bytes are read and kept (the bundle publishes them);
+    without, each is opened and its kind and size checked. Raises ``UsageError`` when the directory or a
+    file cannot be read."""
+    data_dir = Path(data_dir)
+    reference: ReferenceData | None
+    try:
+        reference = load_reference(data_dir, limits)
+    except ReferenceDataError as exc:
+        for issue in exc.issues:
+            log.add(issue)
+        log.more += exc.more
+        log.unchecked += exc.unchecked
+        reference = None
+    data = _dialogues_bytes(data_dir / DIALOGUES, limits)
+    valid: list[Dialogue] = []
+
+    def lines() -> Iterator[tuple[int, Any, bool]]:
+        for number, value, good in dialogue_lines(data or b"", limits):
+            if good:
+                valid.append(Dialogue(value["dialog_id"], value["type"], len(value["turns"])))
+            yield number, value, good
+
+    media = check_media(data_dir, media_names(lines()), log, keep=keep_media)
+    return CheckedReference(reference, reference.dialogues if reference is not None else valid, media)
+
+
+def load_reference_and_media(
+    data_dir: str | os.PathLike[str], limits: Limits = Limits(), *, keep_media: bool = True
+) -> tuple[ReferenceData, dict[str, bytes]]:
+    """The reference data of ``data_dir`` (dialogues and answers) and the bytes of every media file its
+    dialogues name (path in the data folder -> bytes, sorted; empty without ``keep_media``), every error of
+    the files and of the media raised at once (:func:`check_reference_and_media`): a
+    :class:`~scorer.errors.ReferenceDataError` (exit 2) whose headline says how many media files cannot be
+    published when those are its only errors. ``UsageError`` when the directory or a file cannot be read."""
+    log = IssueLog()
+    checked = check_reference_and_media(data_dir, limits, log, keep_media=keep_media)
+    if log:
+        only_media = log.total == checked.media.problems
+        raise ReferenceDataError(log, checked.media.headline(data_dir) if only_media else None)
+    assert checked.reference is not None
+    return checked.reference, checked.media.found
+
+
+def _dialogues_bytes(path: Path, limits: Limits) -> bytes | None:
+    """``dialogues.jsonl``'s bytes for the media check, or None when it is not a regular file within the
+    size limit or cannot be read (the reference data's own errors say so)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limits.max_file_bytes:
+                return None
+            return fh.read(limits.max_file_bytes + 1)
+    except OSError:
+        return None
 
 
 #: How many hex digits of each digest the signature's ``ref`` field keeps.

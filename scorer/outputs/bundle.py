@@ -9,8 +9,10 @@ with their limits, and a leaderboard whose columns are the top-level numbers of 
 ``posted_decimals`` decimals. Nothing private (``answers.jsonl``, the configuration) is written outside the
 tasks' reference-data folders, and the pages say of the hidden metric only that it is derived from the
 perplexities. ``--code`` makes a code competition (:mod:`scorer.outputs.code_bundle`), which may have a
-final phase on held-out dialogues (:func:`held_out`): then a development task and a final task, each with
-its own input and reference data, and public data and a starting kit of development dialogues only.
+final on held-out dialogues (:func:`held_out`, contract section 11): the public competition then has one
+phase, development, on the other dialogues, and ``final/`` beside it holds the held-out dialogues as the two
+steps need them and ``final/bundle.zip``, the organizer's own competition that runs each team's selected
+upload on them. No held-out dialogue reaches the public competition's folders or its ``bundle.zip``.
 
 Every value is checked before anything is written (:func:`plan_competition`), and the same inputs give the
 same bytes: every file is made from the inputs alone (the salt a private config without one gets is
@@ -20,6 +22,7 @@ fixed date.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import io
 import json
@@ -30,13 +33,13 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scorer.errors import ConfigError, UsageError
 from scorer.inputs.config import AuditSettings, Config, config_for
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
-from scorer.inputs.reference import load_reference
+from scorer.inputs.reference import load_reference_and_media
 from scorer.inputs.validation import Dialogue
 
 from . import kit_texts
@@ -56,7 +59,7 @@ from .code_bundle import (
     scoring_command,
 )
 from .kit_texts import KIT_TEXTS
-from .media import media_files, media_parts, named_media
+from .media import media_parts, named_media
 from .output_dir import publish
 from .runner_file import runner_file
 
@@ -67,12 +70,20 @@ SCORING_PROGRAM, REFERENCE_DATA, PUBLIC_DATA, STARTING_KIT = (
     "public_data",
     "starting_kit",
 )
-#: The final task's folders (contract section 11): its own reference and input data.
-FINAL_REFERENCE_DATA, FINAL_INPUT_DATA = "final_reference_data", "final_input_data"
+#: The organizer's final (contract section 11): a folder beside the public competition, holding the held-out
+#: input and reference data and the final competition's own ``bundle.zip``.
+FINAL = "final"
+#: The held-out task's folders of earlier bundles (a final phase in the public competition), which a rebuild
+#: removes.
+EARLIER_FINAL_FOLDERS = ("final_reference_data", "final_input_data")
+#: The organizer's final competition keeps every upload on its leaderboard, one row each (Codabench's
+#: ``AllModeStrategy``), although one account makes them all; and it has no upload limit (0: none).
+FINAL_RULE = "Force_Latest_Multiple"
+#: What the audit needs of the held-out set to judge the final (contract sections 9 and 11): probes for
+#: ``probe_insensitive``, turns with a token for ``ppl_against_meteor``.
+FINAL_MIN_PROBES, FINAL_MIN_TURNS = 20, 100
 #: The title given to :func:`bundle_files` when none is: the configuration's ``[platform] title`` stands.
 DEFAULT_TITLE: str | None = None
-#: The rules a final phase takes (contract section 11): the leaderboard's upload is the one re-run on it.
-FINAL_RULES = ("Force_Last", "Force_Best")
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 PAGE_FILES = ("pages/overview.md", "pages/evaluation.md", "pages/data.md", "pages/terms.md")
 
@@ -123,8 +134,8 @@ def image_problem(image: str) -> str | None:
 
 
 def held_out(dialogues: Sequence[Dialogue], share: float, seed: int) -> set[str]:
-    """The dialog_ids held out for the final phase (contract section 11): for each type in the contract's
-    order, one ``random.Random(seed)`` shuffles the type's sorted dialog_ids in turn, and the first
+    """The dialog_ids held out for the organizers' final (contract section 11): for each type in the
+    contract's order, one ``random.Random(seed)`` shuffles the type's sorted dialog_ids in turn, and the first
     k = min(n - 1, max(1, round(share x n))) of its n are held out (Python's ``round``: half to even). A type
     with one dialogue is a :class:`~scorer.errors.ConfigError`: it would have none left to develop on."""
     rng = random.Random(seed)
@@ -135,8 +146,8 @@ def held_out(dialogues: Sequence[Dialogue], share: float, seed: int) -> set[str]
             continue
         if len(ids) == 1:
             raise ConfigError(
-                f"config key platform.final_start: the data has one {kind} dialogue ({ids[0]!r}), so a final "
-                "phase cannot hold one out and keep one for the development phase; add dialogues of that "
+                f"config key platform.final_start: the data has one {kind} dialogue ({ids[0]!r}), so the "
+                "final cannot hold one out and keep one for the development phase; add dialogues of that "
                 "type or leave final_start empty"
             )
         rng.shuffle(ids)
@@ -190,12 +201,13 @@ def _task(
 def plan_competition(
     source: BundleSource, image: str | None = None, title: str | None = None, code: bool = False
 ) -> Competition:
-    """The competition ``source`` makes, every value checked before anything is written (contract section
-    11): ``image`` and ``title`` override ``[platform]``'s (a bundle with no image anywhere is a
+    """The public competition ``source`` makes, every value checked before anything is written (contract
+    section 11): ``image`` and ``title`` override ``[platform]``'s (a bundle with no image anywhere is a
     :class:`~scorer.errors.UsageError`); ``code`` makes a code competition, which a configuration that says
     ``submissions = "files"`` contradicts, as one that says ``"code"`` contradicts a files competition; a
-    final phase (``final_start``) only in a code competition, with ``Force_Last`` or ``Force_Best``. Each
-    fault is a :class:`~scorer.errors.ConfigError` naming the key."""
+    final (``final_start``) only in a code competition: its held-out task is the competition's ``held_out``
+    (:func:`final_competition` makes the organizer's own competition of it). Each fault is a
+    :class:`~scorer.errors.ConfigError` naming the key."""
     config, platform = source.config, source.config.platform
     if image is None or not image.strip():
         image = platform.image.strip()
@@ -223,26 +235,19 @@ def plan_competition(
             'config key competition.submissions is "code": make a code competition with bundle --code, or '
             'set it to "files"'
         )
-    tasks = [_task(source, 0, "test", (REFERENCE_DATA, INPUT_DATA), None)]
+    task = _task(source, 0, "test", (REFERENCE_DATA, INPUT_DATA), None)
+    final_task = None
     if platform.final_start is not None:
         if not code:
             raise ConfigError(
-                "config key platform.final_start: a final phase runs the teams' code on held-out dialogues, "
-                "so it needs a code competition (bundle --code); a files competition would have to publish "
+                "config key platform.final_start: the final runs the teams' code on held-out dialogues, so "
+                "it needs a code competition (bundle --code); a files competition would have to publish "
                 "them. Leave final_start empty"
-            )
-        if platform.submission_rule not in FINAL_RULES:
-            raise ConfigError(
-                "config keys platform.submission_rule and platform.final_start: with a final phase the rule "
-                f"is Force_Last or Force_Best (the leaderboard's upload is the one re-run on the final "
-                f"phase), got {platform.submission_rule!r}"
             )
         final = held_out(source.dialogues, platform.final_share, platform.seed)
         development = {d.dialog_id for d in source.dialogues} - final
-        tasks = [
-            _task(source, 0, "development", (REFERENCE_DATA, INPUT_DATA), development),
-            _task(source, 1, "final", (FINAL_REFERENCE_DATA, FINAL_INPUT_DATA), final),
-        ]
+        task = _task(source, 0, "development", (REFERENCE_DATA, INPUT_DATA), development)
+        final_task = _task(source, 0, "final", (REFERENCE_DATA, INPUT_DATA), final)
     salt = None
     if source.config_bytes is not None and config.hidden_metric.unsalted:
         salt = derived_salt(source.answers_bytes, source.config_bytes)
@@ -253,10 +258,45 @@ def plan_competition(
         code=code,
         config=config,
         types=tuple(t for t in DIALOGUE_TYPES if t in present),
-        tasks=tuple(tasks),
+        task=task,
         carried=carried_config(source.config_bytes, code=code, salt=salt),
         salted=salt is not None,
+        held_out=final_task,
     )
+
+
+def final_competition(competition: Competition) -> Competition | None:
+    """The organizer's own final competition of ``competition`` (contract section 11), or None without a
+    final: its one task and phase hold the held-out dialogues, with the same image, queue, time limits and
+    commands; the organizer uploads each team's selected development upload to it, under the team's name."""
+    if competition.held_out is None:
+        return None
+    return replace(competition, task=competition.held_out, organizers_final=True)
+
+
+def final_warnings(competition: Competition) -> list[str]:
+    """What the audit cannot judge on the held-out set (contract section 11): one line where its scoring step
+    gives fewer than 20 probes, one where it has fewer than 100 turns (so fewer with a token), each naming
+    the count, ``final_share`` and the checks that cannot judge. Empty without a final."""
+    final = competition.held_out
+    if final is None:
+        return []
+    share = competition.platform.final_share
+    found = []
+    if final.probes < FINAL_MIN_PROBES:
+        found.append(
+            f"bundle: the held-out dialogues give the final's scoring step {final.probes} probe(s) "
+            f"(final_share {share}), fewer than the {FINAL_MIN_PROBES} the audit needs: probe_insensitive "
+            "cannot judge the final (raise final_share, or add dialogues whose answers have at least "
+            "probe_min_words words)"
+        )
+    if final.turns < FINAL_MIN_TURNS:
+        found.append(
+            f"bundle: the held-out dialogues have {final.turns} turn(s) (final_share {share}), fewer than "
+            f"the {FINAL_MIN_TURNS} turns with a token the audit needs: ppl_against_meteor cannot judge the "
+            "final (raise final_share, or add dialogues)"
+        )
+    return found
 
 
 def bundle_files(
@@ -273,10 +313,34 @@ def bundle_files(
 
 
 def competition_files(competition: Competition, runner_source: bytes | None = None) -> dict[str, bytes]:
-    """The files of ``competition``'s bundle; ``runner_source`` (the runner module's bytes) for a code
+    """The files of ``competition``'s bundle folder, ``bundle.zip`` included, and with a final the organizer's
+    ``final/`` beside them (:func:`final_files`); ``runner_source`` (the runner module's bytes) for a code
     competition."""
-    development = competition.development
-    platform = competition.platform
+    files = _tree(competition, runner_source)
+    files[BUNDLE_ZIP] = zip_bytes(files)
+    final = final_competition(competition)
+    if final is not None:
+        files.update(final_files(final, runner_source))
+    return dict(sorted(files.items()))
+
+
+def final_files(final: Competition, runner_source: bytes | None) -> dict[str, bytes]:
+    """``final/`` (contract section 11): the held-out dialogues as the two steps need them
+    (``final/input_data/``, without answers; ``final/reference_data/``, with them and the carried
+    configuration) and ``final/bundle.zip``, the organizer's own competition of them."""
+    tree = _tree(final, runner_source)
+    data = {
+        f"{FINAL}/{path}": content
+        for path, content in tree.items()
+        if path.startswith((f"{REFERENCE_DATA}/", f"{INPUT_DATA}/"))
+    }
+    return {**data, f"{FINAL}/{BUNDLE_ZIP}": zip_bytes(tree)}
+
+
+def _tree(competition: Competition, runner_source: bytes | None) -> dict[str, bytes]:
+    """One competition's files as its ``bundle.zip`` holds them: the public competition's with its public
+    data and starting kit, the organizer's final without them (it has no participant)."""
+    task, platform = competition.task, competition.platform
     files: dict[str, bytes] = {
         COMPETITION_YAML: competition_yaml(competition).encode("utf-8"),
         "logo.png": logo_png(),
@@ -285,37 +349,36 @@ def competition_files(competition: Competition, runner_source: bytes | None = No
             scoring_command(platform if competition.code else None),
             kit_texts.word(competition.language, "scoring_program"),
         ),
-        f"{PUBLIC_DATA}/{DIALOGUES}": development.dialogues_bytes,
-        **{f"{PUBLIC_DATA}/{name}": data for name, data in development.media.items()},
+        f"{task.reference_folder}/{DIALOGUES}": task.dialogues_bytes,
+        f"{task.reference_folder}/{ANSWERS}": task.answers_bytes,
     }
-    for task in competition.tasks:
-        files[f"{task.reference_folder}/{DIALOGUES}"] = task.dialogues_bytes
-        files[f"{task.reference_folder}/{ANSWERS}"] = task.answers_bytes
-        if competition.carried is not None:
-            files[f"{task.reference_folder}/{CONFIG_IN_REFERENCE}"] = competition.carried
-        folders = (task.reference_folder, *((task.input_folder,) if competition.code else ()))
-        for name, data in task.media.items():  # where the models and the scoring step's get_ppl look
-            for folder in folders:
-                files[f"{folder}/{name}"] = data
-        if competition.code:
-            files[f"{task.input_folder}/{DIALOGUES}"] = task.dialogues_bytes
+    if competition.carried is not None:
+        files[f"{task.reference_folder}/{CONFIG_IN_REFERENCE}"] = competition.carried
+    folders = (task.reference_folder, *((task.input_folder,) if competition.code else ()))
+    for name, data in task.media.items():  # where the models and the scoring step's get_ppl look
+        for folder in folders:
+            files[f"{folder}/{name}"] = data
+    if not competition.organizers_final:
+        files[f"{PUBLIC_DATA}/{DIALOGUES}"] = task.dialogues_bytes
+        files.update({f"{PUBLIC_DATA}/{name}": data for name, data in task.media.items()})
     if competition.code:
         assert runner_source is not None
+        files[f"{task.input_folder}/{DIALOGUES}"] = task.dialogues_bytes
         files[f"{INGESTION_PROGRAM}/{RUNNER}"] = runner_source
         files[f"{INGESTION_PROGRAM}/metadata.yaml"] = _metadata(
             ingestion_command(platform, competition.offline),
             kit_texts.word(competition.language, "ingestion_program"),
         )
-        files.update(kit_code())
-        files[f"{STARTING_KIT}/{RUNNER}"] = runner_source
-        files[f"{STARTING_KIT}/README.md"] = kit_texts.code_kit_readme(competition).encode("utf-8")
+        if not competition.organizers_final:
+            files.update(kit_code())
+            files[f"{STARTING_KIT}/{RUNNER}"] = runner_source
+            files[f"{STARTING_KIT}/README.md"] = kit_texts.code_kit_readme(competition).encode("utf-8")
     else:
-        example = starting_kit(development.dialogues_bytes)
+        example = starting_kit(task.dialogues_bytes)
         files[f"{STARTING_KIT}/{SUBMISSION}"] = example[SUBMISSION]
         files[f"{STARTING_KIT}/{PPL}"] = example[PPL]
         files[f"{STARTING_KIT}/README.md"] = kit_texts.files_kit_readme(competition).encode("utf-8")
-    files[BUNDLE_ZIP] = zip_bytes(files)
-    return dict(sorted(files.items()))
+    return files
 
 
 def kit_code() -> dict[str, bytes]:
@@ -339,6 +402,8 @@ class MadeBundle:
     files: dict[str, bytes]
     config_source: str
     salted: bool
+    #: What the audit cannot judge on the held-out set (:func:`final_warnings`), one line each.
+    warnings: tuple[str, ...] = ()
 
 
 def make_bundle(
@@ -362,7 +427,8 @@ def make_bundle(
     else:
         settings, which = config_for(data, None if config is None else Path(config))
     config_file = Path(config) if isinstance(config, (str, os.PathLike)) else data / CONFIG_IN_REFERENCE
-    reference = load_reference(data, settings.limits)
+    # the reference data and the media it names, every error of both in one round (as check-data gives them)
+    reference, media = load_reference_and_media(data, settings.limits)
     try:
         if isinstance(config, Config):
             config_bytes = config_text(config)
@@ -372,12 +438,15 @@ def make_bundle(
     except OSError as exc:
         raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
     public = public_dialogues(dialogues_bytes)  # only what was validated, written anew (contract section 6)
-    source = BundleSource(
-        public, answers_bytes, reference.dialogues, settings, config_bytes, media_files(data, public)
-    )
+    source = BundleSource(public, answers_bytes, reference.dialogues, settings, config_bytes, media)
     competition = plan_competition(source, image, title, code)
     runner_source = runner_file() if code else None
-    return MadeBundle(competition_files(competition, runner_source), which, competition.salted)
+    return MadeBundle(
+        competition_files(competition, runner_source),
+        which,
+        competition.salted,
+        tuple(final_warnings(competition)),
+    )
 
 
 #: Every path a bundle can hold outside its owned folders, and the owned folders' fixed files (a file of an
@@ -394,6 +463,7 @@ def bundle_paths() -> list[str]:
         f"{REFERENCE_DATA}/{CONFIG_IN_REFERENCE}",
         f"{PUBLIC_DATA}/{DIALOGUES}",
         *(f"{STARTING_KIT}/{name}" for name in (SUBMISSION, PPL, "README.md")),
+        f"{FINAL}/{BUNDLE_ZIP}",
     ]
 
 
@@ -406,8 +476,8 @@ OWNED_FOLDERS = (
     STARTING_KIT,
     INGESTION_PROGRAM,
     INPUT_DATA,
-    FINAL_REFERENCE_DATA,
-    FINAL_INPUT_DATA,
+    FINAL,
+    *EARLIER_FINAL_FOLDERS,
 )
 
 
@@ -466,39 +536,44 @@ def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def _phase_yaml(competition: Competition, task: Task) -> str:
-    """One phase of ``competition.yaml``: the task's phase with its dates, limits and files."""
-    platform, language = competition.platform, competition.language
-    final = task.phase == "final"
+def _instant(day: datetime.date, time: str) -> str:
+    """A phase's start or end as ``competition.yaml`` writes it: a quoted ``"YYYY-MM-DD HH:MM:SS"`` (UTC).
+    Codabench's unpacker (``get_datetime``) reads an unquoted YAML date-time as a date, at midnight, which
+    would close the development phase a day early; a string it parses whole (contract section 11)."""
+    return _q(f"{day.isoformat()} {time}")
+
+
+def _phase_yaml(competition: Competition) -> str:
+    """The competition's one phase: the public competition's (``test``, or ``development`` with a final:
+    from ``development_start`` 00:00:00 to 23:59:59 of the day before ``final_start``), or the organizer's
+    final (from ``final_start``, no end, no upload limit)."""
+    platform, language, task = competition.platform, competition.language, competition.task
+    final = competition.organizers_final
+    start = kit_texts.final_start(competition) if final else platform.development_start
     lines = [
         f"  - index: {task.index}",
         f"    name: {_q(kit_texts.word(language, task.phase))}",
         f"    description: {_q(kit_texts.phase_description(competition, task))}",
-        f"    start: {(kit_texts.final_start(competition) if final else platform.development_start)}",
+        f"    start: {_instant(start, '00:00:00')}",
     ]
     end = competition.development_end()
-    if task.phase == "development" and end is not None:
-        lines.append(f"    end: {end.isoformat()} 23:59:00")  # read as UTC, as the starts are
-    if final:
-        lines.append("    auto_migrate_to_this_phase: true")
+    if not final and end is not None:
+        lines.append(f"    end: {_instant(end, '23:59:59')}")
     lines += [
-        f"    max_submissions_per_day: {1 if final else platform.max_submissions_per_day}",
-        f"    max_submissions: {1 if final else platform.max_submissions}",
+        f"    max_submissions_per_day: {0 if final else platform.max_submissions_per_day}",
+        f"    max_submissions: {0 if final else platform.max_submissions}",
         f"    execution_time_limit: {platform.execution_time_limit}",
     ]
     if competition.code:
         lines.append("    hide_score_output: true")
-    lines += [
-        "    tasks:",
-        f"      - {task.index}",
-        "    solutions: []",
-        f"    starting_kit: {STARTING_KIT}",
-        f"    public_data: {PUBLIC_DATA}",
-    ]
+    lines += [f"    tasks:\n      - {task.index}", "    solutions: []"]
+    if not final:
+        lines += [f"    starting_kit: {STARTING_KIT}", f"    public_data: {PUBLIC_DATA}"]
     return "\n".join(lines) + "\n"
 
 
-def _task_yaml(competition: Competition, task: Task) -> str:
+def _task_yaml(competition: Competition) -> str:
+    task = competition.task
     lines = [
         f"  - index: {task.index}",
         f"    name: {_q(kit_texts.word(competition.language, 'task_' + task.phase))}",
@@ -512,7 +587,8 @@ def _task_yaml(competition: Competition, task: Task) -> str:
 
 
 def competition_yaml(competition: Competition) -> str:
-    """``competition.yaml`` (version 2) under the keys Codabench's unpacker reads (contract section 11)."""
+    """``competition.yaml`` (version 2) under the keys Codabench's unpacker reads (contract section 11): one
+    task and one phase; the organizer's final keeps every upload on its leaderboard."""
     language, platform = competition.language, competition.platform
     columns = "".join(
         f"      - title: {_q(name)}\n        key: {_q(key)}\n        index: {k}\n        sorting: desc\n"
@@ -525,11 +601,14 @@ def competition_yaml(competition: Competition) -> str:
         for name, path in zip(kit_texts.page_titles(language), PAGE_FILES)
     )
     queue = f"queue: {_q(platform.queue)}\n" if platform.queue else ""
+    final = competition.organizers_final
+    title = kit_texts.final_title(competition) if final else competition.title
+    rule = FINAL_RULE if final else platform.submission_rule
     return (
         "# Codabench competition bundle (version 2), made by `python -m scorer bundle`.\n"
         "version: 2\n"
-        f"title: {_q(competition.title)}\n"
-        f"description: {_q(kit_texts.word(language, 'description'))}\n"
+        f"title: {_q(title)}\n"
+        f"description: {_q(kit_texts.word(language, 'final_description' if final else 'description'))}\n"
         "image: logo.png\n"
         "registration_auto_approve: false\n"
         f"docker_image: {_q(competition.image)}\n"
@@ -537,14 +616,13 @@ def competition_yaml(competition: Competition) -> str:
         f"enable_detailed_results: {'false' if competition.code else 'true'}\n"
         f"terms: {PAGE_FILES[3]}\n"
         f"pages:\n{pages}"
-        "tasks:\n" + "".join(_task_yaml(competition, task) for task in competition.tasks) + "solutions: []\n"
-        "phases:\n"
-        + "".join(_phase_yaml(competition, task) for task in competition.tasks)
-        + "leaderboards:\n"
+        f"tasks:\n{_task_yaml(competition)}solutions: []\n"
+        f"phases:\n{_phase_yaml(competition)}"
+        "leaderboards:\n"
         "  - index: 0\n"
         "    title: Results\n"
         "    key: Results\n"
-        f"    submission_rule: {_q(platform.submission_rule)}\n"
+        f"    submission_rule: {_q(rule)}\n"
         f"    columns:\n{columns}"
     )
 

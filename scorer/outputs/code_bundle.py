@@ -79,10 +79,10 @@ def call_seconds(step_timeout: int, setup_timeout: int, calls: int) -> int:
 
 @dataclass(frozen=True)
 class Task:
-    """One task of the competition and the phase that runs it: ``phase`` is ``"test"`` (the one phase of a
-    competition without a final), ``"development"`` or ``"final"``; its dialogues (file order), the bytes of
-    its ``dialogues.jsonl`` and ``answers.jsonl``, the media they name, and the probe calls its scoring step
-    makes."""
+    """One task of a competition and the phase that runs it: ``phase`` is ``"test"`` (the one phase of a
+    competition without a final), ``"development"`` (the public phase of one with a final) or ``"final"``
+    (the organizer's final competition); its dialogues (file order), the bytes of its ``dialogues.jsonl``
+    and ``answers.jsonl``, the media they name, and the probe calls its scoring step makes."""
 
     index: int
     phase: str
@@ -113,16 +113,20 @@ class Task:
 @dataclass(frozen=True)
 class Competition:
     """The competition a bundle makes, every value checked
-    (:func:`scorer.outputs.bundle.plan_competition`)."""
+    (:func:`scorer.outputs.bundle.plan_competition`): the public one (``task``: its one task and phase;
+    ``held_out``: the organizer's final task, when there is a final), or, with ``organizers_final``, the
+    organizer's own final competition (``task`` is then the held-out one)."""
 
     title: str
     image: str
     code: bool
     config: Config
     types: tuple[str, ...]
-    tasks: tuple[Task, ...]
+    task: Task
     carried: bytes | None
     salted: bool
+    held_out: Task | None = None
+    organizers_final: bool = False
 
     @property
     def platform(self) -> PlatformSettings:
@@ -130,7 +134,7 @@ class Competition:
 
     @property
     def language(self) -> str:
-        return self.platform.language
+        return self.config.platform.language
 
     @property
     def decimals(self) -> int:
@@ -138,11 +142,21 @@ class Competition:
 
     @property
     def development(self) -> Task:
-        return self.tasks[0]
+        """The public competition's task (the development dialogues when there is a final)."""
+        return self.task
 
     @property
     def final(self) -> Task | None:
-        return self.tasks[1] if len(self.tasks) > 1 else None
+        """The held-out task of the organizer's final, or None without a final."""
+        return self.held_out
+
+    @property
+    def timed(self) -> tuple[Task, ...]:
+        """The tasks whose time limits the pages state: the public task and the held-out one, or the final
+        competition's one task."""
+        if self.held_out is None or self.organizers_final:
+            return (self.task,)
+        return (self.task, self.held_out)
 
     @property
     def offline(self) -> bool:
@@ -150,7 +164,7 @@ class Competition:
         return self.config.competition.network != "allowed"
 
     def development_end(self) -> datetime.date | None:
-        """The development phase's last day (it ends at 23:59 UTC), with a final phase."""
+        """The development phase's last day (it ends at 23:59:59 UTC), with a final."""
         final = self.platform.final_start
         return None if final is None else final - datetime.timedelta(days=1)
 

@@ -286,6 +286,8 @@ _WORDS = {
         "task_test": "Dialogue answers",
         "task_development": "Development dialogues",
         "task_final": "Held-out dialogues",
+        "final_description": "The organizers' final run of each team's selected upload on the held-out "
+        "dialogues. For the organizers alone: never publish this competition.",
         "description": "Answer multimodal dialogues (text, images, audio) in Russian; scored by a Russian "
         "METEOR and a hidden metric derived from the model's perplexities, weighted by dialogue type.",
     },
@@ -301,6 +303,8 @@ _WORDS = {
         "task_test": "Ответы в диалогах",
         "task_development": "Диалоги этапа разработки",
         "task_final": "Отложенные диалоги",
+        "final_description": "Финальный запуск организаторами выбранной посылки каждой команды на "
+        "отложенных диалогах. Только для организаторов: никогда не публикуйте это соревнование.",
         "description": "Ответы на мультимодальные диалоги (текст, изображения, аудио) на русском языке; "
         "оценка — METEOR для русского языка и скрытая метрика по перплексиям модели, с весами по типам "
         "диалогов.",
@@ -360,11 +364,11 @@ def phase_description(competition: Competition, task: Task) -> str:
     en = competition.language == "en"
     if task.phase == "final":
         return (
-            "The held-out dialogues: each team's leaderboard upload is re-run on them when the phase starts; "
-            "one upload a team."
+            "The held-out dialogues: the organizers upload each team's selected development upload here, "
+            "under the team's name."
             if en
-            else "Отложенные диалоги: в начале этапа на них перезапускается посылка каждой команды из "
-            "таблицы; одна посылка на команду."
+            else "Отложенные диалоги: организаторы загружают сюда выбранную посылку каждой команды с этапа "
+            "разработки, под названием команды."
         )
     if competition.code:
         return (
@@ -383,7 +387,7 @@ def task_description(competition: Competition, task: Task) -> str:
     """The task's description in ``competition.yaml``."""
     en = competition.language == "en"
     if task.phase == "final":
-        return "The held-out dialogues of the final phase." if en else "Отложенные диалоги финального этапа."
+        return "The held-out dialogues of the final." if en else "Отложенные диалоги финала."
     return (
         "Answers and perplexities for every turn of the dialogues."
         if en
@@ -391,8 +395,51 @@ def task_description(competition: Competition, task: Task) -> str:
     )
 
 
+def final_title(c: Competition) -> str:
+    """The title of the organizer's final competition."""
+    return f"{c.title}: " + (
+        "the final (organizers only)" if c.language == "en" else "финал (только для организаторов)"
+    )
+
+
+def _selected(c: Competition) -> str:
+    """Which development upload of a team the organizers' final runs (contract section 11)."""
+    rule = c.platform.submission_rule
+    if c.language == "en":
+        if rule == "Force_Last":
+            return "the team's last successful upload, the one on the development leaderboard"
+        if rule == "Force_Best":
+            return "the team's best successful upload, the one on the development leaderboard"
+        return (
+            "the upload the team has on the development leaderboard (where it has several there, the best "
+            "by the integral score)"
+        )
+    if rule == "Force_Last":
+        return "последняя успешная посылка команды, та, что стоит в таблице этапа разработки"
+    if rule == "Force_Best":
+        return "лучшая успешная посылка команды, та, что стоит в таблице этапа разработки"
+    return (
+        "посылка команды из таблицы этапа разработки (если их там несколько, лучшая по интегральной оценке)"
+    )
+
+
 def pages(competition: Competition) -> tuple[str, str, str, str]:
-    """The overview, evaluation, data and terms pages of ``competition``, in its language."""
+    """The overview, evaluation, data and terms pages of ``competition``, in its language (the organizer's
+    final competition has an overview and a data page of its own)."""
+    if competition.organizers_final:
+        if competition.language == "ru":
+            return (
+                _final_overview_ru(competition),
+                _evaluation_ru(competition),
+                _final_data_ru(competition),
+                _terms_ru(competition),
+            )
+        return (
+            _final_overview_en(competition),
+            _evaluation_en(competition),
+            _final_data_en(competition),
+            _terms_en(competition),
+        )
     if competition.language == "ru":
         return (
             _overview_ru(competition),
@@ -560,18 +607,19 @@ The phase starts on {_day(p.development_start)} at 00:00 UTC and has no end. {li
 """
     dev, end = c.development, c.development_end()
     assert end is not None
-    which = "last successful" if p.submission_rule == "Force_Last" else "best successful"
-    return f"""## Phases and limits
+    return f"""## Phase, limits and the final
 
-1. **Development**, from {_day(p.development_start)} 00:00 UTC to {_day(end)} 23:59 UTC: your code runs on
-   the development dialogues ({len(dev.dialogues):,} dialogues, {dev.turns:,} turns; `public_data/` holds
-   them) and is ranked on that phase's leaderboard. {limits}
-2. **Final**, from {_day(final_start(c))} 00:00 UTC, with no end: the held-out dialogues
-   ({len(final.dialogues):,} dialogues, {final.turns:,} turns), which are never published. When the phase
-   starts, the platform runs each team's {which} upload of the development phase (the one on its
-   leaderboard) on them, and the final leaderboard ranks the teams. A team may upload once in the final
-   phase (one upload a day, one in all); an upload whose run fails does not count and can be made
-   again. Nothing your code learns in the development phase touches the final dialogues' answers.
+1. **Development**, from {_day(p.development_start)} 00:00:00 UTC to {_day(end)} 23:59:59 UTC: your code
+   runs on the development dialogues ({len(dev.dialogues):,} dialogues, {dev.turns:,} turns; `public_data/`
+   holds them) and is ranked on this competition's leaderboard. {limits}
+2. **The final**, from {_day(final_start(c))}, is run by the organizers: no team uploads to it. Once the
+   development phase has closed, they run {_selected(c)}, on held-out dialogues
+   ({len(final.dialogues):,} dialogues, {final.turns:,} turns of the same types, never published), with
+   the same image, time limits and steps, on the platform's workers or in the competition's image on
+   their own machines without a network. Nothing of the held-out dialogues, nor of how a team's code
+   fared on them, reaches any team before the organizers publish the final ranking, which they do once
+   every team's upload has run. An upload whose code fails on the held-out dialogues is listed invalid
+   with its fault; the organizers run an upload again only where the platform, not the code, failed.
 """
 
 
@@ -584,7 +632,7 @@ def final_start(c: Competition) -> datetime.date:
 def _time_table_en(c: Competition) -> str:
     p = c.platform
     rows = []
-    for task in c.tasks:
+    for task in c.timed:
         name = word("en", task.phase)
         rows.append(f"| {name} | generation | {task.turns:,} turns | {task.seconds(p, False):,} |")
         rows.append(
@@ -725,6 +773,10 @@ warnings and the run's signature{turn} It never shows the test set's answers.
 """
 
 
+def _which_en(c: Competition) -> str:
+    return "development" if c.final is not None else "test"
+
+
 def _overview_en(c: Competition) -> str:
     intro = f"""# {c.title}
 
@@ -732,8 +784,8 @@ Models hold dialogues that mix text, images and audio, and answer every user tur
 """
     if c.code:
         return f"""{intro}
-You upload your model's code: the platform runs it on the test dialogues to get its
-answers and its perplexities of each turn's target answer.
+You upload your model's code: the platform runs it on the {_which_en(c)} dialogues to get
+its answers and its perplexities of each turn's target answer.
 
 {_phases_en(c)}
 {_protocol_en(c)}
@@ -841,8 +893,8 @@ def _data_en(c: Competition) -> str:
     final = c.final
     held = (
         f"""
-The final phase's dialogues are held out: {len(final.dialogues):,} dialogues, {final.turns:,} turns of the
-same types, never published; the platform runs your code on them (see the overview).
+The final's dialogues are held out: {len(final.dialogues):,} dialogues, {final.turns:,} turns of the same
+types, never published; the organizers run your code on them (see the overview).
 """
         if final is not None
         else ""
@@ -876,6 +928,49 @@ are not numbers here.
 """
 
 
+def _final_overview_en(c: Competition) -> str:
+    final = c.task
+    end = c.development_end()
+    assert end is not None
+    return f"""# {final_title(c)}
+
+This competition is the organizers' own: **never publish it, and add no participant.** It holds the
+held-out dialogues of "{c.title}" ({len(final.dialogues):,} dialogues, {final.turns:,} turns), which no
+team has met: the public competition ran on the development dialogues alone.
+
+## How the final is run
+
+From {_day(final_start(c))} (the development phase closed on {_day(end)} at 23:59:59 UTC), for each team:
+download {_selected(c)} from the public competition (its submissions view, as an administrator, or the
+platform's API), and upload it here under the team's name (put the team's name in the upload's
+description). This leaderboard keeps every upload, one row each (`Force_Latest_Multiple`), with no
+upload limit, so every team's upload stands on it.
+
+Each upload runs the same two steps with the same image, queue and time limits as in the public
+competition. You see every log and output here; no team sees anything. Rank the teams with the scorer's
+`leaderboard` over the outputs (its audit, intervals and paired tests), as the organizers' guide says,
+and publish the ranking. An upload whose code fails on the held-out dialogues is invalid, with its fault;
+run one again only where the platform, not the code, failed.
+
+{_time_limits_en(c)}
+"""
+
+
+def _final_data_en(c: Competition) -> str:
+    final = c.task
+    rows = "\n".join(f"| `{t}` | {final.count(t)[0]:,} | {final.count(t)[1]:,} |" for t in c.types)
+    return f"""# Data
+
+The held-out dialogues, drawn from the organizers' data with seed {c.platform.seed} and share
+{c.platform.final_share} of each type. They are in this competition's input data (without answers) and
+reference data (with them); never publish either.
+
+| type | dialogues | turns |
+| --- | ---: | ---: |
+{rows}
+"""
+
+
 def _terms_en(c: Competition) -> str:
     lines = [
         "# Terms",
@@ -891,7 +986,12 @@ def _terms_en(c: Competition) -> str:
             "  disqualify a team that does it.",
         ]
     if c.final is not None:
-        lines += ["- The final ranking is the final phase's leaderboard."]
+        lines += [
+            "- The final ranking is the organizers' run of each team's selected development upload on the",
+            "  held-out dialogues, after the development phase closes; the organizers publish it. An upload",
+            "  whose code fails on the held-out dialogues is listed invalid with its fault: the organizers",
+            "  run it again only where the platform, not the code, failed.",
+        ]
     lines += ["- By submitting you agree that your scores and team name appear on the leaderboard.", ""]
     return "\n".join(lines)
 
@@ -947,27 +1047,27 @@ def _phases_ru(c: Competition) -> str:
 """
     dev, end = c.development, c.development_end()
     assert end is not None
-    which = "последняя успешная" if p.submission_rule == "Force_Last" else "лучшая успешная"
-    return f"""## Этапы и ограничения
+    return f"""## Этап, ограничения и финал
 
-1. **Разработка**, с {_day(p.development_start)} 00:00 UTC по {_day(end)} 23:59 UTC: ваш код запускается
-   на диалогах этапа разработки ({_ru_dialogues(len(dev.dialogues))}, {_ru_turns(dev.turns)}; они лежат в
-   `public_data/`), результаты попадают в таблицу этого этапа. {limits}
-2. **Финал**, с {_day(final_start(c))} 00:00 UTC, без конца: отложенные диалоги
-   ({_ru_dialogues(len(final.dialogues))}, {_ru_turns(final.turns)}), которые никогда не
-   публикуются. В начале этапа платформа
-   запускает на них посылку каждой команды из таблицы этапа разработки ({which} посылка), и
-   итоговый рейтинг — таблица финального этапа. В финальном этапе команда может загрузить одну
-   посылку (одну в день и одну всего); посылка, запуск которой завершился ошибкой, не считается, и её
-   можно загрузить снова. Ничто из того, что ваш код узнаёт на этапе разработки, не касается ответов
-   финальных диалогов.
+1. **Разработка**, с {_day(p.development_start)} 00:00:00 UTC по {_day(end)} 23:59:59 UTC: ваш код
+   запускается на диалогах этапа разработки ({_ru_dialogues(len(dev.dialogues))}, {_ru_turns(dev.turns)};
+   они лежат в `public_data/`), результаты попадают в таблицу этого соревнования. {limits}
+2. **Финал**, с {_day(final_start(c))}, проводят организаторы: команды в него ничего не загружают.
+   После закрытия этапа разработки они запускают посылку каждой команды ({_selected(c)}) на
+   отложенных диалогах ({_ru_dialogues(len(final.dialogues))}, {_ru_turns(final.turns)} тех же типов,
+   они никогда не публикуются) с тем же образом, ограничениями времени и шагами — на серверах
+   платформы или в образе соревнования на своих машинах без сети. Ничто об отложенных диалогах и о
+   том, как код команды на них отработал, не доходит ни до одной команды, пока организаторы не
+   опубликуют итоговый рейтинг; они публикуют его, когда отработают посылки всех команд. Посылка, чей
+   код завершился ошибкой на отложенных диалогах, считается недействительной, с указанием ошибки;
+   организаторы запускают посылку повторно, только если сбой был у платформы, а не в коде.
 """
 
 
 def _time_table_ru(c: Competition) -> str:
     p = c.platform
     rows = []
-    for task in c.tasks:
+    for task in c.timed:
         name = word("ru", task.phase)
         rows.append(f"| {name} | генерация | {_ru_turns(task.turns)} | {_n(task.seconds(p, False))} |")
         rows.append(
@@ -1099,6 +1199,10 @@ def _seen_ru(c: Competition) -> str:
 """
 
 
+def _which_ru(c: Competition) -> str:
+    return "диалогах этапа разработки" if c.final is not None else "тестовых диалогах"
+
+
 def _overview_ru(c: Competition) -> str:
     intro = f"""# {c.title}
 
@@ -1107,8 +1211,8 @@ def _overview_ru(c: Competition) -> str:
 """
     if c.code:
         return f"""{intro}
-Вы загружаете код своей модели: платформа запускает его на тестовых диалогах и получает его
-ответы и перплексии эталонного ответа каждой реплики.
+Вы загружаете код своей модели: платформа запускает его на {_which_ru(c)} и
+получает его ответы и перплексии эталонного ответа каждой реплики.
 
 {_phases_ru(c)}
 {_protocol_ru(c)}
@@ -1215,8 +1319,8 @@ def _data_ru(c: Competition) -> str:
     final = c.final
     held = (
         f"""
-Диалоги финального этапа отложены: {_ru_dialogues(len(final.dialogues))}, {_ru_turns(final.turns)} тех
-же типов; они не публикуются, платформа запускает на них ваш код (см. обзор).
+Диалоги финала отложены: {_ru_dialogues(len(final.dialogues))}, {_ru_turns(final.turns)} тех же
+типов; они не публикуются, организаторы запускают на них ваш код (см. обзор).
 """
         if final is not None
         else ""
@@ -1251,6 +1355,51 @@ def _data_ru(c: Competition) -> str:
 """
 
 
+def _final_overview_ru(c: Competition) -> str:
+    final = c.task
+    end = c.development_end()
+    assert end is not None
+    return f"""# {final_title(c)}
+
+Это соревнование — только для организаторов: **никогда не публикуйте его и не добавляйте участников.**
+В нём отложенные диалоги соревнования «{c.title}» ({_ru_dialogues(len(final.dialogues))},
+{_ru_turns(final.turns)}), которых не видела ни одна команда: открытое соревнование шло только на
+диалогах этапа разработки.
+
+## Как провести финал
+
+С {_day(final_start(c))} (этап разработки закрылся {_day(end)} в 23:59:59 UTC) для каждой команды:
+скачайте из открытого соревнования её посылку ({_selected(c)}) — в списке посылок, как
+администратор, или через API платформы — и загрузите её сюда под названием команды (в описании
+посылки). Эта таблица хранит каждую посылку отдельной строкой (`Force_Latest_Multiple`), без
+ограничения числа посылок, так что в ней стоит посылка каждой команды.
+
+Каждая посылка проходит те же два шага с тем же образом, очередью и ограничениями времени, что и в
+открытом соревновании. Вы видите здесь все журналы и выходные файлы; команды не видят ничего.
+Ранжируйте команды командой `leaderboard` оценщика по выходным файлам (с аудитом, интервалами и
+парными тестами), как сказано в руководстве организатора, и опубликуйте рейтинг. Посылка, чей код
+завершился ошибкой на отложенных диалогах, недействительна, с указанием ошибки; запускайте посылку
+повторно, только если сбой был у платформы, а не в коде.
+
+{_time_limits_ru(c)}
+"""
+
+
+def _final_data_ru(c: Competition) -> str:
+    final = c.task
+    rows = "\n".join(f"| `{t}` | {_n(final.count(t)[0])} | {_n(final.count(t)[1])} |" for t in c.types)
+    return f"""# Данные
+
+Отложенные диалоги, отобранные из данных организаторов с зерном {c.platform.seed} и долей
+{c.platform.final_share} каждого типа. Они лежат во входных данных этого соревнования (без ответов) и
+в эталонных данных (с ответами); не публикуйте ни те, ни другие.
+
+| тип | диалогов | реплик |
+| --- | ---: | ---: |
+{rows}
+"""
+
+
 def _terms_ru(c: Competition) -> str:
     lines = [
         "# Условия",
@@ -1266,7 +1415,12 @@ def _terms_ru(c: Competition) -> str:
             "  завершаются ошибкой, и могут дисквалифицировать команду, которая так делает.",
         ]
     if c.final is not None:
-        lines += ["- Итоговый рейтинг — таблица результатов финального этапа."]
+        lines += [
+            "- Итоговый рейтинг — запуск организаторами выбранной посылки каждой команды с этапа разработки",
+            "  на отложенных диалогах после закрытия этапа разработки; его публикуют организаторы. Посылка,",
+            "  чей код завершился ошибкой на отложенных диалогах, считается недействительной, с указанием",
+            "  ошибки: организаторы запускают её повторно, только если сбой был у платформы, а не в коде.",
+        ]
     lines += [
         "- Отправляя посылку, вы соглашаетесь, что ваши результаты и название команды будут в таблице.",
         "",

@@ -18,13 +18,14 @@ from .names import CONFIG, NETWORK_SETTINGS, PROBE_MIN_WORDS, PROBE_TURNS, excer
 class RunConfig:
     """What ``run`` reads from the configuration (contract sections 7 and 10): ``[audit]`` probe_turns and
     probe_min_words, ``[competition] network``, ``[hidden_metric] salt`` (which keys ``ppl_targets.json``),
-    and ``source``, the phrase that says on stderr which configuration it is."""
+    and ``source``, the phrase that says on stderr which configuration it is: None when no configuration
+    was read (contract section 11: a step that reads none says none, never the built-in default)."""
 
     probe_turns: int = PROBE_TURNS
     probe_min_words: int = PROBE_MIN_WORDS
     network: str = NETWORK_SETTINGS[0]
     salt: str | None = field(default=None, repr=False)
-    source: str = "the built-in default configuration"
+    source: str | None = None
 
 
 #: The most of a configuration file that is read.

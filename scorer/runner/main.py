@@ -113,6 +113,7 @@ def run(options: RunnerOptions) -> int:
     state = None if options.sealed else os.path.join(options.output, STATE_DIR)
     scratch = tempfile.mkdtemp(prefix="scorer-code-")
     settings = PhaseSettings.of(options, state)
+    not_kept: str | None = None
     try:
         code_root = find_code(options.code, scratch)
         digest = code_digest(code_root)
@@ -174,9 +175,13 @@ def run(options: RunnerOptions) -> int:
         raise fault from None
     finally:
         left = kill_descendants()
-        shutil.rmtree(scratch, ignore_errors=True)
-        if not left:
-            outputs.finish(keep_state=not options.sealed)
+        try:
+            if not left:  # before the scratch folder goes: an unpacked zip's team_code/ is copied from there
+                not_kept = outputs.finish(keep_state=not options.sealed, named=not options.sealed)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    if not_kept is not None:
+        raise UsageFault(not_kept)
     return EXIT_OK
 
 
@@ -261,7 +266,7 @@ def main(
             _stop(signum, None)
         configuration = (configure or read_configuration)(arguments.config, arguments.data)
         if not arguments.quiet:
-            print(f"config: {configuration.source}", file=sys.stderr)
+            print(f"config: {configuration.source or 'none'}", file=sys.stderr)
         begun = True
         return run(RunnerOptions.of(arguments, configuration))
     except Stopped as exc:

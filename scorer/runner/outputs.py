@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 
-from .names import STATE_DIR, TEAM_CODE
+from .names import STATE_DIR, TEAM_CODE, excerpt, printable
 
 
 def remove(path: str) -> None:
@@ -64,8 +64,10 @@ class Outputs:
         if now:
             write_atomically(os.path.join(self.folder, name), data)
 
-    def finish(self, keep_state: bool) -> None:
-        """Remove everything the run did not write, then write every file from memory."""
+    def finish(self, keep_state: bool, named: bool = True) -> str | None:
+        """Remove everything the run did not write, write every file from memory, then copy ``team_code/``
+        from :attr:`code` (``--keep-code``; the caller removes an unpacked zip only after this). Why the
+        code could not be copied (none of it is left then; naming the file only when ``named``), or None."""
         held = {**self.kept, **self.files}
         for entry in os.listdir(self.folder):
             if entry not in held and not (entry == STATE_DIR and keep_state) and entry != TEAM_CODE:
@@ -73,10 +75,40 @@ class Outputs:
         kept_code = os.path.join(self.folder, TEAM_CODE)
         if os.path.lexists(kept_code):
             remove(kept_code)
-        if self.code is not None:
-            shutil.copytree(os.path.join(self.code, TEAM_CODE), kept_code, symlinks=True)
         for name, data in held.items():
             write_atomically(os.path.join(self.folder, name), data)
+        if self.code is None:
+            return None
+        source = os.path.join(self.code, TEAM_CODE)
+        try:
+            shutil.copytree(source, kept_code, symlinks=True)
+        except OSError as exc:
+            remove(kept_code)
+            return (
+                f"--keep-code: {TEAM_CODE}/ cannot be copied into {excerpt(self.folder, 200)} "
+                f"({_why(exc, source, named)}); the other outputs are written, but the scoring step needs "
+                "the code beside them: run again once the reason is gone"
+            )
+        return None
+
+
+def _why(exc: OSError, source: str, named: bool) -> str:
+    """What stopped a copy of ``source``: the first file and reason of a :class:`shutil.Error` (which
+    gathers one per file), else the error's own; without the file's name (which the code may have chosen)
+    unless ``named``."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        first = exc.args[0][0]
+        if isinstance(first, tuple) and len(first) == 3:
+            if not named:
+                return "one of its files cannot be copied"
+            name = os.path.relpath(str(first[0]), os.path.dirname(source))
+            why = str(first[2]).replace(os.path.dirname(source) + os.sep, "")
+            return printable(why if name in why else f"{name}: {why}")[:300]
+    text = exc.strerror or type(exc).__name__
+    if exc.filename is not None and named:
+        name = os.path.relpath(os.fsdecode(exc.filename), os.path.dirname(source))
+        return f"{printable(name)[:200]}: {printable(text)[:200]}"
+    return printable(text)[:200]
 
 
 def json_bytes(value: object) -> bytes:

@@ -1,6 +1,7 @@
 """The code's processes (contract section 10): a phase's child (:class:`Child`, its own session, its
 replies read with a deadline and checked), and this process made the child subreaper and non-dumpable, and
-rid of every process below it (:func:`kill_descendants`).
+rid of every process below it (:func:`kill_descendants`). The child keeps the code from this process's
+resource limits with :func:`.limits.keep_limits_of`.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from typing import Any, Dict, TypedDict  # noqa: UP035 - Dict: Python 3.8
 
 from .data import Part
 from .faults import CodeFault
+from .limits import keep_limits_of
 from .names import EXCERPT, TEAM_FUNCTIONS, TRACEBACK_LINES, printable
 
 #: What each function must return, as faults say it.
@@ -35,13 +36,20 @@ class Request(TypedDict, total=False):
     target: str
 
 
+#: The most names of the module a ``missing`` report may list (``held``; the message shows the first 50). The
+#: functions it says are missing (``missing``) are among the three, each named once.
+MAX_HELD = 10_000
+
 #: A reply of the code's process once checked (:func:`checked_reply`): ``{"ok": value}`` or ``{"ready": 1}``.
 Reply = Dict[str, Any]  # noqa: UP006 - evaluated at run time: Python 3.8 has no dict[...]
 
 
 def child_main(code_root: str, reader_fd: int, writer_fd: int, silent: bool) -> None:
     """The child: the code imported afresh, then one call a request, each answered on the protocol pipe.
-    The code's own stdout goes to stderr (or nowhere with ``silent``)."""
+    The code's own stdout goes to stderr (or nowhere with ``silent``). First, before any of the code runs,
+    neither this process nor any it starts may change the runner's resource limits (its parent's:
+    :func:`~.limits.keep_limits_of`)."""
+    keep_limits_of(os.getppid())
     requests = os.fdopen(reader_fd, "r", encoding="utf-8")
     replies = os.fdopen(writer_fd, "w", encoding="utf-8")
     if silent:
@@ -73,7 +81,7 @@ def child_main(code_root: str, reader_fd: int, writer_fd: int, silent: bool) -> 
         return
     missing = [name for name in TEAM_FUNCTIONS if not callable(getattr(module, name, None))]
     if missing:
-        held = sorted(n for n in dir(module) if not n.startswith("_"))
+        held = sorted(n for n in dir(module) if not n.startswith("_"))[:MAX_HELD]
         reply({"fault": "missing", "missing": missing, "held": held})
         return
     reply({"ready": True})
@@ -187,10 +195,10 @@ def checked_reply(line: bytes, call: str) -> Reply:
         if (
             fault == "missing"
             and set(reply) == {"fault", "missing", "held"}
-            and _strings(reply["missing"])
+            and _strings(reply["missing"], len(TEAM_FUNCTIONS))
             and set(reply["missing"]) <= set(TEAM_FUNCTIONS)
-            and reply["missing"]
-            and _strings(reply["held"], 10_000)
+            and len(set(reply["missing"])) == len(reply["missing"]) > 0
+            and _strings(reply["held"], MAX_HELD)
         ):
             held = ", ".join(printable(n)[:EXCERPT] for n in reply["held"][:50]) or "nothing public"
             raise (

@@ -4,12 +4,14 @@ for ``--resume`` and refused when the code or the data changed (:class:`State`).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
-from typing import Any, Tuple  # noqa: UP035 - Tuple: Python 3.8
+from typing import Any, BinaryIO, Tuple  # noqa: UP035 - Tuple: Python 3.8
 
 from .faults import UsageFault
 from .names import excerpt
@@ -23,7 +25,10 @@ class State:
     """Finished turns of one phase, kept in ``OUTPUT/.run-state/<name>.jsonl``: a first line of the digests
     of the code and the data, then a line a turn; in memory only when ``folder`` is None (a sealed run).
     Kept lines are read back as untrusted: one that is torn, forged or holds a value the phase would refuse
-    is dropped (its turn is computed again); digests that differ refuse ``--resume`` (exit 2)."""
+    is dropped (its turn is computed again); digests that differ refuse ``--resume`` (exit 2). Whatever
+    stands at the file's path that is not a regular file (a link, a FIFO, a device, a folder) holds no turn
+    the runner kept: it is removed unopened, so no link is followed and no FIFO blocks the run, and the new
+    file is made where nothing stands (``O_EXCL | O_NOFOLLOW``)."""
 
     def __init__(
         self,
@@ -45,6 +50,8 @@ class State:
         if os.path.lexists(folder) and not (os.path.isdir(folder) and not os.path.islink(folder)):
             remove(folder)
         os.makedirs(folder, exist_ok=True)
+        if os.path.lexists(self.path) and not stat.S_ISREG(os.lstat(self.path).st_mode):
+            remove(self.path)  # not a file the runner wrote: never opened, never written through
         if os.path.lexists(self.path):
             kept = self._read(turns, accept) if resume else None
             where = excerpt(self.path, 200)
@@ -61,14 +68,15 @@ class State:
                 if not quiet:
                     print(f"run: {name}: reusing {len(kept)} kept turn(s) from {where}", file=sys.stderr)
             remove(self.path)
-        self.file = open(self.path, "w", encoding="utf-8")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        self.file = os.fdopen(os.open(self.path, flags, 0o666), "w", encoding="utf-8")
         self._write({"digests": digests})
         for (dialog_id, turn, probe), value in self.done.items():
             self._write(self._row(dialog_id, turn, probe, value))
 
     def _count(self) -> int:
         try:
-            with open(self.path or "", "rb") as fh:
+            with _kept_file(self.path or "") as fh:
                 return max(sum(1 for line in fh if line.strip()) - 1, 0)
         except OSError:
             return 0
@@ -76,7 +84,7 @@ class State:
     def _read(self, turns: dict[str, int], accept: Callable[[object], bool]) -> dict[Key, object]:
         """The kept turns that pass every check; UsageFault when the code or the data changed."""
         try:
-            with open(self.path or "", "rb") as fh:
+            with _kept_file(self.path or "") as fh:
                 lines = fh.read().split(b"\n")
         except OSError as exc:
             raise UsageFault(f"cannot read the kept turns {self.path}: {exc.strerror or exc}") from None
@@ -139,6 +147,22 @@ class State:
                 os.rmdir(self.folder)
             except OSError:
                 pass
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _kept_file(path: str) -> BinaryIO:
+    """The kept turns' file opened for reading, only if it is a regular file: opened without following a link
+    and without blocking (a FIFO swapped in since it was checked), then checked through its descriptor."""
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def json_line(line: bytes) -> object:

@@ -160,13 +160,28 @@ def unzip(path: str, root: str) -> None:
 
 
 def _listing(root: str, limit: int = 20) -> str:
-    names = []
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in sorted(files):
-            names.append(printable(os.path.relpath(os.path.join(folder, name), root))[:200])
-            if len(names) >= limit:
-                return ", ".join(names) + ", ..."
+    """The files under ``root`` (relative paths, at most ``limit``) in name order, whatever order the file
+    system lists them in: each folder's files and folders by name, a folder's files where its name comes
+    (``code/a.py`` before ``code.txt``), walked without following a link."""
+    names: list[str] = []
+    stack = [("", iter(_sorted_entries(root) or []))]
+    while stack:
+        relative, entries = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        name = relative + entry.name
+        try:
+            folder = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            folder = False
+        if folder:
+            stack.append((name + "/", iter(_sorted_entries(entry.path) or [])))
+            continue
+        names.append(printable(name)[:200])
+        if len(names) >= limit:
+            return ", ".join(names) + ", ..."
     return ", ".join(names) or "nothing"
 
 

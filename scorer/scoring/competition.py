@@ -18,7 +18,7 @@ import hashlib
 import hmac
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -130,11 +130,26 @@ def weighted(by_type: Mapping[str, float], weights: Mapping[str, float]) -> floa
     scaled = scaled_weights({name: float(weights[name]) for name in by_type})
     total = math.fsum(scaled.values())
     if not total > 0:
-        raise ConfigError(
-            "the weights of the dialogue types present sum to 0; give one of "
-            f"{', '.join(by_type)} a positive weight"
-        )
+        raise ConfigError(zero_weights(by_type))
     return math.fsum(scaled[name] * value for name, value in by_type.items()) / total
+
+
+def zero_weights(present: Iterable[str]) -> str:
+    """Why the weights of the dialogue types ``present`` (in the contract's order) cannot combine them: they
+    sum to 0 (every one of them is 0)."""
+    return (
+        "the weights of the dialogue types present sum to 0; give one of "
+        f"{', '.join(present)} a positive weight"
+    )
+
+
+def weights_problem(present: Iterable[str], weights: Mapping[str, float]) -> str | None:
+    """:func:`zero_weights` when every type ``present`` has a weight of 0 (the scores could not be combined:
+    ``score`` would stop), else None; ``check-data`` asks it before any score."""
+    names = list(present)
+    if names and not any(float(weights[name]) > 0 for name in names):
+        return zero_weights(names)
+    return None
 
 
 def scaled_weights(weights: Mapping[str, float]) -> dict[str, float]:
