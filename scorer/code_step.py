@@ -35,7 +35,6 @@ lines a failed upload shows would itself be a bit (contract section 10). Which s
 from __future__ import annotations
 
 import errno
-import json
 import os
 import resource
 import shutil
@@ -47,22 +46,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from scorer.api import (
-    RunOptions,
-    ScoreResult,
-    load_reference,
-    score_validated,
-    thesaurus_for,
-    with_perplexities,
-)
 from scorer.errors import EXIT_INVALID, Issue, ScorerError, SubmissionInvalid, UsageError
 from scorer.inputs.config import Config
-from scorer.inputs.contract import DIALOGUES, PPL, SUBMISSION
+from scorer.inputs.contract import PPL, SUBMISSION
 from scorer.inputs.jsonio import shorten
-from scorer.inputs.reference import ReferenceData
 from scorer.inputs.run_fault import fault_record as _fault_record
 from scorer.inputs.run_fault import fault_text as _fault_text
-from scorer.inputs.validation import check_submission, read_reference_dialogues
 from scorer.outputs.output_dir import publish
 from scorer.outputs.report import SCORES_JSON, failure_files, score_files
 from scorer.runner.data import CodeDialogue, Part
@@ -74,6 +63,9 @@ from scorer.runner.process import become_subreaper, become_undumpable, kill_desc
 from scorer.runner.upload import code_digest, find_code, irregular_entries
 from scorer.scoring.aggregate import Summary, TypeSummary
 from scorer.scoring.audience import Audience
+from scorer.scoring.result import ScoreResult
+from scorer.scoring.run import Run, RunOptions
+from scorer.scoring.scored import with_perplexities
 from scorer.stop import Surprises
 
 
@@ -231,13 +223,13 @@ class NetworkRefused(UsageError):
 
 
 def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInvalid:
-    """The step on the upload the platform put in ``res``: the organizer's reference data checked first (its
-    errors name file and line), then the network (unless the configuration allows one), then every entry of
-    the upload (a FIFO, a socket, a device or a link is the upload's fault, never opened), the upload found
+    """The step on the upload the platform put in ``res``: the run opened once on the organizer's reference
+    data (its configuration settled by contract section 7's rule, the data checked first: its errors name
+    file and line), then the network (unless that configuration allows one), then every entry of the upload
+    (a FIFO, a socket, a device or a link is the upload's fault, never opened), the upload found
     (:func:`find_upload`, which repeats the prediction step's fault first), then :func:`score_code_upload`."""
-    config = settings.options.settled_config()
-    reference = load_reference(settings.data, config.limits)
-    if config.competition.network != "allowed":
+    run = Run.open(settings.data, settings.options, parts=True)
+    if run.config.competition.network != "allowed":
         refusal = network_refusal()
         if refusal is not None:
             raise NetworkRefused(refusal)
@@ -254,60 +246,22 @@ def score_step(res: Path, settings: StepSettings) -> ScoreResult | SubmissionInv
                 for name in irregular
             ]
         )
-    upload = find_upload(res, {d.dialog_id: d.n_turns for d in reference.dialogues})
-    return score_code_upload(upload, settings, reference)
+    upload = find_upload(res, {d.dialog_id: d.n_turns for d in run.reference.dialogues})
+    return score_code_upload(upload, settings, run)
 
 
-def score_code_upload(
-    upload: Upload, settings: StepSettings, reference: ReferenceData
-) -> ScoreResult | SubmissionInvalid:
-    """Run the step on ``upload`` against ``reference`` (the reference data, read and checked once): the
-    scored result, or the verdict when the team's code failed; both are written to ``settings.output`` by the
-    step itself. StepSurprise (exit 1, no scores) for a surprise; UsageError for the organizer's data."""
-    guard = Guard.get()
-    config, source = settings.options.settled(settings.data)
-    dialogues = _code_dialogues(settings.data, reference, config)
-    targets = {d: [variants[0] for variants in turns] for d, turns in reference.variants().items()}
-    scratch = tempfile.mkdtemp(prefix="scorer-code-")
-    try:
-        # the METEOR half, scored before the code starts, with placeholder perplexities held in memory
-        placeholder = {d.dialog_id: [1.0] * d.n_turns for d in reference.dialogues}
-        valid = check_submission(
-            reference.dialogues, upload.folder / SUBMISSION, json.dumps(placeholder).encode(), config.limits
-        )
-        run = settings.options
-        scored = score_validated(
-            reference,
-            valid,
-            config,
-            thesaurus_for(config, run.thesaurus),
-            run.jobs,
-            run.progress,
-            audience=settings.audience,
-            config_source=source,
-        )
-        # a rehearsal of what follows the phase: every module imported, every file (fonts) read
-        score_files(with_perplexities(scored, placeholder, config), report=True)
-        rehearsal = _verdict()
-        failure_files(rehearsal, "invalid", settings.page)
-        str(rehearsal)
-        try:
-            code_root = find_code(str(upload.folder), scratch)
-        except CodeFault:
-            return _written(_verdict(), settings)
-        return _run_sealed(guard, scored, config, dialogues, targets, code_root, scratch, settings)
-    finally:
-        guard.off()
-        shutil.rmtree(scratch, ignore_errors=True)
+def score_code_upload(upload: Upload, settings: StepSettings, run: Run) -> ScoreResult | SubmissionInvalid:
+    """Run the step on ``upload`` on the opened ``run`` (:meth:`Run.open` with ``parts``): the scored result,
+    or the verdict when the team's code failed; both are written to ``settings.output`` by the step itself.
+    StepSurprise (exit 1, no scores) for a surprise; UsageError for the organizer's data."""
+    return SealedStep(run, upload, settings).outcome()
 
 
-def _code_dialogues(data: str, reference: ReferenceData, config: Config) -> list[CodeDialogue]:
-    """The dialogues as the team's code is given them (contract section 10): each turn's parts, every image
-    and audio path made absolute against the reference directory, read by the reference data's own reader
-    (the file was checked by it already)."""
-    parts: dict[str, list[list[dict[str, str]]]] = {}
-    read_reference_dialogues(Path(data) / DIALOGUES, config.limits, parts=parts)
-    base = os.path.abspath(data)
+def _code_dialogues(run: Run) -> list[CodeDialogue]:
+    """The dialogues as the team's code is given them (contract section 10): each turn's parts as the run
+    read them, every image and audio path made absolute against the reference directory."""
+    assert run.parts is not None and run.data_dir is not None
+    parts, base = run.parts, os.path.abspath(run.data_dir)
 
     def part(p: dict[str, str]) -> Part:
         media = p["type"] in ("image", "audio") and not os.path.isabs(p["content"])
@@ -318,7 +272,7 @@ def _code_dialogues(data: str, reference: ReferenceData, config: Config) -> list
         CodeDialogue(
             dialog_id=d.dialog_id, type=d.type, turns=[[part(p) for p in t] for t in parts[d.dialog_id]]
         )
-        for d in reference.dialogues
+        for d in run.reference.dialogues
     ]
 
 
@@ -336,82 +290,138 @@ def _verdict() -> SubmissionInvalid:
     return SubmissionInvalid([Issue(TEAM_CODE, SEALED_FAULT_LINE, CODE_FAILED)])
 
 
-def _run_sealed(
-    guard: Guard,
-    scored: ScoreResult,
-    config: Config,
-    dialogues: list[CodeDialogue],
-    targets: dict[str, list[str]],
-    code_root: str,
-    scratch: str,
-    settings: StepSettings,
-) -> ScoreResult | SubmissionInvalid:
-    digest = code_digest(code_root)  # read now: nothing is read once the code runs
-    output_fd = os.open(settings.output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    limits = _limits()
-    signals = Surprises(StepSurprise)  # every catchable signal is a surprise from here
-    signals.install()
-    surprises: list[str] = []
-    phase = PhaseSettings(
-        None,
-        quiet=settings.quiet,
-        setup_timeout=settings.setup_timeout,
-        turn_timeout=settings.turn_timeout,
-        sealed=True,
-        scratch=scratch,
-        step_timeout=settings.step_timeout,
-        progress_marks=PROGRESS_MARKS,
-    )
-    outcome: ScoreResult | SubmissionInvalid | None = None
-    try:
+class SealedStep:
+    """The scoring step of one upload, around the moment the team's code starts (contract section 10):
+    :meth:`before` (the METEOR half scored, every output rehearsed, the code found and digested, the output
+    folder held, the limits recorded), :meth:`during` (the guard on, the ``ppl`` phase run sealed, what the
+    code left killed and the limits restored) and :meth:`after` (the outputs drawn from memory, the output
+    folder emptied through its descriptor and checked, the outputs published); :meth:`outcome` runs them,
+    and anything unexpected once the code could act is a :class:`StepSurprise`."""
+
+    def __init__(self, run: Run, upload: Upload, settings: StepSettings) -> None:
+        self.run, self.upload, self.settings = run, upload, settings
+        self.guard = Guard.get()
+        self.signals = Surprises(StepSurprise)  # every catchable signal is a surprise once installed
+        self.surprises: list[str] = []
+        self.scratch = ""
+        self.output_fd = -1
+        self.code_root = self.digest = ""
+        self.limits: dict[int, tuple[int, int]] = {}
+        self.dialogues: list[CodeDialogue] = []
+        self.targets: dict[str, list[str]] = {}
+        self.scored: ScoreResult | None = None
+        self.values: dict[str, list[float | None]] | None = None
+        self.verdict: SubmissionInvalid | None = None
+
+    def outcome(self) -> ScoreResult | SubmissionInvalid:
+        """The step's outcome, written to the output folder: before, during and after the code."""
+        self.scratch = tempfile.mkdtemp(prefix="scorer-code-")
+        try:
+            early = self.before()
+            if early is not None:
+                return early
+            try:
+                self.during()
+                return self.after()
+            except StepSurprise:
+                _empty(self.output_fd)
+                raise
+            except BaseException as exc:  # noqa: BLE001 - the invariant: anything unexpected is no score
+                _empty(self.output_fd)
+                raise StepSurprise(f"{type(exc).__name__} after the code ran") from None
+            finally:
+                self.guard.off()
+                self.signals.restore()
+                os.close(self.output_fd)
+        finally:
+            self.guard.off()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def before(self) -> ScoreResult | SubmissionInvalid | None:
+        """Everything the step reads, read now: the METEOR half scored with a perplexity of 1 a turn held in
+        memory, every output rehearsed (each module imported, each file such as a font read), the code found
+        (its verdict written now when there is none) and digested, the dialogues and targets it is given, the
+        output folder opened (its descriptor held, no link followed), the resource limits recorded, and the
+        signals taken."""
+        run, settings = self.run, self.settings
+        valid = run.validate_answers(self.upload.folder / SUBMISSION)
+        self.scored = run.score(valid, audience=settings.audience)
+        score_files(with_perplexities(self.scored, valid.ppl, run.config), report=True)
+        rehearsal = _verdict()
+        failure_files(rehearsal, "invalid", settings.page)
+        str(rehearsal)
+        try:
+            self.code_root = find_code(str(self.upload.folder), self.scratch)
+        except CodeFault:
+            return _written(_verdict(), settings)
+        self.dialogues = _code_dialogues(run)
+        self.targets = {
+            d: [variants[0] for variants in turns] for d, turns in run.reference.variants().items()
+        }
+        self.digest = code_digest(self.code_root)  # read now: nothing is read once the code runs
+        self.output_fd = os.open(settings.output, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        self.limits = _limits()
+        self.signals.install()
+        return None
+
+    def during(self) -> None:
+        """The ``ppl`` phase, sealed: from here until the outputs are written nothing is imported or opened
+        but the phase's scratch folder, ``/proc`` and ``/dev/null`` (contract section 10, "the reads"); then
+        the limits restored, first, so that the processes the code left can be listed and killed."""
+        guard, signals, settings = self.guard, self.signals, self.settings
         guard.imports = True
-        # from here until the outputs are written nothing is opened but these (and nothing read but them
-        # and the pipes to the code's process): contract section 10, "the reads"
-        guard.allowed = (scratch.rstrip("/") + "/", "/proc/", os.devnull)
+        guard.allowed = (self.scratch.rstrip("/") + "/", "/proc/", os.devnull)
         if not become_undumpable() or not become_subreaper():
             raise StepSurprise("this system cannot make the step non-dumpable and the child subreaper")
-        values: dict[str, list[float | None]] | None = None
+        phase = PhaseSettings(
+            None,
+            quiet=settings.quiet,
+            setup_timeout=settings.setup_timeout,
+            turn_timeout=settings.turn_timeout,
+            sealed=True,
+            scratch=self.scratch,
+            step_timeout=settings.step_timeout,
+            progress_marks=PROGRESS_MARKS,
+        )
         try:
             signals.raising = True
-            values, _ = perplexities(dialogues, targets, code_root, phase, digest=digest)
+            self.values, _ = perplexities(
+                self.dialogues, self.targets, self.code_root, phase, digest=self.digest
+            )
         except CodeFault:
-            outcome = _verdict()
+            self.verdict = _verdict()
         except StepSurprise as exc:
-            surprises.append(exc.what)
+            self.surprises.append(exc.what)
         except BaseException as exc:  # noqa: BLE001 - whatever the code made happen here is a surprise
-            surprises.append(f"{type(exc).__name__} while the code ran")
+            self.surprises.append(f"{type(exc).__name__} while the code ran")
         finally:
             signals.raising = False
-            restored = _restore(limits)  # first, so that the processes can be listed and killed
-            surprises.extend(_kill_the_rest())
-            surprises.extend(restored or _restore(limits))
-        if values is not None:
-            outcome = posted(with_perplexities(scored, numbers(values), config), config)
+            restored = _restore(self.limits)
+            self.surprises.extend(_kill_the_rest())
+            self.surprises.extend(restored or _restore(self.limits))
+
+    def after(self) -> ScoreResult | SubmissionInvalid:
+        """The outcome drawn from memory (the guard still refuses any read), the output folder emptied through
+        its descriptor and checked to be the path's, and the outputs written by the output folder's own
+        publisher, ``scores.json`` last; a surprise at any point raises."""
+        config, settings, surprises = self.run.config, self.settings, self.surprises
+        outcome: ScoreResult | SubmissionInvalid | None = self.verdict
+        if self.values is not None:
+            assert self.scored is not None
+            outcome = posted(with_perplexities(self.scored, numbers(self.values), config), config)
         if outcome is None:
             raise StepSurprise(_first(surprises) if surprises else "no outcome")
-        files = _files_of(outcome, settings)  # drawn from memory: the guard still refuses any read
-        surprises.extend(_empty(output_fd))
-        surprises.extend(_swapped(output_fd, settings.output))
-        surprises.extend(_late(signals, guard))
+        files = _files_of(outcome, settings)
+        surprises.extend(_empty(self.output_fd))
+        surprises.extend(_swapped(self.output_fd, settings.output))
+        surprises.extend(_late(self.signals, self.guard))
         if surprises:
             raise StepSurprise(_first(surprises))
-        # the folder held is the path's (checked above) and nothing of the code runs: the output folder's
-        # own publisher writes the outputs, scores.json last
         publish(settings.output, files, (), SCORES_JSON)
-        late = _late(signals, guard)  # while the outputs were written
+        late = _late(self.signals, self.guard)  # while the outputs were written
         if late:
             raise StepSurprise(_first(late))
         return outcome
-    except StepSurprise:
-        _empty(output_fd)
-        raise
-    except BaseException as exc:  # noqa: BLE001 - the invariant: anything unexpected is no score
-        _empty(output_fd)
-        raise StepSurprise(f"{type(exc).__name__} after the code ran") from None
-    finally:
-        guard.off()
-        signals.restore()
-        os.close(output_fd)
 
 
 def posted(result: ScoreResult, config: Config) -> ScoreResult:

@@ -22,18 +22,22 @@ scoring step's rule that every catchable signal is a surprise (:class:`Surprises
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+
+from scorer.runner.names import HELD_SIGNALS, signal_name
 
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
 #: The signals that stop a run.
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The modules whose ``python -m`` is the command line (the scorer's, and the runner's alone): while Python
+#: imports the package for them, the signals are held (:meth:`Stop.hold_for_the_command_line`).
+COMMAND_LINE_MODULES = ("scorer", "scorer.__main__", "scorer.runner", "scorer.runner.__main__")
 
 IDLE, HOLDING, RUNNING, DEFERRED, STOPPED, EXITING = (
     "idle",
@@ -70,26 +74,32 @@ class Stop:
     """The process's received stop: its handler, the deferral of the output folder's renames, the walk that
     finds a stop wrapped in another error, and the exit."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: list[int] | None = None) -> None:
         self.state = IDLE
         #: The stop raised in this run (its signal), if any: an error that follows it ends the run as it.
         self.signum: int | None = None
         #: Signals received while holding, acted on once the run takes them.
-        self.held: list[int] = []
+        self.held: list[int] = [] if held is None else held
 
-    def hold(self) -> None:
-        """Record SIGINT and SIGTERM from now on, acting on neither (the command line's process)."""
+    def hold(self, before: Sequence[int] = ()) -> None:
+        """Record SIGINT and SIGTERM from now on, acting on neither (the command line's process). ``before``:
+        those an entry point recorded itself until now (the console script's, ``scorer_console.py``, while
+        the package was imported), kept first: read once this handler is set, so that none is lost."""
         if not in_main_thread():
             return
         for sig in SIGNALS:
             signal.signal(sig, self._record)
+        self.held[:0] = list(before)
         self.state = HOLDING
 
     def hold_for_the_command_line(self) -> None:
-        """:meth:`hold` when this process is the command line, which imports the package (a while) before its
-        entry point can say so: ``python -m scorer`` (while Python's ``-m`` imports the package it leaves
-        ``sys.argv`` as ``["-m"]``) or the ``scorer`` console script (``sys.argv[0]`` its path)."""
-        if sys.argv[:1] == ["-m"] or os.path.basename(sys.argv[0] if sys.argv else "") == "scorer":
+        """:meth:`hold` when this process is ``python -m scorer`` or ``python -m scorer.runner``, whose
+        ``__main__`` runs only once Python has imported the package (a while): while Python's ``-m`` imports
+        it, ``sys.argv`` is ``["-m", ...]``, and the module it runs is the one its own command line
+        (``sys.orig_argv``) names (:func:`module_run`). Any other process that imports the package (a
+        program of any name that uses the library; the console script, which holds them itself) keeps its
+        own handlers."""
+        if sys.argv[:1] == ["-m"] and module_run(sys.orig_argv) in COMMAND_LINE_MODULES:
             self.hold()
 
     def _record(self, signum: int, frame: object) -> None:
@@ -217,8 +227,33 @@ class Stop:
         sys.exit(code)
 
 
-#: The process's stop.
-STOP = Stop()
+#: The process's stop. What it holds is the runner's list of held signals, which ``python -m scorer.runner``
+#: hands on to the runner (the runner, which ships alone, never imports this module).
+STOP = Stop(HELD_SIGNALS)
+
+
+def module_run(argv: Sequence[str]) -> str | None:
+    """The module ``python -m`` runs, by the interpreter's own command line ``argv`` (``sys.orig_argv``):
+    the value of its ``-m`` option (``-m scorer``, ``-mscorer``, ``-Im scorer``), or None (a script, ``-c``,
+    standard input)."""
+    rest = iter(argv[1:])
+    for arg in rest:
+        if arg == "--check-hash-based-pycs":  # the one long option with a value
+            next(rest, None)
+            continue
+        if arg in ("-", "--") or not arg.startswith("-"):
+            return None
+        if arg.startswith("--"):
+            continue
+        for at, option in enumerate(arg[1:], 2):
+            if option in "cmWX":  # the options with a value: the rest of this argument, else the next one
+                value = arg[at:] or next(rest, None)
+                if option == "m":
+                    return value
+                if option == "c":
+                    return None
+                break
+    return None
 
 
 @contextmanager
@@ -239,14 +274,6 @@ def as_worker(mask: set[int | signal.Signals]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-def signal_name(signum: int) -> str:
-    """``SIGTERM``, or ``signal 40`` for one without a name."""
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 #: Signals whose default action ends or stops a process: each is a surprise during the scoring step.

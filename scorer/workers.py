@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from scorer.errors import EXIT_USAGE, ScorerError
+from scorer.runner.names import signal_name
 from scorer.stop import as_worker, blocked
 
 
@@ -178,10 +179,7 @@ def _wind_up(thread: Any, writer: Any) -> None:
 def _ending(exitcode: int | None) -> str:
     """How a worker ended, from its exit code (negative: the signal that killed it)."""
     if exitcode is not None and exitcode < 0:
-        try:
-            return f"killed by {signal.Signals(-exitcode).name}"
-        except ValueError:
-            return f"killed by signal {-exitcode}"
+        return f"killed by {signal_name(-exitcode)}"
     return f"exit code {exitcode}"
 
 

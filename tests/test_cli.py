@@ -258,7 +258,7 @@ def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
     def boom(*a, **k):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr("scorer.api.score_validated", boom)
+    monkeypatch.setattr("scorer.scoring.scored.score_validated", boom)
     assert score(EXAMPLES / "realistic", tmp_path) == 3
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "config: the built-in default configuration"

@@ -1,5 +1,6 @@
 """The package's layout (docs/architecture.md): imports only go down the pipeline, with no circles, and the
-page names every module of the package, and no module that is not there."""
+page names every module of the package, and no module that is not there. An import is an ``import``
+statement or a module reached by its name: ``importlib.import_module``, ``__import__`` or ``sys.modules``."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 #: A path of the package as the page writes it: whole, from the repository's root (``scorer/metric/cache.py``,
 #: ``scorer/outputs/``).
 NAMED = re.compile(r"(?<![\w./-])scorer/[\w./-]*\w")
-#: Layers from the bottom up; a module may import from its own layer or one below.
+#: Layers from the bottom up, the floors of the page; a module may import from its own layer and those below.
 LAYERS = [
     ("scorer.safe_text", "scorer.defaults", "scorer.stop", "scorer.runner"),
     ("scorer.errors", "scorer.progress", "scorer.workers"),
-    ("scorer.metric.engine",),
+    ("scorer.metric.engine", "scorer._compiled"),
     ("scorer.metric",),
     ("scorer.version",),
     ("scorer.inputs",),
@@ -45,15 +46,56 @@ def modules() -> dict[str, Path]:
     return found
 
 
+#: The compiled copies of the engine's modules (``scorer/_compiled/``, built from them): looked for by name
+#: when the engine is chosen, inside a function, since they may be missing.
+COMPILED = "scorer._compiled"
+
+
+def by_name(node: ast.AST) -> str | None:
+    """The module of the package that ``node`` reaches by its name, if it does: ``importlib.import_module(
+    "scorer.x")``, ``__import__("scorer.x")``, ``sys.modules.get("scorer.x")``, ``sys.modules["scorer.x"]``
+    (of an f-string, ``f"scorer.x.{name}"``, the part before the first value: ``scorer.x``)."""
+    if isinstance(node, ast.Call) and node.args:
+        called = ast.unparse(node.func)
+        if not (called in ("importlib.import_module", "import_module", "__import__") or (
+            called.startswith("sys.modules.") and called.count(".") == 2
+        )):  # fmt: skip
+            return None
+        argument = node.args[0]
+    elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules":
+        argument = node.slice
+    else:
+        return None
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        text = argument.value
+    elif isinstance(argument, ast.JoinedStr) and argument.values:
+        first = argument.values[0]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)) or len(argument.values) < 2:
+            return None
+        text = first.value.rpartition(".")[0]
+    else:
+        return None
+    return text if text == "scorer" or text.startswith("scorer.") else None
+
+
 def imports(name: str, path: Path, known: dict[str, Path]) -> list[tuple[str, bool]]:
     """(imported module of the package, whether the import is inside a function)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    return imports_in(name, path.read_text(encoding="utf-8"), path.name == "__init__.py", known)
+
+
+def imports_in(name: str, source: str, is_package: bool, known: dict[str, Path]) -> list[tuple[str, bool]]:
+    """(imported module of the package, whether the import is inside a function) of module ``name``'s
+    ``source``: its import statements and the modules it reaches by name (:func:`by_name`)."""
+    tree = ast.parse(source)
+    package = name if is_package else name.rsplit(".", 1)[0]
     out = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
             inner = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            reached = by_name(child)
+            if reached is not None:
+                out.append((reached, inner))
             if isinstance(child, ast.ImportFrom):
                 base = child.module or ""
                 if child.level:
@@ -83,9 +125,49 @@ def test_imports_only_go_down_and_never_from_inside_a_function():
                 continue  # the package docstring's example
             if layer(target) > layer(name):
                 upward.append(f"{name} -> {target}")
-            if in_function:
+            if in_function and not target.startswith(COMPILED):
                 in_functions.append(f"{name} -> {target}")
     assert not upward and not in_functions
+
+
+def test_a_module_reached_by_its_name_is_an_import():
+    """``import_module``, ``__import__`` and ``sys.modules`` name the module they reach: the rules above hold
+    for it as for an import statement."""
+    source = (
+        "import importlib, sys\n"
+        "STOP = sys.modules.get('scorer.stop')\n"
+        "API = sys.modules['scorer.api']\n"
+        "def f(name):\n"
+        "    importlib.import_module('scorer.cli')\n"
+        "    __import__('scorer.outputs.report')\n"
+        "    return importlib.import_module(f'scorer.metric.{name}'), sys.modules.get('json')\n"
+    )
+    assert imports_in("scorer.runner.x", source, False, modules()) == [
+        ("scorer.stop", False),
+        ("scorer.api", False),
+        ("scorer.cli", True),
+        ("scorer.outputs.report", True),
+        ("scorer.metric", True),
+    ]
+    found = modules()
+    accelerator = imports(
+        "scorer.metric.engine.accelerator", found["scorer.metric.engine.accelerator"], found
+    )
+    assert (COMPILED, True) in accelerator  # the compiled copies, looked for by name
+
+
+def test_the_runner_imports_nothing_of_the_rest_of_the_package():
+    """The runner ships alone as one file, without the scorer: none of its modules imports or reaches by name
+    a module of the package outside ``scorer/runner/``."""
+    found = modules()
+    reaching = sorted(
+        f"{name} -> {target}"
+        for name, path in found.items()
+        if name.startswith("scorer.runner")
+        for target, _ in imports(name, path, found)
+        if not target.startswith("scorer.runner")
+    )
+    assert reaching == [], reaching
 
 
 #: The two that run a team's code besides the runner itself, and so use its machinery: the command line (whose
@@ -140,6 +222,24 @@ def test_the_modules_import_graph_has_no_circle():
     for node in sorted(graph):
         if node not in state:
             assert circle_from(node, []) is None
+
+
+def page_floors() -> list[set[str]]:
+    """The floors of the page's "The floors", from the bottom up: each the modules it names."""
+    text = ARCHITECTURE.read_text(encoding="utf-8").split("## The floors", 1)[1].split("\n## ", 1)[0]
+
+    def module(path: str) -> str:
+        return path.removesuffix("/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+    floors = {
+        int(n): {module(p) for p in paths.split()}
+        for n, paths in re.findall(r"^ {4,}(\d+) +(scorer/.+)$", text, re.M)
+    }
+    return [floors[n] for n in sorted(floors)]
+
+
+def test_the_pages_floors_are_the_layers_imports_are_held_to():
+    assert page_floors() == [set(level) for level in LAYERS]
 
 
 def page_paths() -> set[str]:

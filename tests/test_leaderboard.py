@@ -119,8 +119,8 @@ def test_leaderboard_usage_errors(tmp_path, capsys):
 def test_an_unranked_entry_has_no_result_or_interval():
     from pathlib import Path
 
-    from scorer.api import ReferenceData
     from scorer.errors import Issue
+    from scorer.inputs.reference import ReferenceData
     from scorer.scoring.leaderboard_result import Entry, Standing
 
     entry = Entry("team-x", Path("team-x"), errors=(Issue("team-x", "broken", "unreadable"),))

@@ -8,7 +8,9 @@ import ast
 import math
 import random
 import re
+import signal
 import unicodedata
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +36,10 @@ from scorer.runner.names import (
     SUBMISSION,
     UNSAFE,
     printable,
+    signal_name,
 )
+from scorer.runner.options import DEFAULTS
+from scorer.runner.phases import PhaseSettings
 from scorer.scoring.aggregate import TurnScore, aggregate, dialog_scores, every_dialogue
 from scorer.scoring.competition import HiddenMetric, mean, weighted
 from scorer.scoring.significance import exact_sums, make_strata, resampled_integrals
@@ -221,6 +226,42 @@ def test_the_runner_and_the_scorer_escape_every_code_point_alike():
     assert printable("a\u200bb\u00a0c\u2028d\u00ade\ue000f\U000e0001") == (
         "a\\u200bb\u00a0c\\u2028d\\xade\ue000f\\U000e0001"
     )
+
+
+def test_a_signal_is_named_by_one_rule():
+    """A signal's name in every message (a worker's end, the code's process killed, a surprise of the scoring
+    step, a stopped run) is the runner's ``signal_name``: no other module names a signal itself."""
+    assert [signal_name(signum) for signum in (signal.SIGKILL, 40, 99)] == [
+        "SIGKILL",
+        "signal 40",
+        "signal 99",
+    ]
+    naming = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "_compiled" not in path.parts and path != PACKAGE / "runner" / "names.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr == "name" and isinstance(node.value, ast.Call)
+        if ast.unparse(node.value.func).endswith("Signals")
+    ]
+    assert naming == []
+
+
+def test_the_phases_take_the_run_options_defaults():
+    """A setting of the phases (``PhaseSettings``) that is also an option of the run (``RunnerOptions``) has
+    the option's default, taken from the options (``DEFAULTS``), never written again."""
+    shared = [option.name for option in fields(PhaseSettings) if option.name in DEFAULTS]
+    assert {"setup_timeout", "turn_timeout", "probe_turns", "probe_min_words"} <= set(shared)
+    defaults = {option.name: option.default for option in fields(PhaseSettings)}
+    assert {name: defaults[name] for name in shared} == {name: DEFAULTS[name] for name in shared}
+    tree = ast.parse((PACKAGE / "runner" / "phases.py").read_text(encoding="utf-8"))
+    body = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "PhaseSettings").body
+    written = {
+        line.target.id: ast.unparse(line.value)
+        for line in body
+        if isinstance(line, ast.AnnAssign) and isinstance(line.target, ast.Name) and line.value is not None
+    }
+    assert {name: written[name] for name in shared} == {name: f"DEFAULTS[{name!r}]" for name in shared}
 
 
 # --- every subpackage's docstring names its modules ------------------------------------------------------

@@ -264,6 +264,26 @@ def test_a_call_past_its_time_is_stopped(tmp_path):
     )
 
 
+def test_the_import_and_the_setup_share_the_setup_limit(tmp_path):
+    """``--setup-timeout`` bounds the code's import and its setup together, as the pages count it ("after a
+    setup of S s, your code has on average (the step less the setup) / the calls") and as the bundle's check
+    that a setup and a call fit in the step does: an import and a setup each well within the limit, together
+    past it, are stopped in the setup, which the fault names with the limit."""
+    source = replace_in(WELL_BEHAVED, "import json, os\n", "import json, os, time\ntime.sleep(2.5)\n")
+    source = replace_in(
+        source,
+        '    return {"calls": 0}, "tokenizer"',
+        '    time.sleep(2.5)\n    return {"calls": 0}, "tokenizer"',
+    )
+    done = run_process("--trusted-code", "--data", PUBLIC, "--code", toy_team(tmp_path / "team", source),
+                       "--output", tmp_path / "out", "--setup-timeout", "4", "--quiet")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert (
+        "(timeout; phase generate, function setup_model_and_tokenizer): the call ran past its 4 s limit"
+        in done.stderr
+    ), done.stderr
+
+
 def test_a_daemon_the_code_leaves_does_not_outlive_its_phase(tmp_path):
     pids = tmp_path / "pids"
     source = replace_in(

@@ -2,8 +2,8 @@
 plain functions (no process started): the code's replies (``checked_reply``), the upload's zip (``unzip``),
 what an upload without the package is said to hold (``find_code``), the code's digest (``code_digest``), the
 turns kept for ``--resume`` (``State``), the probe calls (``choose_probes``), the limits
-(``check_timeouts``) and the prediction step's ``run_fault.json`` as the scoring step repeats it
-(``code_step._fault_text``)."""
+(``check_timeouts``), the files of ``--output`` (``Outputs``) and the prediction step's ``run_fault.json`` as
+the scoring step repeats it (``code_step._fault_text``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from conftest import EXAMPLES, PUBLIC, leaderboard_into, make_zip, run_cli, toy_
 
 from scorer import code_step
 from scorer.runner.faults import CodeFault, UsageFault
+from scorer.runner.names import OUTPUT_NAMES, STATE_DIR, TEAM_CODE
 from scorer.runner.options import check_timeouts
+from scorer.runner.outputs import Outputs
 from scorer.runner.phases import choose_probes
 from scorer.runner.protocol import checked_reply, is_answer, is_perplexity
 from scorer.runner.state import State
@@ -51,6 +53,7 @@ def test_a_reply_in_the_protocols_shape_gives_its_value():
         (b'{"ok": 1.0, "extra": 1}', "ppl", "a reply that is not the protocol's answer to a ppl call"),
         (b'{"ok": 1}', "setup", "a reply that is not the protocol's answer to a setup call"),
         (b'{"ready": false}', "ready", "a reply that is not the protocol's answer to a ready call"),
+        (b'{"ready": 1}', "ready", "a reply that is not the protocol's answer to a ready call"),
         (b'{"fault": "exception", "trace": 5}', "generate", "a fault report that is not the protocol's"),
         (b'{"fault": "timeout"}', "generate", "a fault report that is not the protocol's"),
     ],
@@ -409,6 +412,20 @@ def test_a_perplexity_the_ppl_phase_accepts_is_a_finite_float_of_at_least_1():
     accepted = [1.0, 2.5, 1e300]
     refused = [0.999, 0.0, -3.0, float("inf"), float("nan"), 2, True, "3.0", None]
     assert [is_perplexity(v) for v in accepted + refused] == [True] * 3 + [False] * 9
+
+
+def test_the_runner_writes_no_file_of_a_name_outside_output_names(tmp_path):
+    """``OUTPUT_NAMES`` is every name the runner writes into ``--output``: its files (``Outputs.put``, the one
+    writer), the kept turns' folder and the code's copy; any other name is the runner's own bug."""
+    outputs = Outputs(str(tmp_path), ())
+    files = [name for name in OUTPUT_NAMES if name not in (STATE_DIR, TEAM_CODE)]
+    assert len(files) == 6
+    for name in files:
+        outputs.put(name, b"{}\n")
+    with pytest.raises(ValueError, match="not one of the runner's outputs"):
+        outputs.put("notes.txt", b"")
+    assert outputs.finish(keep_state=False) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files)
 
 
 # --- the scoring step repeats the prediction step's fault ------------------------------------------------

@@ -576,3 +576,48 @@ def test_the_bundle_run_as_codabench_runs_it_posts_what_run_and_score_give(tmp_p
     expected = json.loads((tmp_path / "scored" / "scores.json").read_text(encoding="utf-8"))
     # a code competition posts its figures rounded to posted_decimals (4), from the full-precision values
     assert posted["integral"] == round(expected["integral"], 4) and 0 < posted["integral"] < 1
+
+
+#: The scoring step called from the library, in a process of its own (it makes itself the child subreaper),
+#: with every network check answering that an interface is up: its data folder's config.toml decides.
+LIBRARY_STEP = """
+import json, sys
+from pathlib import Path
+from scorer import code_step
+from scorer.scoring.audience import Audience
+from scorer.scoring.run import RunOptions
+
+code_step.network_refusal = lambda: "an interface other than loopback is up: 'v0'"
+root, out = Path(sys.argv[1]), Path(sys.argv[2])
+options = RunOptions(synonyms=False)
+settings = code_step.StepSettings(
+    str(root / "ref"), out, options, Audience.participant(options.settled_config(root / "ref")), "", 60, 30
+)
+try:
+    outcome = code_step.score_step(root / "res", settings)
+except code_step.NetworkRefused as exc:
+    print("refused:", exc)
+else:
+    print("scored:", json.loads((out / "scores.json").read_text())["status"])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("network, said", [("allowed", "scored: ok"), ("refused", "refused: an interface")])
+def test_the_library_step_follows_its_data_folders_configuration(tmp_path, network, said):
+    """score_step opens one run on its data folder: ref/config.toml's [competition] network decides whether
+    the network is checked, for a library caller that gives no configuration as for the command line (the
+    step once settled the configuration without the data folder, and refused a network the organizer
+    allowed)."""
+    root = code_step_input(tmp_path)
+    config = root / "ref" / "config.toml"
+    config.write_text(config.read_text("utf-8").replace('"allowed"', f'"{network}"'), encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", LIBRARY_STEP, root, tmp_path / "out"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(said), done.stdout

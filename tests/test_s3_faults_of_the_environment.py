@@ -235,11 +235,14 @@ def test_validate_json_into_a_closed_pipe_keeps_its_exit_code(tmp_path):
 
 @pytest.mark.slow
 def test_the_console_script_is_the_process_python_m_scorer_runs(tmp_path):
-    """``scorer`` (the console script) runs ``scorer.cli:run``, as ``python -m scorer`` does: closed standard
+    """``scorer`` (the console script) runs ``scorer.cli:run``, as ``python -m scorer`` does, from a module
+    beside the package that holds the signals before importing it (``scorer_console.py``): closed standard
     descriptors are given /dev/null before anything is opened, and the signals are held until the command
     takes them."""
     with open(ROOT / "pyproject.toml", "rb") as fh:
-        assert tomllib.load(fh)["project"]["scripts"] == {"scorer": "scorer.cli:run"}
+        project = tomllib.load(fh)
+    assert project["project"]["scripts"] == {"scorer": "scorer_console:run"}
+    assert project["tool"]["setuptools"]["py-modules"] == ["scorer_console"]
     script = Path(sys.executable).parent / "scorer"
     if not script.exists():  # the project run from its checkout, not installed
         pytest.skip("the console script is not installed beside this Python")

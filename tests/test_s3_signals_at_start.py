@@ -206,3 +206,50 @@ def test_a_stop_the_scorer_held_before_run_ends_the_run(tmp_path, capsys, monkey
     assert run_cli("run", "--data", PUBLIC, "--code", toy_team(tmp_path / "t"), "--output", out) == 143
     assert capsys.readouterr().err.splitlines()[-1].startswith("run: stopped by SIGTERM")
     assert not (out / "submission.jsonl").exists()
+
+
+# --- a program that imports the library keeps its signals --------------------------------------------------
+
+
+def _caller(tmp_path: Path, how: str, name: str, statement: str) -> list[str]:
+    """A caller's program that imports the library (``statement``), says so on stdout, then sleeps: a script
+    named ``name`` run by its ``#!`` line, or its package ``name`` run by ``python -m`` (the package's
+    ``__init__`` imports the library while Python's ``-m`` imports it)."""
+    said = "import sys, time\nprint('imported', flush=True)\ntime.sleep(120)\n"
+    if how == "script":
+        script = tmp_path / "bin" / name
+        script.parent.mkdir()
+        script.write_text(f"#!{sys.executable}\n{statement}\n{said}", encoding="utf-8")
+        script.chmod(0o755)
+        return [str(script)]
+    package = tmp_path / name
+    package.mkdir()
+    (package / "__init__.py").write_text(f"{statement}\n", encoding="utf-8")
+    (package / "__main__.py").write_text(said, encoding="utf-8")
+    return [sys.executable, "-m", name]
+
+
+@pytest.mark.parametrize("statement", ["import scorer", "import scorer.api", "import scorer.cli"])
+@pytest.mark.parametrize("how, name", [("script", "scorer"), ("script", "backend"), ("python -m", "backend")])
+def test_a_program_that_imports_the_library_ends_on_sigterm_by_its_default_action(
+    tmp_path, how, name, statement
+):
+    """Only the command line's own entry points hold SIGINT and SIGTERM from their first line (``python -m
+    scorer``, the ``scorer`` console script, the runner's); a caller's program of any name, its own script
+    called ``scorer`` too, that imports the library keeps the signals' actions it had: SIGTERM kills it."""
+    process = subprocess.Popen(
+        _caller(tmp_path, how, name, statement),
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == "imported\n"  # its imports are over
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("SIGTERM did not end the program: the library held it") from None
+    finally:
+        process.kill()
+        _, err = process.communicate()
+    assert process.returncode == -signal.SIGTERM, err[-2000:]

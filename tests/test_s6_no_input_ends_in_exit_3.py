@@ -87,19 +87,19 @@ def test_score_never_exits_3_on_random_unicode_answers(tmp_path_factory, words):
 
 
 def test_a_failing_entry_is_listed_as_error_and_the_others_are_ranked(tmp_path, monkeypatch, capsys):
-    from scorer import api
+    from scorer.scoring import scored
 
     folder = tmp_path / "subs"
     for name in ("alpha", "beta", "gamma"):
         upload(folder / name)
-    real = api.score_validated
+    real = scored.score_validated
 
     def fails_for_beta(reference, valid, config, rwn, jobs, progress, matcher, name, **keywords):
         if name == "beta":
             raise RecursionError("maximum recursion depth exceeded")
         return real(reference, valid, config, rwn, jobs, progress, matcher, name, **keywords)
 
-    monkeypatch.setattr(api, "score_validated", fails_for_beta)
+    monkeypatch.setattr(scored, "score_validated", fails_for_beta)
     code = run_cli(
         "leaderboard",
         "--data",

@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, PUBLIC, leaderboard_into, run_cli, score_into
 
+from scorer.errors import ConfigError
+from scorer.inputs.config import load_config
+from scorer.runner.configuration import read_configuration
+from scorer.runner.faults import UsageFault
 from scorer.scoring.aggregate import TurnScore, aggregate
 
 
@@ -189,3 +193,86 @@ def test_config_values_that_overflow_are_configuration_errors(tmp_path, toml, ca
     code, _ = score_into(tmp_path, EXAMPLES / "realistic", "--config", str(config))
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: ") and "Traceback" not in err and len(err) < 400
+
+
+# --- the runner reads its keys as the scorer does -----------------------------------------------------------
+
+#: Configurations of the keys the runner reads (its own reader, for ``python3 runner.py``), each with the key
+#: a refusal names (None: contract section 7 accepts it): every network setting and others, probe_turns and
+#: probe_min_words at and one past each bound, salts of 15 and 16 characters, values of the wrong type.
+RUNNERS_KEYS = [
+    ("", None),
+    ('[competition]\nnetwork = "refused"\n', None),
+    ('[competition]\nnetwork = "allowed"\n', None),
+    ('[competition]\nnetwork = "Allowed"\n', "competition.network"),
+    ('[competition]\nnetwork = "open"\n', "competition.network"),
+    ('[competition]\nnetwork = ""\n', "competition.network"),
+    ("[competition]\nnetwork = 1\n", "competition.network"),
+    ("[competition]\nnetwork = false\n", "competition.network"),
+    ('[competition]\nnetwork = ["refused"]\n', "competition.network"),
+    ("[audit]\nprobe_turns = -1\n", "audit.probe_turns"),
+    ("[audit]\nprobe_turns = 0\n", None),
+    ("[audit]\nprobe_turns = 10_000_000\n", None),
+    ("[audit]\nprobe_turns = 10_000_001\n", "audit.probe_turns"),
+    ("[audit]\nprobe_min_words = 1\n", "audit.probe_min_words"),
+    ("[audit]\nprobe_min_words = 2\n", None),
+    ("[audit]\nprobe_min_words = 10_000\n", None),
+    ("[audit]\nprobe_min_words = 10_001\n", "audit.probe_min_words"),
+    ("[audit]\nprobe_turns = 5.0\n", "audit.probe_turns"),
+    ("[audit]\nprobe_turns = true\n", "audit.probe_turns"),
+    ('[audit]\nprobe_min_words = "5"\n', "audit.probe_min_words"),
+    ("[audit]\nprobe_min_words = 9223372036854775807\n", "audit.probe_min_words"),
+    (f'[hidden_metric]\nsalt = "{"s" * 15}"\n', "hidden_metric.salt"),
+    (f'[hidden_metric]\nsalt = "{"s" * 16}"\n', None),
+    (f'[hidden_metric]\nsalt = "{"ё" * 15}"\n', "hidden_metric.salt"),
+    (f'[hidden_metric]\nsalt = "{"ё" * 16}"\n', None),
+    ('[hidden_metric]\nsalt = ""\n', "hidden_metric.salt"),
+    ("[hidden_metric]\nsalt = 1234567890123456\n", "hidden_metric.salt"),
+    (f'[hidden_metric]\nsalt = ["{"s" * 16}"]\n', "hidden_metric.salt"),
+    ("audit = 3\n", "audit"),
+    ('competition = "allowed"\n', "competition"),
+    (
+        '[audit]\nprobe_turns = 7\nprobe_min_words = 10_000\n[competition]\nnetwork = "allowed"\n'
+        f'[hidden_metric]\nsalt = "{"s" * 40}"\n',
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize("text, refused", RUNNERS_KEYS)
+def test_the_runner_and_the_scorer_accept_and_read_the_runners_keys_alike(tmp_path, text, refused):
+    """The runner's reader of the configuration (``scorer/runner/configuration.py``, the standard library
+    only) and the scorer's (``scorer/inputs/config.py``) take the keys the runner reads by the same rules:
+    each refuses what the other refuses, naming the same key, and reads the same values from the rest."""
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    said = {}
+    try:
+        runner = read_configuration(str(path), str(tmp_path))
+    except UsageFault as exc:
+        said["runner"] = str(exc)
+    try:
+        scorer = load_config(path)
+    except ConfigError as exc:
+        said["scorer"] = str(exc)
+    if refused is not None:
+        assert sorted(said) == ["runner", "scorer"], said
+        assert all(f"config key {refused} must be" in message for message in said.values()), said
+        return
+    assert said == {}
+    assert (runner.probe_turns, runner.probe_min_words, runner.network, runner.salt) == (
+        scorer.audit.probe_turns,
+        scorer.audit.probe_min_words,
+        scorer.competition.network,
+        scorer.hidden_metric.salt,
+    )
+
+
+def test_the_runner_and_the_scorer_read_no_configuration_alike(tmp_path):
+    runner, scorer = read_configuration(None, str(tmp_path)), load_config()
+    assert (runner.probe_turns, runner.probe_min_words, runner.network, runner.salt) == (
+        scorer.audit.probe_turns,
+        scorer.audit.probe_min_words,
+        scorer.competition.network,
+        scorer.hidden_metric.salt,
+    )

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 
 import pytest
 from conftest import EXAMPLES, PUBLIC, ROOT
@@ -70,6 +71,9 @@ def test_dockerfile_runs_the_entrypoint_as_the_platforms_user():
     assert [args for word, args in steps if word == "USER"] == ["root"]
     copied = [src for word, args in steps if word == "COPY" for src in args.split()[:-1]]
     assert all((ROOT / src).exists() for src in copied) and "setup.py" in copied
+    with open(ROOT / "pyproject.toml", "rb") as fh:  # and every module installed beside the package
+        modules = tomllib.load(fh)["tool"]["setuptools"]["py-modules"]
+    assert all(f"{module}.py" in copied for module in modules)
     install = next(args for word, args in steps if word == "RUN" and "pip install" in args)
     assert (
         "PIP_CONSTRAINT=/tmp/scorer-build/constraints.txt python -m pip install ." in install

@@ -72,9 +72,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return STOP.stopped(stop)
 
 
-def run() -> None:
+def run(held: Sequence[int] = ()) -> None:
     """The command line's process: closed standard descriptors given ``/dev/null`` first, then :func:`main`,
-    whose code is the process's."""
+    whose code is the process's. ``held``: the SIGINT and SIGTERM the ``scorer`` console script received
+    while the package was imported (``scorer_console.py``), the first of which stops the run at once."""
     reopen_closed()
-    STOP.hold()  # until main's run takes the signals (it stops on the first)
+    STOP.hold(held)  # until main's run takes the signals (it stops on the first)
     STOP.exit(main())

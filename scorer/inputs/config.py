@@ -17,6 +17,7 @@ from scorer.errors import ConfigError
 from scorer.metric.hidden_metric import METHODS
 from scorer.metric.meteor import MeteorParams
 from scorer.metric.stages import REGISTRY
+from scorer.runner.names import MIN_SALT_CHARS, NETWORK_CHOICES, NETWORK_SETTINGS, PROBE_BOUNDS
 
 from .contract import CONFIG_IN_REFERENCE, DIALOGUE_TYPES
 
@@ -86,8 +87,6 @@ class CompetitionSettings:
         return self.submissions == "code"
 
 
-#: The network settings of ``[competition] network`` (contract section 10).
-NETWORK_SETTINGS = ("refused", "allowed")
 #: The pages' languages (``[platform] language``, contract section 11).
 LANGUAGES = ("en", "ru")
 #: Codabench's leaderboard submission rules (its ``Leaderboard.SUBMISSION_RULES``).
@@ -145,9 +144,6 @@ _AUDIT_BOUNDS = {
     "confident_meteor": (0, 1),
     "max_share_overconfident": (0, 1),
 }
-#: Each whole ``[audit]`` number's bounds: no probes at all is allowed; a shuffle that differs from its text
-#: needs two words.
-_AUDIT_WHOLE_BOUNDS = {"probe_turns": (0, 10_000_000), "probe_min_words": (2, 10_000)}
 
 
 @dataclass(frozen=True)
@@ -191,8 +187,6 @@ class Config:
     platform: PlatformSettings = field(default_factory=PlatformSettings)
 
 
-#: The fewest characters of ``[hidden_metric] salt`` (contract section 7).
-MIN_SALT_CHARS = 16
 #: The stderr line (after ``warning: ``) of a run whose private hidden-metric settings have no salt.
 UNSALTED_NOTE = (
     "the private [hidden_metric] settings have no salt, so the signature says hm:private alone: add "
@@ -203,6 +197,30 @@ UNSALTED_NOTE = (
 
 #: The phrase :func:`config_for` gives for the built-in default configuration.
 BUILT_IN_SOURCE = "the built-in default configuration"
+
+
+#: The three sources of a run's configuration (contract section 7), as results carry them (``config_source``):
+#: ``--config PATH``, ``config.toml in DIR`` or this.
+BUILT_IN_DEFAULT = "built-in default"
+
+
+def config_source(
+    data_dir: str | os.PathLike[str] | None, config: str | os.PathLike[str] | None = None
+) -> str:
+    """Which configuration contract section 7's rule picks, in the words every result carries as
+    ``config_source``: ``--config PATH`` when ``config`` (a file) is given; else ``config.toml in DIR`` when
+    the reference directory ``data_dir`` holds one; else ``built-in default``."""
+    if config is not None:
+        return f"--config {os.fspath(config)}"
+    if data_dir is not None and os.path.lexists(Path(data_dir) / CONFIG_IN_REFERENCE):
+        return f"{CONFIG_IN_REFERENCE} in {os.fspath(data_dir)}"
+    return BUILT_IN_DEFAULT
+
+
+def source_of(config: Config) -> str:
+    """The source of a :class:`Config` object given without one: the built-in default when it is that,
+    else ``--config`` as given in memory."""
+    return BUILT_IN_DEFAULT if config == load_config() else "--config <Config object>"
 
 
 def config_for(reference_dir: str | Path | None, explicit: str | Path | None = None) -> tuple[Config, str]:
@@ -409,8 +427,8 @@ def _build(raw: dict[str, Any]) -> Config:
     audit_values: dict[str, Any] = {
         k: _number("audit", k, raw["audit"][k], *bounds) for k, bounds in _AUDIT_BOUNDS.items()
     }
-    audit_values.update(
-        (k, _whole("audit", k, raw["audit"][k], *bounds)) for k, bounds in _AUDIT_WHOLE_BOUNDS.items()
+    audit_values.update(  # probe_turns and probe_min_words: the runner's bounds, which its reader checks too
+        (k, _whole("audit", k, raw["audit"][k], *bounds)) for k, bounds in PROBE_BOUNDS.items()
     )
     audit = AuditSettings(**audit_values)
     details = raw["participants"]["turn_details"]
@@ -444,9 +462,7 @@ def _build(raw: dict[str, Any]) -> Config:
 def _competition(raw: Mapping[str, Any], submissions: str) -> CompetitionSettings:
     network = raw["network"]
     if not isinstance(network, str) or network not in NETWORK_SETTINGS:
-        raise ConfigError(
-            f'config key competition.network must be "refused" or "allowed", got {_shown(network)}'
-        )
+        raise ConfigError(f"config key competition.network must be {NETWORK_CHOICES}, got {_shown(network)}")
     decimals = _whole("competition", "posted_decimals", raw["posted_decimals"], 0, 10)
     return CompetitionSettings(submissions, network, decimals)
 

@@ -136,12 +136,15 @@ def load_reference(
     limits: Limits = Limits(),
     with_answers: bool = True,
     progress: Progress | None = None,
+    parts: dict[str, list[list[dict[str, str]]]] | None = None,
 ) -> ReferenceData:
     """Read ``dialogues.jsonl`` (and ``answers.jsonl`` when ``with_answers``) from ``data_dir``;
     ``progress(step, done, total)`` hears the bytes read (:mod:`scorer.progress`). The set read last in
     this process (:data:`KEPT`) is returned again when its files and limits are unchanged; files validated
     before, byte for byte, come from the reference cache (:mod:`scorer.inputs.reference_cache`); files
-    read now are stored there.
+    read now are stored there. Given ``parts``, the files are read now (neither kept nor cached copies
+    hold them) and ``parts`` gets each dialogue's turns as a team's code is given them (contract section
+    10).
 
     Raises :class:`~scorer.errors.UsageError` (the directory or a file cannot be read) or
     :class:`~scorer.errors.ReferenceDataError` (a file breaks contract section 2)."""
@@ -153,8 +156,8 @@ def load_reference(
     dialogues_file = _reference_file(data_dir, DIALOGUES)
     key = reference_cache.entry_key(dialogues_file, data_dir / ANSWERS if with_answers else None, limits)
     entry = reference_cache.entry_path(key) if key else None
-    kept = KEPT.get(entry) if entry else None
-    cached = reference_cache.load(key, limits) if key and kept is None else None
+    kept = KEPT.get(entry) if entry and parts is None else None
+    cached = reference_cache.load(key, limits) if key and kept is None and parts is None else None
     if progress and (kept or cached):
         for name in (DIALOGUES, ANSWERS) if with_answers else (DIALOGUES,):
             size = (data_dir / name).stat().st_size
@@ -179,7 +182,9 @@ def load_reference(
     # every error of both files in one run (contract section 3's cap): the answers are checked too when the
     # dialogues have errors, against the dialogues that are valid
     log, mentioned = IssueLog(), set[str]()
-    dialogues = read_reference_dialogues(dialogues_file, limits, progress, log=log, mentioned=mentioned)
+    dialogues = read_reference_dialogues(
+        dialogues_file, limits, progress, log=log, mentioned=mentioned, parts=parts
+    )
     references = tokens = None
     answers_file = _answers_file(data_dir, log) if with_answers else None
     if answers_file is not None:

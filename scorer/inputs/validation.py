@@ -569,6 +569,33 @@ def check_submission(
     return Submission(answers, perplexities, warnings)
 
 
+def check_answers(
+    dialogues: list[Dialogue], submission: Content, limits: Limits = Limits(), name: str = SUBMISSION
+) -> Submission:
+    """Validate ``submission.jsonl`` alone against the dialogues (a code competition's scoring step, whose
+    perplexities the team's code computes later): the :class:`Submission` with no perplexities, or
+    :class:`SubmissionInvalid` holding its issues, as :func:`check_submission` gives them."""
+    log = IssueLog()
+    warnings: list[Issue] = []
+    turns = {d.dialog_id: d.n_turns for d in dialogues}
+    try:
+        answers = _check_answers(submission, name, turns, limits, log, warnings, None)
+    except MemoryError:
+        raise SubmissionInvalid(
+            [
+                Issue(
+                    name,
+                    f"reading the submission ran out of memory; files are limited to "
+                    f"{limits.max_file_mib} MiB and answers to {limits.max_answer_chars:,} characters",
+                    "out_of_memory",
+                )
+            ]
+        ) from None
+    if log:
+        raise SubmissionInvalid(log, warnings)
+    return Submission(answers, {}, warnings)
+
+
 def check_probes(
     dialogues: list[Dialogue], probes: Content, limits: Limits = Limits()
 ) -> dict[str, list[float | None]]:

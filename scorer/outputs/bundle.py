@@ -37,10 +37,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scorer.errors import ConfigError, UsageError
-from scorer.inputs.config import AuditSettings, Config, config_for
+from scorer.inputs.config import AuditSettings, Config
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
-from scorer.inputs.reference import load_reference_and_media
 from scorer.inputs.validation import Dialogue
+from scorer.scoring.run import Run, RunOptions
 
 from . import kit_texts
 from .code_bundle import (
@@ -396,8 +396,8 @@ def _metadata(command: str, description: str) -> bytes:
 
 @dataclass(frozen=True)
 class MadeBundle:
-    """A bundle's files, the configuration it used (contract section 7's phrase) and whether it added a salt
-    to the private config it carries."""
+    """A bundle's files, the configuration it used (its ``config_source``, as every result says it) and
+    whether it added a salt to the private config it carries."""
 
     files: dict[str, bytes]
     config_source: str
@@ -422,13 +422,11 @@ def make_bundle(
     :class:`~scorer.errors.ConfigError` or :class:`~scorer.errors.ReferenceDataError` when an input is missing
     or invalid; nothing is written."""
     data = Path(data_dir)
-    if isinstance(config, Config):
-        settings, which = config, "the given configuration"
-    else:
-        settings, which = config_for(data, None if config is None else Path(config))
+    # the run opened once: the configuration settled, the reference data and the media it names read, every
+    # error of both in one round (as check-data gives them)
+    run = Run.open(data, RunOptions(config), media=True)
+    settings, reference, media = run.config, run.reference, run.media or {}
     config_file = Path(config) if isinstance(config, (str, os.PathLike)) else data / CONFIG_IN_REFERENCE
-    # the reference data and the media it names, every error of both in one round (as check-data gives them)
-    reference, media = load_reference_and_media(data, settings.limits)
     try:
         if isinstance(config, Config):
             config_bytes = config_text(config)
@@ -443,7 +441,7 @@ def make_bundle(
     runner_source = runner_file() if code else None
     return MadeBundle(
         competition_files(competition, runner_source),
-        which,
+        run.config_source,
         competition.salted,
         tuple(final_warnings(competition)),
     )

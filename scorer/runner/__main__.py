@@ -8,11 +8,14 @@ from __future__ import annotations
 import signal
 import sys
 
-# under ``python -m scorer.runner`` the scorer's package was imported first, holding the signals itself
-HELD: list[int] = list(getattr(getattr(sys.modules.get("scorer.stop"), "STOP", None), "held", []))
+HELD: list[int] = []
 for _signal in (signal.SIGINT, signal.SIGTERM):
     signal.signal(_signal, lambda signum, frame: HELD.append(signum))
 
 from .main import main  # noqa: E402  (after the signals are held)
+from .names import HELD_SIGNALS  # noqa: E402
 
+# under ``python -m scorer.runner`` the scorer's package was imported first and held the signals received
+# meanwhile in HELD_SIGNALS (in the one file, nothing did): they came first
+HELD[:0] = HELD_SIGNALS
 sys.exit(main(held=HELD))

@@ -11,7 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .faults import UsageFault
-from .names import CONFIG, NETWORK_SETTINGS, PROBE_MIN_WORDS, PROBE_TURNS, excerpt, reason
+from .names import (
+    CONFIG,
+    MIN_SALT_CHARS,
+    NETWORK_CHOICES,
+    NETWORK_SETTINGS,
+    PROBE_BOUNDS,
+    PROBE_MIN_WORDS,
+    PROBE_TURNS,
+    excerpt,
+    reason,
+)
 
 
 @dataclass(frozen=True)
@@ -68,15 +78,19 @@ def read_configuration(explicit: str | None, data: str) -> RunConfig:
     audit, competition, hidden = (_section(table, name) for name in ("audit", "competition", "hidden_metric"))
     network = competition.get("network", NETWORK_SETTINGS[0])
     if network not in NETWORK_SETTINGS:
-        raise UsageFault(
-            f'config key competition.network must be "refused" or "allowed", got {excerpt(network)}'
-        )
+        raise UsageFault(f"config key competition.network must be {NETWORK_CHOICES}, got {excerpt(network)}")
     salt = hidden.get("salt")
-    if salt is not None and not (isinstance(salt, str) and len(salt) >= 16):
-        raise UsageFault("config key hidden_metric.salt must be a string of at least 16 characters")
+    if salt is not None and not (isinstance(salt, str) and len(salt) >= MIN_SALT_CHARS):
+        raise UsageFault(
+            f"config key hidden_metric.salt must be a string of at least {MIN_SALT_CHARS} characters"
+        )
     return RunConfig(
-        _whole("audit.probe_turns", audit.get("probe_turns", PROBE_TURNS), 0, 10_000_000),
-        _whole("audit.probe_min_words", audit.get("probe_min_words", PROBE_MIN_WORDS), 2, 10_000),
+        _whole("audit.probe_turns", audit.get("probe_turns", PROBE_TURNS), *PROBE_BOUNDS["probe_turns"]),
+        _whole(
+            "audit.probe_min_words",
+            audit.get("probe_min_words", PROBE_MIN_WORDS),
+            *PROBE_BOUNDS["probe_min_words"],
+        ),
         network,
         salt,
         source,

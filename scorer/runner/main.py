@@ -37,6 +37,7 @@ from .names import (
     SUBMISSION,
     excerpt,
     printable,
+    signal_name,
     target_digest,
 )
 from .network import network_refusal
@@ -277,7 +278,7 @@ def main(
             else ""
         )
         print(
-            f"run: stopped by {signal.Signals(exc.signum).name}"
+            f"run: stopped by {signal_name(exc.signum)}"
             + (f"; the finished turns are kept{where}" if where else ""),
             file=sys.stderr,
         )

@@ -1,8 +1,10 @@
-"""The runner's names, which the rest of the scorer imports (contract sections 2, 9 and 10): exit codes, the
-files of ``--data`` and ``--output``, the fault kinds and the functions a fault may name, the one line of a
-withheld fault, the network's settings, the defaults of the runner's limits and probe calls; and the rules
-the runner shares with the rest: the one that makes text harmless to read (:func:`printable`), a fault's
-place as it is said (:func:`fault_place`) and the digest of ``ppl_targets.json`` (:func:`target_digest`).
+"""The runner's names, which the rest of the scorer imports (contract sections 2, 7, 9 and 10): exit codes,
+the files of ``--data`` and ``--output``, the fault kinds and the functions a fault may name, the one line of
+a withheld fault, the network's settings, the defaults of the runner's limits and probe calls, the rules of
+the configuration's keys the runner reads (the scorer's reader checks them by the same values), the signals
+held before the runner takes them; and the rules the runner shares with the rest: the one that makes text
+harmless to read (:func:`printable`), a signal's name (:func:`signal_name`), a fault's place as it is said
+(:func:`fault_place`) and the digest of ``ppl_targets.json`` (:func:`target_digest`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import hashlib
 import hmac
 import json
 import re
+import signal
 
 EXIT_OK, EXIT_CODE_FAULT, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 #: The three functions ``team_code/generate.py`` defines.
@@ -22,14 +25,23 @@ STATE_DIR = ".run-state"
 SUBMISSION, PPL, PPL_CHECK = "submission.jsonl", "ppl_output.json", "ppl_check.json"
 PPL_PROBES, PPL_TARGETS = "ppl_probes.json", "ppl_targets.json"
 RUN_FAULT, TEAM_CODE = "run_fault.json", "team_code"
-#: Every name the runner writes into ``--output``; anything else found there when a run ends is removed.
+#: Every name the runner writes into ``--output`` (``outputs.py`` writes no file of another name); anything
+#: else found there when a run ends is removed.
 OUTPUT_NAMES = (SUBMISSION, PPL, PPL_PROBES, PPL_TARGETS, PPL_CHECK, TEAM_CODE, STATE_DIR, RUN_FAULT)
 DIALOGUES, ANSWERS, CONFIG = "dialogues.jsonl", "answers.jsonl", "config.toml"
 DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT = 3600.0, 600.0
 #: The probe calls' defaults (``[audit]`` probe_turns and probe_min_words, contract section 9) and seed.
 PROBE_TURNS, PROBE_MIN_WORDS, PROBE_SEED = 100, 5, 12345
-#: ``[competition] network``'s settings, the built-in one first (contract sections 7 and 10).
+#: The bounds of ``[audit]`` probe_turns and probe_min_words (contract section 7), which the scorer's reader
+#: of the configuration (``scorer/inputs/config.py``) and the runner's (``configuration.py``) both check: no
+#: probes at all is allowed; a shuffle that differs from its text needs two words.
+PROBE_BOUNDS = {"probe_turns": (0, 10_000_000), "probe_min_words": (2, 10_000)}
+#: ``[competition] network``'s settings, the built-in one first (contract sections 7 and 10), and the words a
+#: message names them with.
 NETWORK_SETTINGS = ("refused", "allowed")
+NETWORK_CHOICES = " or ".join(f'"{setting}"' for setting in NETWORK_SETTINGS)
+#: The fewest characters of ``[hidden_metric] salt`` (contract section 7).
+MIN_SALT_CHARS = 16
 #: The kinds of fault (``run_fault.json``'s ``kind``): a closed set. ``network`` is the machine's, not the
 #: code's: a network interface other than loopback was up where ``--offline`` forbids one (exit 2).
 FAULT_KINDS = ("upload", "missing", "exception", "wrong_value", "timeout", "died", "protocol", "network")
@@ -44,6 +56,19 @@ TRACEBACK_LINES = 20
 EXCERPT = 60
 #: ``run_fault.json`` when a network interface other than loopback is up under ``--offline``.
 NETWORK_FAULT = {"kind": "network", "phase": None, "function": None, "dialog_id": None, "turn": None}
+#: The SIGINT and SIGTERM received before the runner's ``main`` takes the signals, in order: under ``python -m
+#: scorer.runner`` the scorer's stop (``scorer/stop.py``) holds them here while the package is imported, and
+#: the runner's ``__main__`` hands them on to ``main`` (in the one file nothing holds them here).
+HELD_SIGNALS: list[int] = []
+
+
+def signal_name(signum: int) -> str:
+    """A signal as messages name it: ``SIGTERM``, or ``signal 40`` for a number without a name."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
 
 # --- text made harmless ----------------------------------------------------------------------------------
 

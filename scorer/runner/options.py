@@ -107,6 +107,13 @@ class RunnerOptions:
         )
 
 
+#: Each option's default by its name (a required option has none): where another settings type takes the
+#: same default (the phases', :class:`~.phases.PhaseSettings`), it takes it from here.
+DEFAULTS: dict[str, Any] = {
+    option.name: option.default for option in fields(RunnerOptions) if option.default is not MISSING
+}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command line's options, one for each field of :class:`RunnerOptions` that has a flag."""
     for option in fields(RunnerOptions):

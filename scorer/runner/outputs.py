@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 
-from .names import STATE_DIR, TEAM_CODE, excerpt, printable
+from .names import OUTPUT_NAMES, STATE_DIR, TEAM_CODE, excerpt, printable
 
 
 def remove(path: str) -> None:
@@ -60,6 +60,9 @@ class Outputs:
                 remove(path)
 
     def put(self, name: str, data: bytes, now: bool = True) -> None:
+        """Hold the file ``name`` (one of :data:`~.names.OUTPUT_NAMES`) and, when ``now``, write it."""
+        if name not in OUTPUT_NAMES:
+            raise ValueError(f"{name} is not one of the runner's outputs (OUTPUT_NAMES)")
         self.files[name] = data
         if now:
             write_atomically(os.path.join(self.folder, name), data)

@@ -16,8 +16,8 @@ from typing import Any
 
 from .data import CodeDialogue
 from .faults import CodeFault
-from .names import DEFAULT_SETUP_TIMEOUT, DEFAULT_TURN_TIMEOUT, PROBE_MIN_WORDS, PROBE_SEED, PROBE_TURNS
-from .options import RunnerOptions
+from .names import PROBE_SEED
+from .options import DEFAULTS, RunnerOptions
 from .process import Child, kill_descendants
 from .protocol import Reply, Request, is_answer, is_perplexity
 from .state import State, data_digest
@@ -107,10 +107,10 @@ class ProgressLines:
 @dataclass(frozen=True)
 class PhaseSettings:
     """How the phases run: ``state`` is the folder of their kept turns (None: kept in memory only),
-    ``resume`` continues from them, ``quiet`` drops the progress lines, the two limits in seconds, whether
-    the run is ``sealed`` (the code's output discarded, faults by kind and place only), whether the ppl
-    phase makes ``probes`` calls, and the folder the phases' scratch folders are made in (None: the
-    system's).
+    ``resume`` continues from them, ``quiet`` drops the progress lines, the two limits in seconds (one for
+    the code's import and its setup together, one for each call), whether the run is ``sealed`` (the code's
+    output discarded, faults by kind and place only), whether the ppl phase makes ``probes`` calls, and the
+    folder the phases' scratch folders are made in (None: the system's).
 
     ``step_timeout`` bounds a whole phase in seconds (its import, setup and every call, probes included;
     None: no bound): each call may take the least of its own limit and the time the phase has left, and
@@ -120,16 +120,17 @@ class PhaseSettings:
     a line only at each k/n of the turns, its times rounded down to 10 s (:class:`ProgressLines`)."""
 
     state: str | None
-    resume: bool = False
-    quiet: bool = False
-    setup_timeout: float = DEFAULT_SETUP_TIMEOUT
-    turn_timeout: float = DEFAULT_TURN_TIMEOUT
-    sealed: bool = False
+    # a setting that is also an option of the run (RunnerOptions) takes its default from there
+    resume: bool = DEFAULTS["resume"]
+    quiet: bool = DEFAULTS["quiet"]
+    setup_timeout: float = DEFAULTS["setup_timeout"]
+    turn_timeout: float = DEFAULTS["turn_timeout"]
+    sealed: bool = DEFAULTS["sealed"]
     probes: bool = False
     scratch: str | None = None
-    probe_turns: int = PROBE_TURNS
-    probe_min_words: int = PROBE_MIN_WORDS
-    step_timeout: float | None = None
+    probe_turns: int = DEFAULTS["probe_turns"]
+    probe_min_words: int = DEFAULTS["probe_min_words"]
+    step_timeout: float | None = DEFAULTS["step_timeout"]
     progress_marks: int = 0
 
     @classmethod
@@ -183,31 +184,42 @@ class _Phase:
         if self.child is None:
             started = time.monotonic()
             self.child = Child(self.name, self.code_root, self.scratch, self.settings.sealed)
-            limit = self.settings.setup_timeout
-            self._ask(None, "ready", limit, "import team_code.generate", dialog_id, turn)
-            self._ask({"call": "setup"}, "setup", limit, "setup_model_and_tokenizer", dialog_id, turn)
+            limit = self.settings.setup_timeout  # the import and the setup together, from the child's start
+            self._ask(None, "ready", limit, "import team_code.generate", dialog_id, turn, started)
+            self._ask(
+                {"call": "setup"}, "setup", limit, "setup_model_and_tokenizer", dialog_id, turn, started
+            )
             self.progress.setup_done(time.monotonic() - started)
         return self._ask(request, request["call"], self.settings.turn_timeout, function, dialog_id, turn)[
             "ok"
         ]
 
     def _ask(
-        self, message: Request | None, call: str, limit: float, function: str, dialog_id: str, turn: int
+        self,
+        message: Request | None,
+        call: str,
+        limit: float,
+        function: str,
+        dialog_id: str,
+        turn: int,
+        since: float | None = None,
     ) -> Reply:
-        """The child's reply, waited for at most ``limit`` seconds or the time the phase has left, whichever
-        is less; a call that the phase's limit stops is the fault ``timeout`` of function ``step``, in the
-        turn it was made for. The setup and the import are named by their function, with no turn."""
+        """The child's reply, waited for until ``limit`` seconds after ``since`` (None: now) or the end of
+        the time the phase has left, whichever comes first; a call that the phase's limit stops is the fault
+        ``timeout`` of function ``step``, in the turn it was made for. The setup and the import are named by
+        their function, with no turn."""
         assert self.child is not None
         place = (dialog_id, turn) if call in ("generate", "ppl") else (None, None)
-        left = None if self.deadline is None else self.deadline - time.monotonic()
+        now = time.monotonic()
+        own = limit if since is None else limit - (now - since)
+        left = None if self.deadline is None else self.deadline - now
         if left is not None and left <= 0:
             raise self._past_step(*place)
         try:
-            return self.child.ask(
-                message, call, limit if left is None else min(limit, left), function, *place
-            )
+            wait = own if left is None else min(own, left)
+            return self.child.ask(message, call, wait, function, place[0], place[1], limit=limit)
         except CodeFault as fault:
-            if fault.kind == "timeout" and left is not None and left < limit:
+            if fault.kind == "timeout" and left is not None and left < own:
                 raise self._past_step(*place) from None
             raise
 
@@ -264,8 +276,8 @@ def generate(
 def choose_probes(
     dialogues: list[CodeDialogue],
     targets: dict[str, list[str]],
-    count: int = PROBE_TURNS,
-    min_words: int = PROBE_MIN_WORDS,
+    count: int,
+    min_words: int,
     seed: int = PROBE_SEED,
 ) -> dict[tuple[str, int], tuple[str, bool]]:
     """The probe calls (contract section 10): for up to ``count`` turns whose target has at least

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from .faults import CodeFault
+from .names import signal_name
 from .protocol import WANTED, Reply, Request, checked_reply
 
 #: The longest reply line the runner reads from the code's process.
@@ -76,9 +77,11 @@ class Child:
         function: str,
         dialog_id: str | None = None,
         turn: int | None = None,
+        limit: float | None = None,
     ) -> Reply:
         """Send ``message`` (None: only wait for the code's import) and wait at most ``timeout`` seconds for
-        the reply to ``call`` (``ready``, ``setup``, ``generate`` or ``ppl``), checked."""
+        the reply to ``call`` (``ready``, ``setup``, ``generate`` or ``ppl``), checked. Past it, the fault
+        names ``limit`` (default: ``timeout``): the call's limit, of which less may have been left."""
         where: dict[str, Any] = dict(phase=self.phase, function=function, dialog_id=dialog_id, turn=turn)
         if message is not None:
             try:
@@ -94,8 +97,9 @@ class Child:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.kill()
+                named = timeout if limit is None else limit
                 raise CodeFault(
-                    "timeout", f"the call ran past its {timeout:g} s limit; it was stopped", **where
+                    "timeout", f"the call ran past its {named:g} s limit; it was stopped", **where
                 )
             ready, _, _ = select.select([self.replies], [], [], min(left, 1.0))
             if ready:
@@ -121,10 +125,7 @@ class Child:
             self.kill()
             code = self.process.returncode
         if code is not None and code < 0:
-            try:
-                how = f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"killed by signal {-code}"
+            how = f"killed by {signal_name(-code)}"
             if -code == signal.SIGKILL:
                 how += " (the out-of-memory killer, or another process)"
         else:

@@ -40,7 +40,8 @@ class Request(TypedDict, total=False):
 #: functions it says are missing (``missing``) are among the three, each named once.
 MAX_HELD = 10_000
 
-#: A reply of the code's process once checked (:func:`checked_reply`): ``{"ok": value}`` or ``{"ready": 1}``.
+#: A reply of the code's process once checked (:func:`checked_reply`): ``{"ok": value}`` or
+#: ``{"ready": True}``.
 Reply = Dict[str, Any]  # noqa: UP006 - evaluated at run time: Python 3.8 has no dict[...]
 
 

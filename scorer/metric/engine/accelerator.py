@@ -38,9 +38,10 @@ _SOURCES = Path(__file__).resolve().parent  # the engine's sources, which the co
 
 
 def _extension(name: str) -> ModuleType | None:
-    """The compiled module ``scorer.<name>``, or None when it is missing or not an extension module."""
+    """The compiled module ``scorer._compiled.<name>``, or None when it is missing or not an extension
+    module."""
     try:
-        module = importlib.import_module(f"scorer.{name}")
+        module = importlib.import_module(f"scorer._compiled.{name}")
     except ImportError:
         return None
     file = getattr(module, "__file__", "") or ""
@@ -50,7 +51,7 @@ def _extension(name: str) -> ModuleType | None:
 @lru_cache(maxsize=1)
 def _built() -> tuple[dict[str, ModuleType], str]:
     """The compiled modules by name when all are built and fresh, else ``({}, why not)``."""
-    found = {name: _extension(f"_compiled.{name}") for name in COMPILED}
+    found = {name: _extension(name) for name in COMPILED}
     modules = {name: module for name, module in found.items() if module is not None}
     if len(modules) < len(found):
         missing = ", ".join(name for name in COMPILED if name not in modules)
