@@ -1,6 +1,6 @@
 """Scorer of the multimodal dialogue leaderboard.
 
-Library API (see README, "Python API")::
+Library API (see docs/api.md)::
 
     from scorer import meteor_ru, score_submission, validate_submission
     meteor_ru("На картинке кот.", ["Кот.", "На картинке рыжий кот."], synonyms=False)

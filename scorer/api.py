@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
+from scorer.bundle.make import held_out, make_bundle
 from scorer.inputs.config import BUILT_IN_DEFAULT, Config, config_source, load_config
 from scorer.inputs.contract import CONFIG_IN_REFERENCE, DIALOGUE_TYPES, PPL
 from scorer.inputs.human_ratings import read_human
@@ -22,7 +23,6 @@ from scorer.inputs.reference import CheckedReference, check_reference_and_media,
 from scorer.inputs.validation import Submission
 from scorer.metric.meteor import MeteorRu
 from scorer.metric.thesaurus import Source, Thesaurus
-from scorer.outputs.bundle import held_out, make_bundle
 from scorer.scoring import scored
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import validate_warnings
@@ -258,7 +258,7 @@ def competition_bundle(
     title: str | None = None,
     code: bool = False,
 ) -> BundleFiles:
-    """The files of a Codabench competition bundle (:mod:`scorer.outputs.bundle`, what ``bundle`` writes) for
+    """The files of a Codabench competition bundle (:mod:`scorer.bundle.make`, what ``bundle`` writes) for
     the reference directory ``data_dir``: path in the bundle -> bytes, ``bundle.zip`` included. ``image`` and
     ``title`` stand for ``--image`` and ``--title`` (else the configuration's ``[platform]`` keys), ``code``
     for ``--code``.

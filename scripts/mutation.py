@@ -36,10 +36,10 @@ ENGINE = Path("scorer", "metric", "engine")
 #: Seconds after which a run counts as hanging (the unmutated tests take about 12 s).
 TIMEOUT = 90
 TESTS = (
-    "tests/test_meteor.py",
-    "tests/test_counting.py",
-    "tests/test_alignment.py",
-    "tests/test_integral.py",
+    "tests/test_s4_meteor.py",
+    "tests/test_s4_rule_1_counts.py",
+    "tests/test_s4_alignment.py",
+    "tests/test_s1_integral.py",
 )
 
 _BINARY = {

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import big_split  # noqa: E402  the tests' own data maker
+from helpers import big_split  # noqa: E402  the tests' own data maker
 
 
 def children(pid: int) -> list[int]:

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC
-from helpers import WORDS, counted, pair_counts
+from helpers import EXAMPLES, PUBLIC, WORDS, counted, pair_counts, process
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -115,7 +114,7 @@ def test_pure_engine_when_switched_off_or_for_other_stage_orders(rwn, monkeypatc
 @pytest.mark.slow
 def test_version_names_the_active_path(monkeypatch):
     monkeypatch.delenv(accelerator.PURE_ENV, raising=False)
-    out = subprocess.run([sys.executable, "-m", "scorer", "--version"], capture_output=True, text=True).stdout
+    out = process("--version").stdout
     expected = (
         "engine: compiled (Cython)"
         if accelerator.compiled()
@@ -125,8 +124,6 @@ def test_version_names_the_active_path(monkeypatch):
 
 
 def test_a_whole_submission_scores_the_same_on_both_paths(rwn, monkeypatch):
-    from conftest import EXAMPLES
-
     from scorer import score_submission
 
     runs = []
@@ -180,14 +177,7 @@ def test_a_compiled_engine_built_from_another_source_is_never_called_current(tmp
     env.pop("SCORER_PURE_PYTHON", None)
 
     def version() -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "scorer", "--version"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        done = process("--version", cwd=tmp_path, env=env, check=True)
         return done.stdout.strip().split(" (", 1)[1]
 
     assert version() == "engine: compiled (Cython))"
@@ -257,14 +247,7 @@ def test_a_build_whose_compiler_fails_on_one_module_runs_the_pure_engine_and_say
     def version(where: Path) -> str:
         env = dict(os.environ, PYTHONPATH=str(where), PYTHONDONTWRITEBYTECODE="1")
         env.pop("SCORER_PURE_PYTHON", None)
-        done = subprocess.run(
-            [sys.executable, "-m", "scorer", "--version"],
-            cwd=where,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        done = process("--version", cwd=where, env=env, check=True)
         return done.stdout.strip().split(" (", 1)[1]
 
     built = copy_project(tmp_path / "a")

@@ -12,7 +12,7 @@ from dataclasses import fields
 from importlib.metadata import requires
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, run_cli
+from helpers import EXAMPLES, PUBLIC, ROOT, run_cli
 
 import scorer
 from scorer import api, cli, version

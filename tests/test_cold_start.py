@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import MINI_RWN, make_split, make_submission
+from helpers import MINI_RWN, make_split, make_submission
 
 from scorer import api
 from scorer.errors import ThesaurusError

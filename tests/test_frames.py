@@ -1,6 +1,6 @@
 """The pandas frames of the library API, with the details.csv values and proper dtypes."""
 
-from conftest import EXAMPLES, PUBLIC
+from helpers import EXAMPLES, PUBLIC
 
 from scorer import score_submission
 

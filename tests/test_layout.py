@@ -26,6 +26,7 @@ LAYERS = [
     ("scorer.inputs",),
     ("scorer.scoring",),
     ("scorer.outputs",),
+    ("scorer.bundle",),
     ("scorer.api", "scorer.code_step"),
     ("scorer.cli", "scorer.streams", "scorer.__main__", "scorer"),
 ]

@@ -7,7 +7,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import StartsAProcess, _no_process_started
+from helpers import StartsAProcess, no_process_started
 
 
 class _Item:
@@ -25,7 +25,7 @@ def test_a_fork_in_a_quick_test_fails_it_even_when_the_code_caught_the_error():
     said = "tests/test_example.py::test_example starts a process (os.fork): mark it slow (docs/testing.md)"
     raised = []
     with pytest.raises(pytest.fail.Exception) as failed:
-        with _no_process_started(_Item(slow=False)):
+        with no_process_started(_Item(slow=False)):
             try:
                 os.fork()
             except StartsAProcess as caught:  # as a pool that falls back to one process would
@@ -44,15 +44,15 @@ def test_a_fork_in_a_quick_test_fails_it_even_when_the_code_caught_the_error():
 )
 def test_running_a_program_in_a_quick_test_fails_it(start, what):
     with pytest.raises(pytest.fail.Exception, match=rf"starts a process \({what}\): mark it slow"):
-        with _no_process_started(_Item(slow=False)):
+        with no_process_started(_Item(slow=False)):
             with pytest.raises(StartsAProcess):
                 start()
 
 
 def test_a_slow_test_is_left_alone_and_a_quick_one_gets_its_functions_back():
     before = (os.fork, subprocess.Popen._execute_child)
-    with _no_process_started(_Item(slow=True)):
+    with no_process_started(_Item(slow=True)):
         assert (os.fork, subprocess.Popen._execute_child) == before
-    with _no_process_started(_Item(slow=False)):
+    with no_process_started(_Item(slow=False)):
         assert os.fork is not before[0]
     assert (os.fork, subprocess.Popen._execute_child) == before

@@ -4,7 +4,7 @@ import marshal
 import os
 
 import pytest
-from conftest import make_split
+from helpers import make_split
 
 from scorer import api
 from scorer.errors import ReferenceDataError

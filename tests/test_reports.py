@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli
 
 from scorer import api
 from scorer.inputs.contract import DIALOGUE_TYPES

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, PUBLIC
+from helpers import EXAMPLES, PUBLIC
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

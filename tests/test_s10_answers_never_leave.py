@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import (
+from helpers import (
     INTERFACE_UP,
     LOOPBACK_ONLY,
     PUBLIC,

@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import (
+from helpers import (
     INTERFACE_ADDED,
     INTERFACE_UP,
     LOOPBACK_ONLY,
@@ -149,7 +149,7 @@ def test_a_network_fault_is_a_kind_of_its_own_and_step_a_function_the_scoring_st
 
 
 def in_namespace(setup: str, command: list[str], timeout: float = 180) -> subprocess.CompletedProcess:
-    """``command`` in a network namespace of its own (conftest's :func:`in_network_namespace`: skipped, with
+    """``command`` in a network namespace of its own (:func:`in_network_namespace`: skipped, with
     the reason, where none can be made), after the shell lines ``setup`` (``ip`` making its interfaces)."""
     return subprocess.run(
         [*in_network_namespace(setup), *command], capture_output=True, text=True, cwd=ROOT, timeout=timeout

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PUBLIC, ROOT, bundle_listing, make_bundle, read_jsonl, run_cli
+from helpers import PUBLIC, ROOT, bundle_listing, make_bundle, read_jsonl, run_cli
 
+from scorer.bundle.media import media_files
+from scorer.bundle.runner_file import runner_file
 from scorer.errors import ReferenceDataError
 from scorer.inputs.config import load_config
-from scorer.outputs.media import media_files
-from scorer.outputs.runner_file import runner_file
 from scorer.runner.data import read_dialogues
 
 IMAGE = "docker.io/org/scorer:1.0"

@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import (
+from helpers import (
     LOOPBACK_ONLY,
     PUBLIC,
     ROOT,
+    codalab_step,
     gone,
     in_network_namespace,
     read_jsonl,
@@ -26,7 +27,7 @@ from conftest import (
     toy_team,
 )
 
-from scorer.outputs.runner_file import runner_file
+from scorer.bundle.runner_file import runner_file
 
 pytestmark = pytest.mark.slow  # every test here starts processes
 
@@ -498,14 +499,11 @@ def code_competition_input(tmp_path: Path, source: str) -> Path:
 def codalab(
     root: Path, out: Path, env: dict | None = None, offline: bool = False
 ) -> subprocess.CompletedProcess:
-    """``codalab`` on ``root``; ``offline``: in a network namespace of its own, with loopback alone, as a
-    worker with ``COMPETITION_CONTAINER_NETWORK_DISABLED=True`` runs it (conftest's
-    :func:`in_network_namespace`)."""
-    return subprocess.run(
-        [*(in_network_namespace(LOOPBACK_ONLY) if offline else []), sys.executable, "-m", "scorer",
-         "codalab", str(root), str(out), "--no-synonyms"],
-        capture_output=True, text=True, cwd=ROOT, timeout=120, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    """:func:`codalab_step` on ``root``; ``offline``: in a network namespace of its own, with loopback alone,
+    as a worker with ``COMPETITION_CONTAINER_NETWORK_DISABLED=True`` runs it
+    (:func:`in_network_namespace`)."""
+    python = [*in_network_namespace(LOOPBACK_ONLY), sys.executable] if offline else []
+    return codalab_step(root, out, python=python, env=env)
 
 
 def test_codalab_scores_a_code_upload_as_it_scores_the_files_the_code_gives(tmp_path):

@@ -16,7 +16,7 @@ import struct
 import zipfile
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, leaderboard_into, make_zip, run_cli, toy_team
+from helpers import EXAMPLES, PUBLIC, leaderboard_into, make_zip, run_cli, toy_team
 
 from scorer import code_step
 from scorer.runner.faults import CodeFault, UsageFault

@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, leaderboard_into, run_cli
+from helpers import EXAMPLES, PUBLIC, leaderboard_into, run_cli
 
 FAULT = {"kind": "exception", "phase": "ppl", "function": "get_ppl", "dialog_id": "d-0003", "turn": 1}
 SAID = (

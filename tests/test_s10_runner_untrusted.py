@@ -14,9 +14,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, ROOT, TOY_TEAM, run_cli, scorer_run, toy_team
+from helpers import PUBLIC, ROOT, TOY_TEAM, run_cli, run_process, toy_team
 
-from scorer.outputs.runner_file import runner_file
+from scorer.bundle.runner_file import runner_file
 
 pytestmark = pytest.mark.slow
 
@@ -66,7 +66,9 @@ def bad_crc(data: bytearray) -> None:
     ids=["bad-crc", "encrypted", "unknown-method"],
 )
 def test_a_zip_the_runner_cannot_unpack_is_the_uploads_fault(tmp_path, patch, words):
-    done = scorer_run("--trusted-code", "--code", zipped(tmp_path, patch), "--output", tmp_path / "out")
+    done = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", zipped(tmp_path, patch), "--output", tmp_path / "out",
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "error: the team's code failed (upload" in done.stderr and words in done.stderr
     assert "the zip's entry 'team_code/" in done.stderr or "the zip cannot be read" in done.stderr
@@ -80,16 +82,17 @@ def test_a_zip_holding_a_name_as_file_and_folder_is_the_uploads_fault(tmp_path):
         z.writestr("team_code/generate.py", TOY_TEAM)
         z.writestr("team_code/data", "a file")
         z.writestr("team_code/data/weights.bin", "and a folder")
-    done = scorer_run("--trusted-code", "--code", archive, "--output", tmp_path / "out")
+    done = run_process("--data", PUBLIC, "--trusted-code", "--code", archive, "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "'team_code/data' both as a file and as a folder" in done.stderr
 
 
 def test_an_answer_holding_a_lone_surrogate_is_a_wrong_value_of_the_code(tmp_path):
     source = TOY_TEAM.replace('return "Ответ " + str(len(history_list))', 'return "Ответ \\ud800"')
-    done = scorer_run(
-        "--trusted-code", "--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out"
-    )
+    done = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", toy_team(tmp_path / "t", source),
+        "--output", tmp_path / "out",
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "(wrong_value; phase generate, function generate_text, dialog_id 'd-0001', turn 0)" in done.stderr
     assert "lone surrogate" in done.stderr
@@ -109,20 +112,23 @@ class Scalar:  # what a 0-d tensor is to float(): a number
 def test_a_value_whose_float_is_a_number_is_a_perplexity_and_a_wrong_one_says_what_to_return(tmp_path):
     source = class_0d + TOY_TEAM.replace("return 2.0 + len", "return Scalar(2.0 + len")
     source = source.replace("% 11\n", "% 11)\n")
-    done = scorer_run(
-        "--trusted-code", "--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out"
-    )
+    done = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", toy_team(tmp_path / "t", source),
+        "--output", tmp_path / "out",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    plain = scorer_run(
-        "--trusted-code", "--code", toy_team(tmp_path / "plain"), "--output", tmp_path / "plain-out"
-    )
+    plain = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", toy_team(tmp_path / "plain"),
+        "--output", tmp_path / "plain-out",
+    )  # fmt: skip
     assert plain.returncode == 0
     for name in ("ppl_output.json", "ppl_probes.json"):
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "plain-out" / name).read_bytes()
     wrong = TOY_TEAM.replace("return 2.0 + len(cur_query_tuple[1]) % 11", "return [2.0]")
-    done = scorer_run(
-        "--trusted-code", "--code", toy_team(tmp_path / "w", wrong), "--output", tmp_path / "w-out"
-    )
+    done = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", toy_team(tmp_path / "w", wrong),
+        "--output", tmp_path / "w-out",
+    )  # fmt: skip
     assert done.returncode == 1
     assert "it returned list [2.0]; it must return a real number" in done.stderr
     assert "float(x) or x.item()" in done.stderr
@@ -139,7 +145,7 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
     stop = answers[2]["references"][0][0]
     code = toy_team(tmp_path / "t", f"STOP = {stop!r}\n" + failing)
     out = tmp_path / "out"
-    first = scorer_run("--trusted-code", "--code", code, "--output", out)
+    first = run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", out)
     assert first.returncode == 1
     state = out / ".run-state" / "ppl.jsonl"
     kept = len(state.read_text(encoding="utf-8").splitlines()) - 1
@@ -153,21 +159,21 @@ def test_resume_says_what_it_reuses_and_refuses_other_code(tmp_path):
         + b'{"dialog_id": "d-0001", "turn": 1, "value": "abc"}\n'
         + b'{"dialog_id": "d-0001", "turn": 1, "value": 3.0}'[:-3] + "Ж".encode()[:1] + b"\n"
     )  # fmt: skip
-    again = scorer_run("--trusted-code", "--code", code, "--output", out, "--resume")
+    again = run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", out, "--resume")
     assert again.returncode == 1
     assert f"run: ppl: reusing {kept} kept turn(s) from" in again.stderr
     # the code changed: refused, saying which and how to start over
     (code / "team_code" / "generate.py").write_text(textwrap.dedent(TOY_TEAM), encoding="utf-8")
-    changed = scorer_run("--trusted-code", "--code", code, "--output", out, "--resume")
+    changed = run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", out, "--resume")
     assert changed.returncode == 2
     assert (
         "computed with other team_code/ (the code)" in changed.stderr and "without --resume" in changed.stderr
     )
-    fresh = scorer_run("--trusted-code", "--code", code, "--output", out)
+    fresh = run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", out)
     assert fresh.returncode == 0, fresh.stderr
     assert "discarding" in fresh.stderr
     whole = tmp_path / "whole"
-    assert scorer_run("--trusted-code", "--code", code, "--output", whole).returncode == 0
+    assert run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", whole).returncode == 0
     for name in ("submission.jsonl", "ppl_output.json"):
         assert (out / name).read_bytes() == (whole / name).read_bytes()
     values = json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))
@@ -184,12 +190,13 @@ def test_a_link_or_a_fifo_planted_as_kept_turns_is_never_followed(tmp_path, resu
     (out / ".run-state" / "generate.jsonl").symlink_to(target)
     os.mkfifo(out / ".run-state" / "ppl.jsonl")
     # a FIFO opened would block the run until the process's limit (120 s) fails the test
-    done = scorer_run("--trusted-code", "--code", code, "--output", out, *(["--resume"] if resume else []))
+    resumed = ["--resume"] if resume else []
+    done = run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", out, *resumed)
     assert done.returncode == 0, done.stderr
     assert target.read_text(encoding="utf-8") == "not the runner's\n"  # never written through the link
     assert "kept turn(s)" not in done.stderr  # neither held a turn the runner kept
     whole = tmp_path / "whole"
-    assert scorer_run("--trusted-code", "--code", code, "--output", whole).returncode == 0
+    assert run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", whole).returncode == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in whole.iterdir())
     for name in ("submission.jsonl", "ppl_output.json", "ppl_probes.json", "ppl_targets.json"):
         assert (out / name).read_bytes() == (whole / name).read_bytes()
@@ -197,25 +204,28 @@ def test_a_link_or_a_fifo_planted_as_kept_turns_is_never_followed(tmp_path, resu
 
 def test_limit_is_a_trial_on_the_first_dialogues_and_says_so(tmp_path):
     out = tmp_path / "out"
-    done = scorer_run("--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", out, "--limit", "2")
+    done = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", out,
+        "--limit", "2",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "run: --limit 2: a trial on the first 2 of" in done.stderr
     rows = [json.loads(x) for x in (out / "submission.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["dialog_id"] for r in rows] == ["d-0001", "d-0002"]
     assert sorted(json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))) == ["d-0001", "d-0002"]
-    assert (
-        scorer_run(
-            "--trusted-code", "--code", toy_team(tmp_path / "u"), "--output", tmp_path / "o2", "--limit", "0"
-        ).returncode
-        == 2
-    )
+    refused = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", toy_team(tmp_path / "u"), "--output", tmp_path / "o2",
+        "--limit", "0",
+    )  # fmt: skip
+    assert refused.returncode == 2
 
 
 @pytest.mark.parametrize("flag", ["--turn-timeout", "--setup-timeout"])
 def test_a_timeout_below_zero_is_a_usage_error_on_every_command(tmp_path, flag):
-    done = scorer_run(
-        "--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", tmp_path / "out", flag, "-5"
-    )
+    done = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", tmp_path / "out",
+        flag, "-5",
+    )  # fmt: skip
     assert done.returncode == 2 and f"{flag} -5: give a positive number of seconds" in done.stderr
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
@@ -242,7 +252,7 @@ def test_a_reference_data_error_is_exit_2_in_a_code_competitions_step(tmp_path, 
 
 def test_an_output_holding_the_code_or_the_data_is_refused(tmp_path):
     code = toy_team(tmp_path / "t")
-    done = scorer_run("--trusted-code", "--code", code, "--output", code)
+    done = run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", code)
     assert done.returncode == 2 and "holds --code or --data" in done.stderr
     assert (code / "team_code" / "generate.py").exists()
 
@@ -258,8 +268,8 @@ def test_the_probe_calls_follow_the_datas_audit_settings_and_the_runners_default
     (data / "config.toml").write_text("[audit]\nprobe_turns = 3\nprobe_min_words = 6\n", encoding="utf-8")
     out = tmp_path / "out"
     assert (
-        scorer_run(
-            "--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", out, data=data
+        run_process(
+            "--data", data, "--trusted-code", "--code", toy_team(tmp_path / "t"), "--output", out
         ).returncode
         == 0
     )

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import (
+from helpers import (
     PUBLIC,
     ROOT,
     assert_reported_as_a_fault,
@@ -25,6 +25,8 @@ from conftest import (
     posted_by,
     process_state,
     read_jsonl,
+    run_cli,
+    runner_process,
     scored_by_the_library,
     toy_team,
 )
@@ -50,13 +52,6 @@ def waits_for(path: Path) -> str:
             break
         time.sleep(0.01)
     """
-
-
-def runner_run(*args: object, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "scorer.runner", *map(str, args), "--quiet"],
-        capture_output=True, text=True, timeout=120, cwd=ROOT, env={**os.environ, **(env or {})},
-    )  # fmt: skip
 
 
 def honest_integral(tmp_path: Path) -> float:
@@ -98,8 +93,8 @@ def test_a_ppl_output_the_generate_phase_writes_is_removed_and_never_scored(tmp_
         '        fh.write("{}")\n',
     )
     (source_dir / "team_code" / "generate.py").write_text(forged, encoding="utf-8")
-    done = runner_run("--data", PUBLIC, "--code", source_dir, "--output", out, "--phase", "generate",
-                      "--keep-code", "--trusted-code", env={"ATTACK_OUTPUT": str(out)})  # fmt: skip
+    done = runner_process("--data", PUBLIC, "--code", source_dir, "--output", out, "--phase", "generate",
+                          "--keep-code", "--trusted-code", env={"ATTACK_OUTPUT": str(out)})  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["submission.jsonl", "team_code"]
 
@@ -113,7 +108,7 @@ def test_an_upload_of_files_copied_into_the_output_is_removed_and_the_step_repea
     upload.mkdir()
     for name in ("submission.jsonl", "ppl_output.json"):
         shutil.copy(out / name, upload)
-    done = runner_run(
+    done = runner_process(
         "--data", PUBLIC, "--code", upload, "--output", out, "--phase", "generate", "--keep-code",
         "--trusted-code",
     )  # fmt: skip
@@ -531,7 +526,6 @@ def test_the_bundle_run_as_codabench_runs_it_posts_what_run_and_score_give(tmp_p
     import shlex
 
     import yaml
-    from conftest import run_cli
 
     bundle = tmp_path / "bundle"
     assert run_cli("bundle", "--data", PUBLIC, "--output", bundle, "--image", "docker.io/org/scorer:1.0",

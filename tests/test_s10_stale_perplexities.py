@@ -8,7 +8,7 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, leaderboard_into, run_cli
+from helpers import EXAMPLES, PUBLIC, leaderboard_into, score_into
 
 from scorer import api
 
@@ -36,27 +36,10 @@ def run_folder(tmp_path, digests):
     return folder
 
 
-def score(tmp_path, folder, data=PUBLIC):
-    code = run_cli(
-        "score",
-        "--data",
-        data,
-        "--submission",
-        folder,
-        "--output",
-        tmp_path / "o",
-        "--quiet",
-        "--jobs",
-        "1",
-        "--no-synonyms",
-    )
-    return code, json.loads((tmp_path / "o" / "scores.json").read_text("utf-8"))
-
-
 def test_current_digests_raise_nothing_and_change_no_figure(tmp_path, capsys):
     targets = targets_of(PUBLIC)
     folder = run_folder(tmp_path, {d: digest(t) for d, t in targets.items()})
-    code, scores = score(tmp_path, folder)
+    code, scores = score_into(tmp_path, folder, "--no-synonyms", out="o")
     assert code == 0 and not any(w.get("kind") == "stale_perplexities" for w in scores["warnings"])
     assert "run --phase ppl" not in capsys.readouterr().err
     plain = api.score_submission(PUBLIC, EXAMPLES / "realistic", synonyms=False)
@@ -69,7 +52,7 @@ def test_stale_digests_are_scored_as_usual_and_warned_about(tmp_path, capsys):
     ids = list(targets)
     for d in ids[:12]:
         digests[d] = digest(["an answer corrected since"])
-    code, scores = score(tmp_path, run_folder(tmp_path, digests))
+    code, scores = score_into(tmp_path, run_folder(tmp_path, digests), "--no-synonyms", out="o")
     assert code == 0 and scores["status"] == "ok"
     assert scores["warnings"][-1] == {"kind": "stale_perplexities", "count": 12, "dialogs": ids[:10]}
     err = [line for line in capsys.readouterr().err.splitlines() if "run --phase ppl" in line]
@@ -95,7 +78,7 @@ def test_a_salt_keys_the_digests(tmp_path):
 def test_a_file_of_another_shape_is_not_used_and_said_so(tmp_path, text):
     folder = run_folder(tmp_path, {})
     (folder / "ppl_targets.json").write_bytes(text.encode("latin-1"))
-    code, scores = score(tmp_path, folder)
+    code, scores = score_into(tmp_path, folder, "--no-synonyms", out="o")
     assert code == 0 and [w["code"] for w in scores["warnings"] if "code" in w] == ["ppl_targets_unused"]
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TOY_TEAM, scorer_run, toy_team
+from helpers import PUBLIC, ROOT, TOY_TEAM, run_process, toy_team
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ def run_every_progress_line(*args: object, data: Path) -> subprocess.CompletedPr
 
 def test_a_package_the_runners_python_lacks_names_that_python_and_the_runner_alone(tmp_path):
     code = toy_team(tmp_path / "t", "import torch_not_installed_xyz\n" + TOY_TEAM)
-    done = scorer_run("--trusted-code", "--code", code, "--output", tmp_path / "out")
+    done = run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "(exception; phase generate, function import team_code.generate)" in done.stderr
     assert "No module named 'torch_not_installed_xyz'" in done.stderr
@@ -48,7 +48,7 @@ def test_a_package_the_runners_python_lacks_names_that_python_and_the_runner_alo
 
 def test_an_exception_of_the_codes_own_names_no_interpreter(tmp_path):
     code = toy_team(tmp_path / "t", "raise ValueError('a bug of its own')\n" + TOY_TEAM)
-    done = scorer_run("--trusted-code", "--code", code, "--output", tmp_path / "out")
+    done = run_process("--data", PUBLIC, "--trusted-code", "--code", code, "--output", tmp_path / "out")
     assert done.returncode == 1 and "ValueError: a bug of its own" in done.stderr
     assert "the code ran under" not in done.stderr
 
@@ -97,9 +97,10 @@ def test_the_setup_is_reported_once_a_phase_and_the_time_left_counts_the_turns_a
 
 def test_a_missing_function_is_named_with_what_the_module_defines(tmp_path):
     source = TOY_TEAM.split("def get_ppl")[0] + "def helper():\n    return 1\n\nCONSTANT = 3\n"
-    done = scorer_run(
-        "--trusted-code", "--code", toy_team(tmp_path / "t", source), "--output", tmp_path / "out"
-    )
+    done = run_process(
+        "--data", PUBLIC, "--trusted-code", "--code", toy_team(tmp_path / "t", source),
+        "--output", tmp_path / "out",
+    )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert (
         "team_code/generate.py defines no get_ppl; it defines: CONSTANT, generate_text, helper, "
@@ -115,7 +116,7 @@ def test_an_upload_without_the_package_is_missing_with_no_empty_place(tmp_path):
     (upload / "code").mkdir(parents=True)
     (upload / "code" / "model.py").write_text("", encoding="utf-8")
     (upload / "notes.txt").write_text("", encoding="utf-8")
-    done = scorer_run("--trusted-code", "--code", upload, "--output", tmp_path / "out")
+    done = run_process("--data", PUBLIC, "--trusted-code", "--code", upload, "--output", tmp_path / "out")
     assert done.returncode == 1, done.stderr
     assert "(missing; )" not in done.stderr and "; )" not in done.stderr
     assert "error: the team's code failed (missing): the upload holds no package team_code/" in done.stderr

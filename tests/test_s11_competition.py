@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import (
+from helpers import (
     PUBLIC,
     ROOT,
     bundle_listing,
@@ -29,15 +29,15 @@ from conftest import (
     process,
     read_jsonl,
     run_cli,
-    scorer_run,
+    run_process,
     toy_team,
 )
 
+from scorer.bundle import competition as code_bundle
+from scorer.bundle.make import held_out
 from scorer.errors import ConfigError
 from scorer.inputs.config import SUBMISSION_RULES
 from scorer.inputs.validation import Dialogue
-from scorer.outputs import code_bundle
-from scorer.outputs.bundle import held_out
 
 IMAGE = "docker.io/org/scorer:1.0"
 #: The held-out dialogues of the bundled example with seed 12345 and share 0.5: one random.Random(12345)
@@ -153,7 +153,7 @@ def test_a_competition_with_a_final_has_the_development_phase_only(tmp_path):
     config = write(tmp_path, FINAL_CONFIG)
     out = bundle(tmp_path, "final", "--config", config, "--code")
     text = (out / "competition.yaml").read_text(encoding="utf-8")
-    assert '    start: "2026-02-01 00:00:00"\n    end: "2026-03-14 23:59:59"\n' in text
+    assert "  start: '2026-02-01 00:00:00'\n  end: '2026-03-14 23:59:59'\n" in text
     spec = spec_of(out)
     assert spec["version"] == 2 and spec["title"] == "Диалоги" and spec["queue"] == "gpu-queue"
     assert spec["docker_image"] == "docker.io/org/scorer-torch:2.0"
@@ -544,8 +544,6 @@ def test_russian_pages_and_starting_kit(tmp_path):
 
 
 def test_the_organizers_docs_are_linked_and_name_the_workers_settings():
-    from conftest import ROOT
-
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "organizers.md" in readme and "changelog.md" in readme
     guide = " ".join((ROOT / "docs" / "organizers.md").read_text(encoding="utf-8").split())
@@ -685,9 +683,10 @@ def test_the_organizers_final_ranks_three_teams_as_the_docs_say(tmp_path):
             )
             continue
         assert generated.returncode == 0, generated.stderr
-        done = scorer_run(
-            "--code", code, "--output", runs / name, "--phase", "ppl", data=out / "final" / "reference_data"
-        )
+        done = run_process(
+            "--data", out / "final" / "reference_data", "--code", code, "--output", runs / name,
+            "--phase", "ppl",
+        )  # fmt: skip
         assert done.returncode == 0, done.stderr
     board = tmp_path / "board"
     ranked = process(

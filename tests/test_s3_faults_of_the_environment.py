@@ -14,16 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import (
-    EXAMPLES,
-    PUBLIC,
-    ROOT,
-    make_split,
-    run_cli,
-    scores_of,
-    write_json,
-    write_jsonl,
-)
+from helpers import EXAMPLES, PUBLIC, ROOT, make_split, process, run_cli, scores_of, write_json, write_jsonl
 
 from scorer.cli import exits
 
@@ -139,14 +130,7 @@ def test_a_full_disk_names_the_path_and_keeps_the_previous_outputs(tmp_path):
     out = tmp_path / "out"
     assert run_cli(*map(str, SCORE), "--output", out, "--quiet") == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    done = subprocess.run(
-        [sys.executable, "-m", "scorer", *map(str, SCORE), "--output", str(out), "--quiet"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=_file_size_limit(4096),
-    )
+    done = process(*SCORE, "--output", out, "--quiet", timeout=300, preexec_fn=_file_size_limit(4096))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     message = done.stderr.strip().splitlines()[-1]
     assert message.startswith(f"error: {out / 'details.csv'}: File too large"), message

@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import PUBLIC, VALID_PPL, VALID_SUB, run_cli
+from helpers import PUBLIC, VALID_PPL, VALID_SUB, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -13,12 +13,11 @@ import sqlite3
 import stat
 import struct
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, process, run_cli, score_into, upload
+from helpers import EXAMPLES, PUBLIC, ROOT, process, score_cli, score_into, upload
 
 from scorer.metric import token_cache
 from scorer.metric.cache import STALE_SECONDS, cache_dir_problem
@@ -35,10 +34,6 @@ OTHER_UID = 2001
 #: A run with a fresh cache allowed two processes builds the thesaurus index on a forked worker: these tests'
 #: own caches start empty, and they stay in this process (docs/testing.md).
 ONE_PROCESS = ("--jobs", "1")
-
-
-def score(out, *extra, submission=EXAMPLES / "realistic"):
-    return run_cli("score", "--data", PUBLIC, "--submission", submission, "--output", out, "--quiet", *extra)
 
 
 @pytest.fixture
@@ -106,11 +101,8 @@ def test_a_lock_held_on_the_output_directory_itself_does_not_block_a_run(tmp_pat
     fd = os.open(out, os.O_RDONLY)  # what any user who can read the folder can do
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        done = subprocess.run(
-            [sys.executable, "-m", "scorer", "score", "--data", PUBLIC,
-             "--submission", EXAMPLES / "realistic", "--output", out, "--quiet", "--no-synonyms"],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        done = process("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", out,
+                       "--quiet", "--no-synonyms")  # fmt: skip
     finally:
         os.close(fd)
     assert done.returncode == 0 and "waiting" not in done.stderr
@@ -147,11 +139,8 @@ def test_another_user_holding_the_output_directory_does_not_block_a_run(open_tmp
     try:
         time.sleep(0.3)
         assert holder.poll() is None
-        done = subprocess.run(
-            [sys.executable, "-m", "scorer", "score", "--data", PUBLIC,
-             "--submission", EXAMPLES / "realistic", "--output", out, "--quiet", "--no-synonyms"],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        done = process("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", out,
+                       "--quiet", "--no-synonyms")  # fmt: skip
         assert done.returncode == 0 and "waiting" not in done.stderr
     finally:
         holder.kill()
@@ -190,7 +179,7 @@ def test_a_cache_directory_that_is_a_link_or_open_to_others_is_not_used(tmp_path
     link.symlink_to(target)
     monkeypatch.setenv("SCORER_CACHE_DIR", str(link))
     assert cache_dir_problem() == "it is a symbolic link"
-    assert score(tmp_path / "out", "--no-synonyms") == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out", "--quiet", "--no-synonyms") == 0
     assert list(target.iterdir()) == []
     err = capsys.readouterr().err
     assert f"warning: the cache directory {link} is not used (it is a symbolic link)" in err
@@ -200,12 +189,12 @@ def test_a_cache_directory_that_is_a_link_or_open_to_others_is_not_used(tmp_path
     os.chmod(shared, 0o777)
     monkeypatch.setenv("SCORER_CACHE_DIR", str(shared))
     assert cache_dir_problem() == "others may write to it and it has no sticky bit"
-    assert score(tmp_path / "out2", "--no-synonyms") == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out2", "--quiet", "--no-synonyms") == 0
     assert list(shared.iterdir()) == []
     os.chmod(shared, 0o1777)  # a shared folder with the sticky bit, as /tmp: used
     assert cache_dir_problem() is None
     capsys.readouterr()
-    assert score(tmp_path / "out3", "--no-synonyms") == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out3", "--quiet", "--no-synonyms") == 0
     assert any(p.name.startswith("tokens-") for p in shared.iterdir())
     assert "cache directory" not in capsys.readouterr().err
 
@@ -234,7 +223,7 @@ def test_stale_temporaries_of_killed_runs_are_removed(tmp_path, monkeypatch):
         path.write_bytes(b"x" * 1000)
     hour_ago = time.time() - STALE_SECONDS - 60
     os.utime(old, (hour_ago, hour_ago))
-    assert score(tmp_path / "out", "--no-synonyms") == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out", "--quiet", "--no-synonyms") == 0
     assert not old.exists() and fresh.exists()
 
 
@@ -274,7 +263,7 @@ def test_an_uploads_own_words_never_reach_what_a_run_loads_whole(tmp_path, monke
 
     cache = tmp_path / "cache"
     monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
-    assert score(tmp_path / "first", *ONE_PROCESS) == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "first", "--quiet", *ONE_PROCESS) == 0
     whole = {p.name: p.read_bytes() for p in cache.iterdir() if p.name.startswith(("tokens-", "keys-"))}
     # the token cache, and beside it the compiled engine's token table (the pure engine keeps no table)
     kinds = ["keys", "tokens"] if accelerator.active() else ["tokens"]
@@ -290,7 +279,7 @@ def test_an_uploads_own_words_never_reach_what_a_run_loads_whole(tmp_path, monke
     lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     (crafted / "submission.jsonl").write_text(lines, "utf-8")
     shutil.copy(EXAMPLES / "realistic" / "ppl_output.json", crafted)
-    assert score(tmp_path / "second", *ONE_PROCESS, submission=crafted) == 0
+    assert score_cli(crafted, tmp_path / "second", "--quiet", *ONE_PROCESS) == 0
     after = token_cache.load(path)
     assert after.keys() == kept.keys() and all(after[s].keys() == kept[s].keys() for s in kept)
     assert not any("зублорк" in t for table in after.values() for t in table)
@@ -300,7 +289,7 @@ def test_an_uploads_own_words_never_reach_what_a_run_loads_whole(tmp_path, monke
     assert TokenStore(store).get("lemma", "зублорк0x7ый") == frozenset({"зублорк0x7ый"})
     assert TokenStore(store).get("lemma", "кот") is None  # a reference word is the token cache's
     # and the next ordinary run gives the same outputs as the first
-    assert score(tmp_path / "third", *ONE_PROCESS) == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "third", "--quiet", *ONE_PROCESS) == 0
     assert (tmp_path / "third" / "scores.json").read_bytes() == (
         tmp_path / "first" / "scores.json"
     ).read_bytes()
@@ -343,7 +332,7 @@ def test_another_users_side_files_of_the_word_store_are_never_read_or_rolled_bac
     cache.mkdir()
     os.chmod(cache, 0o1777)
     monkeypatch.setenv("SCORER_CACHE_DIR", str(cache))
-    assert score(tmp_path / "first", *ONE_PROCESS) == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "first", "--quiet", *ONE_PROCESS) == 0
     first = (tmp_path / "first" / "scores.json").read_bytes()
     (store,) = cache.glob("words-*/words.sqlite")
     (tokens,) = cache.glob("tokens-*")
@@ -359,7 +348,7 @@ def test_another_users_side_files_of_the_word_store_are_never_read_or_rolled_bac
         side = Path(f"{store}{suffix}")
         side.write_bytes(data)
         os.chown(side, OTHER_UID, OTHER_UID)
-        assert score(tmp_path / f"run{n}", *ONE_PROCESS) == 0
+        assert score_cli(EXAMPLES / "realistic", tmp_path / f"run{n}", "--quiet", *ONE_PROCESS) == 0
         assert (tmp_path / f"run{n}" / "scores.json").read_bytes() == first, suffix
         assert store.read_bytes() == kept and side.read_bytes() == data  # neither applied nor removed
         side.unlink()
@@ -367,7 +356,7 @@ def test_another_users_side_files_of_the_word_store_are_never_read_or_rolled_bac
     for path in store.parent.iterdir():
         path.unlink()
     os.chown(store.parent, OTHER_UID, OTHER_UID)
-    assert score(tmp_path / "squatted", *ONE_PROCESS) == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "squatted", "--quiet", *ONE_PROCESS) == 0
     assert (tmp_path / "squatted" / "scores.json").read_bytes() == first
     assert list(store.parent.iterdir()) == []
 

@@ -12,7 +12,7 @@ import sys
 import unicodedata
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, process, run_cli
+from helpers import EXAMPLES, PUBLIC, process, run_cli
 
 from scorer.cli import commands
 from scorer.progress import ProgressDisplay, render

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import (
+from helpers import (
     EXAMPLES,
     PUBLIC,
     ROOT,

@@ -7,7 +7,7 @@ import os
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli
 
 from scorer import api
 from scorer.errors import ConfigError, ReferenceDataError

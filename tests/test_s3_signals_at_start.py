@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, has_sigterm_handler
+from helpers import EXAMPLES, PUBLIC, ROOT, has_sigterm_handler, run_cli, toy_team
 
 pytestmark = pytest.mark.slow
 
@@ -150,7 +150,6 @@ def test_a_stop_held_before_the_runner_takes_the_signals_ends_its_run(tmp_path, 
     """The runner's ``__main__`` holds SIGINT and SIGTERM from its first line while its modules are imported,
     and ``scorer run`` those held since the package's first import: ``main`` ends the run on the first, with
     its code and one line, before anything is read or started."""
-    from conftest import toy_team
 
     from scorer.runner.main import main
 
@@ -173,9 +172,7 @@ def test_the_runners_one_file_stopped_as_it_starts_gives_its_code(tmp_path, sign
     import os
     import time
 
-    from conftest import toy_team
-
-    from scorer.outputs.runner_file import runner_file
+    from scorer.bundle.runner_file import runner_file
 
     runner = tmp_path / "runner.py"
     runner.write_bytes(runner_file())
@@ -197,7 +194,6 @@ def test_the_runners_one_file_stopped_as_it_starts_gives_its_code(tmp_path, sign
 def test_a_stop_the_scorer_held_before_run_ends_the_run(tmp_path, capsys, monkeypatch):
     """``scorer run``: a SIGTERM held since the package's first import (``Stop.held``) is the runner's stop
     (143, one line), not lost."""
-    from conftest import run_cli, toy_team
 
     from scorer.stop import STOP
 

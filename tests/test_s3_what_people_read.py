@@ -11,7 +11,7 @@ import urllib.parse
 import zipfile
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli
 
 from scorer.safe_text import csv_cell, shown, shown_lines
 

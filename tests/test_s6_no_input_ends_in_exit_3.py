@@ -6,14 +6,14 @@ cannot analyse is its own lemma, and the run says so in ``scores.json`` under ``
 The other classes of docs/security.md's "Fault isolation" section are tested in the files of their own
 sections: bounded work and the cache in ``test_s3_*.py``, the thesaurus identity in
 ``test_s4_thesaurus_identity.py``, the organizer's configuration in ``test_s7_configuration_faults.py``, the
-human ratings in ``test_s8_ratings_and_resamples.py``, the commit marker in ``test_cli.py``.
+human ratings in ``test_s8_ratings_and_resamples.py``, the commit marker in ``test_s6_command_line.py``.
 """
 
 import json
 import sys
 
 import pytest
-from conftest import PUBLIC, run_cli, score_into, upload
+from helpers import PUBLIC, run_cli, score_into, upload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

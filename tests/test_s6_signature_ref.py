@@ -9,7 +9,7 @@ import hmac
 import json
 import shutil
 
-from conftest import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli
 
 from scorer import api
 from scorer.inputs.reference import ReferenceData

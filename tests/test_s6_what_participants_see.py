@@ -15,7 +15,7 @@ import json
 import shutil
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, read_jsonl, run_cli
+from helpers import EXAMPLES, PUBLIC, read_jsonl, run_cli
 
 from scorer.metric.text import tokenise
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, leaderboard_into, run_cli, score_into
+from helpers import EXAMPLES, PUBLIC, leaderboard_into, run_cli, score_into
 
 from scorer.errors import ConfigError
 from scorer.inputs.config import load_config

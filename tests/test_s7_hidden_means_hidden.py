@@ -6,11 +6,16 @@ import csv
 import io
 import math
 
-from conftest import EXAMPLES, PUBLIC, SALT, SALTED, codalab_input, private_digest, run_cli, scores_of
-
-
-def score_cli(sub, out, *extra):
-    return run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out, *extra)
+from helpers import (
+    EXAMPLES,
+    SALT,
+    SALTED,
+    codalab_input,
+    private_digest,
+    run_cli,
+    score_cli,
+    scores_of,
+)
 
 
 def test_codalab_takes_the_private_config_from_ref(tmp_path):

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli
 from sacrebleu.significance import Result, _compute_p_value, _paired_bs_test
 
 from scorer.inputs.human_ratings import HumanRatingsError, finite_mean, read_human

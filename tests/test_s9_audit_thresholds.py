@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from conftest import make_split, make_submission, run_cli
+from helpers import make_split, make_submission, run_cli
 
 from scorer.scoring.audit import audit_board, audit_submission
 

@@ -8,7 +8,7 @@ import sys
 import tomllib
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT
+from helpers import EXAMPLES, PUBLIC, ROOT
 
 
 @pytest.mark.slow

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorer import api, code_step
+from scorer.bundle.make import FINAL, make_bundle, write_bundle
 from scorer.errors import EXIT_INVALID, EXIT_OK, ScorerError, SubmissionInvalid, UsageError
 from scorer.inputs.config import BUILT_IN_SOURCE, Config, config_for, load_config
 from scorer.inputs.contract import DETAILED_RESULTS
 from scorer.inputs.intake import platform_upload
 from scorer.inputs.ppl_targets import stale_line
 from scorer.metric.nonstarters import long_mark_run, mark_run_message
-from scorer.outputs.bundle import FINAL, make_bundle, write_bundle
 from scorer.outputs.output_dir import locked, prepare, write_file
 from scorer.outputs.report import (
     CORRELATION_JSON,

@@ -13,7 +13,7 @@ memo, the token cache, the signature and the pages take it from here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from scorer.metric.engine.links import KeyFunction
@@ -49,6 +49,9 @@ class Stage:
     #: A token's keys, given the run (None: the exact stage, whose key is the token itself).
     keys: Callable[[TokenKeys, str], frozenset[str]] | None
     css: str = "background:#eeeeee"  # how pages mark its links
+    #: What the stage matches, in the words of a competition's pages, by language (``en``, ``ru``); a language
+    #: it does not name describes it by its name.
+    described: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def is_exact(self) -> bool:
@@ -76,7 +79,14 @@ def _synsets(run: TokenKeys, token: str) -> frozenset[str]:
 
 
 EXACT = Stage(
-    "exact", "exact match", None, False, False, None, "background:#c8e6c9;border-bottom:2px solid #2e7d32"
+    "exact",
+    "exact match",
+    None,
+    False,
+    False,
+    None,
+    "background:#c8e6c9;border-bottom:2px solid #2e7d32",
+    {"en": "equal words", "ru": "совпадающие слова"},
 )
 LEMMA = Stage(
     "lemma",
@@ -86,6 +96,7 @@ LEMMA = Stage(
     False,
     _lemmas,
     "background:#bbdefb;border-bottom:2px dashed #1565c0",
+    {"en": "words sharing a lemma (pymorphy3)", "ru": "слова с общей леммой (pymorphy3)"},
 )
 SYNONYM = Stage(
     "synonym",
@@ -95,6 +106,7 @@ SYNONYM = Stage(
     True,
     _synsets,
     "background:#ffe0b2;border-bottom:2px dotted #e65100",
+    {"en": "synonyms (RuWordNet)", "ru": "синонимы (RuWordNet)"},
 )
 
 #: Every stage by name: the contract's three, then any registered (:func:`register`). A mutable registry at

@@ -1,4 +1,4 @@
-"""``python -m scorer.runner``, and the runner's one file (``scorer/outputs/runner_file.py``): the runner's
+"""``python -m scorer.runner``, and the runner's one file (``scorer/bundle/runner_file.py``): the runner's
 command line (:func:`scorer.runner.main.main`). SIGINT and SIGTERM are held from this module's first line,
 while the runner's modules are imported (compiled from the one file's zip archive, a while), and handed to
 ``main``, which ends the run on the first as its own handler would have."""

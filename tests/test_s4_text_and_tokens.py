@@ -1,3 +1,6 @@
+"""Contract section 4, text normalisation and tokens: NFKC, ``str.lower()``, ``ё`` -> ``е``; the tokens are
+``re.findall(r"\\w+", ...)`` of the normalised text."""
+
 from scorer.metric.text import normalise, tokenise
 
 

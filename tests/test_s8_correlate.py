@@ -7,7 +7,7 @@ import math
 import random
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli
 from scipy import stats
 
 from scorer.inputs.human_ratings import read_human

@@ -4,7 +4,7 @@ import math
 import random
 
 import pytest
-from conftest import make_split, make_submission
+from helpers import make_split, make_submission
 
 from scorer import load_config, score_submission
 from scorer.errors import ConfigError

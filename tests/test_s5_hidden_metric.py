@@ -1,3 +1,7 @@
+"""Contract section 5, the hidden metric per turn from its perplexity: ``inverse`` (the default) is 1 / p,
+``log`` maps p to 1 - ln p / ln p_max clamped to [0, 1] (p_max 1000 unless set), and other methods plug in
+by name."""
+
 import math
 
 import pytest

@@ -7,7 +7,7 @@ import shutil
 import zipfile
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli, write_json
+from helpers import EXAMPLES, PUBLIC, run_cli, write_json
 
 from scorer import api
 

@@ -8,7 +8,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli
 
 from scorer.scoring.significance import interval, make_strata, paired_p_value, resampled_integrals
 
@@ -149,8 +149,6 @@ def api_board(progress):
     import shutil
     import tempfile
     from pathlib import Path
-
-    from conftest import EXAMPLES, PUBLIC
 
     from scorer import api
 

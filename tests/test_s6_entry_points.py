@@ -8,7 +8,7 @@ import sys
 import zipfile
 
 import pytest
-from conftest import EXAMPLES, PUBLIC, ROOT, run_cli, scores_of
+from helpers import EXAMPLES, PUBLIC, ROOT, run_cli, scores_of
 
 PRIVATE = '[hidden_metric]\nmethod = "log"\np_max = 1000.0\nsalt = "entry-points-salt-0a1b2c"\n'
 

@@ -4,6 +4,7 @@ import shutil
 import sqlite3
 
 import pytest
+from helpers import MINI_RWN, mini_sqlite
 
 from scorer.errors import ThesaurusError
 from scorer.metric import thesaurus
@@ -71,8 +72,6 @@ def test_shared_copy_links_real_synonyms(real_rwn_path):
 
 
 def test_the_made_up_thesaurus_reads_alike_as_xml_and_sqlite(rwn, tmp_path):
-    from conftest import mini_sqlite
-
     db = load_thesaurus(mini_sqlite(tmp_path / "mini.db"))
     assert db.identity.startswith("rwn-sqlite-") and rwn.identity.startswith("rwn-xml-NVA-")
     assert db.index == rwn.index
@@ -148,8 +147,6 @@ def test_warm_start_hashes_the_source_but_parses_nothing(tmp_path, monkeypatch):
 
 def test_the_xml_is_streamed_with_the_pairs_a_full_parse_gives(tmp_path):
     import xml.etree.ElementTree as ET
-
-    from conftest import MINI_RWN
 
     from scorer.metric.thesaurus import _read_xml
 

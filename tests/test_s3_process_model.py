@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from process_model_check import one, penalty_command  # noqa: E402  the cases, as the script runs them

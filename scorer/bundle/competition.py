@@ -8,7 +8,7 @@ writes ``submission.jsonl`` and copies ``team_code/`` beside it; the scoring ste
 the ``ppl`` phase on that copy with the reference answers, and scores. The reference data's config says
 ``[competition] submissions = "code"`` (:func:`carried_config`). The starting kit holds a complete working
 ``team_code/`` in plain Python: a Kneser-Ney bigram model of words and of their endings over the texts it
-ships (:mod:`scorer.outputs.kit_texts`), which answers with the question's words and its texts' commonest
+ships (:mod:`scorer.bundle.pages`), which answers with the question's words and its texts' commonest
 words, and whose perplexities are real: a text with its words shuffled is less likely than the text.
 
 Time limits (``[platform]``, contract section 11). Codabench ends a step (the prediction, then the scoring,
@@ -36,11 +36,8 @@ from scorer.inputs.config import Config, PlatformSettings, config_tables
 from scorer.inputs.contract import DIALOGUES
 from scorer.inputs.validation import Dialogue
 
-from .media import media_files as media_files  # the bundle's media, read as hostile input
-
 INGESTION_PROGRAM, INPUT_DATA = "ingestion_program", "input_data"
 RUNNER = "runner.py"
-KIT_CODE = "starting_kit/team_code"
 #: The folder the pages' local run writes (the runner command's ``--output``), which ``validate`` checks.
 RUN_FOLDER = "my_run"
 #: The scoring step's command (Codabench mounts the run's folders at /app).
@@ -113,7 +110,7 @@ class Task:
 @dataclass(frozen=True)
 class Competition:
     """The competition a bundle makes, every value checked
-    (:func:`scorer.outputs.bundle.plan_competition`): the public one (``task``: its one task and phase;
+    (:func:`scorer.bundle.make.plan_competition`): the public one (``task``: its one task and phase;
     ``held_out``: the organizer's final task, when there is a final), or, with ``organizers_final``, the
     organizer's own final competition (``task`` is then the held-out one)."""
 
@@ -167,121 +164,6 @@ class Competition:
         """The development phase's last day (it ends at 23:59:59 UTC), with a final."""
         final = self.platform.final_start
         return None if final is None else final - datetime.timedelta(days=1)
-
-
-#: The starting kit's model: plain Python, its texts beside it (``texts.txt``).
-KIT_GENERATE = r'''
-"""A small working model for the competition's protocol, in plain Python, over the texts of texts.txt: a
-bigram model of words and punctuation marks (interpolated Kneser-Ney), mixed half and half with a bigram
-model of the words' endings, which also knows the order of words it has never seen. It answers with the
-question's own words and the words its texts use most, and gives real perplexities of the target text."""
-
-import math
-import os
-import re
-
-TOKEN = re.compile(r"\w+|[^\w\s]")
-START, END = "<s>", "</s>"
-DISCOUNT = 0.75  # Kneser-Ney's absolute discount
-UNSEEN = 0.05  # the share of the lower-order distribution kept for symbols never seen
-OPEN_WORDS = 20000  # how many word forms one ending is taken to have (most of them never seen)
-COMMON_WORDS = 3  # how many of the texts' commonest words an answer adds
-
-
-def _tokens(text):
-    """The text's words and punctuation marks, in lower case, with е for ё."""
-    return TOKEN.findall(text.lower().replace("ё", "е"))
-
-
-def _ending(token):
-    """A word's last two letters; a number, a mark and the text's start and end stand for themselves."""
-    return "-" + token[-2:] if token[:1].isalpha() else "#" if token.isdigit() else token
-
-
-def _text_of(parts):
-    return " ".join(p["content"] for p in parts if p["type"] == "text")
-
-
-class Bigrams:
-    """An interpolated Kneser-Ney bigram model of sequences of symbols."""
-
-    def __init__(self, sequences):
-        self.pairs, self.left, self.after, self.before = {}, {}, {}, {}
-        for seq in sequences:
-            for a, b in zip(seq, seq[1:]):
-                if (a, b) not in self.pairs:
-                    self.after[a] = self.after.get(a, 0) + 1  # how many symbols follow a
-                    self.before[b] = self.before.get(b, 0) + 1  # how many symbols precede b
-                self.pairs[(a, b)] = self.pairs.get((a, b), 0) + 1
-                self.left[a] = self.left.get(a, 0) + 1
-
-    def p(self, a, b, unseen):
-        """P(b | a), where ``unseen`` is b's probability among symbols never seen."""
-        lower = (1 - UNSEEN) * self.before.get(b, 0) / len(self.pairs) + UNSEEN * unseen
-        seen = self.left.get(a, 0)
-        if not seen:
-            return lower
-        return (max(self.pairs.get((a, b), 0) - DISCOUNT, 0) + DISCOUNT * self.after[a] * lower) / seen
-
-
-def setup_model_and_tokenizer():
-    """Read texts.txt (one text a line) and count its words, their endings and their pairs."""
-    folder = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(folder, "texts.txt"), encoding="utf-8") as fh:
-        texts = [line.strip() for line in fh if line.strip()]
-    sequences = [[START] + _tokens(text) + [END] for text in texts]
-    forms = {}  # ending -> {word: count}
-    for seq in sequences:
-        for token in seq[1:]:
-            counts = forms.setdefault(_ending(token), {})
-            counts[token] = counts.get(token, 0) + 1
-    spread = {}  # word -> how many texts hold it
-    for seq in sequences:
-        for token in set(seq[1:-1]):
-            if token[:1].isalpha():
-                spread[token] = spread.get(token, 0) + 1
-    model = {
-        "texts": texts,
-        "common": sorted(spread, key=lambda w: (-spread[w], w)),
-        "words": Bigrams(sequences),
-        "endings": Bigrams([[_ending(t) for t in seq] for seq in sequences]),
-        "forms": forms,
-    }
-    return model, _tokens
-
-
-def _p(model, a, b):
-    """P(b | a) over words and marks: half the words' bigrams, half P(b's ending | a's) P(b | its ending)."""
-    if b[:1].isalpha():
-        forms = model["forms"].get(_ending(b), {})
-        total = sum(forms.values())
-        discounted = max(forms.get(b, 0) - DISCOUNT, 0) + DISCOUNT * len(forms) / OPEN_WORDS
-        of_ending = discounted / total if total else 1 / OPEN_WORDS
-    else:
-        of_ending = 1 / 1000 if b.isdigit() else 1.0  # a number among a thousand; a mark is its own ending
-    by_word = model["words"].p(a, b, 1 / OPEN_WORDS)
-    by_ending = model["endings"].p(_ending(a), _ending(b), 1 / 1000) * of_ending
-    return (by_word + by_ending) / 2
-
-
-def generate_text(model, tokenizer, cur_query_list, history_list):
-    """The question's own words (an answer usually repeats them), with "Да," first for a yes-no question
-    (one that asks with "ли"), and after them the words its texts use most (in the most texts) that the
-    answer lacks: the words a Russian answer is likeliest to hold."""
-    question = _text_of(cur_query_list).strip().rstrip("?").strip()
-    if "ли" in tokenizer(question):
-        question = "Да, " + question[:1].lower() + question[1:]
-    have = set(tokenizer(question))
-    return " ".join([question, *[w for w in model["common"] if w not in have][:COMMON_WORDS]]).strip()
-
-
-def get_ppl(model, tokenizer, cur_query_tuple, history_list):
-    """exp of the mean negative log-probability of the target's words and marks, and of its end."""
-    _query, target = cur_query_tuple
-    tokens = [START] + tokenizer(target) + [END]
-    total = -sum(math.log(_p(model, a, b)) for a, b in zip(tokens, tokens[1:]))
-    return math.exp(total / (len(tokens) - 1))
-'''.lstrip("\n")
 
 
 #: The line a code competition's private config holds under ``[competition]`` (contract sections 7, 10).
@@ -416,7 +298,7 @@ def code_files(
 ) -> dict[str, bytes]:
     """The files a code competition adds whatever its configuration: the runner (the ingestion program's;
     the starting kit holds it too) and the input data (``dialogues.jsonl`` and ``media``, the files it
-    names, by their path in the data folder). The bundle (:func:`scorer.outputs.bundle.bundle_files`)
+    names, by their path in the data folder). The bundle (:func:`scorer.bundle.make.bundle_files`)
     writes the commands, the pages, the starting kit and each task's data from its configuration."""
     files = {f"{INGESTION_PROGRAM}/{RUNNER}": runner_source, f"{INPUT_DATA}/{DIALOGUES}": dialogues_bytes}
     files.update({f"{INPUT_DATA}/{name}": data for name, data in (media or {}).items()})

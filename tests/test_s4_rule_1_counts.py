@@ -4,8 +4,7 @@ import json
 import random
 
 from bruteforce import all_alignments
-from conftest import PUBLIC
-from helpers import STAGE_ORDERS, WORDS, counted
+from helpers import PUBLIC, STAGE_ORDERS, WORDS, counted
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -8,11 +8,14 @@ dialogues name), the public data (``dialogues.jsonl`` and the same media files),
 with their limits, and a leaderboard whose columns are the top-level numbers of ``scores.json``, each with
 ``posted_decimals`` decimals. Nothing private (``answers.jsonl``, the configuration) is written outside the
 tasks' reference-data folders, and the pages say of the hidden metric only that it is derived from the
-perplexities. ``--code`` makes a code competition (:mod:`scorer.outputs.code_bundle`), which may have a
+perplexities. ``--code`` makes a code competition (:mod:`scorer.bundle.competition`), which may have a
 final on held-out dialogues (:func:`held_out`, contract section 11): the public competition then has one
 phase, development, on the other dialogues, and ``final/`` beside it holds the held-out dialogues as the two
 steps need them and ``final/bundle.zip``, the organizer's own competition that runs each team's selected
 upload on them. No held-out dialogue reaches the public competition's folders or its ``bundle.zip``.
+
+``competition.yaml`` is data (:func:`competition_spec`) emitted by PyYAML's ``safe_dump``, every value typed
+and every date and time a quoted string; the pages come from templates (:mod:`scorer.bundle.pages`).
 
 Every value is checked before anything is written (:func:`plan_competition`), and the same inputs give the
 same bytes: every file is made from the inputs alone (the salt a private config without one gets is
@@ -23,7 +26,6 @@ fixed date.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import io
 import json
 import os
@@ -35,19 +37,19 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from scorer.errors import ConfigError, UsageError
 from scorer.inputs.config import AuditSettings, Config
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
 from scorer.inputs.validation import Dialogue
+from scorer.outputs.output_dir import publish
 from scorer.scoring.run import Run, RunOptions
 
-from . import kit_texts
-from .code_bundle import (
+from . import pages
+from .competition import (
     INGESTION_PROGRAM,
     INPUT_DATA,
-    KIT_CODE,
-    KIT_GENERATE,
     RUNNER,
     Competition,
     Task,
@@ -58,9 +60,8 @@ from .code_bundle import (
     said_submissions,
     scoring_command,
 )
-from .kit_texts import KIT_TEXTS
+from .kit import example_upload, kit_code
 from .media import media_parts, named_media
-from .output_dir import publish
 from .runner_file import runner_file
 
 COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
@@ -92,7 +93,7 @@ PAGE_FILES = ("pages/overview.md", "pages/evaluation.md", "pages/data.md", "page
 class BundleSource:
     """What a bundle is made of: the reference files' bytes, the checked dialogues, the configuration in
     force and its file's bytes (None for the built-in default), and the media files the dialogues name
-    (:func:`scorer.outputs.media.media_files`: path in the data folder -> bytes)."""
+    (:func:`scorer.bundle.media.media_files`: path in the data folder -> bytes)."""
 
     dialogues_bytes: bytes
     answers_bytes: bytes
@@ -306,7 +307,7 @@ def bundle_files(
     code: Mapping[str, bytes] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the bundle folder by its path in it, ``bundle.zip`` (the folder zipped) included; with
-    ``code`` (the runner at ``ingestion_program/runner.py``, as :func:`scorer.outputs.code_bundle.code_files`
+    ``code`` (the runner at ``ingestion_program/runner.py``, as :func:`scorer.bundle.competition.code_files`
     gives it), a code competition (contract section 10). Raises what :func:`plan_competition` raises."""
     competition = plan_competition(source, image, title, code is not None)
     return competition_files(competition, None if code is None else code[f"{INGESTION_PROGRAM}/{RUNNER}"])
@@ -344,10 +345,10 @@ def _tree(competition: Competition, runner_source: bytes | None) -> dict[str, by
     files: dict[str, bytes] = {
         COMPETITION_YAML: competition_yaml(competition).encode("utf-8"),
         "logo.png": logo_png(),
-        **{path: text.encode("utf-8") for path, text in zip(PAGE_FILES, kit_texts.pages(competition))},
+        **{path: text.encode("utf-8") for path, text in zip(PAGE_FILES, pages.pages(competition))},
         f"{SCORING_PROGRAM}/metadata.yaml": _metadata(
             scoring_command(platform if competition.code else None),
-            kit_texts.word(competition.language, "scoring_program"),
+            pages.word(competition.language, "scoring_program"),
         ),
         f"{task.reference_folder}/{DIALOGUES}": task.dialogues_bytes,
         f"{task.reference_folder}/{ANSWERS}": task.answers_bytes,
@@ -367,31 +368,23 @@ def _tree(competition: Competition, runner_source: bytes | None) -> dict[str, by
         files[f"{INGESTION_PROGRAM}/{RUNNER}"] = runner_source
         files[f"{INGESTION_PROGRAM}/metadata.yaml"] = _metadata(
             ingestion_command(platform, competition.offline),
-            kit_texts.word(competition.language, "ingestion_program"),
+            pages.word(competition.language, "ingestion_program"),
         )
         if not competition.organizers_final:
             files.update(kit_code())
             files[f"{STARTING_KIT}/{RUNNER}"] = runner_source
-            files[f"{STARTING_KIT}/README.md"] = kit_texts.code_kit_readme(competition).encode("utf-8")
+            files[f"{STARTING_KIT}/README.md"] = pages.code_kit_readme(competition).encode("utf-8")
     else:
-        example = starting_kit(task.dialogues_bytes)
+        example = example_upload(task.dialogues_bytes)
         files[f"{STARTING_KIT}/{SUBMISSION}"] = example[SUBMISSION]
         files[f"{STARTING_KIT}/{PPL}"] = example[PPL]
-        files[f"{STARTING_KIT}/README.md"] = kit_texts.files_kit_readme(competition).encode("utf-8")
+        files[f"{STARTING_KIT}/README.md"] = pages.files_kit_readme(competition).encode("utf-8")
     return files
 
 
-def kit_code() -> dict[str, bytes]:
-    """The starting kit's ``team_code/``: the model and the texts it learns from."""
-    return {
-        f"{KIT_CODE}/__init__.py": b"",
-        f"{KIT_CODE}/generate.py": KIT_GENERATE.encode("utf-8"),
-        f"{KIT_CODE}/texts.txt": KIT_TEXTS.encode("utf-8"),
-    }
-
-
 def _metadata(command: str, description: str) -> bytes:
-    return f"command: {command}\ndescription: {_q(description)}\n".encode()
+    text = _safe_dump({"command": command, "description": description})
+    return str(text).encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -522,130 +515,120 @@ def leaderboard_columns(types: Iterable[str], language: str = "en") -> list[tupl
     """(key, title) of each leaderboard column: ``integral`` (the ranking column), ``meteor``,
     ``hidden_metric``, then one per dialogue type present, each a top-level number of ``scores.json``."""
     return [
-        ("integral", kit_texts.word(language, "integral")),
+        ("integral", pages.word(language, "integral")),
         ("meteor", "METEOR"),
-        ("hidden_metric", kit_texts.word(language, "hidden_metric")),
+        ("hidden_metric", pages.word(language, "hidden_metric")),
         *((t, t) for t in types),
     ]
 
 
-def _q(text: str) -> str:
-    """``text`` as a YAML scalar: a JSON string (YAML reads JSON's double-quoted strings as they are)."""
-    return json.dumps(text, ensure_ascii=False)
-
-
 def _instant(day: datetime.date, time: str) -> str:
-    """A phase's start or end as ``competition.yaml`` writes it: a quoted ``"YYYY-MM-DD HH:MM:SS"`` (UTC).
-    Codabench's unpacker (``get_datetime``) reads an unquoted YAML date-time as a date, at midnight, which
-    would close the development phase a day early; a string it parses whole (contract section 11)."""
-    return _q(f"{day.isoformat()} {time}")
+    """A phase's start or end as ``competition.yaml`` gives it: the string ``"YYYY-MM-DD HH:MM:SS"`` (UTC),
+    which the emitter quotes (it would read as a date-time otherwise). Codabench's unpacker
+    (``get_datetime``) reads an unquoted YAML date-time as a date, at midnight, which would close the
+    development phase a day early; a string it parses whole (contract section 11)."""
+    return f"{day.isoformat()} {time}"
 
 
-def _phase_yaml(competition: Competition) -> str:
+def _phase_spec(competition: Competition) -> dict[str, Any]:
     """The competition's one phase: the public competition's (``test``, or ``development`` with a final:
     from ``development_start`` 00:00:00 to 23:59:59 of the day before ``final_start``), or the organizer's
-    final (from ``final_start``, no end, no upload limit)."""
+    final (from ``final_start``, no end, no upload limit: 0 and 0)."""
     platform, language, task = competition.platform, competition.language, competition.task
     final = competition.organizers_final
-    start = kit_texts.final_start(competition) if final else platform.development_start
-    lines = [
-        f"  - index: {task.index}",
-        f"    name: {_q(kit_texts.word(language, task.phase))}",
-        f"    description: {_q(kit_texts.phase_description(competition, task))}",
-        f"    start: {_instant(start, '00:00:00')}",
-    ]
+    start = pages.final_start(competition) if final else platform.development_start
+    phase: dict[str, Any] = {
+        "index": task.index,
+        "name": pages.word(language, task.phase),
+        "description": pages.phase_description(competition, task),
+        "start": _instant(start, "00:00:00"),
+    }
     end = competition.development_end()
     if not final and end is not None:
-        lines.append(f"    end: {_instant(end, '23:59:59')}")
-    lines += [
-        f"    max_submissions_per_day: {0 if final else platform.max_submissions_per_day}",
-        f"    max_submissions: {0 if final else platform.max_submissions}",
-        f"    execution_time_limit: {platform.execution_time_limit}",
-    ]
+        phase["end"] = _instant(end, "23:59:59")
+    phase["max_submissions_per_day"] = 0 if final else platform.max_submissions_per_day
+    phase["max_submissions"] = 0 if final else platform.max_submissions
+    phase["execution_time_limit"] = platform.execution_time_limit
     if competition.code:
-        lines.append("    hide_score_output: true")
-    lines += [f"    tasks:\n      - {task.index}", "    solutions: []"]
+        phase["hide_score_output"] = True
+    phase["tasks"] = [task.index]
+    phase["solutions"] = []
     if not final:
-        lines += [f"    starting_kit: {STARTING_KIT}", f"    public_data: {PUBLIC_DATA}"]
-    return "\n".join(lines) + "\n"
+        phase["starting_kit"] = STARTING_KIT
+        phase["public_data"] = PUBLIC_DATA
+    return phase
 
 
-def _task_yaml(competition: Competition) -> str:
+def _task_spec(competition: Competition) -> dict[str, Any]:
     task = competition.task
-    lines = [
-        f"  - index: {task.index}",
-        f"    name: {_q(kit_texts.word(competition.language, 'task_' + task.phase))}",
-        f"    description: {_q(kit_texts.task_description(competition, task))}",
-        f"    scoring_program: {SCORING_PROGRAM}",
-        f"    reference_data: {task.reference_folder}",
-    ]
+    spec: dict[str, Any] = {
+        "index": task.index,
+        "name": pages.word(competition.language, "task_" + task.phase),
+        "description": pages.task_description(competition, task),
+        "scoring_program": SCORING_PROGRAM,
+        "reference_data": task.reference_folder,
+    }
     if competition.code:
-        lines += [f"    ingestion_program: {INGESTION_PROGRAM}", f"    input_data: {task.input_folder}"]
-    return "\n".join(lines) + "\n"
+        spec["ingestion_program"] = INGESTION_PROGRAM
+        spec["input_data"] = task.input_folder
+    return spec
+
+
+def competition_spec(competition: Competition) -> dict[str, Any]:
+    """``competition.yaml``'s contents (version 2), under the keys Codabench's unpacker reads (contract
+    section 11): one task and one phase; the organizer's final keeps every upload on its leaderboard."""
+    language, platform = competition.language, competition.platform
+    final = competition.organizers_final
+    spec: dict[str, Any] = {
+        "version": 2,
+        "title": pages.final_title(competition) if final else competition.title,
+        "description": pages.word(language, "final_description" if final else "description"),
+        "image": "logo.png",
+        "registration_auto_approve": False,
+        "docker_image": competition.image,
+    }
+    if platform.queue:
+        spec["queue"] = platform.queue
+    spec["enable_detailed_results"] = not competition.code
+    spec["terms"] = PAGE_FILES[3]
+    spec["pages"] = [
+        {"title": name, "file": path} for name, path in zip(pages.page_titles(language), PAGE_FILES)
+    ]
+    spec["tasks"] = [_task_spec(competition)]
+    spec["solutions"] = []
+    spec["phases"] = [_phase_spec(competition)]
+    columns = [
+        {
+            "title": name,
+            "key": key,
+            "index": k,
+            "sorting": "desc",
+            "precision": competition.decimals,
+            "computation": None,
+            "computation_indexes": None,
+        }
+        for k, (key, name) in enumerate(leaderboard_columns(competition.types, language))
+    ]
+    rule = FINAL_RULE if final else platform.submission_rule
+    spec["leaderboards"] = [
+        {"index": 0, "title": "Results", "key": "Results", "submission_rule": rule, "columns": columns}
+    ]
+    return spec
+
+
+def _safe_dump(data: dict[str, Any]) -> str:
+    """``data`` as YAML, by PyYAML's ``safe_dump``: in its own order, one line a value. PyYAML is imported
+    here, when a bundle is made, not by every command that imports the package (docs/performance.md)."""
+    import yaml
+
+    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1 << 16, indent=2))
 
 
 def competition_yaml(competition: Competition) -> str:
-    """``competition.yaml`` (version 2) under the keys Codabench's unpacker reads (contract section 11): one
-    task and one phase; the organizer's final keeps every upload on its leaderboard."""
-    language, platform = competition.language, competition.platform
-    columns = "".join(
-        f"      - title: {_q(name)}\n        key: {_q(key)}\n        index: {k}\n        sorting: desc\n"
-        f"        precision: {competition.decimals}\n"
-        f"        computation: null\n        computation_indexes: null\n"
-        for k, (key, name) in enumerate(leaderboard_columns(competition.types, language))
-    )
-    pages = "".join(
-        f"  - title: {_q(name)}\n    file: {_q(path)}\n"
-        for name, path in zip(kit_texts.page_titles(language), PAGE_FILES)
-    )
-    queue = f"queue: {_q(platform.queue)}\n" if platform.queue else ""
-    final = competition.organizers_final
-    title = kit_texts.final_title(competition) if final else competition.title
-    rule = FINAL_RULE if final else platform.submission_rule
-    return (
-        "# Codabench competition bundle (version 2), made by `python -m scorer bundle`.\n"
-        "version: 2\n"
-        f"title: {_q(title)}\n"
-        f"description: {_q(kit_texts.word(language, 'final_description' if final else 'description'))}\n"
-        "image: logo.png\n"
-        "registration_auto_approve: false\n"
-        f"docker_image: {_q(competition.image)}\n"
-        f"{queue}"
-        f"enable_detailed_results: {'false' if competition.code else 'true'}\n"
-        f"terms: {PAGE_FILES[3]}\n"
-        f"pages:\n{pages}"
-        f"tasks:\n{_task_yaml(competition)}solutions: []\n"
-        f"phases:\n{_phase_yaml(competition)}"
-        "leaderboards:\n"
-        "  - index: 0\n"
-        "    title: Results\n"
-        "    key: Results\n"
-        f"    submission_rule: {_q(rule)}\n"
-        f"    columns:\n{columns}"
-    )
-
-
-def starting_kit(dialogues_bytes: bytes) -> dict[str, bytes]:
-    """An example upload that ``validate`` accepts, for the dialogues of ``dialogues_bytes`` (a checked
-    ``dialogues.jsonl``): each turn answered with its own text parts (a baseline that repeats the
-    question) and a perplexity between 2 and 22 drawn from the turn's dialog_id."""
-    lines, ppl = [], {}
-    for line in dialogues_bytes.decode("utf-8-sig").split("\n"):
-        if not line.strip():
-            continue
-        d = json.loads(line)
-        answers = [" ".join(p["content"] for p in turn if p["type"] == "text")[:2000] for turn in d["turns"]]
-        lines.append(json.dumps({"dialog_id": d["dialog_id"], "answers": answers}, ensure_ascii=False))
-        ppl[d["dialog_id"]] = [_example_ppl(d["dialog_id"], k) for k in range(len(answers))]
-    return {
-        SUBMISSION: ("\n".join(lines) + "\n").encode("utf-8"),
-        PPL: (json.dumps(ppl, ensure_ascii=False) + "\n").encode("utf-8"),
-    }
-
-
-def _example_ppl(dialog_id: str, turn: int) -> float:
-    digest = hashlib.sha256(f"{dialog_id}\0{turn}".encode()).digest()
-    return round(2 + int.from_bytes(digest[:4], "big") % 2000 / 100, 2)
+    """``competition.yaml`` (:func:`competition_spec`), emitted by PyYAML's ``safe_dump``: every value typed,
+    every date and time a quoted string, in the spec's order, one line a value."""
+    body = _safe_dump(competition_spec(competition))
+    return "# Codabench competition bundle (version 2), made by `python -m scorer bundle`.\n" + str(body)
 
 
 def logo_png(size: int = 96) -> bytes:

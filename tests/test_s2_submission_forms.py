@@ -3,7 +3,7 @@
 import zipfile
 
 import pytest
-from conftest import make_zip
+from helpers import make_zip
 
 from scorer.errors import SubmissionInvalid, UsageError
 from scorer.inputs.config import Limits

@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 import yaml
-from conftest import (
+from helpers import (
     EXAMPLES,
     PUBLIC,
     ROOT,

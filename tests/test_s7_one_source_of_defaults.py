@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from helpers import EXAMPLES, PUBLIC, ROOT
 
 from scorer import load_config
 from scorer.defaults import default_toml
@@ -65,8 +65,6 @@ def test_a_default_changed_in_a_copy_reaches_every_entry_point(tmp_path):
 
 
 def test_run_options_are_one_value_for_the_entry_points_that_score():
-    from conftest import EXAMPLES, PUBLIC
-
     from scorer import RunOptions, score_submission
 
     options = RunOptions(config=load_config(), synonyms=False, jobs=1)

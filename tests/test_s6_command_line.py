@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import (
+from helpers import (
     EXAMPLES,
     PUBLIC,
     ROOT,
@@ -25,6 +25,7 @@ from conftest import (
     private_digest,
     process,
     run_cli,
+    score_cli,
     scores_of,
     upload,
     write_jsonl,
@@ -38,13 +39,9 @@ from scorer.scoring.result import DETAIL_COLUMNS
 INVALID = sorted(p.name for p in (EXAMPLES / "invalid").iterdir() if p.is_dir())
 
 
-def score(sub, out, *extra):
-    return run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out, *extra)
-
-
 def test_score_writes_the_three_outputs(tmp_path, capsys):
     out = tmp_path / "out"
-    assert score(EXAMPLES / "realistic", out) == 0
+    assert score_cli(EXAMPLES / "realistic", out) == 0
     s = scores_of(out)
     flat = [f"{t}{suffix}" for t in s["by_type"] for suffix in ("", "_meteor", "_hidden_metric")]
     assert list(s) == [
@@ -97,7 +94,7 @@ def test_score_writes_the_three_outputs(tmp_path, capsys):
 
 def test_weighted_figures_agree_with_by_type(tmp_path):
     out = tmp_path / "out"
-    score(EXAMPLES / "realistic", out)
+    score_cli(EXAMPLES / "realistic", out)
     s = scores_of(out)
     w = sum(t["weight"] for t in s["by_type"].values())
     for key, sub in (("integral", "score"), ("meteor", "meteor"), ("hidden_metric", "hidden_metric")):
@@ -107,8 +104,8 @@ def test_weighted_figures_agree_with_by_type(tmp_path):
 
 
 def test_outputs_are_byte_identical_across_runs(tmp_path):
-    score(EXAMPLES / "realistic", tmp_path / "a")
-    score(EXAMPLES / "realistic", tmp_path / "b")
+    score_cli(EXAMPLES / "realistic", tmp_path / "a")
+    score_cli(EXAMPLES / "realistic", tmp_path / "b")
     for name in ("scores.json", "details.csv", "scores.txt"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
@@ -125,9 +122,9 @@ def test_line_order_and_zip_packaging_change_nothing(tmp_path):
     with zipfile.ZipFile(tmp_path / "team.zip", "w") as z:
         for name in ("submission.jsonl", "ppl_output.json"):
             z.write(src / name, f"team/{name}")
-    score(src, tmp_path / "a")
-    score(shuffled, tmp_path / "b")
-    score(tmp_path / "team.zip", tmp_path / "c")
+    score_cli(src, tmp_path / "a")
+    score_cli(shuffled, tmp_path / "b")
+    score_cli(tmp_path / "team.zip", tmp_path / "c")
     assert (
         run_cli(
             "score",
@@ -148,13 +145,13 @@ def test_line_order_and_zip_packaging_change_nothing(tmp_path):
 
 
 def test_echoing_the_first_variant_with_perplexity_one_scores_one(tmp_path):
-    assert score(EXAMPLES / "echo_first_variant", tmp_path) == 0
+    assert score_cli(EXAMPLES / "echo_first_variant", tmp_path) == 0
     s = scores_of(tmp_path)
     assert s["integral"] == 1.0 and s["meteor"] == 1.0 and s["hidden_metric"] == 1.0
 
 
 def test_empty_answers_score_only_the_hidden_metric(tmp_path):
-    assert score(EXAMPLES / "empty_answers", tmp_path) == 0
+    assert score_cli(EXAMPLES / "empty_answers", tmp_path) == 0
     s = scores_of(tmp_path)
     assert s["meteor"] == 0.0
     ppl = json.loads((EXAMPLES / "empty_answers" / "ppl_output.json").read_text(encoding="utf-8"))
@@ -174,8 +171,8 @@ def test_empty_answers_score_only_the_hidden_metric(tmp_path):
 @pytest.mark.parametrize("name", INVALID)
 def test_invalid_examples_exit_1_without_a_score(tmp_path, name, capsys):
     out = tmp_path / "out"
-    score(EXAMPLES / "realistic", out)
-    assert score(EXAMPLES / "invalid" / name, out) == 1
+    score_cli(EXAMPLES / "realistic", out)
+    assert score_cli(EXAMPLES / "invalid" / name, out) == 1
     s = scores_of(out)
     assert s["status"] == "invalid" and s["errors"] and "integral" not in s
     assert set(s["errors"][0]) == {"file", "message", "code", "line", "column", "dialog_id", "turn"}
@@ -225,7 +222,7 @@ def test_usage_errors_exit_2(tmp_path, args):
 
 def test_bad_config_exits_2(tmp_path, capsys):
     (tmp_path / "c.toml").write_text("[meteor]\nalpha = 2\n", encoding="utf-8")
-    assert score(EXAMPLES / "realistic", tmp_path / "out", "--config", tmp_path / "c.toml") == 2
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out", "--config", tmp_path / "c.toml") == 2
     assert "meteor.alpha" in capsys.readouterr().err
     assert scores_of(tmp_path / "out")["status"] == "error"
 
@@ -233,10 +230,10 @@ def test_bad_config_exits_2(tmp_path, capsys):
 def test_missing_thesaurus_exits_2_and_says_what_to_do(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("RUWORDNET_PATH")
     monkeypatch.setattr("scorer.metric.thesaurus.default_location", lambda: tmp_path / "none.db")
-    assert score(EXAMPLES / "realistic", tmp_path / "out") == 2
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out") == 2
     err = capsys.readouterr().err
     assert "ruwordnet download" in err and "--no-synonyms" in err
-    assert score(EXAMPLES / "realistic", tmp_path / "out", "--no-synonyms") == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out", "--no-synonyms") == 0
     sig = scores_of(tmp_path / "out")["signature"]
     assert "stages:exact+lemma|" in sig and "rwn:none" in sig
 
@@ -259,7 +256,7 @@ def test_internal_error_exits_3_with_a_log(tmp_path, monkeypatch, capsys):
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr("scorer.scoring.scored.score_validated", boom)
-    assert score(EXAMPLES / "realistic", tmp_path) == 3
+    assert score_cli(EXAMPLES / "realistic", tmp_path) == 3
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "config: the built-in default configuration"
     assert len(err) == 2 and "simulated bug" in err[1] and "Traceback" not in err[1]
@@ -271,8 +268,8 @@ def test_signature_pins_the_settings(tmp_path):
     (tmp_path / "c.toml").write_text(
         '[meteor]\ngamma = 0.5\n[hidden_metric]\nmethod = "log"\np_max = 100\n' + SALTED, encoding="utf-8"
     )
-    score(EXAMPLES / "realistic", tmp_path / "a")
-    score(EXAMPLES / "realistic", tmp_path / "b", "--config", tmp_path / "c.toml")
+    score_cli(EXAMPLES / "realistic", tmp_path / "a")
+    score_cli(EXAMPLES / "realistic", tmp_path / "b", "--config", tmp_path / "c.toml")
     a, b = scores_of(tmp_path / "a")["signature"], scores_of(tmp_path / "b")["signature"]
     fields = dict(f.split(":", 1) for f in a.split("|"))
     assert fields["tok"] == "nfkc.lower.yo.w+" and fields["stages"] == "exact+lemma+synonym"
@@ -287,24 +284,8 @@ def test_signature_pins_the_settings(tmp_path):
 @pytest.mark.slow
 def test_real_process_and_console_script(tmp_path):
     env = {**os.environ}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scorer",
-            "score",
-            "--data",
-            str(PUBLIC),
-            "--submission",
-            str(EXAMPLES / "invalid" / "nan_perplexity"),
-            "--output",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
+    invalid = EXAMPLES / "invalid" / "nan_perplexity"
+    proc = process("score", "--data", PUBLIC, "--submission", invalid, "--output", tmp_path, env=env)
     assert proc.returncode == 1 and "NaN" in proc.stderr and "Traceback" not in proc.stderr
     script = Path(sys.executable).parent / "scorer"
     proc = subprocess.run(
@@ -323,7 +304,7 @@ def test_extra_keys_warn_but_score(tmp_path, capsys):
     sub = tmp_path / "sub"
     write_jsonl(sub / "submission.jsonl", rows)
     shutil.copy(src / "ppl_output.json", sub)
-    assert score(sub, tmp_path / "out") == 0
+    assert score_cli(sub, tmp_path / "out") == 0
     assert "unknown key(s) ignored: model" in capsys.readouterr().err
     assert scores_of(tmp_path / "out")["warnings"][0]["dialog_id"] == "d-0001"
 
@@ -337,8 +318,8 @@ def test_validate_warns_of_answers_made_of_replacement_characters(tmp_path):
     sub = tmp_path / "sub"
     write_jsonl(sub / "submission.jsonl", rows)
     shutil.copy(src / "ppl_output.json", sub)
-    command = [sys.executable, "-m", "scorer", "validate", "--data", str(PUBLIC), "--submission", str(sub)]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    command = ["validate", "--data", PUBLIC, "--submission", sub]
+    done = process(*command, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout == "valid: 40 dialogues, 66 turns\n"
     summary = (
         "2 answers made mostly or only of U+FFFD replacement characters (listed above): U+FFFD is no "
@@ -355,7 +336,7 @@ def test_validate_warns_of_answers_made_of_replacement_characters(tmp_path):
         "characters are U+FFFD replacement characters",
         f"warning: submission.jsonl: {summary}",
     ]
-    as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    as_json = process(*command, "--json", cwd=tmp_path)
     assert as_json.returncode == 0
     assert json.loads(as_json.stdout)["warnings"] == [
         {
@@ -425,7 +406,7 @@ def test_explain_prints_matches_chunks_and_formula(capsys):
 
 def test_penalty_mode_details_columns(tmp_path):
     (tmp_path / "c.toml").write_text("[meteor]\ngamma = 0.5\n", encoding="utf-8")
-    score(EXAMPLES / "realistic", tmp_path / "o", "--config", tmp_path / "c.toml")
+    score_cli(EXAMPLES / "realistic", tmp_path / "o", "--config", tmp_path / "c.toml")
 
     rows = list(csv.DictReader((tmp_path / "o" / "details.csv").open(encoding="utf-8")))
     for row in rows:
@@ -453,13 +434,13 @@ def test_jobs_give_byte_identical_outputs(tmp_path):
     assert scores_of(tmp_path / "out1")["counts"] == {"dialogs": 800, "turns": 1320}
     # the same answers against the same references: the realistic example's integral, repeated
     single = tmp_path / "single"
-    score(EXAMPLES / "realistic", single, "--quiet")
+    score_cli(EXAMPLES / "realistic", single, "--quiet")
     assert scores_of(tmp_path / "out2")["integral"] == pytest.approx(scores_of(single)["integral"], abs=1e-12)
 
 
 @pytest.mark.parametrize("bad", ["-1", "two"])
 def test_bad_jobs_is_a_usage_error(tmp_path, bad, capsys):
-    assert score(EXAMPLES / "realistic", tmp_path / "out", "--jobs", bad) == 2
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out", "--jobs", bad) == 2
     assert "--jobs" in capsys.readouterr().err
 
 
@@ -517,13 +498,13 @@ def test_codalab_metadata_commands_run_outside_a_container(tmp_path):
 def test_score_report_is_self_contained_and_reproducible(tmp_path):
     pages = []
     for name in ("a", "b"):
-        assert score(EXAMPLES / "realistic", tmp_path / name, "--report", "--quiet") == 0
+        assert score_cli(EXAMPLES / "realistic", tmp_path / name, "--report", "--quiet") == 0
         pages.append((tmp_path / name / "report.html").read_bytes())
     assert pages[0] == pages[1]
     page = pages[0].decode("utf-8")
     assert page.count("<svg") == 3 and "<script" not in page and "<link" not in page and "src=" not in page
     assert "0.376962" in page and "Image-Audio2Text" in page
-    assert score(EXAMPLES / "realistic", tmp_path / "c", "--quiet") == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "c", "--quiet") == 0
     assert not (tmp_path / "c" / "report.html").exists()  # only when asked for
 
 
@@ -567,7 +548,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
 def test_the_realistic_example_with_the_real_ruwordnet(tmp_path, real_rwn_path):
     """The bundled example's integral with the real thesaurus (the verbs and adjectives CI has, or the full
     one)."""
-    assert score(EXAMPLES / "realistic", tmp_path / "out", "--thesaurus", str(real_rwn_path)) == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out", "--thesaurus", str(real_rwn_path)) == 0
     scores = scores_of(tmp_path / "out")
     assert scores["signature"].count("|rwn:rwn-") == 1 and 0.37 < scores["integral"] < 0.39
     if real_rwn_path.name == "rwn-2021":  # the verbs and adjectives of RuWordNet 2.0
@@ -588,9 +569,9 @@ def test_each_help_lists_only_its_own_exit_codes(capsys):
 
 
 def test_quiet_prints_nothing_on_success(tmp_path, capsys):
-    assert score(EXAMPLES / "realistic", tmp_path / "o", "--quiet") == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "o", "--quiet") == 0
     assert capsys.readouterr() == ("", "")
-    assert score(EXAMPLES / "realistic", tmp_path / "p") == 0
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "p") == 0
     assert capsys.readouterr().err == (
         "config: the built-in default configuration\n"
         "audit: realistic: not judged: ppl_against_meteor (66 of 100), overconfident (0 of 20)\n"
@@ -620,7 +601,7 @@ def test_errors_of_one_kind_collapse_on_the_terminal_but_not_in_scores_json(tmp_
     folder = _copy_realistic(tmp_path / "sub")
     ppl = json.loads((folder / "ppl_output.json").read_text(encoding="utf-8"))
     (folder / "ppl_output.json").write_text(json.dumps({k: v[0] for k, v in ppl.items()}), encoding="utf-8")
-    assert score(folder, tmp_path / "o") == 1
+    assert score_cli(folder, tmp_path / "o") == 1
     err = capsys.readouterr().err.splitlines()
     assert err[1] == "error: the submission is invalid (40 errors); it was not scored:"
     assert len(err) == 6 and err[2].startswith(
@@ -653,7 +634,7 @@ def test_a_bare_file_without_perplexities_names_the_option(tmp_path, capsys):
 
 def test_a_missing_thesaurus_names_the_options_that_mend_it(tmp_path, capsys):
     missing = tmp_path / "no-rwn"
-    assert score(EXAMPLES / "realistic", tmp_path / "o", "--thesaurus", missing) == 2
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "o", "--thesaurus", missing) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: RuWordNet was not found at {missing} (from the given location). "
         + HOW_TO_GET
@@ -724,13 +705,12 @@ def test_killed_at_any_moment_the_commit_marker_agrees_with_its_files(tmp_path):
 @pytest.mark.slow
 def test_a_python_without_the_dependencies_is_a_set_up_error_saying_what_to_run(tmp_path):
     # -S: no site-packages, so none of the dependencies; the package itself is found from the checkout
-    done = subprocess.run(
-        [sys.executable, "-S", "-m", "scorer", "score", "--data", PUBLIC, "--submission",
-         EXAMPLES / "realistic", "--output", tmp_path / "out"],
-        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    done = process(
+        "score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "out",
+        python=[sys.executable, "-S"], timeout=60,
     )  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "lacks the scorer's dependencies (missing: matplotlib, numpy" in done.stderr
+    assert "lacks the scorer's dependencies (missing: jinja2, matplotlib, numpy" in done.stderr
     assert "./run_scoring.sh score --data" in done.stderr and ".venv/bin/python -m scorer" in done.stderr
     assert not (tmp_path / "out").exists()
 
