@@ -112,6 +112,12 @@ def run_cli(*args) -> int:
     return cli.main([str(a) for a in args])
 
 
+def validate_cli(submission: Path, *extra: object, data: Path = PUBLIC) -> int:
+    """``validate`` of ``submission`` against ``data``, ``extra`` added, run by :func:`run_cli`: its exit
+    code."""
+    return run_cli("validate", "--data", data, "--submission", submission, *extra)
+
+
 def score_cli(submission: Path, output: Path, *extra: object, data: Path = PUBLIC) -> int:
     """``score`` of ``submission`` against ``data`` into ``output``, ``extra`` added, run by :func:`run_cli`:
     its exit code."""
@@ -133,20 +139,29 @@ def scores_of(folder: Path) -> dict:
     return json.loads((folder / "scores.json").read_text(encoding="utf-8"))
 
 
+def leaderboard_cli(submissions: Path, output: Path, *extra: object, data: Path = PUBLIC) -> int:
+    """``leaderboard`` of the folders in ``submissions`` against ``data`` into ``output``, ``extra`` added,
+    run by :func:`run_cli`: its exit code."""
+    return run_cli("leaderboard", "--data", data, "--submissions", submissions, "--output", output, *extra)
+
+
 def leaderboard_into(data: Path, submissions: Path, output: Path, *extra) -> int:
-    """``leaderboard`` of the folders in ``submissions`` against ``data`` into ``output``, run by
-    :func:`run_cli` in this process, quick (``--quiet``, no page, 40 resamples, ``--jobs 1``): its exit
-    code."""
-    return run_cli("leaderboard", "--data", data, "--submissions", submissions, "--output", output, "--quiet",
-                   "--no-report", "--resamples", "40", "--jobs", "1", *extra)  # fmt: skip
+    """:func:`leaderboard_cli` of the folders in ``submissions`` against ``data`` into ``output``, quick
+    (``--quiet``, no page, 40 resamples, ``--jobs 1``): its exit code."""
+    quick = ("--quiet", "--no-report", "--resamples", "40", "--jobs", "1")
+    return leaderboard_cli(submissions, output, *quick, *extra, data=data)
+
+
+def bundle_cli(output: Path, *extra: object, data: Path = PUBLIC) -> int:
+    """``bundle`` of ``data`` into ``output``, ``extra`` added, run by :func:`run_cli`: its exit code."""
+    return run_cli("bundle", "--data", data, "--output", output, *extra)
 
 
 def make_bundle(tmp_path: Path, name: str = "bundle", *extra, data: Path = PUBLIC) -> Path:
-    """``bundle --image ... --quiet EXTRA`` of ``data`` into ``tmp_path / name``, run by :func:`run_cli`,
-    which must exit 0."""
+    """:func:`bundle_cli` of ``data`` into ``tmp_path / name`` with ``--image ... --quiet EXTRA``, which must
+    exit 0."""
     out = tmp_path / name
-    argv = ["--data", data, "--output", out, "--image", "docker.io/org/scorer:1.0", "--quiet", *extra]
-    assert run_cli("bundle", *argv) == 0
+    assert bundle_cli(out, "--image", "docker.io/org/scorer:1.0", "--quiet", *extra, data=data) == 0
     return out
 
 
@@ -170,6 +185,14 @@ def process(
         [*(python or [sys.executable]), "-m", module, *map(str, args)],
         **{"cwd": cwd, "capture_output": True, "text": True, "timeout": timeout, **kwargs},
     )
+
+
+def score_process(
+    submission: Path, output: Path, *extra: object, data: Path = PUBLIC, **kwargs
+) -> subprocess.CompletedProcess:
+    """``score`` of ``submission`` against ``data`` into ``output``, ``extra`` added, run by :func:`process`
+    (``kwargs`` go to it)."""
+    return process("score", "--data", data, "--submission", submission, "--output", output, *extra, **kwargs)
 
 
 def run_process(*args: object, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, leaderboard_cli, run_cli, score_cli
 
 from scorer import api
 from scorer.inputs.contract import DIALOGUE_TYPES
@@ -264,8 +264,7 @@ def test_an_all_invalid_leaderboard_page_has_no_empty_legend(tmp_path):
     uploads = tmp_path / "uploads"
     shutil.copytree(EXAMPLES / "invalid" / "nan_perplexity", uploads / "one")
     out = tmp_path / "out"
-    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", uploads, "--output", out, "--quiet",
-               "--no-synonyms", "--resamples", "100") == 0  # fmt: skip
+    assert leaderboard_cli(uploads, out, "--quiet", "--no-synonyms", "--resamples", "100") == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Per-type columns" not in page and "S_j; ." not in page
 
@@ -277,24 +276,8 @@ def test_the_page_describes_the_metric_in_force(tmp_path, where):
     config = '[meteor]\ngamma = 0.5\nstages = ["exact", "lemma"]\n'
     if where == "score":
         (tmp_path / "c.toml").write_text(config, encoding="utf-8")
-        assert (
-            run_cli(
-                "score",
-                "--data",
-                PUBLIC,
-                "--submission",
-                EXAMPLES / "realistic",
-                "--output",
-                tmp_path / "o",
-                "--quiet",
-                "--jobs",
-                "1",
-                "--report",
-                "--config",
-                tmp_path / "c.toml",
-            )
-            == 0
-        )
+        options = ("--quiet", "--jobs", "1", "--report", "--config", tmp_path / "c.toml")
+        assert score_cli(EXAMPLES / "realistic", tmp_path / "o", *options) == 0
         page = (tmp_path / "o" / "report.html").read_text("utf-8")
     else:
         shutil.copytree(PUBLIC, tmp_path / "input" / "ref")
@@ -305,3 +288,30 @@ def test_the_page_describes_the_metric_in_force(tmp_path, where):
     assert "<p>Matching stages: exact, lemma (synonym: off)</p>" in page
     assert "<p>METEOR settings: alpha 0.9; fragmentation penalty gamma 0.5, beta 3</p>" in page
     assert "penalty off" not in page
+
+
+@pytest.mark.parametrize("audience", ["organizer", "participant"])
+def test_details_csv_is_what_the_csv_module_writes_of_its_rows(tmp_path, audience):
+    """details.csv joins its rows itself: byte for byte what ``csv.writer`` writes of the same rows (each
+    dialog_id made a safe cell), for ids a spreadsheet or a CSV reader would trip on."""
+    from helpers import make_split, make_submission
+
+    from scorer.outputs.report import details_csv
+    from scorer.safe_text import csv_cell
+    from scorer.scoring.audience import ORGANIZER, Audience
+    from scorer.scoring.result import detail_columns, detail_rows
+
+    ids = ["a,b", 'quo"te', "line\nbreak", "=SUM(A1)", "-3", "+x", "@y", "тире—id", " space", "tab\tid"]
+    data = make_split(
+        tmp_path, [(d, DIALOGUE_TYPES[k % 4], [["кот сидит"], ["дом стоит"]]) for k, d in enumerate(ids)]
+    )
+    upload = make_submission(tmp_path, {d: ["кот сидит", "дом"] for d in ids}, {d: [2.5, 7.0] for d in ids})
+    who = ORGANIZER if audience == "organizer" else Audience(organizer=False, turn_details=True)
+    result = api.score_submission(data, upload, audience=who, synonyms=False)
+    expected = io.StringIO()
+    writer = csv.writer(expected, lineterminator="\n")
+    writer.writerow(detail_columns(result.audience))
+    writer.writerows((csv_cell(row[0]), *row[1:]) for row in detail_rows(result))
+    written = details_csv(result)
+    assert written == expected.getvalue().encode("utf-8")
+    assert len(list(csv.reader(io.StringIO(written.decode("utf-8"))))) == 1 + 2 * len(ids)

@@ -35,6 +35,7 @@ from helpers import (
     run_cli,
     run_process,
     toy_team,
+    validate_cli,
 )
 
 from scorer.runner import network, phases
@@ -539,7 +540,7 @@ def test_the_two_step_flow_gives_the_thief_nothing_and_trusted_code_says_what_it
     answers = [a for line in (out / "submission.jsonl").read_text("utf-8").splitlines()
                for a in json.loads(line)["answers"]]  # fmt: skip
     assert set(answers) == {"Не знаю"}
-    assert run_cli("validate", "--data", PUBLIC, "--submission", out) == 0
+    assert validate_cli(out) == 0
     # --trusted-code lifts the refusal, and says on stderr what the same code could then do
     trusted = tmp_path / "trusted"
     done = run("--data", PUBLIC, "--code", code, "--output", trusted, "--trusted-code", "--quiet", env=env)

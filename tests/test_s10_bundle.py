@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import PUBLIC, ROOT, bundle_listing, make_bundle, read_jsonl, run_cli
+from helpers import PUBLIC, ROOT, bundle_cli, bundle_listing, make_bundle, read_jsonl
 
 from scorer.bundle.media import media_files
 from scorer.bundle.runner_file import runner_file
@@ -110,8 +110,7 @@ def test_bundle_refuses_data_whose_named_media_are_missing_naming_each(tmp_path,
     for name in gone:
         (data / name).unlink()
     out = tmp_path / "out"
-    argv = ["bundle", "--data", data, "--output", out, "--image", IMAGE, *(["--code"] if code else [])]
-    assert run_cli(*argv) == 2
+    assert bundle_cli(out, "--image", IMAGE, *(["--code"] if code else []), data=data) == 2
     err = capsys.readouterr().err.splitlines()
     # every missing file in one round, each where dialogues.jsonl names it (check-data gives the same lines)
     assert err[1] == f"error: {len(gone)} media file(s) that dialogues.jsonl names are missing from {data}:"
@@ -166,7 +165,7 @@ def test_a_link_to_media_outside_the_data_folder_stops_the_bundle(tmp_path, caps
     (data / "images" / "0011.jpg").unlink()
     (data / "images" / "0011.jpg").symlink_to(tmp_path / "secret.jpg")
     (tmp_path / "secret.jpg").write_bytes(b"\xff\xd8 not to be published")
-    assert run_cli("bundle", "--data", data, "--output", tmp_path / "out", "--image", IMAGE, "--code") == 2
+    assert bundle_cli(tmp_path / "out", "--image", IMAGE, "--code", data=data) == 2
     err = capsys.readouterr().err
     assert "images/0011.jpg is a symbolic link" in err and "cannot be published" in err
     assert not (tmp_path / "out" / "competition.yaml").exists()

@@ -21,10 +21,13 @@ from helpers import (
     codalab_step,
     gone,
     in_network_namespace,
+    make_bundle,
     read_jsonl,
     run_cli,
     run_process,
+    score_cli,
     toy_team,
+    validate_cli,
 )
 
 from scorer.bundle.runner_file import runner_file
@@ -136,7 +139,7 @@ def test_the_calls_their_order_and_their_histories_are_the_competitions(tmp_path
     ]
     assert len(set(v for vs in ppl.values() for v in vs)) > 5  # they vary from turn to turn
     assert not (out / ".run-state").exists()
-    assert run_cli("validate", "--data", PUBLIC, "--submission", out) == 0
+    assert validate_cli(out) == 0
 
 
 def test_a_tuple_counts_by_its_first_element_and_the_codes_prints_go_to_stderr(tmp_path):
@@ -368,8 +371,8 @@ def test_only_the_audit_samples_turns_give_a_ppl_check_file(tmp_path, capsys):
     assert all(check[d][t] == full[d][t] for d, t in chosen)
     assert not (tmp_path / "check" / "ppl_output.json").exists()
     capsys.readouterr()
-    assert run_cli("score", "--data", PUBLIC, "--submission", out, "--output", tmp_path / "scored", "--quiet",
-                   "--no-synonyms", "--ppl-check", tmp_path / "check" / "ppl_check.json") == 0  # fmt: skip
+    recomputed = tmp_path / "check" / "ppl_check.json"
+    assert score_cli(out, tmp_path / "scored", "--quiet", "--no-synonyms", "--ppl-check", recomputed) == 0
     audit = json.loads((tmp_path / "scored" / "audit.json").read_text(encoding="utf-8"))
     assert audit["submissions"]["out"]["figures"]["checked"] == 5
 
@@ -388,7 +391,7 @@ def test_public_data_without_answers_gives_perplexities_of_the_models_own_answer
     answers = {row["dialog_id"]: row["answers"] for row in read_jsonl(out / "submission.jsonl")}
     ppl = json.loads((out / "ppl_output.json").read_text(encoding="utf-8"))
     assert ppl["d-0001"][0] == 1.0 + len(answers["d-0001"][0]) % 17
-    assert run_cli("validate", "--data", public, "--submission", out) == 0
+    assert validate_cli(out, data=public) == 0
 
 
 def test_the_runner_runs_alone_under_a_bare_interpreter_from_a_zip(tmp_path):
@@ -402,7 +405,7 @@ def test_the_runner_runs_alone_under_a_bare_interpreter_from_a_zip(tmp_path):
         capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert run_cli("validate", "--data", PUBLIC, "--submission", tmp_path / "out") == 0
+    assert validate_cli(tmp_path / "out") == 0
     # it imports nothing outside the standard library (its modules, one another only)
     for module in sorted((ROOT / "scorer" / "runner").glob("*.py")):
         source = module.read_text(encoding="utf-8")
@@ -628,9 +631,7 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
     shutil.copytree(PUBLIC, data)
     (data / "images" / "0011.jpg").write_bytes(b"\xff\xd8 an image")  # the data's own, published as it is
     (data / "notes.txt").write_text("private", encoding="utf-8")
-    bundle = tmp_path / "bundle"
-    assert run_cli("bundle", "--data", data, "--output", bundle, "--image", "docker.io/org/scorer:1.0",
-                   "--code", "--quiet") == 0  # fmt: skip
+    bundle = make_bundle(tmp_path, "bundle", "--code", data=data)
     spec = yaml.safe_load((bundle / "competition.yaml").read_text(encoding="utf-8"))
     (task,) = spec["tasks"]
     assert task["ingestion_program"] == "ingestion_program" and task["input_data"] == "input_data"
@@ -701,7 +702,7 @@ def test_a_code_competitions_bundle_runs_its_starting_kit_end_to_end(tmp_path):
         cwd=bundle,
     )  # fmt: skip  (the kit's README, as written)
     assert done.returncode == 0 and "model's own answers" in done.stderr
-    assert run_cli("validate", "--data", bundle / "public_data", "--submission", local) == 0
+    assert validate_cli(local, data=bundle / "public_data") == 0
     # against the targets, the kit's perplexities are real and vary from turn to turn
     targeted = tmp_path / "targeted"
     # the organizer's own baseline, trusted beside the answers

@@ -16,7 +16,7 @@ import struct
 import zipfile
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, leaderboard_into, make_zip, run_cli, toy_team
+from helpers import EXAMPLES, PUBLIC, leaderboard_into, make_zip, toy_team, validate_cli
 
 from scorer import code_step
 from scorer.runner.faults import CodeFault, UsageFault
@@ -507,6 +507,6 @@ def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsy
     ]
     # validate and score say the same of the folder
     capsys.readouterr()
-    assert run_cli("validate", "--data", PUBLIC, "--submission", subs / "team-code") == 1
+    assert validate_cli(subs / "team-code") == 1
     said = capsys.readouterr().err
     assert f"then its perplexities with `python -m scorer run --data {PUBLIC} --code" in said

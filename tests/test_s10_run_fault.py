@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, leaderboard_into, run_cli
+from helpers import EXAMPLES, PUBLIC, leaderboard_into, run_cli, score_cli, validate_cli
 
 FAULT = {"kind": "exception", "phase": "ppl", "function": "get_ppl", "dialog_id": "d-0003", "turn": 1}
 SAID = (
@@ -26,10 +26,10 @@ def run_output(folder, record=FAULT, with_files=True):
 
 def test_validate_and_score_repeat_the_fault_as_the_one_error(tmp_path, capsys):
     out = run_output(tmp_path / "run")
-    assert run_cli("validate", "--data", PUBLIC, "--submission", out) == 1
+    assert validate_cli(out) == 1
     err = capsys.readouterr().err
     assert SAID in err and "must be named" not in err
-    assert run_cli("score", "--data", PUBLIC, "--submission", out, "--output", tmp_path / "o", "--quiet") == 1
+    assert score_cli(out, tmp_path / "o", "--quiet") == 1
     scores = json.loads((tmp_path / "o" / "scores.json").read_text("utf-8"))
     assert scores["status"] == "invalid" and len(scores["errors"]) == 1
     assert scores["errors"][0]["code"] == "run_fault" and str(scores["errors"][0]["message"]) in SAID
@@ -37,7 +37,7 @@ def test_validate_and_score_repeat_the_fault_as_the_one_error(tmp_path, capsys):
 
 def test_a_fault_with_no_file_of_the_run_is_still_the_one_error(tmp_path, capsys):
     out = run_output(tmp_path / "run", with_files=False)
-    assert run_cli("validate", "--data", PUBLIC, "--submission", out) == 1
+    assert validate_cli(out) == 1
     err = capsys.readouterr().err
     assert SAID in err and "submission directory has no" not in err
 
@@ -74,4 +74,4 @@ def test_codalab_in_a_files_competition_does_the_same(tmp_path, capsys):
 def test_a_record_the_runner_does_not_write_is_ignored(tmp_path, record, capsys):
     out = run_output(tmp_path / "run", record)
     shutil.copy(EXAMPLES / "realistic" / "ppl_output.json", out / "ppl_output.json")
-    assert run_cli("validate", "--data", PUBLIC, "--submission", out) == 0
+    assert validate_cli(out) == 0

@@ -22,11 +22,13 @@ from helpers import (
     codalab_step,
     code_step_input,
     gone,
+    make_bundle,
     posted_by,
     process_state,
     read_jsonl,
     run_cli,
     runner_process,
+    score_cli,
     scored_by_the_library,
     toy_team,
 )
@@ -527,9 +529,7 @@ def test_the_bundle_run_as_codabench_runs_it_posts_what_run_and_score_give(tmp_p
 
     import yaml
 
-    bundle = tmp_path / "bundle"
-    assert run_cli("bundle", "--data", PUBLIC, "--output", bundle, "--image", "docker.io/org/scorer:1.0",
-                   "--code", "--quiet") == 0  # fmt: skip
+    bundle = make_bundle(tmp_path, "bundle", "--code")
     upload = shutil.make_archive(str(tmp_path / "upload"), "zip", bundle / "starting_kit", "team_code")
     app = tmp_path / "app"
     ingested, output = app / "ingested_program", app / "output"
@@ -565,8 +565,7 @@ def test_the_bundle_run_as_codabench_runs_it_posts_what_run_and_score_give(tmp_p
     # the organizer's own baseline, trusted beside the answers
     assert run_cli("run", "--data", bundle / "reference_data", "--code", upload, "--output", local, "--quiet",
                    "--trusted-code") == 0  # fmt: skip
-    assert run_cli("score", "--data", bundle / "reference_data", "--submission", local,
-                   "--output", tmp_path / "scored", "--quiet") == 0  # fmt: skip
+    assert score_cli(local, tmp_path / "scored", "--quiet", data=bundle / "reference_data") == 0
     expected = json.loads((tmp_path / "scored" / "scores.json").read_text(encoding="utf-8"))
     # a code competition posts its figures rounded to posted_decimals (4), from the full-precision values
     assert posted["integral"] == round(expected["integral"], 4) and 0 < posted["integral"] < 1

@@ -24,6 +24,7 @@ import yaml
 from helpers import (
     PUBLIC,
     ROOT,
+    bundle_cli,
     bundle_listing,
     codabench_instant,
     process,
@@ -31,6 +32,7 @@ from helpers import (
     run_cli,
     run_process,
     toy_team,
+    validate_cli,
 )
 
 from scorer.bundle import competition as code_bundle
@@ -91,7 +93,7 @@ def write(tmp_path: Path, text: str, name: str = "config.toml") -> Path:
 
 def bundle(tmp_path: Path, name: str, *extra: object, data: Path = PUBLIC) -> Path:
     out = tmp_path / name
-    assert run_cli("bundle", "--data", data, "--output", out, *extra) == 0
+    assert bundle_cli(out, *extra, data=data) == 0
     return out
 
 
@@ -303,13 +305,7 @@ def test_the_held_out_dialogues_never_reach_the_public_competition(tmp_path):
 
 def test_bundle_says_when_the_held_out_set_cannot_be_judged(tmp_path, capsys):
     """The example's held-out half: 34 turns, and 1 turn whose first variant has 5 words, two different."""
-    out = tmp_path / "final"
-    assert (
-        run_cli(
-            "bundle", "--data", PUBLIC, "--output", out, "--config", write(tmp_path, FINAL_CONFIG), "--code"
-        )
-        == 0
-    )
+    bundle(tmp_path, "final", "--config", write(tmp_path, FINAL_CONFIG), "--code")
     err = capsys.readouterr().err.splitlines()
     assert [line for line in err if "the audit needs" in line] == [
         "bundle: the held-out dialogues give the final's scoring step 1 probe(s) (final_share 0.5), fewer "
@@ -326,9 +322,7 @@ def test_bundle_says_when_the_held_out_set_cannot_be_judged(tmp_path, capsys):
     assert list(made.warnings) == [line for line in err if "the audit needs" in line]
     assert capsys.readouterr().err == ""
     # no final, no such line
-    assert (
-        run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "plain", "--code", "--image", IMAGE) == 0
-    )
+    bundle(tmp_path, "plain", "--code", "--image", IMAGE)
     assert "the audit needs" not in capsys.readouterr().err
 
 
@@ -476,7 +470,7 @@ def test_every_value_is_checked_before_anything_is_written(tmp_path, capsys, con
 
 
 def test_a_bundle_with_no_image_anywhere_is_a_usage_error(tmp_path, capsys):
-    assert run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "out") == 2
+    assert bundle_cli(tmp_path / "out") == 2
     err = capsys.readouterr().err
     assert "no image" in err and "--image" in err and "[platform] image" in err
     assert not (tmp_path / "out").exists()
@@ -569,14 +563,11 @@ def test_bundle_writes_a_derived_salt_into_a_private_config_without_one(tmp_path
     config = tmp_path / "private.toml"
     config.write_text('[hidden_metric]\nmethod = "log"\np_max = 137.5\n', encoding="utf-8")
     capsys.readouterr()
-    argv = ["--data", PUBLIC, "--submission", ROOT / "submissions_examples" / "realistic", "--config", config]
-    assert run_cli("validate", *argv) == 0
+    assert validate_cli(ROOT / "submissions_examples" / "realistic", "--config", config) == 0
     assert capsys.readouterr().err.count(UNSALTED_NOTE) == 1
     salts = []
     for name in ("a", "b"):
-        out = tmp_path / name
-        assert run_cli("bundle", "--data", PUBLIC, "--output", out, "--image", "org/scorer:1",
-                       "--config", config, "--quiet") == 0  # fmt: skip
+        out = bundle(tmp_path, name, "--image", "org/scorer:1", "--config", config, "--quiet")
         err = capsys.readouterr().err
         assert "one derived from answers.jsonl and the configuration was written" in err
         assert "as secret as answers.jsonl" in err
@@ -592,11 +583,11 @@ def test_bundle_writes_a_derived_salt_into_a_private_config_without_one(tmp_path
 def test_a_bundle_whose_config_contradicts_code_is_refused(tmp_path, capsys):
     private = tmp_path / "private.toml"
     private.write_text('[competition]\nsubmissions = "files"\n', encoding="utf-8")
-    argv = ["bundle", "--data", PUBLIC, "--output", tmp_path / "a", "--image", IMAGE, "--config", private]
-    assert run_cli(*argv, "--code") == 2
+    argv = (tmp_path / "a", "--image", IMAGE, "--config", private)
+    assert bundle_cli(*argv, "--code") == 2
     assert "competition.submissions" in capsys.readouterr().err
     private.write_text('[competition]\nsubmissions = "code"\n', encoding="utf-8")
-    assert run_cli(*argv) == 2
+    assert bundle_cli(*argv) == 2
     assert "--code" in capsys.readouterr().err
     assert not (tmp_path / "a" / "competition.yaml").exists()
 

@@ -14,7 +14,17 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, ROOT, make_split, process, run_cli, scores_of, write_json, write_jsonl
+from helpers import (
+    EXAMPLES,
+    PUBLIC,
+    ROOT,
+    make_split,
+    score_cli,
+    score_process,
+    scores_of,
+    write_json,
+    write_jsonl,
+)
 
 from scorer.cli import exits
 
@@ -128,9 +138,11 @@ def _file_size_limit(limit: int):
 @pytest.mark.slow
 def test_a_full_disk_names_the_path_and_keeps_the_previous_outputs(tmp_path):
     out = tmp_path / "out"
-    assert run_cli(*map(str, SCORE), "--output", out, "--quiet") == 0
+    assert score_cli(EXAMPLES / "realistic", out, "--quiet") == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    done = process(*SCORE, "--output", out, "--quiet", timeout=300, preexec_fn=_file_size_limit(4096))
+    done = score_process(
+        EXAMPLES / "realistic", out, "--quiet", timeout=300, preexec_fn=_file_size_limit(4096)
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     message = done.stderr.strip().splitlines()[-1]
     assert message.startswith(f"error: {out / 'details.csv'}: File too large"), message
@@ -169,7 +181,7 @@ def test_a_central_directory_that_lies_about_its_count_is_refused_before_it_is_p
     parsed = []
     monkeypatch.setattr(zipfile, "ZipFile", lambda *a, **k: parsed.append(a) or pytest.fail("parsed"))
     out = tmp_path / "out"
-    assert run_cli("score", "--data", PUBLIC, "--submission", upload, "--output", out, "--quiet") == 1
+    assert score_cli(upload, out, "--quiet") == 1
     (error,) = scores_of(out)["errors"]
     assert error["code"] == "zip_entries" and "more than 1,000 entries" in error["message"] and not parsed
 
@@ -196,14 +208,14 @@ def test_a_link_beside_the_two_files_is_refused(tmp_path):
     shutil.copytree(EXAMPLES / "realistic", sub)
     (sub / "README").symlink_to("/etc/passwd")
     out = tmp_path / "out"
-    assert run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out) == 1
+    assert score_cli(sub, out) == 1
     (error,) = scores_of(out)["errors"]
     assert error["code"] == "symlink" and error["message"].startswith("README is a symbolic link")
     # deeper too, and a link to a folder
     (sub / "README").unlink()
     (sub / "notes" / "more").mkdir(parents=True)
     (sub / "notes" / "more" / "etc").symlink_to("/etc")
-    assert run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", out) == 1
+    assert score_cli(sub, out) == 1
     assert scores_of(out)["errors"][0]["message"].startswith("notes/more/etc is a symbolic link")
 
 

@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import PUBLIC, VALID_PPL, VALID_SUB, run_cli
+from helpers import PUBLIC, VALID_PPL, VALID_SUB, score_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,12 +89,7 @@ def test_odd_characters_in_answers_are_scored(tmp_path, answer):
         "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
     )
     (tmp_path / "s" / "ppl_output.json").write_bytes(VALID_PPL)
-    assert (
-        run_cli(
-            "score", "--data", PUBLIC, "--submission", tmp_path / "s", "--output", tmp_path / "o", "--quiet"
-        )
-        == 0
-    )
+    assert score_cli(tmp_path / "s", tmp_path / "o", "--quiet") == 0
     import pandas as pd
 
     frame = pd.read_csv(tmp_path / "o" / "details.csv", keep_default_na=False)
@@ -162,6 +157,6 @@ def test_whole_command_never_exits_3(tmp_path, junk, as_zip):
         sub.mkdir()
         (sub / "submission.jsonl").write_bytes(junk)
         (sub / "ppl_output.json").write_bytes(junk[:50])
-    code = run_cli("score", "--data", PUBLIC, "--submission", sub, "--output", case / "o", "--quiet")
+    code = score_cli(sub, case / "o", "--quiet")
     assert code == 1
     assert json.loads((case / "o" / "scores.json").read_text(encoding="utf-8"))["status"] == "invalid"

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, ROOT, process, score_cli, score_into, upload
+from helpers import EXAMPLES, ROOT, score_cli, score_into, score_process, upload
 
 from scorer.metric import token_cache
 from scorer.metric.cache import STALE_SECONDS, cache_dir_problem
@@ -101,8 +101,7 @@ def test_a_lock_held_on_the_output_directory_itself_does_not_block_a_run(tmp_pat
     fd = os.open(out, os.O_RDONLY)  # what any user who can read the folder can do
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        done = process("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", out,
-                       "--quiet", "--no-synonyms")  # fmt: skip
+        done = score_process(EXAMPLES / "realistic", out, "--quiet", "--no-synonyms")
     finally:
         os.close(fd)
     assert done.returncode == 0 and "waiting" not in done.stderr
@@ -139,8 +138,7 @@ def test_another_user_holding_the_output_directory_does_not_block_a_run(open_tmp
     try:
         time.sleep(0.3)
         assert holder.poll() is None
-        done = process("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", out,
-                       "--quiet", "--no-synonyms")  # fmt: skip
+        done = score_process(EXAMPLES / "realistic", out, "--quiet", "--no-synonyms")
         assert done.returncode == 0 and "waiting" not in done.stderr
     finally:
         holder.kill()
@@ -432,18 +430,7 @@ def test_a_cache_file_others_may_write_is_not_read(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_a_cache_path_too_long_for_the_system_only_costs_speed(tmp_path):
     env = {**os.environ, "SCORER_CACHE_DIR": str(tmp_path / ("c" * 5000))}
-    done = process(
-        "score",
-        "--data",
-        PUBLIC,
-        "--submission",
-        EXAMPLES / "realistic",
-        "--output",
-        tmp_path / "o",
-        "--no-synonyms",
-        "--quiet",
-        env=env,
-    )
+    done = score_process(EXAMPLES / "realistic", tmp_path / "o", "--no-synonyms", "--quiet", env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "o" / "scores.json").read_text())["status"] == "ok"
 
@@ -461,18 +448,8 @@ def test_a_report_writes_nothing_into_home(tmp_path):
     }
     env.pop("XDG_CACHE_HOME", None)
     env.pop("XDG_CONFIG_HOME", None)
-    done = process(
-        "score",
-        "--data",
-        PUBLIC,
-        "--submission",
-        EXAMPLES / "realistic",
-        "--output",
-        tmp_path / "o",
-        "--no-synonyms",
-        "--quiet",
-        "--report",
-        env=env,
+    done = score_process(
+        EXAMPLES / "realistic", tmp_path / "o", "--no-synonyms", "--quiet", "--report", env=env
     )
     assert done.returncode == 0, done.stderr
     assert list(home.rglob("*")) == []

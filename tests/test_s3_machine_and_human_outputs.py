@@ -12,7 +12,7 @@ import sys
 import unicodedata
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, process, run_cli
+from helpers import EXAMPLES, leaderboard_cli, process, score_cli, validate_cli
 
 from scorer.cli import commands
 from scorer.progress import ProgressDisplay, render
@@ -58,7 +58,7 @@ def _no_raw(text):
 
 def test_validate_json_gives_every_dialog_id_back_exactly(tmp_path, capsys):
     submission = _submission_with_id(tmp_path / "sub", ODD_ID)
-    assert run_cli("validate", "--data", PUBLIC, "--submission", submission, "--json") == 1
+    assert validate_cli(submission, "--json") == 1
     out = capsys.readouterr().out
     payload = json.loads(out)
     assert payload["status"] == "invalid"
@@ -74,7 +74,7 @@ def test_validate_json_gives_every_dialog_id_back_exactly(tmp_path, capsys):
 
 def test_validate_json_of_a_usage_error_gives_the_path_back_exactly(tmp_path, capsys):
     missing = tmp_path / ODD_NAME
-    assert run_cli("validate", "--data", PUBLIC, "--submission", missing, "--json") == 2
+    assert validate_cli(missing, "--json") == 2
     out = capsys.readouterr().out
     assert json.loads(out)["errors"][0]["message"] == f"submission {missing}: no such file or directory"
     assert _no_raw(out)
@@ -84,7 +84,7 @@ def test_validate_json_is_plain_ascii_where_stdout_cannot_show_more(tmp_path, mo
     submission = _submission_with_id(tmp_path / "sub", ODD_ID)
     stdout = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     monkeypatch.setattr(sys, "stdout", stdout)
-    assert run_cli("validate", "--data", PUBLIC, "--submission", submission, "--json") == 1
+    assert validate_cli(submission, "--json") == 1
     stdout.flush()
     data = stdout.buffer.getvalue()
     assert data.isascii()
@@ -94,8 +94,7 @@ def test_validate_json_is_plain_ascii_where_stdout_cannot_show_more(tmp_path, mo
 def test_scores_json_and_audit_json_give_the_names_back_exactly(tmp_path):
     # an invalid submission: scores.json lists its errors, each with its dialog_id
     out = tmp_path / "invalid-out"
-    assert run_cli("score", "--data", PUBLIC, "--submission", _submission_with_id(tmp_path / "sub", ODD_ID),
-                   "--output", out) == 1  # fmt: skip
+    assert score_cli(_submission_with_id(tmp_path / "sub", ODD_ID), out) == 1
     text = (out / "scores.json").read_text(encoding="utf-8")
     assert [e["dialog_id"] for e in json.loads(text)["errors"]] == [ODD_ID, "d-0001", ODD_ID, "d-0001"]
     assert text.count(f'"dialog_id": {ODD_ID_JSON},') == 2 and _no_raw(text)
@@ -103,7 +102,7 @@ def test_scores_json_and_audit_json_give_the_names_back_exactly(tmp_path):
     folder = tmp_path / ODD_NAME
     shutil.copytree(EXAMPLES / "realistic", folder)
     out = tmp_path / "scored-out"
-    assert run_cli("score", "--data", PUBLIC, "--submission", folder, "--output", out) == 0
+    assert score_cli(folder, out) == 0
     for name in ("scores.json", "audit.json"):
         text = (out / name).read_text(encoding="utf-8")
         assert _no_raw(text)
@@ -133,8 +132,7 @@ def test_no_stderr_line_exceeds_1000_characters(tmp_path, monkeypatch, capsys):
     cache = str(tmp_path / ("c" * 5000))
     monkeypatch.setenv("SCORER_CACHE_DIR", cache)
     # one process: a run allowed two builds the thesaurus index on a forked worker when the cache has none
-    assert run_cli("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output",
-                   tmp_path / "out", "--jobs", "1") == 0  # fmt: skip
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "out", "--jobs", "1") == 0
     err = capsys.readouterr().err
     mark = f"… ({len(cache):,} characters)"
     assert (
@@ -144,7 +142,7 @@ def test_no_stderr_line_exceeds_1000_characters(tmp_path, monkeypatch, capsys):
     assert max(len(line) for line in _stderr_lines(err)) <= LINE_LIMIT
     # a submission path of 3,000 characters
     path = str(tmp_path / ("p" * 3000))
-    assert run_cli("validate", "--data", PUBLIC, "--submission", path) == 2
+    assert validate_cli(path) == 2
     err = capsys.readouterr().err
     mark, end = f"… ({len(path):,} characters)", ": File name too long"
     start = "error: submission "
@@ -153,7 +151,7 @@ def test_no_stderr_line_exceeds_1000_characters(tmp_path, monkeypatch, capsys):
     # a dialog_id of 3,000 characters in a validation error
     long_id = "q" * 3000
     submission = _submission_with_id(tmp_path / "long-id", long_id)
-    assert run_cli("validate", "--data", PUBLIC, "--submission", submission) == 1
+    assert validate_cli(submission) == 1
     err = capsys.readouterr().err
     assert f"dialog_id '{long_id[:59]}…'" in err
     assert max(len(line) for line in _stderr_lines(err)) <= LINE_LIMIT
@@ -217,8 +215,7 @@ def test_a_leaderboard_name_with_a_newline_forges_no_line(tmp_path, monkeypatch,
     # the progress line drawn as on a terminal, from the start
     monkeypatch.setattr(commands, "progress_display", lambda quiet: ProgressDisplay(enabled=True, delay=0.0))
     out = tmp_path / "out"
-    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", uploads, "--output", out,
-                   "--resamples", "100") == 0  # fmt: skip
+    assert leaderboard_cli(uploads, out, "--resamples", "100") == 0
     captured = capsys.readouterr()
     escaped = FORGED.replace("\n", "\\n")
     for text in (captured.out, captured.err):

@@ -20,9 +20,9 @@ from helpers import (
     VALID_PPL,
     VALID_SUB,
     has_sigterm_handler,
-    run_cli,
     score_into,
     upload,
+    validate_cli,
 )
 
 from scorer.errors import SubmissionInvalid
@@ -39,7 +39,13 @@ def submission_dir(root: Path, sub: bytes = VALID_SUB, ppl: bytes = VALID_PPL) -
     return root
 
 
-def scorer_process(*args, limit_kib: int | None = None, **kwargs) -> subprocess.Popen:
+def score_popen(
+    submission: Path, output: Path, *extra, data: Path = PUBLIC, limit_kib: int | None = None, **kwargs
+) -> subprocess.Popen:
+    """``score`` of ``submission`` against ``data`` into ``output``, ``extra`` added, started in a process of
+    its own (its output piped, as text), under ``ulimit -v limit_kib`` where given; ``kwargs`` go to
+    :class:`subprocess.Popen`."""
+    args = ["score", "--data", data, "--submission", submission, "--output", output, *extra]
     command = [sys.executable, "-m", "scorer", *map(str, args)]
     if limit_kib:
         command = ["bash", "-c", f'ulimit -v {limit_kib} && exec "$@"', "scorer", *command]
@@ -115,7 +121,7 @@ def test_a_number_beyond_a_double_is_invalid_and_located(tmp_path, number, monke
         len(first) + 7,
     )
     assert "too large" in error["message"] and len(error["message"]) < 120
-    assert run_cli("validate", "--data", PUBLIC, "--submission", tmp_path / "s") == 1
+    assert validate_cli(tmp_path / "s") == 1
     assert list((tmp_path / "tmp").iterdir()) == []  # no log written anywhere
 
 
@@ -125,18 +131,7 @@ def test_a_number_beyond_a_double_is_invalid_and_located(tmp_path, number, monke
 def _bounded(tmp_path, submission: Path, expect: int, limit_kib=1 << 20, cpu_seconds=10.0) -> str:
     """Run ``score`` under a memory limit; its CPU time (not wall time: machines are shared) is bounded."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    process = scorer_process(
-        "score",
-        "--data",
-        PUBLIC,
-        "--submission",
-        submission,
-        "--output",
-        tmp_path / "o",
-        "--quiet",
-        "--no-synonyms",
-        limit_kib=limit_kib,
-    )
+    process = score_popen(submission, tmp_path / "o", "--quiet", "--no-synonyms", limit_kib=limit_kib)
     out, err = process.communicate(timeout=300)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     assert process.returncode == expect, err
@@ -244,18 +239,7 @@ def test_an_unreadable_data_directory_is_a_usage_error(tmp_path, capsys):
 def test_a_second_run_waits_for_the_lock(tmp_path):
     out = prepare(tmp_path / "o")
     with locked(out):
-        process = scorer_process(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            EXAMPLES / "realistic",
-            "--output",
-            out,
-            "--quiet",
-            "--jobs",
-            "1",
-        )
+        process = score_popen(EXAMPLES / "realistic", out, "--quiet", "--jobs", "1")
         assert process.stderr is not None
         # --quiet: its one line while it waits, then nothing till the end; never waited on for ever
         assert select.select([process.stderr], [], [], 60)[0], "no line from the second run in 60 s"
@@ -308,17 +292,13 @@ def test_a_signal_stops_cleanly_and_keeps_the_previous_outputs(tmp_path, signum,
     config.write_text("[meteor]\ngamma = 0.5\n")
     # SIGINT as a terminal delivers it: a shell's background job (a CI runner's, say) starts with it ignored,
     # and Python then keeps it ignored
-    process = scorer_process(
-        "score",
-        "--data",
-        data,
-        "--submission",
+    process = score_popen(
         big,
-        "--output",
         out,
         "--quiet",
         "--config",
         config,
+        data=data,
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )

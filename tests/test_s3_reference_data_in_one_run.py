@@ -7,7 +7,7 @@ import os
 import shutil
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, bundle_cli, run_cli
 
 from scorer import api
 from scorer.errors import ConfigError, ReferenceDataError
@@ -167,7 +167,7 @@ def test_check_data_refuses_each_media_file_bundle_refuses_with_its_message(
         "error: reference data is invalid (1 error(s)):",
         f"  - dialogues.jsonl, line 11, dialog_id 'd-0011', turn 0: {message}",
     ]
-    assert run_cli("bundle", "--data", data, "--output", tmp_path / "out", "--image", IMAGE) == 2
+    assert bundle_cli(tmp_path / "out", "--image", IMAGE, data=data) == 2
     bundled = capsys.readouterr().err.splitlines()
     assert f"  - dialogues.jsonl, line 11, dialog_id 'd-0011', turn 0: {message}" in bundled
 
@@ -215,10 +215,10 @@ def test_check_data_refuses_a_final_that_cannot_hold_out_every_type(tmp_path, ca
     assert lines[2].startswith(f"{start} Image-Audio2Text dialogue ('d-0031')")
     # each in the words bundle --code stops with, a type at a time
     (data / "images" / "0011.jpg").write_bytes((PUBLIC / "images" / "0011.jpg").read_bytes())
-    assert run_cli("bundle", "--data", data, "--output", tmp_path / "out", "--image", IMAGE, "--code") == 2
+    assert bundle_cli(tmp_path / "out", "--image", IMAGE, "--code", data=data) == 2
     assert capsys.readouterr().err.splitlines()[-1] == "error: " + lines[1].removeprefix("  - config.toml: ")
     rewrite_line(data, 21, lambda row: row.update(type="Audio2Text"))  # d-0022: two Audio2Text dialogues now
-    assert run_cli("bundle", "--data", data, "--output", tmp_path / "out", "--image", IMAGE, "--code") == 2
+    assert bundle_cli(tmp_path / "out", "--image", IMAGE, "--code", data=data) == 2
     assert capsys.readouterr().err.splitlines()[-1] == "error: " + lines[2].removeprefix("  - config.toml: ")
 
 

@@ -11,7 +11,7 @@ import urllib.parse
 import zipfile
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, leaderboard_cli
 
 from scorer.safe_text import csv_cell, shown, shown_lines
 
@@ -60,8 +60,7 @@ def test_a_csv_cell_is_never_a_formula(value, cell):
 def test_formula_names_are_text_in_leaderboard_csv(tmp_path):
     names = ["=1+1", "+1+1", "-2+3", "@SUM(1+1)"]
     out = tmp_path / "out"
-    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", board(tmp_path, names), "--output", out,
-               "--quiet", "--no-report", "--resamples", "100") == 0  # fmt: skip
+    assert leaderboard_cli(board(tmp_path, names), out, "--quiet", "--no-report", "--resamples", "100") == 0
     rows = list(csv.DictReader(io.StringIO((out / "leaderboard.csv").read_text(encoding="utf-8"))))
     assert sorted(r["submission"] for r in rows) == sorted("'" + n for n in names)
 
@@ -72,12 +71,7 @@ def test_a_name_cannot_forge_a_line_or_drive_the_terminal(tmp_path, capsys):
     rtl = "abc\u202eexe.txt"
     out = tmp_path / "out"
     uploads = board(tmp_path, [escape, rtl], flagged=[forged])  # no entry is really called team-alpha
-    assert (
-        run_cli(
-            "leaderboard", "--data", PUBLIC, "--submissions", uploads, "--output", out, "--resamples", "100"
-        )
-        == 0
-    )
+    assert leaderboard_cli(uploads, out, "--resamples", "100") == 0
     captured = capsys.readouterr()
     for text in (captured.out, captured.err, (out / "leaderboard.csv").read_text(encoding="utf-8")):
         assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
@@ -92,8 +86,7 @@ def test_a_name_cannot_forge_a_line_or_drive_the_terminal(tmp_path, capsys):
 def test_a_math_looking_name_is_a_plain_chart_label_and_links_are_percent_encoded(tmp_path):
     names = ["$\\frac{a$", "$x$", "a#b?c", "Команда Ё #1", "100%"]
     out = tmp_path / "out"
-    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", board(tmp_path, names), "--output", out,
-               "--quiet", "--resamples", "100") == 0  # fmt: skip
+    assert leaderboard_cli(board(tmp_path, names), out, "--quiet", "--resamples", "100") == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     # matplotlib writes a plain label's text into the SVG as it is (a math one would be drawn as paths)
     assert "$\\frac{a$" in page and "$x$" in page

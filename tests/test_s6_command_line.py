@@ -26,8 +26,10 @@ from helpers import (
     process,
     run_cli,
     score_cli,
+    score_process,
     scores_of,
     upload,
+    validate_cli,
     write_jsonl,
 )
 
@@ -125,20 +127,7 @@ def test_line_order_and_zip_packaging_change_nothing(tmp_path):
     score_cli(src, tmp_path / "a")
     score_cli(shuffled, tmp_path / "b")
     score_cli(tmp_path / "team.zip", tmp_path / "c")
-    assert (
-        run_cli(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            src / "submission.jsonl",
-            "--ppl",
-            src / "ppl_output.json",
-            "--output",
-            tmp_path / "d",
-        )
-        == 0
-    )
+    assert score_cli(src / "submission.jsonl", tmp_path / "d", "--ppl", src / "ppl_output.json") == 0
     expected = (tmp_path / "a" / "scores.json").read_bytes()
     for other in "bcd":
         assert (tmp_path / other / "scores.json").read_bytes() == expected
@@ -179,7 +168,7 @@ def test_invalid_examples_exit_1_without_a_score(tmp_path, name, capsys):
     assert not (out / "details.csv").exists() and not (out / "scores.txt").exists()
     err = capsys.readouterr().err
     assert "invalid" in err and "Traceback" not in err
-    assert run_cli("validate", "--data", PUBLIC, "--submission", EXAMPLES / "invalid" / name) == 1
+    assert validate_cli(EXAMPLES / "invalid" / name) == 1
 
 
 def test_every_invalid_example_is_documented():
@@ -193,14 +182,9 @@ def test_validate_needs_only_dialogues(tmp_path, capsys):
     public = tmp_path / "public"
     public.mkdir()
     shutil.copy(PUBLIC / "dialogues.jsonl", public)
-    assert run_cli("validate", "--data", public, "--submission", EXAMPLES / "realistic") == 0
+    assert validate_cli(EXAMPLES / "realistic", data=public) == 0
     assert capsys.readouterr().out == "valid: 40 dialogues, 66 turns\n"
-    assert (
-        run_cli(
-            "validate", "--json", "--data", public, "--submission", EXAMPLES / "invalid" / "ppl_below_one"
-        )
-        == 1
-    )
+    assert validate_cli(EXAMPLES / "invalid" / "ppl_below_one", "--json", data=public) == 1
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["status"] == "invalid"
     assert verdict["errors"][0]["dialog_id"] == "d-0003" and verdict["errors"][0]["turn"] == 0
@@ -243,10 +227,7 @@ def test_broken_reference_data_exits_2(tmp_path, capsys):
     shutil.copytree(PUBLIC, data)
     lines = (data / "answers.jsonl").read_text(encoding="utf-8").splitlines()
     (data / "answers.jsonl").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
-    assert (
-        run_cli("score", "--data", data, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "o")
-        == 2
-    )
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "o", data=data) == 2
     assert "answers.jsonl" in capsys.readouterr().err
     assert scores_of(tmp_path / "o")["errors"][0]["code"] == "missing_id"
 
@@ -285,7 +266,7 @@ def test_signature_pins_the_settings(tmp_path):
 def test_real_process_and_console_script(tmp_path):
     env = {**os.environ}
     invalid = EXAMPLES / "invalid" / "nan_perplexity"
-    proc = process("score", "--data", PUBLIC, "--submission", invalid, "--output", tmp_path, env=env)
+    proc = score_process(invalid, tmp_path, env=env)
     assert proc.returncode == 1 and "NaN" in proc.stderr and "Traceback" not in proc.stderr
     script = Path(sys.executable).parent / "scorer"
     proc = subprocess.run(
@@ -425,10 +406,7 @@ def test_jobs_give_byte_identical_outputs(tmp_path):
     outputs = {}
     for jobs in ("1", "2", "3"):
         out = tmp_path / f"out{jobs}"
-        assert (
-            run_cli("score", "--data", data, "--submission", sub, "--output", out, "--jobs", jobs, "--quiet")
-            == 0
-        )
+        assert score_cli(sub, out, "--jobs", jobs, "--quiet", data=data) == 0
         outputs[jobs] = [(out / name).read_bytes() for name in ("scores.json", "details.csv", "scores.txt")]
     assert outputs["1"] == outputs["2"] == outputs["3"]
     assert scores_of(tmp_path / "out1")["counts"] == {"dialogs": 800, "turns": 1320}
@@ -540,7 +518,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path, capsys):
     quiet("scoring", 100, 200)
     assert quiet.stream.getvalue() == ""
     data, sub = big_split(tmp_path, copies=10)
-    assert run_cli("score", "--data", data, "--submission", sub, "--output", tmp_path / "out") == 0
+    assert score_cli(sub, tmp_path / "out", data=data) == 0
     captured = capsys.readouterr()
     assert "\r" not in captured.err and "\r" not in captured.out
 
@@ -589,7 +567,7 @@ def test_a_utf16_file_gets_one_message(tmp_path, capsys):
     folder = _copy_realistic(tmp_path / "sub")
     text = (folder / "submission.jsonl").read_text(encoding="utf-8")
     (folder / "submission.jsonl").write_bytes(text.encode("utf-16"))
-    assert run_cli("validate", "--data", PUBLIC, "--submission", folder) == 1
+    assert validate_cli(folder) == 1
     assert capsys.readouterr().err.splitlines()[1:] == [
         "error: the submission is invalid (1 error):",
         "  - submission.jsonl, line 1, column 1: the file is not valid UTF-8 (bad byte at line 1, column 1); "
@@ -614,7 +592,7 @@ def test_errors_of_one_kind_collapse_on_the_terminal_but_not_in_scores_json(tmp_
 
 def test_misnamed_files_are_named_in_the_message(tmp_path, capsys):
     folder = _copy_realistic(tmp_path / "sub", "predictions.jsonl", "ppl.json")
-    assert run_cli("validate", "--data", PUBLIC, "--submission", folder) == 1
+    assert validate_cli(folder) == 1
     assert capsys.readouterr().err.splitlines()[-1] == (
         "  - sub: the submission directory has no submission.jsonl and no ppl_output.json; it holds "
         "ppl.json, "
@@ -624,7 +602,7 @@ def test_misnamed_files_are_named_in_the_message(tmp_path, capsys):
 
 def test_a_bare_file_without_perplexities_names_the_option(tmp_path, capsys):
     shutil.copy(EXAMPLES / "realistic" / "submission.jsonl", tmp_path / "submission.jsonl")
-    assert run_cli("validate", "--data", PUBLIC, "--submission", tmp_path / "submission.jsonl") == 2
+    assert validate_cli(tmp_path / "submission.jsonl") == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"error: perplexities not found at {tmp_path / 'ppl_output.json'}: the submission is a bare file, "
         "and no "
@@ -691,9 +669,7 @@ def test_killed_at_any_moment_the_commit_marker_agrees_with_its_files(tmp_path):
         child.send_signal(signal.SIGKILL)
         child.wait()
         seen.add(_consistent(output))
-    done = process(
-        "score", "--data", PUBLIC, "--submission", good, "--output", output, "--no-synonyms", "--quiet"
-    )
+    done = score_process(good, output, "--no-synonyms", "--quiet")
     assert done.returncode == 0 and _consistent(output) == "ok"
     assert not [p.name for p in output.iterdir() if p.name.endswith(".tmp") or p.name.startswith(".write")]
     assert len(seen) >= 2  # the kills fell at different moments
@@ -705,10 +681,7 @@ def test_killed_at_any_moment_the_commit_marker_agrees_with_its_files(tmp_path):
 @pytest.mark.slow
 def test_a_python_without_the_dependencies_is_a_set_up_error_saying_what_to_run(tmp_path):
     # -S: no site-packages, so none of the dependencies; the package itself is found from the checkout
-    done = process(
-        "score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", tmp_path / "out",
-        python=[sys.executable, "-S"], timeout=60,
-    )  # fmt: skip
+    done = score_process(EXAMPLES / "realistic", tmp_path / "out", python=[sys.executable, "-S"], timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "lacks the scorer's dependencies (missing: jinja2, matplotlib, numpy" in done.stderr
     assert "./run_scoring.sh score --data" in done.stderr and ".venv/bin/python -m scorer" in done.stderr
@@ -738,7 +711,7 @@ def test_validate_lists_distinct_errors_and_collapses_only_true_repeats(tmp_path
         ppl["d-0004"] = 7.0  # a scalar perplexity
 
     folder = _broken(tmp_path, change)
-    assert run_cli("validate", "--data", PUBLIC, "--submission", folder) == 1
+    assert validate_cli(folder) == 1
     err = capsys.readouterr().err
     assert err.count("\n  - ") == 4 and "more like this" not in err
 
@@ -751,7 +724,7 @@ def test_a_python_dict_line_and_an_integer_id_give_one_error_each(tmp_path, caps
         lines[1] = json.dumps(second, ensure_ascii=False)
 
     folder = _broken(tmp_path, change)
-    assert run_cli("validate", "--data", PUBLIC, "--submission", folder) == 1
+    assert validate_cli(folder) == 1
     err = capsys.readouterr().err.splitlines()
     assert err[1] == "error: the submission is invalid (2 errors):"
     assert (

@@ -8,7 +8,7 @@ import sys
 import zipfile
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, ROOT, run_cli, scores_of
+from helpers import EXAMPLES, PUBLIC, ROOT, leaderboard_cli, run_cli, score_cli, scores_of
 
 PRIVATE = '[hidden_metric]\nmethod = "log"\np_max = 1000.0\nsalt = "entry-points-salt-0a1b2c"\n'
 
@@ -25,7 +25,7 @@ def reference_with_private_config(tmp_path):
 def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
     ref = reference_with_private_config(tmp_path)
     res = tmp_path / "input" / "res"
-    assert run_cli("score", "--data", ref, "--submission", res, "--output", tmp_path / "a") == 0
+    assert score_cli(res, tmp_path / "a", data=ref) == 0
     assert "config: " + str(ref / "config.toml") in capsys.readouterr().err
     assert run_cli("codalab", tmp_path / "input", tmp_path / "b", "--quiet") == 0
     env = dict(
@@ -40,22 +40,7 @@ def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
     assert done.returncode == 0, done.stderr
     subs = tmp_path / "subs"
     shutil.copytree(res, subs / "team")
-    assert (
-        run_cli(
-            "leaderboard",
-            "--data",
-            ref,
-            "--submissions",
-            subs,
-            "--output",
-            tmp_path / "d",
-            "--quiet",
-            "--no-report",
-            "--resamples",
-            "40",
-        )
-        == 0
-    )
+    assert leaderboard_cli(subs, tmp_path / "d", "--quiet", "--no-report", "--resamples", "40", data=ref) == 0
     scores = [scores_of(tmp_path / x) for x in ("a", "b", "c")] + [
         scores_of(tmp_path / "d" / "submissions" / "team")
     ]
@@ -64,68 +49,22 @@ def test_every_entry_point_reads_the_private_config(tmp_path, capsys):
 
 
 def integral_default(tmp_path):
-    run_cli(
-        "score",
-        "--data",
-        PUBLIC,
-        "--submission",
-        EXAMPLES / "realistic",
-        "--output",
-        tmp_path / "default",
-        "--quiet",
-    )
+    score_cli(EXAMPLES / "realistic", tmp_path / "default", "--quiet")
     return scores_of(tmp_path / "default")["integral"]
 
 
 def test_a_rerun_leaves_no_stale_file(tmp_path):
     out = tmp_path / "o"
-    assert (
-        run_cli(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            EXAMPLES / "realistic",
-            "--output",
-            out,
-            "--quiet",
-            "--report",
-        )
-        == 0
-    )
+    assert score_cli(EXAMPLES / "realistic", out, "--quiet", "--report") == 0
     assert (out / "report.html").exists()
-    assert (
-        run_cli(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            EXAMPLES / "invalid" / "nan_perplexity",
-            "--output",
-            out,
-            "--quiet",
-        )
-        == 1
-    )
+    assert score_cli(EXAMPLES / "invalid" / "nan_perplexity", out, "--quiet") == 1
     assert sorted(p.name for p in out.iterdir()) == ["scores.json"]
     subs = tmp_path / "subs"
     shutil.copytree(EXAMPLES / "realistic", subs / "a")
     shutil.copytree(EXAMPLES / "echo_first_variant", subs / "b")
-    board = [
-        "leaderboard",
-        "--data",
-        str(PUBLIC),
-        "--submissions",
-        str(subs),
-        "--output",
-        str(tmp_path / "lb"),
-        "--quiet",
-        "--resamples",
-        "40",
-    ]
-    assert run_cli(*board) == 0
+    assert leaderboard_cli(subs, tmp_path / "lb", "--quiet", "--resamples", "40") == 0
     shutil.rmtree(subs / "b")
-    assert run_cli(*board) == 0
+    assert leaderboard_cli(subs, tmp_path / "lb", "--quiet", "--resamples", "40") == 0
     assert sorted(p.name for p in (tmp_path / "lb" / "submissions").iterdir()) == ["a"]
 
 

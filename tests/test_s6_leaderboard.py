@@ -8,7 +8,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from helpers import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, leaderboard_cli
 
 from scorer.scoring.significance import interval, make_strata, paired_p_value, resampled_integrals
 
@@ -66,9 +66,7 @@ HEADER = (
 
 
 def run_board(folder, out, *extra):
-    return run_cli(
-        "leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet", *extra
-    )
+    return leaderboard_cli(folder, out, "--quiet", *extra)
 
 
 def test_leaderboard_ranks_scores_and_lists_invalid(folder, tmp_path):

@@ -13,7 +13,7 @@ import json
 import sys
 
 import pytest
-from helpers import PUBLIC, run_cli, score_into, upload
+from helpers import leaderboard_cli, score_into, upload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -100,19 +100,7 @@ def test_a_failing_entry_is_listed_as_error_and_the_others_are_ranked(tmp_path, 
         return real(reference, valid, config, rwn, jobs, progress, matcher, name, **keywords)
 
     monkeypatch.setattr(scored, "score_validated", fails_for_beta)
-    code = run_cli(
-        "leaderboard",
-        "--data",
-        PUBLIC,
-        "--submissions",
-        folder,
-        "--output",
-        tmp_path / "b",
-        "--no-synonyms",
-        "--no-report",
-        "--resamples",
-        "40",
-    )
+    code = leaderboard_cli(folder, tmp_path / "b", "--no-synonyms", "--no-report", "--resamples", "40")
     assert code == 0
     rows = json.loads((tmp_path / "b" / "leaderboard.json").read_text())["submissions"]
     assert [(r["submission"], r["status"], r["rank"]) for r in rows] == [

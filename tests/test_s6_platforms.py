@@ -17,11 +17,14 @@ from helpers import (
     EXAMPLES,
     PUBLIC,
     ROOT,
+    bundle_cli,
     bundle_listing,
     codabench_instant,
     make_bundle,
     run_cli,
+    score_cli,
     scores_of,
+    validate_cli,
     write_json,
 )
 
@@ -93,7 +96,7 @@ def test_codalab_lists_every_error_on_stderr_and_on_the_page(tmp_path, capsys):
     assert page.count("<li>") == 12 and "invalid" in page
     assert scores_of(out)["status"] == "invalid" and len(scores_of(out)["errors"]) == 12
     # score (for a person at a terminal) still groups them by kind
-    assert run_cli("score", "--data", PUBLIC, "--submission", bad, "--output", tmp_path / "s") == 1
+    assert score_cli(bad, tmp_path / "s") == 1
     grouped = capsys.readouterr().err
     assert grouped.count("\n  - ") == 3 and "... and 9 more like this" in grouped
 
@@ -223,7 +226,7 @@ def test_bundle_is_what_codabench_unpacks(tmp_path):
 def test_the_bundles_starting_kit_validates_and_scores_into_every_column(tmp_path):
     out = make_bundle(tmp_path)
     kit = out / "starting_kit"
-    assert run_cli("validate", "--data", out / "public_data", "--submission", kit) == 0
+    assert validate_cli(kit, data=out / "public_data") == 0
     root = tmp_path / "input"
     shutil.copytree(out / "reference_data", root / "ref")
     shutil.copytree(kit, root / "res")
@@ -253,7 +256,7 @@ def test_bundle_keeps_private_files_in_reference_data(tmp_path):
     answers = (PUBLIC / "answers.jsonl").read_bytes()
     # the same with the data's own config.toml, found as every command finds it
     found = tmp_path / "found"
-    assert run_cli("bundle", "--data", data, "--output", found, "--image", "x", "--quiet") == 0
+    assert bundle_cli(found, "--image", "x", "--quiet", data=data) == 0
     assert (found / "reference_data" / "config.toml").read_bytes() == (data / "config.toml").read_bytes()
     for folder in (out, found):
         for path, content in bundle_listing(folder).items():
@@ -273,12 +276,7 @@ def test_bundle_is_byte_identical_for_identical_inputs(tmp_path):
     assert bundle_listing(first) == bundle_listing(second)
     # a second bundle into the same folder replaces the first, and leaves nothing of it behind
     (first / "reference_data" / "config.toml").write_text("[weights]\n", encoding="utf-8")
-    assert (
-        run_cli(
-            "bundle", "--data", PUBLIC, "--output", first, "--image", "docker.io/org/scorer:1.0", "--quiet"
-        )
-        == 0
-    )
+    make_bundle(tmp_path, "a")
     assert bundle_listing(first) == bundle_listing(second)
 
 
@@ -286,9 +284,9 @@ def test_bundle_refuses_invalid_reference_data_and_an_empty_image(tmp_path, caps
     data = tmp_path / "data"
     shutil.copytree(PUBLIC, data)
     (data / "answers.jsonl").write_text("", encoding="utf-8")
-    assert run_cli("bundle", "--data", data, "--output", tmp_path / "out", "--image", "x") == 2
+    assert bundle_cli(tmp_path / "out", "--image", "x", data=data) == 2
     assert "answers.jsonl" in capsys.readouterr().err
-    assert run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "out", "--image", " ") == 2
+    assert bundle_cli(tmp_path / "out", "--image", " ") == 2
     assert "image" in capsys.readouterr().err
     assert not (tmp_path / "out" / "competition.yaml").exists()
 
@@ -339,7 +337,7 @@ def test_bundle_publishes_only_the_contracts_fields_of_the_dialogues(tmp_path):
     (data / "notes.txt").write_text("private notes", encoding="utf-8")
     out = tmp_path / "bundle"
     image = "docker.io/org/scorer:1.0"
-    assert run_cli("bundle", "--data", data, "--output", out, "--image", image, "--quiet") == 0
+    assert bundle_cli(out, "--image", image, "--quiet", data=data) == 0
     listing = bundle_listing(out)
     assert not any("notes" in path for path in listing)
     published = listing["public_data/dialogues.jsonl"].decode("utf-8").splitlines()
@@ -356,7 +354,7 @@ def test_bundle_publishes_only_the_contracts_fields_of_the_dialogues(tmp_path):
         assert b"private notes" not in content, path
     with zipfile.ZipFile(out / "bundle.zip") as archive:
         assert "notes" not in " ".join(archive.namelist())
-    assert run_cli("validate", "--data", out / "public_data", "--submission", out / "starting_kit") == 0
+    assert validate_cli(out / "starting_kit", data=out / "public_data") == 0
 
 
 @pytest.mark.parametrize("link", ["reference_data", "reference_data/answers.jsonl", "public_data"])
@@ -368,7 +366,7 @@ def test_bundle_never_writes_through_a_link_inside_its_output(tmp_path, capsys, 
     place = out / link
     place.parent.mkdir(parents=True, exist_ok=True)
     place.symlink_to(elsewhere if "." not in link else elsewhere / "answers.jsonl")
-    assert run_cli("bundle", "--data", PUBLIC, "--output", out, "--image", "docker.io/org/scorer:1.0") == 2
+    assert bundle_cli(out, "--image", "docker.io/org/scorer:1.0") == 2
     err = capsys.readouterr().err
     assert str(place) in err and "symbolic link" in err
     assert list(elsewhere.iterdir()) == [] and not (out / "competition.yaml").exists()
@@ -383,7 +381,7 @@ def test_bundle_never_writes_through_a_link_inside_its_output(tmp_path, capsys, 
     ],
 )
 def test_bundle_checks_the_image_reference(tmp_path, capsys, image, rule):
-    assert run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "b", "--image", image) == 2
+    assert bundle_cli(tmp_path / "b", "--image", image) == 2
     assert rule in capsys.readouterr().err
     assert not (tmp_path / "b" / "competition.yaml").exists()
 
@@ -391,9 +389,7 @@ def test_bundle_checks_the_image_reference(tmp_path, capsys, image, rule):
 def test_bundle_counts_the_files_of_its_zip(tmp_path, capsys):
     import zipfile
 
-    assert (
-        run_cli("bundle", "--data", PUBLIC, "--output", tmp_path / "b", "--image", "docker.io/org/s:1") == 0
-    )
+    assert bundle_cli(tmp_path / "b", "--image", "docker.io/org/s:1") == 0
     with zipfile.ZipFile(tmp_path / "b" / "bundle.zip") as archive:
         count = len(archive.namelist())
     assert f"({count} files)" in capsys.readouterr().out

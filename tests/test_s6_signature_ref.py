@@ -9,7 +9,7 @@ import hmac
 import json
 import shutil
 
-from helpers import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli, score_into
 
 from scorer import api
 from scorer.inputs.reference import ReferenceData
@@ -33,23 +33,9 @@ def ref_of(signature):
 
 
 def test_score_writes_the_sha256_of_both_files_just_before_the_version(tmp_path, capsys):
-    assert (
-        run_cli(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            EXAMPLES / "realistic",
-            "--output",
-            tmp_path / "o",
-            "--quiet",
-            "--jobs",
-            "1",
-            "--no-synonyms",
-        )
-        == 0
-    )
-    signature = json.loads((tmp_path / "o" / "scores.json").read_text("utf-8"))["signature"]
+    code, scores = score_into(tmp_path, EXAMPLES / "realistic", "--no-synonyms", out="o")
+    assert code == 0
+    signature = scores["signature"]
     assert ref_of(signature) == "ref:b997214227d1+066860b25b6d"
     assert ref_of(signature) == f"ref:{sha(PUBLIC / 'dialogues.jsonl')}+{sha(PUBLIC / 'answers.jsonl')}"
 

@@ -15,7 +15,7 @@ import json
 import shutil
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, read_jsonl, run_cli
+from helpers import EXAMPLES, PUBLIC, read_jsonl, run_cli, score_cli
 
 from scorer.metric.text import tokenise
 
@@ -133,7 +133,7 @@ def test_the_leak_search_finds_the_references_on_the_organizers_page(tmp_path, c
     answers = UPLOADS["empty"]
     root = codalab_input(tmp_path, answers)
     out = tmp_path / "organizer"
-    code = run_cli("score", "--data", root / "ref", "--submission", root / "res", "--output", out, "--report")
+    code = score_cli(root / "res", out, "--report", data=root / "ref")
     assert code == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     assert len(leaked(answers, page)) >= 5
@@ -154,7 +154,7 @@ def test_a_warning_about_a_reference_word_is_not_shown_to_participants(tmp_path,
     lines[0] = json.dumps(first, ensure_ascii=False)
     (root / "ref" / "answers.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     organizer = tmp_path / "organizer"
-    assert run_cli("score", "--data", root / "ref", "--submission", root / "res", "--output", organizer) == 0
+    assert score_cli(root / "res", organizer, data=root / "ref") == 0
     warned = json.loads((organizer / "scores.json").read_text(encoding="utf-8"))["warnings"]
     assert [w["file"] for w in warned if w["code"] == "unanalysed_word"] == ["answers.jsonl"]
     capsys.readouterr()

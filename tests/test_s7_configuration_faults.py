@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, leaderboard_into, run_cli, score_into
+from helpers import EXAMPLES, PUBLIC, leaderboard_into, score_cli, score_into
 
 from scorer.errors import ConfigError
 from scorer.inputs.config import load_config
@@ -54,17 +54,7 @@ def test_a_present_but_unreadable_private_config_is_exit_2(tmp_path, kind, capsy
             return real_open(path, *args, **kwargs)
 
         monkeypatch.setattr("builtins.open", refuse)
-    code = run_cli(
-        "score",
-        "--data",
-        data,
-        "--submission",
-        EXAMPLES / "realistic",
-        "--output",
-        tmp_path / "o",
-        "--no-synonyms",
-        "--quiet",
-    )
+    code = score_cli(EXAMPLES / "realistic", tmp_path / "o", "--no-synonyms", "--quiet", data=data)
     assert code == 2 and "config" in capsys.readouterr().err
     assert json.loads((tmp_path / "o" / "scores.json").read_text())["status"] == "error"
 
@@ -129,24 +119,9 @@ def test_the_library_reads_config_toml_in_the_data_folder_as_the_command_line_do
         where,
     )
     assert leaderboard_into(data, subs, tmp_path / "lb", "--no-synonyms") == 0
-    assert (
-        run_cli(
-            "score",
-            "--data",
-            data,
-            "--submission",
-            subs / "realistic",
-            "--output",
-            tmp_path / "one",
-            "--quiet",
-            "--jobs",
-            "1",
-            "--no-synonyms",
-        )
-        == 0
-    )
+    code, alone = score_into(tmp_path, subs / "realistic", "--no-synonyms", out="one", data=data)
+    assert code == 0
     on_board = json.loads((tmp_path / "lb" / "submissions" / "realistic" / "scores.json").read_text("utf-8"))
-    alone = json.loads((tmp_path / "one" / "scores.json").read_text("utf-8"))
     integral = board.ranked[0].scored().summary.integral
     assert integral == result.summary.integral == on_board["integral"] == alone["integral"]
     assert result.signature == alone["signature"] and "|hm:private-" in alone["signature"]

@@ -7,7 +7,7 @@ import math
 import random
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, PUBLIC, run_cli, score_cli
 from scipy import stats
 
 from scorer.inputs.human_ratings import read_human
@@ -121,26 +121,16 @@ def test_every_ratings_error_names_its_line(tmp_path, row, code):
     assert [(i.line, i.code) for i in info.value.issues] == [(3, code)]
 
 
+def correlate_cli(human, output, *extra):
+    """``correlate`` of the bundled examples against the public data and the ratings ``human`` into
+    ``output``, ``extra`` added, run by :func:`run_cli`: its exit code."""
+    given = ("--data", PUBLIC, "--submissions", EXAMPLES, "--human", human, "--output", output)
+    return run_cli("correlate", *given, *extra)
+
+
 def run_correlate(tmp_path, human, *extra):
     out = tmp_path / "meta"
-    code = run_cli(
-        "correlate",
-        "--data",
-        PUBLIC,
-        "--submissions",
-        EXAMPLES,
-        "--human",
-        human,
-        "--output",
-        out,
-        "--quiet",
-        "--resamples",
-        "200",
-        "--jobs",
-        "1",
-        *extra,
-    )
-    return code, out
+    return correlate_cli(human, out, "--quiet", "--resamples", "200", "--jobs", "1", *extra), out
 
 
 def test_the_bundled_turn_ratings_give_every_level(tmp_path):
@@ -177,9 +167,7 @@ def test_turn_coefficients_equal_scipy_on_the_rated_turns(tmp_path):
         sums.setdefault(key, []).append(float(row["score"]))
     meteor = {}
     for name in ("echo_first_variant", "empty_answers", "realistic"):
-        run_cli(
-            "score", "--data", PUBLIC, "--submission", EXAMPLES / name, "--output", tmp_path / name, "--quiet"
-        )
+        score_cli(EXAMPLES / name, tmp_path / name, "--quiet")
         for row in csv.DictReader((tmp_path / name / "details.csv").read_text(encoding="utf-8").splitlines()):
             meteor[(name, row["dialog_id"], int(row["turn"]))] = float(row["meteor"])
     keys = sorted(sums)
@@ -197,23 +185,7 @@ def test_a_level_with_fewer_than_three_items_is_left_out(tmp_path, capsys):
 
 def test_entries_left_out_and_names_skipped_are_listed_everywhere(tmp_path, capsys):
     out = tmp_path / "meta"
-    assert (
-        run_cli(
-            "correlate",
-            "--data",
-            PUBLIC,
-            "--submissions",
-            EXAMPLES,
-            "--human",
-            PUBLIC / "human_turns.csv",
-            "--output",
-            out,
-            "--no-synonyms",
-            "--resamples",
-            "40",
-        )
-        == 0
-    )
+    assert correlate_cli(PUBLIC / "human_turns.csv", out, "--no-synonyms", "--resamples", "40") == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[-3:] == [
         "left out: board (invalid; see `scorer validate` or the leaderboard for its errors)",
@@ -294,19 +266,7 @@ def test_baseline_statistics_give_sacrebleus_public_corpus_score(name):
 def test_the_terminal_table_shows_spearman_and_warns_of_three_systems(tmp_path, capsys):
     code, out = run_correlate(tmp_path, PUBLIC / "human_turns.csv")
     assert code == 0
-    run_cli(
-        "correlate",
-        "--data",
-        PUBLIC,
-        "--submissions",
-        EXAMPLES,
-        "--human",
-        PUBLIC / "human_turns.csv",
-        "--output",
-        tmp_path / "again",
-        "--resamples",
-        "200",
-    )
+    correlate_cli(PUBLIC / "human_turns.csv", tmp_path / "again", "--resamples", "200")
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].split()[:6] == ["level", "figure", "n", "pearson", "[95%]", "spearman"]
     rows = list(csv.DictReader((out / "correlation.csv").read_text(encoding="utf-8").splitlines()))

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from helpers import EXAMPLES, PUBLIC, run_cli
+from helpers import EXAMPLES, leaderboard_cli
 from sacrebleu.significance import Result, _compute_p_value, _paired_bs_test
 
 from scorer.inputs.human_ratings import HumanRatingsError, finite_mean, read_human
@@ -72,18 +72,7 @@ def test_means_of_finite_ratings_stay_finite(tmp_path):
     ],
 )
 def test_bootstrap_settings_out_of_range_are_usage_errors(tmp_path, option, value, words, capsys):
-    code = run_cli(
-        "leaderboard",
-        "--data",
-        PUBLIC,
-        "--submissions",
-        EXAMPLES,
-        "--output",
-        tmp_path / "b",
-        "--no-synonyms",
-        option,
-        value,
-    )
+    code = leaderboard_cli(EXAMPLES, tmp_path / "b", "--no-synonyms", option, value)
     assert code == 2 and words in capsys.readouterr().err
 
 

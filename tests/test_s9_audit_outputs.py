@@ -7,7 +7,7 @@ import shutil
 import zipfile
 
 import pytest
-from helpers import EXAMPLES, PUBLIC, run_cli, write_json
+from helpers import EXAMPLES, PUBLIC, leaderboard_cli, run_cli, score_cli, validate_cli, write_json
 
 from scorer import api
 
@@ -23,19 +23,7 @@ def test_score_writes_a_deterministic_audit_and_changes_no_score(tmp_path, capsy
     outs = []
     for k in range(2):
         out = tmp_path / f"out{k}"
-        assert (
-            run_cli(
-                "score",
-                "--data",
-                PUBLIC,
-                "--submission",
-                EXAMPLES / "echo_first_variant",
-                "--output",
-                out,
-                "--quiet",
-            )
-            == 0
-        )
+        assert score_cli(EXAMPLES / "echo_first_variant", out, "--quiet") == 0
         outs.append(out)
     first, second = ((o / "audit.json").read_bytes() for o in outs)
     assert first == second
@@ -54,32 +42,9 @@ def test_score_writes_a_deterministic_audit_and_changes_no_score(tmp_path, capsy
         ).items()
     }
     write_json(tmp_path / "check.json", check)
+    assert score_cli(EXAMPLES / "realistic", tmp_path / "a", "--quiet") == 0
     assert (
-        run_cli(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            EXAMPLES / "realistic",
-            "--output",
-            tmp_path / "a",
-            "--quiet",
-        )
-        == 0
-    )
-    assert (
-        run_cli(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            EXAMPLES / "realistic",
-            "--output",
-            tmp_path / "b",
-            "--quiet",
-            "--ppl-check",
-            tmp_path / "check.json",
-        )
+        score_cli(EXAMPLES / "realistic", tmp_path / "b", "--quiet", "--ppl-check", tmp_path / "check.json")
         == 0
     )
     for name in ("scores.json", "details.csv", "scores.txt"):
@@ -92,20 +57,7 @@ def test_score_writes_a_deterministic_audit_and_changes_no_score(tmp_path, capsy
 def test_a_bad_ppl_check_file_is_exit_2_naming_it(tmp_path, capsys):
     write_json(tmp_path / "check.json", {"d-0001": [0.5, None], "nope": [2.0]})
     out = tmp_path / "out"
-    assert (
-        run_cli(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            EXAMPLES / "realistic",
-            "--output",
-            out,
-            "--ppl-check",
-            tmp_path / "check.json",
-        )
-        == 2
-    )
+    assert score_cli(EXAMPLES / "realistic", out, "--ppl-check", tmp_path / "check.json") == 2
     err = capsys.readouterr().err
     assert "the recomputed perplexities in check.json are invalid (2 error(s))" in err
     assert "unknown dialog_id 'nope'" in err and "perplexity 0.5 is not a finite number >= 1 (or null)" in err
@@ -129,7 +81,7 @@ def test_leaderboard_flags_column_audit_and_page(tmp_path, capsys):
     folder = board_of(tmp_path, "realistic", "echo_first_variant", "empty_answers")
     shutil.copytree(EXAMPLES / "realistic", folder / "realistic_copy")
     out = tmp_path / "board"
-    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out) == 0
+    assert leaderboard_cli(folder, out) == 0
     header, *rows = (out / "leaderboard.csv").read_text(encoding="utf-8").splitlines()
     assert header.split(",")[-1] == "flags"
     flags = {row.split(",")[1]: row.split(",")[-1] for row in rows}
@@ -172,20 +124,7 @@ def test_private_audit_settings_are_never_shown(tmp_path, capsys):
     config = tmp_path / "c.toml"
     config.write_text("[audit]\nmax_share_at_one = 0.37\nsame_share = 0.83\n", encoding="utf-8")
     out = tmp_path / "out"
-    assert (
-        run_cli(
-            "score",
-            "--data",
-            PUBLIC,
-            "--submission",
-            EXAMPLES / "echo_first_variant",
-            "--output",
-            out,
-            "--config",
-            config,
-        )
-        == 0
-    )
+    assert score_cli(EXAMPLES / "echo_first_variant", out, "--config", config) == 0
     shown = capsys.readouterr()
     audit = (out / "audit.json").read_text(encoding="utf-8")
     assert json.loads(audit)["settings"] == "private"
@@ -194,7 +133,7 @@ def test_private_audit_settings_are_never_shown(tmp_path, capsys):
 
 
 def test_validate_warns_of_constant_perplexities(tmp_path, capsys):
-    assert run_cli("validate", "--data", PUBLIC, "--submission", EXAMPLES / "echo_first_variant") == 0
+    assert validate_cli(EXAMPLES / "echo_first_variant") == 0
     assert (
         "warning: ppl_output.json: every one of the 66 perplexities is exactly 1" in capsys.readouterr().err
     )
@@ -202,7 +141,7 @@ def test_validate_warns_of_constant_perplexities(tmp_path, capsys):
     shutil.copytree(EXAMPLES / "realistic", sub)
     ppl = json.loads((sub / "ppl_output.json").read_text(encoding="utf-8"))
     write_json(sub / "ppl_output.json", {d: [4.0] * len(v) for d, v in ppl.items()})
-    assert run_cli("validate", "--data", PUBLIC, "--submission", sub, "--json") == 0
+    assert validate_cli(sub, "--json") == 0
     warnings = json.loads(capsys.readouterr().out)["warnings"]
     assert [w["code"] for w in warnings] == ["ppl_suspicious"]
     assert warnings[0]["message"].startswith("all 66 perplexities are equal (4.0)")
@@ -284,7 +223,7 @@ def test_score_reads_the_probes_beside_the_perplexities_and_changes_no_score(tmp
     tied = with_probes(tmp_path, "tied", lambda d, k, own: own if k == 0 else None)
     for out in ("plain", "tied", "tied-again"):
         submission = EXAMPLES / "realistic" if out == "plain" else tied
-        assert run_cli("score", "--data", PUBLIC, "--submission", submission, "--output", tmp_path / out) == 0
+        assert score_cli(submission, tmp_path / out) == 0
     for name in ("scores.json", "details.csv", "scores.txt"):
         assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "tied" / name).read_bytes()
     audit_bytes = (tmp_path / "tied" / "audit.json").read_bytes()
@@ -299,9 +238,7 @@ def test_score_reads_the_probes_beside_the_perplexities_and_changes_no_score(tmp
     assert "audit: tied: probe_insensitive: with the target's words shuffled, the perplexity is higher" in err
     # a language model finds the shuffled words less likely: no flag
     model = with_probes(tmp_path, "model", lambda d, k, own: own * 1.7)
-    assert (
-        run_cli("score", "--data", PUBLIC, "--submission", model, "--output", tmp_path / "m", "--quiet") == 0
-    )
+    assert score_cli(model, tmp_path / "m", "--quiet") == 0
     entry = json.loads((tmp_path / "m" / "audit.json").read_text())["submissions"]["model"]
     assert (entry["figures"]["probes"], entry["figures"]["probe_higher"], entry["flags"]) == (66, 1.0, [])
 
@@ -313,7 +250,7 @@ def test_a_bad_probes_file_makes_the_upload_invalid_naming_it(tmp_path, capsys):
     del probes["d-0002"]
     write_json(bad / "ppl_probes.json", probes)
     out = tmp_path / "out"
-    assert run_cli("score", "--data", PUBLIC, "--submission", bad, "--output", out) == 1
+    assert score_cli(bad, out) == 1
     err = capsys.readouterr().err
     assert "ppl_probes.json" in err and "perplexity must be a number or null, not a string" in err
     assert "perplexity 0.5 is below 1" in err
@@ -325,7 +262,7 @@ def test_a_bad_probes_file_makes_the_upload_invalid_naming_it(tmp_path, capsys):
     assert scores["status"] == "invalid"
     assert {e["file"] for e in scores["errors"]} == {"ppl_probes.json"}
     # validate is the participant's check of the two files, and codalab runs no audit: neither reads probes
-    assert run_cli("validate", "--data", PUBLIC, "--submission", bad) == 0
+    assert validate_cli(bad) == 0
     root = tmp_path / "input"
     shutil.copytree(PUBLIC, root / "ref")
     shutil.copytree(bad, root / "res")
@@ -343,7 +280,7 @@ def test_a_leaderboard_audits_each_entry_with_its_probes(tmp_path):
         for name in ("submission.jsonl", "ppl_output.json", "ppl_probes.json"):
             archive.write(folder / "tied" / name, f"outputs/{name}")
     out = tmp_path / "board"
-    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", folder, "--output", out, "--quiet") == 0
+    assert leaderboard_cli(folder, out, "--quiet") == 0
     board = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     rows = {row["submission"]: row for row in board["submissions"]}
     assert rows["bad"]["status"] == "invalid" and rows["bad"]["errors"][0]["file"] == "ppl_probes.json"
@@ -358,8 +295,7 @@ def test_a_leaderboard_audits_each_entry_with_its_probes(tmp_path):
 
 def test_a_flagged_entry_is_marked_in_the_ranking_table(tmp_path):
     out = tmp_path / "board"
-    assert run_cli("leaderboard", "--data", PUBLIC, "--submissions", EXAMPLES / "board", "--output", out,
-               "--quiet", "--no-synonyms", "--resamples", "100") == 0  # fmt: skip
+    assert leaderboard_cli(EXAMPLES / "board", out, "--quiet", "--no-synonyms", "--resamples", "100") == 0
     page = (out / "report.html").read_text(encoding="utf-8")
     table = page[
         page.index('<table class="board">') : page.index("</table>", page.index('<table class="board">'))
@@ -380,8 +316,7 @@ def test_the_audit_samples_lines_with_their_ppl_filled_in_are_a_ppl_check_file(t
     rows[1]["ppl"] = None  # not recomputed
     sample.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "out"
-    assert run_cli("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", out,
-               "--quiet", "--no-synonyms", "--ppl-check", sample) == 0  # fmt: skip
+    assert score_cli(EXAMPLES / "realistic", out, "--quiet", "--no-synonyms", "--ppl-check", sample) == 0
     figures = json.loads((out / "audit.json").read_text(encoding="utf-8"))["submissions"]["realistic"][
         "figures"
     ]
@@ -391,8 +326,7 @@ def test_the_audit_samples_lines_with_their_ppl_filled_in_are_a_ppl_check_file(t
     rows[3]["turn"] = 99
     sample.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     capsys.readouterr()
-    assert run_cli("score", "--data", PUBLIC, "--submission", EXAMPLES / "realistic", "--output", out,
-               "--quiet", "--no-synonyms", "--ppl-check", sample) == 2  # fmt: skip
+    assert score_cli(EXAMPLES / "realistic", out, "--quiet", "--no-synonyms", "--ppl-check", sample) == 2
     err = capsys.readouterr().err
     assert "recompute.jsonl, line 3" in err and "not a finite number >= 1" in err
     assert "recompute.jsonl, line 4" in err and "turn must be 0 to" in err

@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from helpers import make_split, make_submission, run_cli
+from helpers import make_split, make_submission, score_cli
 
 from scorer.scoring.audit import audit_board, audit_submission
 
@@ -39,19 +39,7 @@ def test_score_audits_few_distinct_on_one_and_two_turn_data_sets(tmp_path, turns
     data = make_split(tmp_path, [("d-1", "Text2Text", references)])
     sub = make_submission(tmp_path, {"d-1": ["кошка спит"] * turns}, {"d-1": [7.5] * turns})
     out = tmp_path / "out"
-    code = run_cli(
-        "score",
-        "--data",
-        data,
-        "--submission",
-        sub,
-        "--output",
-        out,
-        "--quiet",
-        "--jobs",
-        "1",
-        "--no-synonyms",
-    )
+    code = score_cli(sub, out, "--quiet", "--jobs", "1", "--no-synonyms", data=data)
     assert code == 0
     entry = json.loads((out / "audit.json").read_text(encoding="utf-8"))["submissions"]["sub"]
     assert entry["figures"]["distinct"] == 1 and [f["flag"] for f in entry["flags"]] == flags

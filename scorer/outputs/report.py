@@ -117,25 +117,34 @@ def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
     """One row per turn, with the columns the result's audience may see (:func:`detail_columns`); floats in
     ``repr`` form (full precision).
 
-    ``progress("writing details.csv", done, total)`` hears the rows written."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(detail_columns(result.audience))
+    The rows are joined directly: every cell but the first is a number, a boolean, "" or one of the four
+    type names, which CSV writes as ``str`` gives them, unquoted; the one text from an upload, the
+    dialog_id, is made a safe cell (``csv_cell``) and written by the ``csv`` module once an id
+    (docs/performance.md). ``progress("writing details.csv", done, total)`` hears the rows written."""
+    header = io.StringIO()
+    csv.writer(header, lineterminator="\n").writerow(detail_columns(result.audience))
+    parts = [header.getvalue()]
     total = len(result.turns)
     step = f"{WRITING} {DETAILS_CSV}"
-    safe_id: dict[str, str] = {}
+    cell_of: dict[str, str] = {}
     for start in range(0, total, ROWS_PER_REPORT):
         if progress:
             progress(step, start, total)
-        # the one text column that came from an upload is the dialog_id (the type is one of four names):
-        # each id made a safe cell once (csv_cell), not every cell of every row
-        writer.writerows(
-            (safe_id.get(row[0]) or safe_id.setdefault(row[0], str(csv_cell(row[0]))), *row[1:])
-            for row in detail_rows(result, start, start + ROWS_PER_REPORT)
-        )
+        for row in detail_rows(result, start, start + ROWS_PER_REPORT):
+            cell = cell_of.get(row[0])
+            if cell is None:
+                cell = cell_of[row[0]] = _csv_text(str(csv_cell(row[0])))
+            parts.append(",".join((cell, *map(str, row[1:]))) + "\n")
     if progress:
         progress(step, total, total)
-    return utf8(buffer.getvalue())
+    return utf8("".join(parts))
+
+
+def _csv_text(text: str) -> str:
+    """One text cell as the ``csv`` module writes it in a row (quoted where it must be)."""
+    line = io.StringIO()
+    csv.writer(line, lineterminator="\n").writerow((text, ""))
+    return line.getvalue()[: -len(",\n")]
 
 
 def scores_txt(result: ScoreResult) -> bytes:
