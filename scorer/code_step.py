@@ -540,15 +540,20 @@ def _empty(fd: int) -> list[str]:
     opened or emptied."""
     try:
         _owner_may_enter(fd, os.fstat(fd))
-        _remove_all(fd, depth=0)
         left = os.listdir(fd)
-    except (OSError, RecursionError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is nested too deep"
-        return [f"the output folder could not be emptied ({why})"]
+        while left:  # a round empties MAX_EMPTY_DEPTH levels and lifts what lies deeper into the folder
+            _remove_all(fd, depth=0, top=fd)
+            before, left = left, os.listdir(fd)
+            if sorted(left) == sorted(before):  # no progress: what remains cannot be removed
+                break
+    except OSError as exc:
+        return [f"the output folder could not be emptied ({exc.strerror or type(exc).__name__})"]
     return [f"the output folder still holds {len(left)} file(s) after it was emptied"] if left else []
 
 
-#: The deepest folder :func:`_empty` goes into.
+#: The deepest folder :func:`_empty` goes into in one round: a folder deeper is lifted into the output folder
+#: (renamed there, through the descriptors), so that no nesting the code made holds more than this many
+#: descriptors open, and none leaves a file behind.
 MAX_EMPTY_DEPTH = 64
 
 #: What a folder's own user needs to empty it: read, write and search permission (mode 0700).
@@ -588,20 +593,30 @@ def _opened_folder(fd: int, name: str, info: os.stat_result) -> int:
         os.close(held)
 
 
-def _remove_all(fd: int, depth: int) -> None:
-    if depth > MAX_EMPTY_DEPTH:
-        raise RecursionError
+def _remove_all(fd: int, depth: int, top: int) -> None:
+    """Remove what the folder ``fd`` holds, ``depth`` levels below the output folder ``top``; a folder at
+    :data:`MAX_EMPTY_DEPTH` is not entered but renamed into ``top`` (a name no entry there has), for the
+    next round of :func:`_empty`."""
     for name in os.listdir(fd):
         info = os.stat(name, dir_fd=fd, follow_symlinks=False)
         if stat.S_ISDIR(info.st_mode):
             sub = _opened_folder(fd, name, info)
             try:
-                _remove_all(sub, depth + 1)
+                if depth >= MAX_EMPTY_DEPTH:
+                    os.rename(name, _free_name(top), src_dir_fd=fd, dst_dir_fd=top)
+                    continue
+                _remove_all(sub, depth + 1, top)
             finally:
                 os.close(sub)
             os.rmdir(name, dir_fd=fd)
         else:
             os.unlink(name, dir_fd=fd)
+
+
+def _free_name(fd: int) -> str:
+    """A name no entry of the folder ``fd`` has."""
+    taken = set(os.listdir(fd))
+    return next(name for k in range(len(taken) + 1) if (name := f".deeper-{k}") not in taken)
 
 
 __all__ = ["StepSettings", "StepSurprise", "Upload", "find_upload", "score_code_upload"]

@@ -186,7 +186,7 @@ def test_the_rest_of_the_scorer_imports_only_the_runners_names():
         if not name.startswith("scorer.runner") and not name.startswith(RUNNERS_USERS)
         for target, _ in imports(name, path, found)
         if target.startswith("scorer.runner") and target not in ("scorer.runner.names", "scorer.runner")
-    )  # the package itself: where its files are, which the bundle ships as one (outputs/runner_file.py)
+    )  # the package itself: where its files are, which the bundle ships as one (bundle/runner_file.py)
     assert reaching == [], reaching
     used = {
         target

@@ -34,7 +34,7 @@ from scorer.bundle.runner_file import runner_file
 
 pytestmark = pytest.mark.slow  # every test here starts processes
 
-#: The runner as a bundle ships it: its package in one file (scorer/outputs/runner_file.py).
+#: The runner as a bundle ships it: its package in one file (scorer/bundle/runner_file.py).
 RUNNER_FILE = runner_file()
 
 WELL_BEHAVED = """

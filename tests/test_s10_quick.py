@@ -510,3 +510,31 @@ def test_an_entry_holding_only_team_code_is_told_to_run_it_first(tmp_path, capsy
     assert validate_cli(subs / "team-code") == 1
     said = capsys.readouterr().err
     assert f"then its perplexities with `python -m scorer run --data {PUBLIC} --code" in said
+
+
+def test_the_output_folder_is_emptied_however_deep_the_code_nested_it(tmp_path):
+    """Contract section 10: nothing the code wrote in OUTPUT survives a surprise, a page included. Folders
+    nested 200 deep, a page and scores.json at several depths and a link out: all removed, the link's
+    target kept, and no more than MAX_EMPTY_DEPTH folders held open at a time."""
+    from scorer.code_step import MAX_EMPTY_DEPTH, _empty
+
+    out, outside = tmp_path / "out", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("kept", encoding="utf-8")
+    folder = out
+    for depth in range(200):
+        folder = folder / f"d{depth}"
+        folder.mkdir(parents=True)
+        if depth % 50 == 0:
+            (folder / "scores.json").write_text("{}", encoding="utf-8")
+            (folder / "detailed_results.html").write_text("<p>x</p>", encoding="utf-8")
+    (folder / "link").symlink_to(outside)
+    (out / "scores.json").write_text("{}", encoding="utf-8")
+    assert 200 > 3 * MAX_EMPTY_DEPTH
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert _empty(fd) == []
+    finally:
+        os.close(fd)
+    assert list(out.iterdir()) == []
+    assert (outside / "keep.txt").read_text(encoding="utf-8") == "kept"

@@ -413,7 +413,8 @@ def test_a_lowered_file_limit_never_lets_a_daemon_survive(tmp_path, hard):
 
 
 #: Attack code lowering the scorer's descriptor limit, soft and hard, to 16: by ``prlimit --pid`` (whose
-#: failure the code ignores), or by ``resource.prlimit`` on its parent (whose error it catches).
+#: failure the code ignores), by ``resource.prlimit`` on its parent, or on each of its parent's threads (the
+#: kernel takes a thread's id for its process, whose limits its threads share), each error caught.
 LOWER_THE_SCORERS_LIMIT = {
     "prlimit": """
     import subprocess
@@ -425,6 +426,14 @@ LOWER_THE_SCORERS_LIMIT = {
         resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (16, 16))
     except OSError:
         pass
+    """,
+    "a thread of the scorer": """
+    import resource
+    for tid in sorted(os.listdir(f"/proc/{os.getppid()}/task"), key=int, reverse=True):
+        try:
+            resource.prlimit(int(tid), resource.RLIMIT_NOFILE, (16, 16))
+        except OSError:
+            pass
     """,
 }
 

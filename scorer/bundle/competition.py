@@ -149,11 +149,10 @@ class Competition:
 
     @property
     def timed(self) -> tuple[Task, ...]:
-        """The tasks whose time limits the pages state: the public task and the held-out one, or the final
-        competition's one task."""
-        if self.held_out is None or self.organizers_final:
-            return (self.task,)
-        return (self.task, self.held_out)
+        """The tasks whose time limits the pages state: the competition's one task. The public pages never
+        state the held-out one's calls: its probes are counted from the held-out answers (contract
+        section 11: nothing of them reaches a team), and the organizers' own competition states them."""
+        return (self.task,)
 
     @property
     def offline(self) -> bool:

@@ -25,11 +25,12 @@ _PRLIMIT64 = {
 }
 
 
-def _limits_filter(pid: int, machine: str, big_endian: bool) -> list[tuple[int, int, int, int]] | None:
+def _limits_filter(machine: str, big_endian: bool) -> list[tuple[int, int, int, int]] | None:
     """A seccomp program (classic BPF: code, jump if true, jump if false, k) that fails with EPERM every
-    ``prlimit64`` setting a limit (its new limit not NULL) of process ``pid``, and allows every other call
-    (reading that process's limits, setting one's own: ``setrlimit`` is ``prlimit64`` of pid 0); None on a
-    machine it does not know."""
+    ``prlimit64`` setting a limit (its new limit not NULL) of any process named by its id, and allows every
+    other call (reading any process's limits; setting one's own, as ``setrlimit`` does: ``prlimit64`` of pid
+    0). Any id is refused, not the runner's alone: the kernel takes the id of any thread of a process for
+    it, and the runner's threads share its limits. None on a machine it does not know."""
     abis = _PRLIMIT64.get(machine)
     if abis is None:
         return None
@@ -48,7 +49,7 @@ def _limits_filter(pid: int, machine: str, big_endian: bool) -> list[tuple[int, 
         code.append((_BPF_RET_K, None, None, _SECCOMP_RET_ALLOW))
     labels["prlimit"] = len(code)
     code.append((_BPF_LD_W_ABS, None, None, 16 + low))
-    code.append((_BPF_JEQ_K, None, "allow", pid))
+    code.append((_BPF_JEQ_K, "allow", None, 0))  # pid 0: the caller's own limits
     code.append((_BPF_LD_W_ABS, None, None, 32 + low))
     code.append((_BPF_JEQ_K, None, "deny", 0))
     code.append((_BPF_LD_W_ABS, None, None, 32 + high))
@@ -64,13 +65,14 @@ def _limits_filter(pid: int, machine: str, big_endian: bool) -> list[tuple[int, 
     return [(op, jump(yes, at), jump(no, at), k) for at, (op, yes, no, k) in enumerate(code)]
 
 
-def keep_limits_of(pid: int) -> bool:
-    """On Linux, keep this process and every process it starts from changing the resource limits of process
-    ``pid`` (the runner: the scoring step itself in a code competition's scoring step), which a process of
+def keep_limits_of() -> bool:
+    """On Linux, keep this process and every process it starts from changing the resource limits of another
+    process (the runner: the scoring step itself in a code competition's scoring step), which a process of
     the same user may otherwise lower with ``prlimit``, past what the runner, without privileges, could
     raise again: a seccomp filter (after ``PR_SET_NO_NEW_PRIVS``, which any process may set) makes such a
-    call fail with EPERM. Whether the filter is in place (False on a machine or a system without it)."""
-    program = _limits_filter(pid, os.uname().machine, sys.byteorder == "big")
+    call fail with EPERM; a process's own limits (``setrlimit``) stay its to set. Whether the filter is in
+    place (False on a machine or a system without it)."""
+    program = _limits_filter(os.uname().machine, sys.byteorder == "big")
     if program is None:
         return False
     try:

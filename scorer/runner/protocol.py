@@ -50,7 +50,7 @@ def child_main(code_root: str, reader_fd: int, writer_fd: int, silent: bool) -> 
     The code's own stdout goes to stderr (or nowhere with ``silent``). First, before any of the code runs,
     neither this process nor any it starts may change the runner's resource limits (its parent's:
     :func:`~.limits.keep_limits_of`)."""
-    keep_limits_of(os.getppid())
+    keep_limits_of()
     requests = os.fdopen(reader_fd, "r", encoding="utf-8")
     replies = os.fdopen(writer_fd, "w", encoding="utf-8")
     if silent:

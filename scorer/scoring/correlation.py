@@ -225,7 +225,7 @@ def _corpus_metric(name: str, refs: Sequence[Sequence[str]]) -> Any:
 
 # sacreBLEU's corpus scores are functions of summed per-segment statistics. Its public API gives
 # BLEU's statistics but not chrF's, so these two functions use the methods its own paired bootstrap
-# uses; they are the only calls outside the public API, and tests/test_correlate.py checks them
+# uses; they are the only calls outside the public API, and tests/test_s8_correlate.py checks them
 # against the public ``corpus_score`` for both baselines (sacrebleu is pinned below version 3).
 def _corpus_stats(metric: Any, hyps: Sequence[str]) -> list[list[int]]:
     """Per-turn sufficient statistics of ``hyps`` against the metric's cached references."""
