@@ -23,10 +23,10 @@ import pytest
 import yaml
 from helpers import PUBLIC, ROOT, bundle_cli, bundle_listing, make_bundle, read_jsonl
 
-from scorer.bundle.media import media_files
 from scorer.bundle.runner_file import runner_file
 from scorer.errors import ReferenceDataError
 from scorer.inputs.config import load_config
+from scorer.inputs.reference import load_reference_and_media
 from scorer.runner.data import read_dialogues
 
 IMAGE = "docker.io/org/scorer:1.0"
@@ -147,7 +147,7 @@ def test_a_media_path_is_read_inside_the_data_folder_only(tmp_path, name, code):
     os.mkfifo(data / "fifo.wav")  # never opened for a blocking read
     with_media(data, [name])
     with pytest.raises(ReferenceDataError) as caught:
-        media_files(data, (data / "dialogues.jsonl").read_bytes())
+        load_reference_and_media(data)
     (issue,) = caught.value.issues
     assert issue.code == code and (issue.dialog_id, issue.turn) == ("d-0001", 0)
     assert caught.value.exit_code == 2
@@ -155,7 +155,7 @@ def test_a_media_path_is_read_inside_the_data_folder_only(tmp_path, name, code):
 
 def test_media_paths_are_published_by_their_place_in_the_folder(tmp_path):
     data = with_media(copy_of_public(tmp_path), ["images/./0011.jpg", "images//0011.jpg", "./audio/0021.wav"])
-    found = media_files(data, (data / "dialogues.jsonl").read_bytes())
+    found = load_reference_and_media(data)[1]
     assert list(found) == sorted(named_media(PUBLIC))
     assert found["images/0011.jpg"] == (PUBLIC / "images" / "0011.jpg").read_bytes()
 

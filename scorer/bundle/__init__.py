@@ -2,6 +2,6 @@
 from the configuration's ``[platform]`` and written with its final (``make``), the competition and its tasks
 as planned, the commands and the configuration it carries (``competition``), the pages and the starting
 kit's README rendered from templates in the competition's language (``pages``), the starting kit's example
-upload and working code (``kit``), the media files it publishes (``media``, read by
-:mod:`scorer.inputs.media`) and the runner as the one file it ships (``runner_file``).
+upload and working code (``kit``) and the runner as the one file it ships (``runner_file``). The media
+files it publishes are read with the reference data (:mod:`scorer.inputs.media`).
 """

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorer.inputs.config import Config, PlatformSettings, config_tables
-from scorer.inputs.contract import DIALOGUES
 from scorer.inputs.validation import Dialogue
 
 INGESTION_PROGRAM, INPUT_DATA = "ingestion_program", "input_data"
@@ -146,13 +145,6 @@ class Competition:
     def final(self) -> Task | None:
         """The held-out task of the organizer's final, or None without a final."""
         return self.held_out
-
-    @property
-    def timed(self) -> tuple[Task, ...]:
-        """The tasks whose time limits the pages state: the competition's one task. The public pages never
-        state the held-out one's calls: its probes are counted from the held-out answers (contract
-        section 11: nothing of them reaches a team), and the organizers' own competition states them."""
-        return (self.task,)
 
     @property
     def offline(self) -> bool:
@@ -290,15 +282,3 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, Mapping):
         return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"a configuration value of type {type(value).__name__}")
-
-
-def code_files(
-    runner_source: bytes, dialogues_bytes: bytes, media: Mapping[str, bytes] | None = None
-) -> dict[str, bytes]:
-    """The files a code competition adds whatever its configuration: the runner (the ingestion program's;
-    the starting kit holds it too) and the input data (``dialogues.jsonl`` and ``media``, the files it
-    names, by their path in the data folder). The bundle (:func:`scorer.bundle.make.bundle_files`)
-    writes the commands, the pages, the starting kit and each task's data from its configuration."""
-    files = {f"{INGESTION_PROGRAM}/{RUNNER}": runner_source, f"{INPUT_DATA}/{DIALOGUES}": dialogues_bytes}
-    files.update({f"{INPUT_DATA}/{name}": data for name, data in (media or {}).items()})
-    return files

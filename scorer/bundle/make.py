@@ -42,6 +42,7 @@ from typing import Any
 from scorer.errors import ConfigError, UsageError
 from scorer.inputs.config import AuditSettings, Config
 from scorer.inputs.contract import ANSWERS, CONFIG_IN_REFERENCE, DIALOGUE_TYPES, DIALOGUES, PPL, SUBMISSION
+from scorer.inputs.media import media_parts, named_media
 from scorer.inputs.validation import Dialogue
 from scorer.outputs.output_dir import publish
 from scorer.scoring.run import Run, RunOptions
@@ -61,7 +62,6 @@ from .competition import (
     scoring_command,
 )
 from .kit import example_upload, kit_code
-from .media import media_parts, named_media
 from .runner_file import runner_file
 
 COMPETITION_YAML, BUNDLE_ZIP = "competition.yaml", "bundle.zip"
@@ -83,8 +83,6 @@ FINAL_RULE = "Force_Latest_Multiple"
 #: What the audit needs of the held-out set to judge the final (contract sections 9 and 11): probes for
 #: ``probe_insensitive``, turns with a token for ``ppl_against_meteor``.
 FINAL_MIN_PROBES, FINAL_MIN_TURNS = 20, 100
-#: The title given to :func:`bundle_files` when none is: the configuration's ``[platform] title`` stands.
-DEFAULT_TITLE: str | None = None
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 PAGE_FILES = ("pages/overview.md", "pages/evaluation.md", "pages/data.md", "pages/terms.md")
 
@@ -93,7 +91,7 @@ PAGE_FILES = ("pages/overview.md", "pages/evaluation.md", "pages/data.md", "page
 class BundleSource:
     """What a bundle is made of: the reference files' bytes, the checked dialogues, the configuration in
     force and its file's bytes (None for the built-in default), and the media files the dialogues name
-    (:func:`scorer.bundle.media.media_files`: path in the data folder -> bytes)."""
+    (:func:`scorer.inputs.reference.load_reference_and_media`: path in the data folder -> bytes)."""
 
     dialogues_bytes: bytes
     answers_bytes: bytes
@@ -298,19 +296,6 @@ def final_warnings(competition: Competition) -> list[str]:
             "final (raise final_share, or add dialogues)"
         )
     return found
-
-
-def bundle_files(
-    source: BundleSource,
-    image: str | None = None,
-    title: str | None = DEFAULT_TITLE,
-    code: Mapping[str, bytes] | None = None,
-) -> dict[str, bytes]:
-    """Every file of the bundle folder by its path in it, ``bundle.zip`` (the folder zipped) included; with
-    ``code`` (the runner at ``ingestion_program/runner.py``, as :func:`scorer.bundle.competition.code_files`
-    gives it), a code competition (contract section 10). Raises what :func:`plan_competition` raises."""
-    competition = plan_competition(source, image, title, code is not None)
-    return competition_files(competition, None if code is None else code[f"{INGESTION_PROGRAM}/{RUNNER}"])
 
 
 def competition_files(competition: Competition, runner_source: bytes | None = None) -> dict[str, bytes]:

@@ -167,15 +167,16 @@ def values(c: Competition) -> dict[str, Any]:
         "selected": words["selected"].get(rule, words["selected"]["other"]),
         "dev": _task_values(c, c.development),
         "final": None if c.final is None else _task_values(c, c.final),
+        # the competition's own phase: the public pages never state the held-out one's calls, whose probes
+        # are counted from the held-out answers (contract section 11); the organizers' final states them
         "timed": [
             {
-                "phase": word(language, task.phase),
-                "turns": task.turns,
-                "probes": task.probes,
-                "generation": task.seconds(p, False),
-                "scoring": task.seconds(p, True),
+                "phase": word(language, c.task.phase),
+                "turns": c.task.turns,
+                "probes": c.task.probes,
+                "generation": c.task.seconds(p, False),
+                "scoring": c.task.seconds(p, True),
             }
-            for task in c.timed
         ],
         "meteor": {
             "alpha": f"{m.alpha:g}",

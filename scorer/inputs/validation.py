@@ -524,12 +524,14 @@ def read_references(
 def check_submission(
     dialogues: list[Dialogue],
     submission: Content,
-    ppl: Content,
+    ppl: Content | None,
     limits: Limits = Limits(),
     names: tuple[str, str] = (SUBMISSION, PPL),
     progress: Progress | None = None,
 ) -> Submission:
-    """Validate both submission files against the dialogues.
+    """Validate both submission files against the dialogues; ``ppl`` None: the answers alone (a code
+    competition's scoring step, whose perplexities the team's code computes later), the submission's
+    perplexities then empty.
 
     Returns the :class:`Submission` or raises :class:`SubmissionInvalid`
     holding the issues of both files (the first 100, and how many more).
@@ -541,6 +543,10 @@ def check_submission(
     turns = {d.dialog_id: d.n_turns for d in dialogues}
     try:
         answers = _check_answers(submission, names[0], turns, limits, log, warnings, progress)
+        if ppl is None:
+            if log:
+                raise SubmissionInvalid(log, warnings)
+            return Submission(answers, {}, warnings)
         ppl_size = size(ppl) if progress else 0
         if progress:
             progress(f"{CHECKING} {names[1]}", 0, ppl_size)
@@ -567,33 +573,6 @@ def check_submission(
     if log:
         raise SubmissionInvalid(log, warnings)
     return Submission(answers, perplexities, warnings)
-
-
-def check_answers(
-    dialogues: list[Dialogue], submission: Content, limits: Limits = Limits(), name: str = SUBMISSION
-) -> Submission:
-    """Validate ``submission.jsonl`` alone against the dialogues (a code competition's scoring step, whose
-    perplexities the team's code computes later): the :class:`Submission` with no perplexities, or
-    :class:`SubmissionInvalid` holding its issues, as :func:`check_submission` gives them."""
-    log = IssueLog()
-    warnings: list[Issue] = []
-    turns = {d.dialog_id: d.n_turns for d in dialogues}
-    try:
-        answers = _check_answers(submission, name, turns, limits, log, warnings, None)
-    except MemoryError:
-        raise SubmissionInvalid(
-            [
-                Issue(
-                    name,
-                    f"reading the submission ran out of memory; files are limited to "
-                    f"{limits.max_file_mib} MiB and answers to {limits.max_answer_chars:,} characters",
-                    "out_of_memory",
-                )
-            ]
-        ) from None
-    if log:
-        raise SubmissionInvalid(log, warnings)
-    return Submission(answers, {}, warnings)
 
 
 def check_probes(

@@ -28,7 +28,7 @@ from scorer.inputs.ppl_check import read_ppl_check
 from scorer.inputs.ppl_targets import TARGETS, read_targets
 from scorer.inputs.reference import ReferenceData, load_reference, load_reference_and_media
 from scorer.inputs.run_fault import run_fault_issue
-from scorer.inputs.validation import Submission, check_answers, check_probes, check_submission
+from scorer.inputs.validation import Submission, check_probes, check_submission
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
@@ -257,7 +257,7 @@ class Run:
     def validate_answers(self, submission: PathLike) -> Submission:
         """The answers of ``submission`` (a ``submission.jsonl``) validated, with a perplexity of 1 for each
         turn until the team's code computes them (contract section 10's scoring step)."""
-        valid = check_answers(self.reference.dialogues, Path(submission), self.config.limits)
+        valid = check_submission(self.reference.dialogues, Path(submission), None, self.config.limits)
         return replace(valid, ppl={d.dialog_id: [1.0] * d.n_turns for d in self.reference.dialogues})
 
     def ppl_check(self, path: PathLike | None) -> Mapping[str, list[float | None]] | None:
