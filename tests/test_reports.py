@@ -315,3 +315,28 @@ def test_details_csv_is_what_the_csv_module_writes_of_its_rows(tmp_path, audienc
     written = details_csv(result)
     assert written == expected.getvalue().encode("utf-8")
     assert len(list(csv.reader(io.StringIO(written.decode("utf-8"))))) == 1 + 2 * len(ids)
+
+
+def test_column_texts_are_str_of_each_value():
+    """details.csv makes each distinct number's text once a column: the texts are ``str`` of each value, for
+    columns where equal keys would differ in text (1, 1.0 and True; 0.0 and -0.0; nan) and random ones."""
+    import random
+
+    from scorer.outputs.report import column_texts
+
+    columns = [
+        [1, 1.0, True, 1, 0, 0.0, False],
+        [0.0, -0.0, 0.0, 1.5, -0.0],
+        [-0.0, -0.0, 2.0],
+        [float("nan"), float("nan"), float("inf"), -float("inf"), 1e-300, 1e300],
+        [True, False, True],
+        ["", 3, "", 4],
+        ["Text2Text", "Audio2Text", "Text2Text"],
+        [2.5, 7, 2.5],
+    ]
+    rng = random.Random(5)
+    for _ in range(200):
+        pool = [rng.choice([0.0, -0.0, 0.5, 1 / 3, 1.0, 2.0]) for _ in range(4)] + [1, True, 0]
+        columns.append([rng.choice(pool[: rng.choice([4, 7])]) for _ in range(rng.randint(1, 12))])
+    for column in columns:
+        assert list(column_texts(tuple(column))) == [str(v) for v in column], column

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -117,27 +119,42 @@ def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
     """One row per turn, with the columns the result's audience may see (:func:`detail_columns`); floats in
     ``repr`` form (full precision).
 
-    The rows are joined directly: every cell but the first is a number, a boolean, "" or one of the four
-    type names, which CSV writes as ``str`` gives them, unquoted; the one text from an upload, the
-    dialog_id, is made a safe cell (``csv_cell``) and written by the ``csv`` module once an id
-    (docs/performance.md). ``progress("writing details.csv", done, total)`` hears the rows written."""
+    The rows are written a column at a time and joined directly: every cell but the first is a number, a
+    boolean, "" or one of the four type names, which CSV writes as ``str`` gives them, unquoted
+    (:func:`column_texts`); the one text from an upload, the dialog_id, is made a safe cell (``csv_cell``)
+    and written by the ``csv`` module once an id (docs/performance.md). ``progress("writing details.csv",
+    done, total)`` hears the rows written."""
     header = io.StringIO()
     csv.writer(header, lineterminator="\n").writerow(detail_columns(result.audience))
     parts = [header.getvalue()]
     total = len(result.turns)
     step = f"{WRITING} {DETAILS_CSV}"
-    cell_of: dict[str, str] = {}
+    id_cells = _IdCells()
     for start in range(0, total, ROWS_PER_REPORT):
         if progress:
             progress(step, start, total)
-        for row in detail_rows(result, start, start + ROWS_PER_REPORT):
-            cell = cell_of.get(row[0])
-            if cell is None:
-                cell = cell_of[row[0]] = _csv_text(str(csv_cell(row[0])))
-            parts.append(",".join((cell, *map(str, row[1:]))) + "\n")
+        rows = detail_rows(result, start, start + ROWS_PER_REPORT)
+        if rows:
+            ids, *others = zip(*rows)
+            columns = [list(map(id_cells.__getitem__, ids)), *map(column_texts, others)]
+            parts.append("\n".join(map(",".join, zip(*columns))) + "\n")
     if progress:
         progress(step, total, total)
     return utf8("".join(parts))
+
+
+class _IdCells(dict[str, str]):
+    """A dialog_id's cell, made once an id: safe for spreadsheets (``csv_cell``), quoted where CSV must."""
+
+    def __missing__(self, dialog_id: str) -> str:
+        plain = _PLAIN_ID.fullmatch(dialog_id) is not None  # what csv_cell and the csv module keep as it is
+        cell = self[dialog_id] = dialog_id if plain else _csv_text(str(csv_cell(dialog_id)))
+        return cell
+
+
+#: An id of ASCII letters, digits, ``_``, ``.`` and ``-`` that begins with a letter, a digit or ``_``: neither
+#: ``csv_cell`` (no formula start, nothing to escape) nor the ``csv`` module (nothing to quote) changes it.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 
 def _csv_text(text: str) -> str:
@@ -145,6 +162,29 @@ def _csv_text(text: str) -> str:
     line = io.StringIO()
     csv.writer(line, lineterminator="\n").writerow((text, ""))
     return line.getvalue()[: -len(",\n")]
+
+
+class _Texts(dict[Any, str]):
+    """``str`` of each value, made once a value (a column of one type: equal values have equal texts)."""
+
+    def __missing__(self, value: Any) -> str:
+        text = self[value] = str(value)
+        return text
+
+
+def column_texts(values: Sequence[Any]) -> Sequence[str]:
+    """``[str(v) for v in values]``, each distinct number's text made once when the column holds one type
+    (the figures of 20,000 turns repeat: a float's ``repr`` is the costly part of ``details.csv``). A
+    column of mixed types (``1``, ``1.0`` and ``True`` are equal keys) or with zeros of both signs is
+    written value by value."""
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        return values
+    if kinds == {float} and 0.0 in values and len({math.copysign(1.0, v) for v in values if v == 0.0}) > 1:
+        return list(map(str, values))
+    if len(kinds) == 1 and kinds <= {int, float, bool}:
+        return list(map(_Texts().__getitem__, values))
+    return list(map(str, values))
 
 
 def scores_txt(result: ScoreResult) -> bytes:
