@@ -27,7 +27,16 @@ def missing_dependencies() -> list[str]:
     except OSError:  # not installed whole: nothing to check against
         return []
     names = [m.group(0) for line in lines if (m := re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", line.strip()))]
-    return [name for name in names if not _importable(name.replace("-", "_")) and not _installed(name)]
+    return [
+        name
+        for name in names
+        if not _importable(IMPORT_NAMES.get(name, name.replace("-", "_"))) and not _installed(name)
+    ]
+
+
+#: The import name of a dependency whose name is neither it nor it with ``-`` made ``_`` (looked up
+#: without ``importlib.metadata``, which costs every command about 7 ms to import).
+IMPORT_NAMES = {"pyyaml": "yaml"}
 
 
 def _importable(module: str) -> bool:

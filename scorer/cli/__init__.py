@@ -8,28 +8,32 @@ Not a shell over :mod:`scorer.api` alone: besides the API, a command writes its 
 (:mod:`scorer.outputs`), and the command line checks the dependencies, finds and says the configuration,
 decides the audience and hands ``run`` whole to the runner. Its modules, each importing only those before
 it: ``parser`` (the arguments and each command's help), ``terminal`` (what is printed), ``exits`` (a command
-run to its exit code: each failure's code, stderr line and verdict), ``commands`` (each command's handler);
-this module holds the entry points, :func:`main` and :func:`run`.
+run to its exit code: each failure's code, stderr line and verdict), ``commands`` (the handlers of the
+scoring and checking commands), ``platform_step`` (``codalab``, with a code competition's scoring step) and
+``bundle_command`` (``bundle``); this module holds the entry points, :func:`main` and :func:`run`, and the
+command dispatcher (:func:`handler`): the one place of the package that imports inside a function, so that
+each command imports what it uses (``score`` neither the runner, the bundle nor the code step).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 
 from scorer.errors import EXIT_USAGE
-from scorer.runner.main import main as runner_main
 from scorer.stop import STOP, Terminated
 from scorer.streams import forgiving_streams, reopen_closed
 
-from .commands import HANDLERS, Explanation, run_configuration
-from .exits import RunState, run_command
+from .commands import Explanation, run_configuration
+from .exits import Handler, RunState, run_command
 from .parser import ARGUMENTS, build_parser
 from .terminal import dependencies_missing, emit, emit_json
 
 __all__ = [
     "ARGUMENTS",
     "HANDLERS",
+    "handler",
     "Explanation",
     "RunState",
     "build_parser",
@@ -38,6 +42,27 @@ __all__ = [
     "main",
     "run",
 ]
+
+
+#: The module of ``scorer/cli/`` holding each subcommand's handler (``run`` is the runner's own).
+HANDLERS: dict[str, str] = {
+    "validate": "commands",
+    "score": "commands",
+    "leaderboard": "commands",
+    "codalab": "platform_step",
+    "correlate": "commands",
+    "bundle": "bundle_command",
+    "audit-sample": "commands",
+    "explain": "commands",
+    "signature": "commands",
+    "check-data": "commands",
+}
+
+
+def handler(command: str) -> Handler:
+    """The handler of ``command``, its module imported now (the command dispatcher: docs/performance.md)."""
+    found: Handler = importlib.import_module(f"scorer.cli.{HANDLERS[command]}").HANDLERS[command]
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["run"]:  # the standard-library runner, whole (contract section 10)
+        from scorer.runner.main import main as runner_main
+
         # a stop held since the package's first import (and any until the runner takes the signals) is its
         try:
             return runner_main(given[1:], prog="scorer run", configure=run_configuration, held=STOP.held)
@@ -63,11 +90,11 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    handler = HANDLERS[args.command]
+    chosen = handler(args.command)
     with STOP.taken():  # the first SIGINT or SIGTERM stops the run; the handlers before are put back after
         try:
             STOP.act_on_held()  # one received before: stop as the first of them would have
-            return run_command(handler, args)
+            return run_command(chosen, args)
         except (KeyboardInterrupt, Terminated) as stop:
             return STOP.stopped(stop)
 

@@ -12,9 +12,9 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from scorer import api, code_step
-from scorer.bundle.make import FINAL, make_bundle, write_bundle
+from scorer import api
 from scorer.errors import EXIT_INVALID, EXIT_OK, ScorerError, SubmissionInvalid, UsageError
 from scorer.inputs.config import BUILT_IN_SOURCE, Config, config_for, load_config
 from scorer.inputs.contract import DETAILED_RESULTS
@@ -38,7 +38,6 @@ from scorer.outputs.report import (
 from scorer.progress import ProgressDisplay
 from scorer.runner.configuration import RunConfig
 from scorer.runner.faults import UsageFault
-from scorer.runner.options import check_timeouts
 from scorer.scoring.audience import ORGANIZER, Audience
 from scorer.scoring.audit import flagged_lines
 from scorer.scoring.turns import default_jobs
@@ -57,7 +56,9 @@ from .terminal import (
 )
 
 
-def _config(data: str | None, explicit: str | None, *, quiet: bool = False, unsalted: bool = True) -> Config:
+def said_config(
+    data: str | None, explicit: str | None, *, quiet: bool = False, unsalted: bool = True
+) -> Config:
     """The configuration of contract section 7's rule (``--config``, else ``config.toml`` in ``data``, else
     the built-in default), said on stderr; with ``unsalted``, the warning of private settings without a
     salt."""
@@ -97,18 +98,41 @@ class ScoringFlags:
         return api.RunOptions(config, self.thesaurus, self.synonyms, self.jobs, display, source)
 
 
-@dataclass(frozen=True)
-class CodeLimits:
-    """``codalab``'s limits of a code upload's run: setup, each call, the whole ``get_ppl`` phase."""
+class CodeStep(Protocol):
+    """A code competition's scoring step on the platform (:mod:`scorer.cli.platform_step`): it writes its own
+    outputs and returns the exit code."""
 
-    setup: float
-    turn: float
-    step: float | None
+    def __call__(
+        self,
+        data: str,
+        options: api.RunOptions,
+        audience: Audience,
+        display: ProgressDisplay,
+        output: Path,
+        quiet: bool,
+    ) -> int: ...
+
+
+@dataclass(frozen=True)
+class Platform:
+    """``codalab``'s folder (``INPUT``, holding ``ref/`` and ``res/``) and its code step."""
+
+    root: Path
+    code_step: CodeStep
+
+    def check_folders(self) -> None:
+        """Check that the root holds ``ref/`` and ``res/``."""
+        for folder in (self.root / "ref", self.root / "res"):
+            if not folder.is_dir():
+                raise UsageError(
+                    f"{folder} is not a folder; INPUT must hold ref/ (the reference data) "
+                    "and res/ (the submission)"
+                )
 
 
 def _validate(args: argparse.Namespace, state: RunState) -> int:
     as_json = args.json
-    config = _config(args.data, args.config)
+    config = said_config(args.data, args.config)
     with progress_display(False) as display:
         try:
             valid = api.validate_submission(
@@ -139,7 +163,7 @@ def _validate(args: argparse.Namespace, state: RunState) -> int:
 
 
 def _score(args: argparse.Namespace, state: RunState) -> int:
-    return _score_upload(
+    return score_upload(
         state,
         ScoringFlags.of(args),
         args.data,
@@ -150,30 +174,7 @@ def _score(args: argparse.Namespace, state: RunState) -> int:
     )
 
 
-def _codalab(args: argparse.Namespace, state: RunState) -> int:
-    """The scoring-program convention: INPUT/ref is the reference data, INPUT/res the submission."""
-    problem = check_timeouts(args.setup_timeout, args.turn_timeout)
-    if problem:
-        raise UsageError(problem)
-    root = Path(args.input)
-    limits = CodeLimits(args.setup_timeout, args.turn_timeout, args.step_timeout)
-    flags = ScoringFlags.of(args)
-    return _score_upload(
-        state, flags, str(root / "ref"), str(root / "res"), None, report=True, platform=(root, limits)
-    )
-
-
-def _codalab_folders(root: Path) -> None:
-    """Check that ``root`` holds ``ref/`` and ``res/``."""
-    for folder in (root / "ref", root / "res"):
-        if not folder.is_dir():
-            raise UsageError(
-                f"{folder} is not a folder; INPUT must hold ref/ (the reference data) "
-                "and res/ (the submission)"
-            )
-
-
-def _score_upload(
+def score_upload(
     state: RunState,
     flags: ScoringFlags,
     data: str,
@@ -182,9 +183,10 @@ def _score_upload(
     *,
     report: bool,
     ppl_check: str | None = None,
-    platform: tuple[Path, CodeLimits] | None = None,
+    platform: Platform | None = None,
 ) -> int:
-    """``score``, or with ``platform`` ``codalab`` (its upload found in the platform's ``INPUT/res``)."""
+    """``score``, or with ``platform`` ``codalab`` (its upload found in the platform's ``INPUT/res``; a code
+    competition's upload handed to the platform's code step)."""
     output = state.output = prepare(flags.output)
     codalab = platform is not None
     # the platforms show the page: for an upload that was not scored it says why
@@ -192,16 +194,15 @@ def _score_upload(
     with locked(output, waiting(output)), progress_display(flags.quiet) as display:
         try:
             if platform is not None:
-                _codalab_folders(platform[0])
-            config = _config(data, flags.config, quiet=flags.quiet)
+                platform.check_folders()
+            config = said_config(data, flags.config, quiet=flags.quiet)
             # who the outputs are for, decided here once (contract section 6): codalab's are the participant's
             audience = Audience.participant(config) if codalab else ORGANIZER
             if platform is not None and config.competition.submissions == "code":
-                root, limits = platform
                 options = flags.options(data, config, display)
-                return _code_step(data, root / "res", options, audience, display, output, limits, flags.quiet)
+                return platform.code_step(data, options, audience, display, output, flags.quiet)
             if platform is not None:
-                submission = str(platform_upload(platform[0] / "res"))
+                submission = str(platform_upload(platform.root / "res"))
             result = api.score_submission(
                 data,
                 submission,
@@ -231,44 +232,13 @@ def _score_upload(
     return EXIT_OK
 
 
-def _code_step(
-    data: str,
-    res: Path,
-    options: api.RunOptions,
-    audience: Audience,
-    display: ProgressDisplay,
-    output: Path,
-    limits: CodeLimits,
-    quiet: bool,
-) -> int:
-    """The scoring step of a code competition (contract section 10, :mod:`scorer.code_step`): the step
-    writes its own outputs; a surprise once the code could act is exit 1 with nothing written here, and
-    prints exactly what a fault of the code prints (its verdict, by the same path), so that stdout and stderr
-    never tell one from the other."""
-    settings = code_step.StepSettings(
-        data, output, options, audience, DETAILED_RESULTS, limits.setup, limits.turn, limits.step, quiet
-    )
-    try:
-        outcome = code_step.score_step(res, settings)
-    except code_step.StepSurprise as exc:
-        outcome = exc.verdict()  # the step emptied OUTPUT and wrote nothing; which surprise is never said
-    display.close()
-    if isinstance(outcome, SubmissionInvalid):
-        print_invalid(outcome, every=True)
-        return EXIT_INVALID
-    print_warnings(outcome.warnings)
-    if not quiet:
-        emit(summary_table(outcome))
-    return EXIT_OK
-
-
 def _leaderboard(args: argparse.Namespace, state: RunState) -> int:
     flags = ScoringFlags.of(args)
     output = state.output = prepare(flags.output)
     state.marker = LEADERBOARD_JSON
     with locked(output, waiting(output)), progress_display(flags.quiet) as display:
         with verdict_on_failure(state, display):
-            config = _config(args.data, flags.config, quiet=flags.quiet)
+            config = said_config(args.data, flags.config, quiet=flags.quiet)
             board = api.score_leaderboard(
                 args.data,
                 args.submissions,
@@ -293,7 +263,7 @@ def _correlate(args: argparse.Namespace, state: RunState) -> int:
     baselines = tuple(b.strip() for b in args.baselines.split(",") if b.strip())
     with locked(output, waiting(output)), progress_display(flags.quiet) as display:
         with verdict_on_failure(state, display):
-            config = _config(args.data, flags.config, quiet=flags.quiet)
+            config = said_config(args.data, flags.config, quiet=flags.quiet)
             meta = api.correlate_submissions(
                 args.data,
                 args.submissions,
@@ -310,40 +280,8 @@ def _correlate(args: argparse.Namespace, state: RunState) -> int:
     return EXIT_OK
 
 
-def _bundle(args: argparse.Namespace, state: RunState) -> int:
-    quiet = args.quiet
-    _config(args.data, args.config, quiet=quiet, unsalted=False)  # says which it uses (contract section 7)
-    made = make_bundle(args.data, args.image, config=args.config, title=args.title, code=args.code)
-    files = made.files  # every value checked, nothing written yet (contract section 11)
-    output = state.output = prepare(args.output)
-    with locked(output, waiting(output)):
-        write_bundle(output, files)
-    if made.salted:
-        say(
-            "bundle: the hidden metric's private settings had no salt: one derived from answers.jsonl and "
-            "the configuration was written into the bundle's reference data (config.toml); it is as secret "
-            "as answers.jsonl (copy it into your own config, so that your runs carry the platform's "
-            "signature)"
-        )
-    for line in made.warnings:  # what the audit cannot judge on the held-out set (contract section 11)
-        say(line)
-    if not quiet:
-        public = [name for name in files if not name.startswith(f"{FINAL}/")]
-        emit(
-            f"bundle: {output / 'competition.yaml'} and {output / 'bundle.zip'} ({len(public) - 1} files); "
-            "upload bundle.zip on Codabench (Benchmarks > Management > Upload)"
-        )
-        if len(public) < len(files):
-            emit(
-                f"bundle: the organizers' final in {output / FINAL} (the held-out input and reference data, "
-                "and bundle.zip, a competition for the organizers alone: never publish it; "
-                "docs/organizers.md says how to run and rank the final)"
-            )
-    return EXIT_OK
-
-
 def _audit_sample(args: argparse.Namespace, state: RunState) -> int:
-    config = _config(args.data, args.config)
+    config = said_config(args.data, args.config)
     try:
         rows = api.audit_sample(
             args.data, args.submission, args.n, seed=args.seed, ppl=args.ppl, config=config
@@ -397,7 +335,7 @@ def _explain(args: argparse.Namespace, state: RunState) -> int:
 
 
 def _signature(args: argparse.Namespace, state: RunState) -> int:
-    config = _config(args.data, args.config)
+    config = said_config(args.data, args.config)
     signature = api.competition_signature(
         args.data,
         config=config,
@@ -424,9 +362,7 @@ HANDLERS: dict[str, Handler] = {
     "validate": _validate,
     "score": _score,
     "leaderboard": _leaderboard,
-    "codalab": _codalab,
     "correlate": _correlate,
-    "bundle": _bundle,
     "audit-sample": _audit_sample,
     "explain": _explain,
     "signature": _signature,
