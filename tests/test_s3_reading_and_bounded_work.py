@@ -366,3 +366,74 @@ def test_four_million_lines_that_are_not_json_are_rejected_fast(tmp_path):
         {"file": "ppl_output.json", "from_line": 1, "lines": len(VALID_PPL.splitlines())},
     ]
     assert time.process_time() - start < 5.0  # CPU time: 25 s when every line was parsed
+
+
+def _checked(dialogues, data, monkeypatch, plain):
+    """What check_submission makes of ``data`` (its result or its issues) and the progress it reports, read
+    a piece at a time where the file is plain (``plain``) or line by line throughout."""
+    from scorer.inputs import jsonio, validation
+
+    monkeypatch.setattr(jsonio, "REPORT_BYTES", 256)  # many pieces, many reports
+    if not plain:
+        monkeypatch.setattr(validation, "plain_lines", lambda *args, **keywords: iter(()))
+    reports = []
+    try:
+        valid = validation.check_submission(
+            dialogues, data, None, Limits(), progress=lambda *step: reports.append(step)
+        )
+        outcome = ("valid", valid.answers, [w.to_dict() for w in valid.warnings])
+    except SubmissionInvalid as exc:
+        outcome = ("invalid", [i.to_dict() for i in exc.listed()], exc.not_listed, exc.unchecked)
+    monkeypatch.undo()
+    return outcome, reports
+
+
+def test_plain_pieces_read_as_the_line_by_line_path_reads_them(monkeypatch):
+    """The submission read a piece at a time (``jsonio.plain_lines``) gives what reading it line by line
+    gives: the same values, issues, unchecked lines and progress, on plain files and on every kind of line
+    that sends the reader back to the line-by-line path, early, late and in the middle of a piece."""
+    from scorer.inputs.validation import Dialogue
+
+    ids = [f"d-{k:03d}" for k in range(40)]
+    dialogues = [Dialogue(d, "Text2Text", 2) for d in ids]
+
+    def line(d, answers=("кот сидит", "дом")):
+        return json.dumps({"dialog_id": d, "answers": list(answers)}, ensure_ascii=False)
+
+    good = [line(d) for d in ids]
+    odd_lines = [
+        "",
+        "   ",
+        " " + good[0],
+        good[0] + "  \t",
+        good[0] + " x",
+        '{"dialog_id": "d-000", "dialog_id": "d-001", "answers": ["a", "b"]}',
+        '{"dialog_id": "d-000", "answers": [NaN, "b"]}',
+        '{"dialog_id": "d-000", "answers": ["\\ud800", "b"]}',
+        '{"dialog_id": "d-000", "answers": ["a", "b"], "x": ' + "[" * 70 + "]" * 70 + "}",
+        '{"dialog_id": "d-000", "answers": ["a", "b"], "x": ' + "[" * 60 + "]" * 60 + "}",
+        '{"dialog_id": "d-000", "answers": ["a", "b"], "n": ' + "9" * 400 + "}",
+        '{"dialog_id": "d-000", "answers": ["a' + "\u0301" * 40 + '", "b"]}',
+        '{"dialog_id": "d-000", "answers": ["a' + "\\u0301" * 40 + '", "b"]}',
+        '{"dialog_id": "d-000", "answers": ["a", "b"]',
+        "[1, 2]",
+        "{'dialog_id': 'd-000'}",
+        '{"x": 1}',
+    ]
+    files = [
+        "\n".join(good) + "\n",
+        "\n".join(good),
+        "\ufeff" + "\n".join(good) + "\n",
+        "\r\n".join(good) + "\r\n",
+        "\n".join(good) + "\n\n\n",
+        "",
+        "\n".join(good[:5] + ['{"x": 1}'] * 150 + good[5:]) + "\n",  # the list fills: the rest is counted
+    ]
+    for odd in odd_lines:
+        for at in (0, 7, 25, 39):
+            files.append("\n".join(good[:at] + [odd] + good[at + 1 :]) + "\n")
+    cases = [text.encode("utf-8") for text in files]
+    not_utf8 = b'{"dialog_id": "d-020", "answers": ["\xff", "b"]}\n'
+    cases.append(("\n".join(good[:20]) + "\n").encode() + not_utf8)
+    for data in cases:
+        assert _checked(dialogues, data, monkeypatch, True) == _checked(dialogues, data, monkeypatch, False)

@@ -183,20 +183,26 @@ def lines_from(data: bytes, pos: int) -> int:
     return _newlines(data, pos, size) + (0 if data[size - 1 : size] == b"\n" else 1)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 def iter_lines(
-    data: bytes, report: Callable[[int, int], None] | None = None
+    data: bytes,
+    report: Callable[[int, int], None] | None = None,
+    *,
+    start: tuple[int, int, int] | None = None,
 ) -> Iterator[tuple[int, bytes, int]]:
     """Non-blank lines of JSONL ``data`` (bytes or a memory map): (1-based number, line, offset after it).
 
     A leading BOM and a line's final CR are removed. Runs of blank lines are
     skipped by one regular-expression search and their newlines counted 1 MiB
     at a time: padding costs neither memory nor a Python step per line. ``report(done,
-    size)`` hears the bytes passed, every :data:`REPORT_BYTES` and at the end.
+    size)`` hears the bytes passed, every :data:`REPORT_BYTES` and at the end. ``start`` (offset, line
+    number, offset of the next report) goes on from a line's start where :func:`plain_lines` stopped.
     """
-    pos = 3 if data[:3] == b"\xef\xbb\xbf" else 0
-    line = 1
+    pos, line, next_report = start or (3 if data[:3] == BOM else 0, 1, REPORT_BYTES)
     size = len(data)
-    next_report = REPORT_BYTES if report else size + 1
+    next_report = next_report if report else size + 1
     while pos < size:
         if report and pos >= next_report:
             report(pos, size)
@@ -218,6 +224,60 @@ def iter_lines(
         line += 1
     if report:
         report(size, size)
+
+
+def plain_lines(
+    data: bytes, max_depth: int = MAX_DEPTH, report: Callable[[int, int], None] | None = None
+) -> Iterator[tuple[int, int, str, list[tuple[int, Any, str]]]]:
+    """The lines of JSONL ``data`` parsed a piece at a time while they are plain: each piece, up to the first
+    line start past the next report (:func:`iter_lines`' reports, at the same offsets), is valid UTF-8 with no
+    CR, no blank line and no surrogate escape, and each of its lines is a JSON object alone that
+    :func:`parse_json` accepts. Yields (offset after the piece, next report, the piece's text, its lines as
+    (number, value, text)); stops at the first piece that is not plain, which :func:`iter_lines` then reads
+    from the offset and line number where this stopped (``start``), line by line, and reports the end. The
+    same values, for about the cost of decoding the file (docs/performance.md)."""
+    pos, line = (3 if data[:3] == BOM else 0), 1
+    size = len(data)
+    next_report = REPORT_BYTES
+    while pos < size:
+        end = data.find(b"\n", next_report - 1) if next_report <= size else -1
+        cut = size if end < 0 else end + 1
+        piece = _plain_piece(bytes(data[pos:cut]), max_depth, line)
+        if piece is None:
+            return
+        text, rows = piece
+        reached = cut < size  # a report's offset, said once the piece's lines are taken
+        next_report = cut + REPORT_BYTES if reached else next_report
+        pos, line = cut, line + len(rows)
+        yield pos, next_report, text, rows
+        if reached and report:
+            report(cut, size)
+
+
+def _plain_piece(raw: bytes, max_depth: int, first: int) -> tuple[str, list[tuple[int, Any, str]]] | None:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\r" in text or ("\\u" in text and _SURROGATE_ESCAPE.search(text) is not None):
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    rows = []
+    for number, line in enumerate(lines, first):
+        if not line.startswith("{"):  # blank, or white space first, or not an object: line by line
+            return None
+        try:
+            value, end = DECODER.raw_decode(line)
+        except (ValueError, RecursionError):
+            return None
+        if end != len(line) and line[end:].strip(" \t"):
+            return None
+        if line.count("[") + line.count("{") > max_depth and _check_tree(value, max_depth, False):
+            return None
+        rows.append((number, value, line))
+    return text, rows
 
 
 _DIALOG_ID = re.compile(r'"dialog_id"\s*:\s*("(?:[^"\\\n]|\\.){1,2000}")')

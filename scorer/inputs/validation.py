@@ -35,6 +35,7 @@ from .jsonio import (
     looks_like_python,
     not_utf8,
     parse_json,
+    plain_lines,
     shorten,
 )
 from .ppl_output import check_ppl, check_ppl_probes
@@ -236,10 +237,22 @@ def _parsed_lines(
 
     ``progress(step, done, size)`` hears the bytes read."""
     bad_encoding = 0
-    first_line = True
     report = (lambda done, size: progress(step, done, size)) if progress else None
     with contents(source) as data:
-        for number, raw, after in iter_lines(data, report):
+        start: tuple[int, int, int] | None = None
+        for after, next_report, text, rows in plain_lines(data, limits.max_json_depth, report):
+            marks = not screen_marks or may_hold_mark_run(text)  # a piece without a run has no line with one
+            for number, value, line in rows:
+                if log.full:  # as below: the rest only counts
+                    state.cut = True
+                    log.not_checked(file, number, 1 + rows[-1][0] - number + lines_from(data, after))
+                    if report:
+                        report(len(data), len(data))
+                    return
+                yield number, value, may_hold_mark_run(line) if marks and screen_marks else marks
+            start = (after, rows[-1][0] + 1, next_report)
+        first_line = start is None
+        for number, raw, after in iter_lines(data, report, start=start):
             if log.full:  # the rest only counts: it is not parsed, line by line, long after the list is full
                 state.cut = True
                 log.not_checked(file, number, 1 + lines_from(data, after))
