@@ -441,7 +441,7 @@ def test_the_screen_of_mark_runs_agrees_with_the_search_wherever_a_run_starts():
 def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_references_are(monkeypatch):
     """Only the answers' and references' texts are searched for runs of combining marks: reading
     dialogues.jsonl spends nothing on screening its lines (a run there is only text), the others screen
-    each."""
+    each piece read at once, and each line of a piece that may hold one."""
     from scorer.inputs import validation
 
     screened = []
@@ -451,10 +451,9 @@ def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_reference
     dialogues = read_reference_dialogues((json.dumps(dialogue, ensure_ascii=False) + "\n").encode())
     assert dialogues == [Dialogue("d-1", "Text2Text", 1)] and screened == []
     references = {"dialog_id": "d-1", "references": [["Кот"]]}
-    assert read_references((json.dumps(references, ensure_ascii=False) + "\n").encode(), dialogues) == {
-        "d-1": [["Кот"]]
-    }
-    assert len(screened) == 1
+    line = json.dumps(references, ensure_ascii=False)
+    assert read_references((line + "\n").encode(), dialogues) == {"d-1": [["Кот"]]}
+    assert screened == [line + "\n", line]
 
 
 @pytest.mark.parametrize(

@@ -58,20 +58,23 @@ class ReferenceData:
         return self.tokens if self.tokens is not None else tokenise_references(self.variants())
 
 
-def tokenise_references(references: Mapping[str, list[list[str]]]) -> dict[str, list[list[list[str]]]]:
-    """Every variant of every turn tokenised, in the shape of ``references``, with one string object a word
-    (``sys.intern``) and one list a distinct text: a text several turns share is tokenised once, the
-    reference cache writes each word and each shared list once, and a run compares and hashes one object
-    a word. The lists are shared: nothing may change them."""
-    known: dict[str, list[str]] = {}
-
-    def tokens(text: str) -> list[str]:
-        found = known.get(text)
-        if found is None:
-            found = known[text] = list(map(sys.intern, tokenise(text)))
-        return found
-
+def tokenise_references(
+    references: Mapping[str, list[list[str]]], known: Tokenised | None = None
+) -> dict[str, list[list[list[str]]]]:
+    """Every variant of every turn tokenised, in the shape of ``references`` (``known``: the texts tokenised
+    while they were checked)."""
+    tokens = (known if known is not None else Tokenised()).__getitem__
     return {d: [[tokens(v) for v in variants] for variants in turns] for d, turns in references.items()}
+
+
+class Tokenised(dict[str, list[str]]):
+    """Each text's tokens, with one string object a word (``sys.intern``) and one list a distinct text: a text
+    several turns share is tokenised once, the reference cache writes each word and each shared list once,
+    and a run compares and hashes one object a word. The lists are shared: nothing may change them."""
+
+    def __missing__(self, text: str) -> list[str]:
+        found = self[text] = list(map(sys.intern, tokenise(text)))
+        return found
 
 
 class KeptReference:
@@ -189,8 +192,11 @@ def load_reference(
     answers_file = _answers_file(data_dir, log) if with_answers else None
     if answers_file is not None:
         rejected = mentioned - {d.dialog_id for d in dialogues}
-        references = read_references(answers_file, dialogues, limits, progress, log=log, rejected=rejected)
-        tokens = tokenise_references(references)
+        known = Tokenised()  # each text tokenised once, to check it has a word and to keep its words
+        references = read_references(
+            answers_file, dialogues, limits, progress, log=log, rejected=rejected, tokenised=known.__getitem__
+        )
+        tokens = tokenise_references(references, known)
     if log:
         raise ReferenceDataError(log)
     if key and entry:

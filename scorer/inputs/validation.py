@@ -143,8 +143,17 @@ def dialogue_problems(value: Any, limits: Limits, marks_possible: bool = True) -
         for t, turn in enumerate(value["turns"]):
             if shape.full():
                 break
-            if shape.nonempty_list(turn, f"turns[{t}]", t):
+            # a non-empty list, and a part of both keys, a type of the contract's and a string, have
+            # nothing to say: they pass without their names being written
+            if (type(turn) is list and turn) or shape.nonempty_list(turn, f"turns[{t}]", t):
                 for p, part in enumerate(turn):
+                    if (
+                        type(part) is dict
+                        and type(part.get("content")) is str
+                        and type(kind := part.get("type")) is str
+                        and kind in PART_TYPES
+                    ):
+                        continue
                     name = f"turns[{t}][{p}]"
                     if shape.full() or not shape.typed(part, dict, "a JSON object", name, t):
                         continue
@@ -178,7 +187,7 @@ def reference_problems(value: Any, limits: Limits, marks_possible: bool = True) 
     string of it holds a long run of combining marks) skips searching each string for one."""
 
     def variants_of_turn(shape: _Shape, t: int, variants: Any) -> None:
-        if shape.nonempty_list(variants, f"references[{t}]", t):
+        if (type(variants) is list and variants) or shape.nonempty_list(variants, f"references[{t}]", t):
             for v, text in enumerate(variants):
                 if type(text) is not str:
                     shape.typed(text, str, "a string", f"references[{t}][{v}]", t)
@@ -465,11 +474,13 @@ def read_references(
     *,
     log: IssueLog | None = None,
     rejected: Container[str] = (),
+    tokenised: Callable[[str], list[str]] | None = None,
 ) -> dict[str, list[list[str]]]:
     """Parse ``answers.jsonl`` against the dialogues; raises :class:`ReferenceDataError` with every issue,
     those already in ``log`` (``dialogues.jsonl``'s) first. ``rejected``: the ids of dialogues whose line of
     ``dialogues.jsonl`` has errors, whose answers are checked for their shape alone (never called unknown or
-    missing)."""
+    missing). ``tokenised``: a text's tokens, where the caller keeps them (a turn without a word token is
+    one whose variants all have none), else each variant is looked at by ``has_token``."""
     log = IssueLog() if log is None else log
     known = {d.dialog_id: d for d in dialogues}
     mentioned: set[str] = set()
@@ -512,8 +523,9 @@ def read_references(
                 )
             )
             continue
+        has_word = tokenised or has_token
         for turn, variants in enumerate(refs):
-            if not any(map(has_token, variants)):
+            if not any(map(has_word, variants)):
                 log.add(
                     Issue(
                         ANSWERS,
