@@ -45,6 +45,9 @@ class ReferenceData:
     #: The files read (``dialogues.jsonl``, and ``answers.jsonl`` when the references were), which the
     #: signature's ``ref`` field digests; None for data built in memory.
     files: tuple[Path, ...] | None = field(default=None, compare=False)
+    #: The SHA-256 of each of ``files`` as this run read them, where it digested them to find its cache
+    #: entry (:func:`reference_digests` takes them); None: digested when asked.
+    sha256: tuple[bytes, ...] | None = field(default=None, compare=False)
 
     def variants(self) -> Mapping[str, list[list[str]]]:
         """Each dialogue's reference variants per turn; ValueError when only the dialogues were read."""
@@ -157,7 +160,10 @@ def load_reference(
     if not os.access(data_dir, os.R_OK | os.X_OK):
         raise UsageError(f"reference directory {data_dir}: cannot be read (no permission)")
     dialogues_file = _reference_file(data_dir, DIALOGUES)
-    key = reference_cache.entry_key(dialogues_file, data_dir / ANSWERS if with_answers else None, limits)
+    keyed = reference_cache.keyed_digests(
+        dialogues_file, data_dir / ANSWERS if with_answers else None, limits
+    )
+    key, sha256 = keyed if keyed is not None else (None, None)
     entry = reference_cache.entry_path(key) if key else None
     kept = KEPT.get(entry) if entry and parts is None else None
     cached = reference_cache.load(key, limits) if key and kept is None and parts is None else None
@@ -167,11 +173,15 @@ def load_reference(
             progress(f"{READING} {name}", size, size)
     files = (data_dir / DIALOGUES, data_dir / ANSWERS) if with_answers else (data_dir / DIALOGUES,)
     if kept is not None:
-        return kept if kept.files == files else replace(kept, files=files)
+        return (
+            kept
+            if kept.files == files and kept.sha256 == sha256
+            else replace(kept, files=files, sha256=sha256)
+        )
     if entry and cached is not None:
         dialogues, spans, tokens = cached
         if spans is None or tokens is None:
-            return ReferenceData(dialogues, None, None, files)
+            return ReferenceData(dialogues, None, None, files, sha256)
         reread = lambda: read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)  # noqa: E731
         return KEPT.keep(
             entry,
@@ -180,6 +190,7 @@ def load_reference(
                 StoredReferences(data_dir / ANSWERS, spans, tokens, limits.max_json_depth, reread),
                 tokens,
                 files,
+                sha256,
             ),
         )
     # every error of both files in one run (contract section 3's cap): the answers are checked too when the
@@ -201,8 +212,8 @@ def load_reference(
         raise ReferenceDataError(log)
     if key and entry:
         reference_cache.save(key, dialogues, references, tokens, answers_file, limits)
-        return KEPT.keep(entry, ReferenceData(dialogues, references, tokens, files))
-    return ReferenceData(dialogues, references, tokens, files)
+        return KEPT.keep(entry, ReferenceData(dialogues, references, tokens, files, sha256))
+    return ReferenceData(dialogues, references, tokens, files, sha256)
 
 
 @dataclass(frozen=True)
@@ -293,9 +304,10 @@ def reference_digests(reference: ReferenceData, salt: str | None) -> tuple[str, 
     the canonical JSON Lines of the fields it holds (:func:`canonical_lines`). Raises ``UsageError`` when a
     file can no longer be read."""
     if reference.files is not None and len(reference.files) == 2:
-        dialogues, answers = (
-            _file_digest(path, salt if k else None) for k, path in enumerate(reference.files)
-        )
+        # each file's SHA-256 as the run read it, where it digested the file (the HMAC is computed here)
+        read = reference.sha256 if reference.sha256 is not None and len(reference.sha256) == 2 else None
+        dialogues = read[0].hex() if read else _file_digest(reference.files[0], None)
+        answers = read[1].hex() if read and salt is None else _file_digest(reference.files[1], salt)
     else:
         public, private = canonical_lines(reference)
         dialogues = hashlib.sha256(public).hexdigest()

@@ -49,7 +49,17 @@ _TOKENISER = hashlib.sha256(
 def entry_key(dialogues: Path, answers: Path | None, limits: Limits) -> str | None:
     """The key of the entry for these files (``answers`` None: the dialogues alone), or None when a file
     cannot be read whole within the limits (validation then reports it)."""
+    found = keyed_digests(dialogues, answers, limits)
+    return None if found is None else found[0]
+
+
+def keyed_digests(
+    dialogues: Path, answers: Path | None, limits: Limits
+) -> tuple[str, tuple[bytes, ...]] | None:
+    """The key of the entry for these files (:func:`entry_key`) and the SHA-256 of each file it digested (the
+    signature's ``ref`` field takes them, so that a run reads each file once to digest it), or None."""
     digest = hashlib.sha256(f"references|{limits!r}|{_TOKENISER}|{answers is None}".encode())
+    files = []
     for path in (dialogues, answers) if answers is not None else (dialogues,):
         found = from_regular_file(
             path, limits.max_file_bytes, lambda fh: hashlib.file_digest(fh, "sha256").digest()
@@ -57,7 +67,8 @@ def entry_key(dialogues: Path, answers: Path | None, limits: Limits) -> str | No
         if found is None:
             return None
         digest.update(found)
-    return digest.hexdigest()
+        files.append(found)
+    return digest.hexdigest(), tuple(files)
 
 
 def entry_path(key: str) -> Path:

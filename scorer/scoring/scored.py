@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from itertools import chain
 
 from scorer.errors import Issue
 from scorer.inputs.config import Config, source_of
@@ -213,8 +212,10 @@ def _checked(
 
 def reference_vocabulary(variant_tokens: Iterable[Sequence[Sequence[str]]]) -> frozenset[str]:
     """Every token of the reference variants (each item: one turn's variants, tokenised): what the
-    persistent caches may keep."""
-    return frozenset(chain.from_iterable(chain.from_iterable(variant_tokens)))
+    persistent caches may keep. A text several turns share is one list (``tokenise_references``): each list's
+    words are taken once."""
+    distinct = {id(variant): variant for turn in variant_tokens for variant in turn}
+    return frozenset().union(*distinct.values())
 
 
 #: How often (in turns) aggregating reports its progress.

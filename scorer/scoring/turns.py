@@ -133,13 +133,8 @@ class Work(NamedTuple):
 
 def _types(tokens: Sequence[list[str]], variants: Sequence[Sequence[list[str]]]) -> set[str]:
     """Every token type of the answers (``tokens``) and of the references."""
-    found: set[str] = set()
-    for answer in tokens:
-        found.update(answer)
-    for turn in variants:
-        for variant in turn:
-            found.update(variant)
-    return found
+    distinct = {id(variant): variant for turn in variants for variant in turn}  # a shared text's list once
+    return set().union(*tokens, *distinct.values())
 
 
 def _compute_keys(metric: MeteorRu, types: list[str]) -> None:
