@@ -358,3 +358,18 @@ def test_a_not_judged_entry_has_one_stderr_line():
         "audit: team\\x1b: not judged: few_distinct (2 of 20), ppl_against_meteor (2 of 100), "
         "overconfident (0 of 20)"
     ]
+
+
+def test_average_ranks_are_scipys_on_random_ties():
+    """Ranks with runs of ties anywhere (first, last, one long run, none): scipy's ``rankdata``, value for
+    value, and floats equal to it bit for bit."""
+    import random
+
+    rng = random.Random(3)
+    cases = [[], [1.0], [2.0, 2.0], [1.0, 2.0], [5.0] * 7, [3.0, 1.0, 3.0, 2.0], [1.0, 1.0, 2.0, 3.0, 3.0]]
+    for _ in range(300):
+        pool = [rng.random() for _ in range(rng.randint(1, 6))]
+        cases.append([rng.choice(pool) for _ in range(rng.randint(0, 40))])
+    for values in cases:
+        expected = [float(r) for r in scipy.stats.rankdata(values)] if values else []
+        assert average_ranks(values) == expected, values

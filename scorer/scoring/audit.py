@@ -147,19 +147,31 @@ class Audit:
 
 
 def average_ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks of ``values``, ties given the mean of the ranks they span (``scipy.stats.rankdata``)."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        stop = start + 1
-        while stop < len(order) and values[order[stop]] == values[order[start]]:
-            stop += 1
-        rank = (start + stop + 1) / 2  # the mean of ranks start + 1 .. stop
-        for k in range(start, stop):
-            ranks[order[k]] = rank
-        start = stop
+    """1-based ranks of ``values``, ties given the mean of the ranks they span (``scipy.stats.rankdata``).
+
+    In sorted order a value's rank is its position + 1; only the runs of equal values are visited."""
+    n = len(values)
+    order = sorted(range(n), key=values.__getitem__)
+    ordered = [values[i] for i in order]
+    by_position = [float(k) for k in range(1, n + 1)]
+    start = stop = -1  # the run of equal values being gathered: positions start .. stop - 1
+    for k in [k for k in range(1, n) if ordered[k] == ordered[k - 1]]:
+        if k != stop:  # a new run, from the value before k
+            _tie(by_position, start, stop)
+            start = k - 1
+        stop = k + 1
+    _tie(by_position, start, stop)
+    ranks = [0.0] * n
+    for position, i in enumerate(order):
+        ranks[i] = by_position[position]
     return ranks
+
+
+def _tie(by_position: list[float], start: int, stop: int) -> None:
+    """Positions ``start`` to ``stop - 1`` given the mean of ranks ``start + 1`` to ``stop`` (none when
+    ``start`` is -1)."""
+    if start >= 0:
+        by_position[start:stop] = [(start + stop + 1) / 2] * (stop - start)
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
