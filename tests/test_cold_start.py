@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from helpers import MINI_RWN, make_split, make_submission
@@ -149,3 +150,39 @@ def test_a_run_hashes_the_thesaurus_once(tmp_path, monkeypatch, jobs):
         hashed.clear()
         api.score_submission(data, sub, config=load_config(), jobs=jobs)
         assert hashed == ["xml"]
+
+
+_ON_WORKER = turns._score_on_worker
+
+
+def _lagging(span):
+    """A worker's piece that takes a while (the pool hands it over by name: a function of this module)."""
+    time.sleep(0.3)
+    return _ON_WORKER(span)
+
+
+@pytest.mark.slow
+def test_this_process_scores_the_pieces_a_slow_worker_has_not_taken(monkeypatch):
+    """When the worker lags, this process scores the last pieces no worker has taken yet (cancelled in the
+    pool): the results are the one-process results, in order, and every turn is scored once."""
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB_WITHOUT_PENALTY", 1)
+    answers, references = ANSWERS * 8, REFERENCES * 8
+    alone, _ = scored(answers, references, MeteorParams(), 1)
+    here: list[tuple[int, int]] = []
+    score_span = turns.Work.score_span
+    main = os.getpid()
+
+    def noted(self, span):
+        if os.getpid() == main:
+            here.append(span)
+        return score_span(self, span)
+
+    monkeypatch.setattr(turns, "_score_on_worker", _lagging)
+    monkeypatch.setattr(turns.Work, "score_span", noted)
+    together, _ = scored(answers, references, MeteorParams(), 2)
+    assert together == alone
+    pieces = 2 * turns.PIECES_PER_JOB
+    own = [(len(answers) * k // pieces, len(answers) * (k + 1) // pieces) for k in range(pieces // 2)]
+    assert here[: len(own)] == own and len(here) > len(own)  # its share, then pieces the worker left
+    assert sorted(here)[-1][1] == len(answers)  # the last piece among them

@@ -28,7 +28,9 @@ from scorer.workers import WorkerPool, can_fork, worker_payload
 
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
-PIECES_PER_JOB = 8  # smaller pieces even out uneven turns and let progress move
+PIECES_PER_JOB = (
+    16  # smaller pieces even out uneven turns, let progress move, and let this process take the last
+)
 #: Without the penalty, on the compiled engine, a turn costs about 15 microseconds in one process (rule 1's
 #: counts on ids), and a worker must first be started and its results handed back: the turns are shared
 #: only when each job has at least this many (WMT21 turns on 2 cores, whole process, this process and one
@@ -84,18 +86,29 @@ def score_turns(
     results = []
     if jobs > 1:  # workers forked now share every key learnt so far; this process takes the first share
         own = len(spans) // jobs
+        parts: dict[int, list[tuple[int, MeteorScore]]] = {}
+        done = 0
         with WorkerPool(jobs - 1, work, _fresh_keys) as pool:
             found = pool.submit_all(_score_on_worker, spans[own:])
-            for span in spans[:own]:
+            # its own share, then the workers' pieces no worker has taken yet, from the last one back
+            mine = [(k, None) for k in range(own)]
+            for k, future in mine + [(own + j, f) for j, f in reversed(list(enumerate(found)))]:
+                if future is not None and not future.cancel():
+                    break  # a worker has this piece: it took every one before it too
                 pool.check()  # a worker that died is named now, not once this process's share is done
-                results.extend(work.score_span(span))
+                parts[k] = work.score_span(spans[k])
+                done += len(parts[k])
                 if progress:
-                    progress(len(results))
-            for part, new_keys in pool.results(found):
-                results.extend(part)
+                    progress(done)
+            taken = [(own + j, f) for j, f in enumerate(found) if own + j not in parts]
+            for (k, _), (rows, new_keys) in zip(taken, pool.results([f for _, f in taken])):
+                parts[k] = [(best, MeteorScore._make(score)) for best, score in rows]
                 metric.matcher.absorb(*new_keys)
+                done += len(rows)
                 if progress:
-                    progress(len(results))
+                    progress(done)
+        for k in range(len(spans)):
+            results.extend(parts[k])
     else:
         for span in spans:
             results.extend(work.score_span(span))
@@ -165,6 +178,8 @@ def _keys_of(types: list[str]) -> tuple[Any, ...]:
     return metric.matcher.take_new()
 
 
-def _score_on_worker(span: tuple[int, int]) -> tuple[list[tuple[int, MeteorScore]], tuple[Any, ...]]:
+def _score_on_worker(span: tuple[int, int]) -> tuple[list[tuple[int, tuple[Any, ...]]], tuple[Any, ...]]:
+    """In a worker: a piece's scores, each as a plain tuple (handed back several times faster than the named
+    tuple, which this process makes again), and the keys computed meanwhile."""
     work = _work()
-    return work.score_span(span), work.metric.matcher.take_new()
+    return [(best, tuple(score)) for best, score in work.score_span(span)], work.metric.matcher.take_new()
