@@ -135,7 +135,8 @@ def _well_formed(content: Any) -> bool:
         map(any, per_turn)
     ):
         return False
-    words = set(chain.from_iterable(variants))
+    distinct = {id(variant): variant for variant in variants}  # a text several turns share: one list, once
+    words = set().union(*distinct.values())
     return set(map(type, words)) <= {str} and "" not in words
 
 

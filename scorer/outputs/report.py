@@ -173,18 +173,18 @@ class _Texts(dict[Any, str]):
 
 
 def column_texts(values: Sequence[Any]) -> Sequence[str]:
-    """``[str(v) for v in values]``, each distinct number's text made once when the column holds one type
-    (the figures of 20,000 turns repeat: a float's ``repr`` is the costly part of ``details.csv``). A
-    column of mixed types (``1``, ``1.0`` and ``True`` are equal keys) or with zeros of both signs is
-    written value by value."""
+    """``[str(v) for v in values]``, each distinct number's text made once when the column holds one type and
+    repeats (the figures of 20,000 turns do: a float's ``repr`` is the costly part of ``details.csv``). A
+    column of mixed types (``1``, ``1.0`` and ``True`` are equal keys), with zeros of both signs, or of
+    mostly distinct values is written value by value."""
     kinds = set(map(type, values))
     if kinds == {str}:
         return values
     if kinds == {float} and 0.0 in values and len({math.copysign(1.0, v) for v in values if v == 0.0}) > 1:
         return list(map(str, values))
-    if len(kinds) == 1 and kinds <= {int, float, bool}:
+    if len(kinds) == 1 and kinds <= {int, float, bool} and 2 * len(set(values)) < len(values):
         return list(map(_Texts().__getitem__, values))
-    return list(map(str, values))
+    return list(map(str, values))  # mixed, or mostly distinct: a text a value costs less than looking it up
 
 
 def scores_txt(result: ScoreResult) -> bytes:

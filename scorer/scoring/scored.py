@@ -134,13 +134,19 @@ def _records(
     is counted in turns (the summary after them ends the step at the turn count)."""
     total = len(keys)
     tell(AGGREGATING, 0, total)
-    hm = competition.hidden
+    hm = competition.hidden.function
     turns: list[TurnScore] = []
-    for k, ((dialogue, turn), (best, s), answer) in enumerate(zip(keys, scored, answers)):
-        if k % REPORT_TURNS == 0 and k:
-            tell(AGGREGATING, k, total)
-        p = ppl[dialogue.dialog_id][turn]
-        turns.append(TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best, hm(p), p, answer, s))
+    for start in range(0, total, REPORT_TURNS):
+        if start:
+            tell(AGGREGATING, start, total)
+        stop = start + REPORT_TURNS
+        for (dialogue, turn), (best, s), answer in zip(
+            keys[start:stop], scored[start:stop], answers[start:stop]
+        ):
+            p = ppl[dialogue.dialog_id][turn]
+            turns.append(
+                TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best, hm(p), p, answer, s)
+            )
     return turns
 
 
