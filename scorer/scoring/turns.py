@@ -77,36 +77,39 @@ def score_turns(
     work = Work(answers, tokens, variants, metric)
     results: list[tuple[int, MeteorScore]]
     if learners:  # this process takes the first share itself, the workers the others meanwhile
-        shares = [new_types[k::learners] for k in range(learners)]
+        shares = [new_types[k::learners] for k in range(learners)]  # (smaller pieces gained nothing)
         with WorkerPool(learners - 1, work, _fresh_keys) as pool:
-            found = pool.submit_all(_keys_of, shares[1:])
-            _compute_keys(metric, shares[0])
-            for new_keys in pool.results(found):
-                metric.matcher.absorb(*new_keys)
+            shared(
+                pool,
+                shares,
+                1,
+                lambda k, share: _compute_keys(metric, share),
+                _keys_of,
+                lambda k, new_keys: metric.matcher.absorb(*new_keys),
+            )
     results = []
     if jobs > 1:  # workers forked now share every key learnt so far; this process takes the first share
-        own = len(spans) // jobs
         parts: dict[int, list[tuple[int, MeteorScore]]] = {}
         done = 0
+
+        def scored_here(k: int, span: tuple[int, int]) -> None:
+            nonlocal done
+            part = parts[k] = work.score_span(span)
+            done += len(part)
+            if progress:
+                progress(done)
+
+        def scored_there(k: int, found: tuple[list[tuple[int, tuple[Any, ...]]], tuple[Any, ...]]) -> None:
+            nonlocal done
+            rows, new_keys = found
+            parts[k] = [(best, MeteorScore._make(score)) for best, score in rows]
+            metric.matcher.absorb(*new_keys)
+            done += len(rows)
+            if progress:
+                progress(done)
+
         with WorkerPool(jobs - 1, work, _fresh_keys) as pool:
-            found = pool.submit_all(_score_on_worker, spans[own:])
-            # its own share, then the workers' pieces no worker has taken yet, from the last one back
-            mine = [(k, None) for k in range(own)]
-            for k, future in mine + [(own + j, f) for j, f in reversed(list(enumerate(found)))]:
-                if future is not None and not future.cancel():
-                    break  # a worker has this piece: it took every one before it too
-                pool.check()  # a worker that died is named now, not once this process's share is done
-                parts[k] = work.score_span(spans[k])
-                done += len(parts[k])
-                if progress:
-                    progress(done)
-            taken = [(own + j, f) for j, f in enumerate(found) if own + j not in parts]
-            for (k, _), (rows, new_keys) in zip(taken, pool.results([f for _, f in taken])):
-                parts[k] = [(best, MeteorScore._make(score)) for best, score in rows]
-                metric.matcher.absorb(*new_keys)
-                done += len(rows)
-                if progress:
-                    progress(done)
+            shared(pool, spans, len(spans) // jobs, scored_here, _score_on_worker, scored_there)
         for k in range(len(spans)):
             results.extend(parts[k])
     else:
@@ -115,6 +118,32 @@ def score_turns(
             if progress:
                 progress(len(results))
     return results
+
+
+def shared(
+    pool: WorkerPool,
+    items: Sequence[Any],
+    own: int,
+    here: Callable[[int, Any], None],
+    there: Callable[[Any], Any],
+    back: Callable[[int, Any], None],
+) -> None:
+    """``items`` done by this process and the pool meanwhile: the first ``own`` here (``here(index,
+    item)``), the others submitted to the pool (``there(item)`` in a worker), whose answers are taken back in
+    order (``back(index, answer)``). Once its own are done, this process does the pool's items no worker has
+    taken yet, from the last one back (a worker that lags leaves them: they are cancelled in the pool)."""
+    found = pool.submit_all(there, items[own:])
+    order = [(k, None) for k in range(own)] + [(own + j, f) for j, f in reversed(list(enumerate(found)))]
+    done_here = set()
+    for k, future in order:
+        if future is not None and not future.cancel():
+            break  # a worker has this item: it took every one before it too
+        pool.check()  # a worker that died is named now, not once this process's share is done
+        here(k, items[k])
+        done_here.add(k)
+    taken = [(own + j, f) for j, f in enumerate(found) if own + j not in done_here]
+    for (k, _), answer in zip(taken, pool.results([f for _, f in taken])):
+        back(k, answer)
 
 
 class Work(NamedTuple):
