@@ -5,13 +5,15 @@ so the result list is identical for any number of jobs. With several jobs
 this process scores the first share of the turns and the one pool of worker
 processes the others, meanwhile (:class:`WorkerPool`, forked, one worker
 fewer than the jobs: they share the loaded dictionary and thesaurus, and
-hand back the token keys they computed, for the token cache); where
-``fork`` is not available, or the work is small, everything runs in this
-process.
-When the matcher knows no token yet (an empty token cache), this process
-and the workers first compute the keys of every type of the turns, each
-type once, a share each, and the turns are then scored knowing them all:
-otherwise every worker would analyse nearly every type itself. Without
+hand back the token keys they computed, for the token cache), then the
+pieces no worker has taken yet (:func:`shared`); where ``fork`` is not
+available, or the work is small, everything runs in this process.
+When the matcher knows no token yet (an empty token cache), the keys of
+every type of the turns are computed first, each type once: the workers
+learn the references' types while this process tokenises the answers and
+learns the types only they have, then takes the references' pieces no
+worker has taken; the turns are then scored knowing them all (otherwise
+every worker would analyse nearly every type itself). Without
 the penalty, on the compiled engine, turns are scored on workers only when
 there are many (:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
 """
@@ -69,24 +71,31 @@ def score_turns(
     bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
     tokens: list[list[str]] | None = None
-    new_types: list[str] = []
-    if learners:  # nothing known yet: every type's keys computed once, spread over the workers
-        tokens = [tokenise(a) for a in answers]
-        new_types = sorted(_types(tokens, variants))
+    if learners:  # nothing known yet: every type's keys computed once, spread over the processes
         metric.matcher.prepare(metric.params.stages)  # the analyser loaded once, before the fork
-    work = Work(answers, tokens, variants, metric)
-    results: list[tuple[int, MeteorScore]]
-    if learners:  # this process takes the first share itself, the workers the others meanwhile
-        shares = [new_types[k::learners] for k in range(learners)]  # (smaller pieces gained nothing)
-        with WorkerPool(learners - 1, work, _fresh_keys) as pool:
+        known = _types((), variants)
+        ordered = sorted(known)
+        pieces = (learners - 1) * PIECES_PER_JOB
+        shares = [share for share in (ordered[k::pieces] for k in range(pieces)) if share]
+
+        def answers_first() -> None:
+            # while the workers learn the references' types: the answers tokenised, their own types learnt
+            nonlocal tokens
+            tokens = [tokenise(a) for a in answers]
+            _compute_keys(metric, sorted(set().union(*tokens) - known))
+
+        with WorkerPool(learners - 1, Work(answers, None, variants, metric), _fresh_keys) as pool:
             shared(
                 pool,
                 shares,
-                1,
+                0,
                 lambda k, share: _compute_keys(metric, share),
                 _keys_of,
                 lambda k, new_keys: metric.matcher.absorb(*new_keys),
+                meanwhile=answers_first,
             )
+    work = Work(answers, tokens, variants, metric)
+    results: list[tuple[int, MeteorScore]]
     results = []
     if jobs > 1:  # workers forked now share every key learnt so far; this process takes the first share
         parts: dict[int, list[tuple[int, MeteorScore]]] = {}
@@ -127,12 +136,16 @@ def shared(
     here: Callable[[int, Any], None],
     there: Callable[[Any], Any],
     back: Callable[[int, Any], None],
+    meanwhile: Callable[[], None] | None = None,
 ) -> None:
     """``items`` done by this process and the pool meanwhile: the first ``own`` here (``here(index,
     item)``), the others submitted to the pool (``there(item)`` in a worker), whose answers are taken back in
     order (``back(index, answer)``). Once its own are done, this process does the pool's items no worker has
-    taken yet, from the last one back (a worker that lags leaves them: they are cancelled in the pool)."""
+    taken yet, from the last one back (a worker that lags leaves them: they are cancelled in the pool).
+    ``meanwhile()``, when given, runs here first, once the pool has the others."""
     found = pool.submit_all(there, items[own:])
+    if meanwhile is not None:
+        meanwhile()
     order = [(k, None) for k in range(own)] + [(own + j, f) for j, f in reversed(list(enumerate(found)))]
     done_here = set()
     for k, future in order:
