@@ -478,3 +478,37 @@ def test_the_tree_check_finds_depth_and_surrogates(text, problem):
     else:
         with pytest.raises(JsonError, match=problem):
             parse_json(text)
+
+
+def test_float_lists_parse_as_strict_json_does_or_not_at_all():
+    """``parse_float_lists`` (the usual ``ppl_output.json``, its numbers parsed by the C scanner) gives what
+    ``parse_json`` gives, value and type for value and type, or None and leaves the text to it: on random
+    objects of lists of every kind of number, null, text, nesting, repeated keys, escapes and trailing
+    matter."""
+    import random
+
+    from scorer.inputs.jsonio import JsonError, parse_float_lists, parse_json
+
+    rng = random.Random(11)
+    items = ["1.5", "47.209", "-0.0", "0.0", "1e3", "2.5E-3", "5", "-7", "null", "NaN", "Infinity",
+             "-Infinity", "1e999", "1" + "0" * 400, "true", '"x"', "[1.5]", "{}", "3.0"]  # fmt: skip
+    keys = ['"a"', '"b"', '"d-1"', '"\\u0064"', '"\\ud800"', '"a"']
+    texts = ['{"a": [1.5, 2.5]}', '{"a": []}', "{}", '{"a": [1.5]} x', ' {"a": [1.5]} ', "[1.5]"]
+    for _ in range(3000):
+        entries = [
+            f"{rng.choice(keys)}: [{', '.join(rng.choice(items) for _ in range(rng.randint(0, 4)))}]"
+            for _ in range(rng.randint(0, 3))
+        ]
+        texts.append("{" + ", ".join(entries) + "}" + rng.choice(["", "", " ", "\n", " ]"]))
+    fast_count = 0
+    for text in texts:
+        fast = parse_float_lists(text)
+        if fast is None:
+            continue
+        fast_count += 1
+        try:
+            strict = parse_json(text)
+        except JsonError as exc:
+            raise AssertionError(f"{text!r}: parsed, but strict JSON says {exc.message}") from None
+        assert repr(fast) == repr(strict) and json.dumps(fast) == json.dumps(strict), text
+    assert fast_count > 300  # the usual files do take the fast path

@@ -18,7 +18,16 @@ from typing import Any, cast
 from scorer.errors import Issue, IssueLog
 
 from .config import Limits
-from .jsonio import JsonError, decode_value, line_column, not_utf8, parse_json, shorten, skip_ws
+from .jsonio import (
+    JsonError,
+    decode_value,
+    line_column,
+    not_utf8,
+    parse_float_lists,
+    parse_json,
+    shorten,
+    skip_ws,
+)
 from .sources import Content, counted, did_you_mean, json_type, read_all
 
 
@@ -52,10 +61,12 @@ def _check(
         return {}
     del data
     if text.count(",") <= _most_commas(turns):  # else it cannot be valid: straight to the located scan
-        try:
-            value = parse_json(text, limits.max_json_depth)
-        except JsonError:
-            value = None
+        value = parse_float_lists(text, limits.max_json_depth)  # the usual file, at C speed
+        if value is None:
+            try:
+                value = parse_json(text, limits.max_json_depth)
+            except JsonError:
+                value = None
         if isinstance(value, dict) and _all_good(value, turns, nulls):
             return {k: [None if p is None else float(p) for p in v] for k, v in value.items()}
         del value
