@@ -35,7 +35,8 @@ def missing_dependencies() -> list[str]:
 
 
 #: The import name of a dependency whose name is neither it nor it with ``-`` made ``_`` (looked up
-#: without ``importlib.metadata``, which costs every command about 7 ms to import).
+#: without ``importlib.metadata``, which costs every command about 7 ms to import). A dependency counts as
+#: present when the module the code imports is found, as for every other dependency.
 IMPORT_NAMES = {"pyyaml": "yaml"}
 
 

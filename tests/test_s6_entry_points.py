@@ -111,3 +111,15 @@ def test_the_command_lines_process_exits_with_mains_code_and_the_collector_on():
     code = "import gc, scorer.cli as c\nc.main = lambda: print(gc.isenabled()) or 7\nc.run()\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (done.stdout, done.returncode) == ("True\n", 7)
+
+
+def test_a_commands_module_that_fails_to_import_is_an_internal_error(tmp_path, monkeypatch, capsys):
+    """The dispatcher imports the command's module inside the run: a module that fails to import ends in
+    exit 3 with the one-line message, as any fault of a handler does, not a traceback."""
+    import scorer.cli
+
+    monkeypatch.setitem(scorer.cli.HANDLER_MODULES, "score", "no_such_handlers")
+    code = scorer.cli.main(["score", "--data", str(PUBLIC), "--submission", str(EXAMPLES / "realistic"),
+                            "--output", str(tmp_path / "o"), "--quiet"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 3 and "Traceback" not in err and "no_such_handlers" in err

@@ -12,11 +12,12 @@ run to its exit code: each failure's code, stderr line and verdict), ``commands`
 scoring and checking commands), ``platform_step`` (``codalab``, with a code competition's scoring step) and
 ``bundle_command`` (``bundle``); this module holds the entry points, :func:`main` and :func:`run`, and the
 command dispatcher (:func:`handler`): the one place of the package that imports inside a function, so that
-each command imports what it uses (``score`` neither the runner, the bundle nor the code step).
+each command imports what it uses (``score`` neither the runner's ``main`` nor the code step).
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 from collections.abc import Sequence
@@ -32,7 +33,6 @@ from .terminal import dependencies_missing, emit, emit_json
 
 __all__ = [
     "ARGUMENTS",
-    "HANDLERS",
     "handler",
     "Explanation",
     "RunState",
@@ -45,7 +45,7 @@ __all__ = [
 
 
 #: The module of ``scorer/cli/`` holding each subcommand's handler (``run`` is the runner's own).
-HANDLERS: dict[str, str] = {
+HANDLER_MODULES: dict[str, str] = {
     "validate": "commands",
     "score": "commands",
     "leaderboard": "commands",
@@ -61,8 +61,14 @@ HANDLERS: dict[str, str] = {
 
 def handler(command: str) -> Handler:
     """The handler of ``command``, its module imported now (the command dispatcher: docs/performance.md)."""
-    found: Handler = importlib.import_module(f"scorer.cli.{HANDLERS[command]}").HANDLERS[command]
+    found: Handler = importlib.import_module(f"scorer.cli.{HANDLER_MODULES[command]}").HANDLERS[command]
     return found
+
+
+def _dispatched(args: argparse.Namespace, state: RunState) -> int:
+    """The command's handler on ``args``, its module imported here: within the run's stop and its exit
+    codes (a module that fails to import is exit 3 with its log, as any fault of a handler)."""
+    return handler(args.command)(args, state)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,11 +96,10 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    chosen = handler(args.command)
     with STOP.taken():  # the first SIGINT or SIGTERM stops the run; the handlers before are put back after
         try:
             STOP.act_on_held()  # one received before: stop as the first of them would have
-            return run_command(chosen, args)
+            return run_command(_dispatched, args)
         except (KeyboardInterrupt, Terminated) as stop:
             return STOP.stopped(stop)
 

@@ -1,9 +1,10 @@
-"""Each command's handler (:data:`HANDLERS`): it reads its flags once, builds one value (the run's options,
-:class:`~scorer.api.RunOptions`; what ``explain`` is asked, :class:`Explanation`; a code competition's
-:class:`~scorer.code_step.StepSettings`), hands it to one function (an entry point of :mod:`scorer.api`, or
-:func:`~scorer.code_step.score_step`), and writes and prints what it returns through :mod:`scorer.outputs`
-and :mod:`scorer.cli.terminal`. Here too: the configuration found once and said (contract section 7), the
-audience decided once (contract section 6), and what ``run`` reads of the configuration."""
+"""The handlers of the scoring and checking commands (:data:`HANDLERS`; ``codalab``'s is in
+:mod:`scorer.cli.platform_step`, ``bundle``'s in :mod:`scorer.cli.bundle_command`): each reads its flags once,
+builds one value (the run's options, :class:`~scorer.api.RunOptions`; what ``explain`` is asked,
+:class:`Explanation`), hands it to one entry point of :mod:`scorer.api`, and writes and prints what it returns
+through :mod:`scorer.outputs` and :mod:`scorer.cli.terminal`. Here too: the configuration found once and said
+(contract section 7), the audience decided once (contract section 6), the scoring of an upload both ``score``
+and ``codalab`` run (:func:`score_upload`), and what ``run`` reads of the configuration."""
 
 from __future__ import annotations
 

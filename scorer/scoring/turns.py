@@ -150,7 +150,7 @@ def shared(
     done_here = set()
     for k, future in order:
         if future is not None and not future.cancel():
-            break  # a worker has this item: it took every one before it too
+            break  # the pool has handed this item on (to a worker or its queue), and every one before it
         pool.check()  # a worker that died is named now, not once this process's share is done
         here(k, items[k])
         done_here.add(k)
