@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from scorer import api
 from scorer.errors import EXIT_INVALID, EXIT_OK, ScorerError, SubmissionInvalid, UsageError
@@ -99,19 +99,10 @@ class ScoringFlags:
         return api.RunOptions(config, self.thesaurus, self.synonyms, self.jobs, display, source)
 
 
-class CodeStep(Protocol):
-    """A code competition's scoring step on the platform (:mod:`scorer.cli.platform_step`): it writes its own
-    outputs and returns the exit code."""
-
-    def __call__(
-        self,
-        data: str,
-        options: api.RunOptions,
-        audience: Audience,
-        display: ProgressDisplay,
-        output: Path,
-        quiet: bool,
-    ) -> int: ...
+#: A code competition's scoring step on the platform (:mod:`scorer.cli.platform_step`), called with the data
+#: folder, the run's options, the audience, the progress display, the output folder and ``--quiet``: it writes
+#: its own outputs and returns the exit code.
+CodeStep = Callable[[str, api.RunOptions, Audience, ProgressDisplay, Path, bool], int]
 
 
 @dataclass(frozen=True)
