@@ -96,10 +96,10 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
         names = sorted(p.name.split("-")[0] for p in (tmp_path / f"cache-{jobs}").iterdir())
         kept_by_the_compiled_engine = ["keys"] if accelerator.active() else []
         assert names == kept_by_the_compiled_engine + ["references", "thesaurus", "tokens", "words"]
-        key = reference_cache.entry_key(
+        keyed = reference_cache.keyed_digests(
             data / "dialogues.jsonl", data / "answers.jsonl", load_config().limits
         )
-        assert key and reference_cache.load(key, load_config().limits) is not None
+        assert keyed and reference_cache.load(keyed[0], load_config().limits) is not None
     assert results[0] == results[1]
 
 

@@ -60,8 +60,9 @@ def _no_validation(monkeypatch):
         monkeypatch.setattr(reference, name, _refuse)
 
 
-def _key(data):
-    return reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", Limits())
+def _key(data, answers="answers.jsonl", limits=Limits()):
+    keyed = reference_cache.keyed_digests(data / "dialogues.jsonl", answers and data / answers, limits)
+    return None if keyed is None else keyed[0]
 
 
 def test_a_second_load_comes_from_the_cache(tmp_path, monkeypatch):
@@ -117,11 +118,8 @@ def test_the_key_follows_bytes_and_limits(tmp_path):
     data = make_split(tmp_path, DIALOGUES)
     key = _key(data)
     assert key == _key(data) and len(key) == 64
-    assert reference_cache.entry_key(data / "dialogues.jsonl", None, Limits()) != key
-    assert (
-        reference_cache.entry_key(data / "dialogues.jsonl", data / "answers.jsonl", Limits(max_json_depth=9))
-        != key
-    )
+    assert _key(data, None) != key
+    assert _key(data, limits=Limits(max_json_depth=9)) != key
     with open(data / "answers.jsonl", "a", encoding="utf-8") as fh:
         fh.write("\n")
     assert _key(data) != key

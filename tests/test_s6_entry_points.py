@@ -123,3 +123,15 @@ def test_a_commands_module_that_fails_to_import_is_an_internal_error(tmp_path, m
                             "--output", str(tmp_path / "o"), "--quiet"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 3 and "Traceback" not in err and "no_such_handlers" in err
+
+
+def test_every_subcommand_dispatches_to_its_handler():
+    """The dispatcher's table names a module for every subcommand of the parser (``run`` is the runner's),
+    and that module's handler table holds the command: no command is listed in one place and not another."""
+    import scorer.cli
+    from scorer.cli.parser import ARGUMENTS
+
+    assert set(scorer.cli.HANDLER_MODULES) == set(ARGUMENTS) - {"run"}
+    for command in ARGUMENTS:
+        if command != "run":
+            assert callable(scorer.cli.handler(command)), command

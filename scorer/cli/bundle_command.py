@@ -16,9 +16,8 @@ from .terminal import emit, say, waiting
 
 def _bundle(args: argparse.Namespace, state: RunState) -> int:
     quiet = args.quiet
-    said_config(
-        args.data, args.config, quiet=quiet, unsalted=False
-    )  # says which it uses (contract section 7)
+    # which configuration it uses is said (contract section 7)
+    said_config(args.data, args.config, quiet=quiet, unsalted=False)
     made = make_bundle(args.data, args.image, config=args.config, title=args.title, code=args.code)
     files = made.files  # every value checked, nothing written yet (contract section 11)
     output = state.output = prepare(args.output)

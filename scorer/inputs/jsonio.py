@@ -115,14 +115,17 @@ def decode_value(text: str, pos: int) -> tuple[Any, int]:
         raise JsonError(f"not valid JSON: {shorten(str(exc), 100)}", pos) from None
 
 
-def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
-    """Parse one JSON document strictly; raises :class:`JsonError`."""
+def parse_json(text: str, max_depth: int = MAX_DEPTH, *, escaped: bool | None = None) -> Any:
+    """Parse one JSON document strictly; raises :class:`JsonError`. ``escaped``: whether the text may hold
+    a surrogate escape (``\\ud800``), None to search it; False from a caller that searched a whole piece of
+    text at once (:func:`plain_lines`)."""
     start = skip_ws(text, 0)
     value, end = decode_value(text, start)
     end = skip_ws(text, end)
     if end != len(text):
         raise JsonError("not valid JSON: extra data after the value", end)
-    escaped = _SURROGATE_ESCAPE.search(text) is not None
+    if escaped is None:
+        escaped = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
     if (
         escaped or text.count("[") + text.count("{") > max_depth
     ):  # the raw text alone cannot show both checks pass
@@ -295,12 +298,8 @@ def _plain_piece(raw: bytes, max_depth: int, first: int) -> tuple[str, list[tupl
         if not line.startswith("{"):  # blank, or white space first, or not an object: line by line
             return None
         try:
-            value, end = DECODER.raw_decode(line)
-        except (ValueError, RecursionError):
-            return None
-        if end != len(line) and line[end:].strip(" \t"):
-            return None
-        if line.count("[") + line.count("{") > max_depth and _check_tree(value, max_depth, False):
+            value = parse_json(line, max_depth, escaped=False)  # the piece has no surrogate escape
+        except JsonError:
             return None
         rows.append((number, value, line))
     return text, rows

@@ -46,18 +46,12 @@ _TOKENISER = hashlib.sha256(
 ).hexdigest()
 
 
-def entry_key(dialogues: Path, answers: Path | None, limits: Limits) -> str | None:
-    """The key of the entry for these files (``answers`` None: the dialogues alone), or None when a file
-    cannot be read whole within the limits (validation then reports it)."""
-    found = keyed_digests(dialogues, answers, limits)
-    return None if found is None else found[0]
-
-
 def keyed_digests(
     dialogues: Path, answers: Path | None, limits: Limits
 ) -> tuple[str, tuple[bytes, ...]] | None:
-    """The key of the entry for these files (:func:`entry_key`) and the SHA-256 of each file it digested (the
-    signature's ``ref`` field takes them, so that a run reads each file once to digest it), or None."""
+    """The key of the entry for these files (``answers`` None: the dialogues alone) and the SHA-256 of each
+    file it digested (the signature's ``ref`` field takes them, so that a run reads each file once to digest
+    it), or None when a file cannot be read whole within the limits (validation then reports it)."""
     digest = hashlib.sha256(f"references|{limits!r}|{_TOKENISER}|{answers is None}".encode())
     files = []
     for path in (dialogues, answers) if answers is not None else (dialogues,):
@@ -135,8 +129,7 @@ def _well_formed(content: Any) -> bool:
         map(any, per_turn)
     ):
         return False
-    distinct = {id(variant): variant for variant in variants}  # a text several turns share: one list, once
-    words = set().union(*distinct.values())
+    words = text.words_of(variants)
     return set(map(type, words)) <= {str} and "" not in words
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Sequence
 
 TOKENISER_ID = "nfkc.lower.yo.w+"
 
@@ -27,3 +28,10 @@ def tokenise(text: str) -> list[str]:
 def has_token(text: str) -> bool:
     """Whether ``tokenise(text)`` is non-empty, without building the list."""
     return _WORD.search(normalise(text)) is not None
+
+
+def words_of(token_lists: Iterable[Sequence[str]]) -> set[str]:
+    """Every word of ``token_lists``, each list taken once: a text several turns share is one list (the
+    references' tokens, ``scorer.inputs.reference.Tokenised``), whose words are gathered once."""
+    distinct = {id(tokens): tokens for tokens in token_lists}
+    return set().union(*distinct.values())

@@ -19,7 +19,7 @@ from scorer.inputs.reference import ReferenceData, reference_digests
 from scorer.inputs.validation import Dialogue, Submission
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, MeteorScore
-from scorer.metric.text import tokenise
+from scorer.metric.text import tokenise, words_of
 from scorer.metric.thesaurus import Thesaurus
 from scorer.progress import AGGREGATING, EXPLAINING, SAVING, SCORING, Progress
 
@@ -218,10 +218,8 @@ def _checked(
 
 def reference_vocabulary(variant_tokens: Iterable[Sequence[Sequence[str]]]) -> frozenset[str]:
     """Every token of the reference variants (each item: one turn's variants, tokenised): what the
-    persistent caches may keep. A text several turns share is one list (``tokenise_references``): each list's
-    words are taken once."""
-    distinct = {id(variant): variant for turn in variant_tokens for variant in turn}
-    return frozenset().union(*distinct.values())
+    persistent caches may keep."""
+    return frozenset(words_of(variant for turn in variant_tokens for variant in turn))
 
 
 #: How often (in turns) aggregating reports its progress.

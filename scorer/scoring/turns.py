@@ -25,14 +25,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variants
-from scorer.metric.text import tokenise
+from scorer.metric.text import tokenise, words_of
 from scorer.workers import WorkerPool, can_fork, worker_payload
 
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
-PIECES_PER_JOB = (
-    16  # smaller pieces even out uneven turns, let progress move, and let this process take the last
-)
+#: Smaller pieces even out uneven turns, let progress move, and leave this process the last no worker took.
+PIECES_PER_JOB = 16
 #: Without the penalty, on the compiled engine, a turn costs about 15 microseconds in one process (rule 1's
 #: counts on ids), and a worker must first be started and its results handed back: the turns are shared
 #: only when each job has at least this many (WMT21 turns on 2 cores, whole process, this process and one
@@ -73,7 +72,7 @@ def score_turns(
     tokens: list[list[str]] | None = None
     if learners:  # nothing known yet: every type's keys computed once, spread over the processes
         metric.matcher.prepare(metric.params.stages)  # the analyser loaded once, before the fork
-        known = _types((), variants)
+        known = words_of(variant for turn in variants for variant in turn)
         ordered = sorted(known)
         pieces = (learners - 1) * PIECES_PER_JOB
         shares = [share for share in (ordered[k::pieces] for k in range(pieces)) if share]
@@ -184,12 +183,6 @@ class Work(NamedTuple):
             self.metric.params,
             engine=self.metric.engine,
         )
-
-
-def _types(tokens: Sequence[list[str]], variants: Sequence[Sequence[list[str]]]) -> set[str]:
-    """Every token type of the answers (``tokens``) and of the references."""
-    distinct = {id(variant): variant for turn in variants for variant in turn}  # a shared text's list once
-    return set().union(*tokens, *distinct.values())
 
 
 def _compute_keys(metric: MeteorRu, types: list[str]) -> None:
