@@ -181,14 +181,28 @@ def best_variant(
     keys = matcher.key_functions(params.stages)
     if not params.needs_alignment and not with_alignment and cand:
         return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys), params)
+    counts = engine.variant_counts(cand, variants, keys) if cand and not with_alignment else None
+    return _best_aligned(cand, variants, counts, keys, params, engine, with_alignment)
+
+
+def _best_aligned(
+    cand: Sequence[str],
+    variants: Sequence[Sequence[str]],
+    counts: list[list[int] | None] | None,
+    keys: tuple[KeyFunction, ...],
+    params: MeteorParams,
+    engine: Engine,
+    with_alignment: bool = False,
+) -> tuple[int, MeteorScore]:
+    """:func:`best_variant` through the alignment, given each variant's rule-1 ``counts`` (None: the bound
+    below is not used, every variant is aligned)."""
     # With the penalty, a variant's score is its F-mean times (1 - penalty), penalty >= 0: the F-mean,
     # read off rule 1's counts (cheap), bounds it. Variants are aligned from the highest bound down, and
     # one whose bound is below the best score found cannot win and is not aligned; among equal scores the
     # first variant wins.
     order: Sequence[int] = range(len(variants))
     bounds: list[float] = []
-    if cand and not with_alignment:
-        counts = engine.variant_counts(cand, variants, keys)
+    if counts is not None:
         bounds = [
             _links_fmean(sum(c), len(cand), len(ref), params.alpha) if c else 0.0
             for c, ref in zip(counts, variants)
@@ -222,11 +236,15 @@ def best_variants(
     """:func:`best_variant` of each ``cands[k]`` against ``variants[k]``: without the penalty the engine
     counts every turn in one call."""
     engine = engine or shared_engine(active())
-    if params.needs_alignment:
-        return [best_variant(c, v, matcher, params, engine=engine) for c, v in zip(cands, variants)]
     keys = matcher.key_functions(params.stages)
     turns = [k for k, c in enumerate(cands) if c]
     counted = engine.variant_counts_each([cands[k] for k in turns], [variants[k] for k in turns], keys)
+    if params.needs_alignment:
+        counts_at: dict[int, list[list[int] | None]] = dict(zip(turns, counted))
+        return [
+            _best_aligned(c, v, counts_at.get(k), keys, params, engine)
+            for k, (c, v) in enumerate(zip(cands, variants))
+        ]
     found = [
         best_variant(c, v, matcher, params, engine=engine) if not c else None for c, v in zip(cands, variants)
     ]

@@ -22,3 +22,16 @@ cdef class _Search:
                    q=Py_ssize_t, only_stage=Py_ssize_t, n_chosen=Py_ssize_t, need=list, left=tuple,
                    found=list, short=list, table=list)
     cdef list _choices(self, Py_ssize_t d, object cost)
+
+@cython.locals(cpos=dict, rpos=dict, forced=dict, options=dict, fixed=list, rest=list, groups=list,
+               target=list, component=list)
+cpdef object align(object cand, object ref, object key_functions, object budget=*, object graph=*)
+
+@cython.locals(at=dict)
+cpdef Py_ssize_t chunk_count(object links) except -1
+
+@cython.locals(seen=list, total=Py_ssize_t)
+cpdef Py_ssize_t crossings(object pairs) except -1
+
+@cython.locals(positions=dict, i=Py_ssize_t)
+cpdef dict _positions(object tokens)
