@@ -233,8 +233,8 @@ def best_variants(
     *,
     engine: Engine | None = None,
 ) -> list[tuple[int, MeteorScore]]:
-    """:func:`best_variant` of each ``cands[k]`` against ``variants[k]``: without the penalty the engine
-    counts every turn in one call."""
+    """:func:`best_variant` of each ``cands[k]`` against ``variants[k]``: the engine counts rule 1 for every
+    turn in one call; with the penalty the variants that can still win are then aligned, turn by turn."""
     engine = engine or shared_engine(active())
     keys = matcher.key_functions(params.stages)
     turns = [k for k, c in enumerate(cands) if c]
