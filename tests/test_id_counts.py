@@ -1,5 +1,5 @@
-"""``id_counts`` (rule 1's counts and the type graph on interned token ids) against the definition
-(``links`` + ``counting``).
+"""``id_counts`` (rule 1's counts, the type graph and the forced alignments on interned token ids) against
+the definition (``links`` + ``counting``, and ``alignment`` for the forced ones).
 
 The module is run here as plain Python, the code the compiled engine is compiled from. Checked on
 every graph of a small domain: two candidate-only types, two reference-only types and one type in
@@ -15,6 +15,7 @@ import random
 import pytest
 from helpers import pair_counts, table_for
 
+from scorer.metric.engine import alignment
 from scorer.metric.engine.counting import stage_counts
 from scorer.metric.engine.links import components, counts_of, type_graph
 
@@ -156,3 +157,68 @@ def test_one_candidate_against_several_references(module):
         if ref and got[k] is not None:
             assert got[k] == definition(cand, ref, keys)[0]
     assert table.counts_each([], refs) == [None] * len(refs)
+
+
+def every_link_forced(cand, ref, graph) -> bool:
+    """The alignment's point 1 for every link: each type of both texts as often in each, each later-stage
+    component one link between types of one text alone, as often at both ends."""
+    cc, rc, shared = counts_of(cand), counts_of(ref), graph.shared
+    return all(cc[x] == rc[x] for x in shared) and all(
+        len(c) == 1 and c[0][0] not in shared and c[0][1] not in shared and cc[c[0][0]] == rc[c[0][1]]
+        for c in components(graph.links)
+    )
+
+
+@pytest.mark.slow
+def test_forced_alignments_of_every_small_graph_in_shuffled_orders(module):
+    """``forced`` answers exactly when every link is forced, with the alignment's links and chunks."""
+    rnd = random.Random(5)
+    answered = 0
+    for stages, keys, counted in every_small_case():
+        table = table_for(keys, module)
+        functions = (None, *[lambda t, keys=keys, s=s: frozenset(keys[t][s]) for s in range(2)])
+        for cand, ref, _, graph in counted:
+            cand, ref = rnd.sample(cand, len(cand)), rnd.sample(ref, len(ref))
+            got = table.forced(cand, ref)
+            assert (got is not None) == every_link_forced(cand, ref, graph), (stages, cand, ref)
+            if got is not None:
+                aligned = alignment.align(cand, ref, functions, graph=graph)
+                assert got == (len(aligned.links), aligned.chunks) and aligned.exact, (stages, cand, ref)
+                answered += 1
+    assert answered == 4944
+
+
+def test_forced_hand_cases(module):
+    # x x in both texts, a1 a lemma twin of b1 (once each): "a1 x x" against "x x b1" is two chunks
+    keys = keys_for({("a1", "b1"): LEMMA})
+    table = table_for(keys, module)
+    assert table.forced(["a1", "x", "x"], ["x", "x", "b1"]) == (3, 2)
+    assert table.forced(["x", "a1", "x"], ["x", "b1", "x"]) == (3, 1)
+    assert table.forced(["a2", "x"], ["b2", "x"]) == (1, 1)  # a2 and b2 unlinked: one link, one chunk
+    assert table.forced(["x", "x"], ["x"]) is None  # x twice against once: which x is searched
+    assert table.forced(["a1", "a1"], ["b1"]) is None  # a link whose ends differ in count
+    keys = keys_for({("a1", "b1"): LEMMA, ("a2", "b1"): SYNONYM})
+    assert table_for(keys, module).forced(["a1", "a2"], ["b1"]) is None  # a star
+    assert table.counts_each(["x", "a1"], [["b1", "x"]]) == [[1, 1, 0]]  # the table's scratch left clean
+
+
+def test_forced_on_long_texts_against_the_alignment(module):
+    rnd = random.Random(3)
+    words = [f"t{k}" for k in range(400)]
+    keys = {w: [{f"k{rnd.randrange(2000)}"}, {f"s{rnd.randrange(3000)}"}] for w in words}
+    functions = (None, lambda t: frozenset(keys[t][0]), lambda t: frozenset(keys[t][1]))
+    table = table_for(keys, module)
+    answered = 0
+    for n in (5, 20, 60):
+        for _ in range(40):
+            cand = rnd.sample(words, n)
+            ref = rnd.sample(cand, n // 2) + rnd.sample(words, n // 2)
+            rnd.shuffle(ref)
+            got = table.forced(cand, ref)
+            graph = type_graph(counts_of(cand), counts_of(ref), functions)
+            assert (got is not None) == every_link_forced(cand, ref, graph)
+            if got is not None:
+                aligned = alignment.align(cand, ref, functions)
+                assert got == (len(aligned.links), aligned.chunks)
+                answered += 1
+    assert answered >= 60

@@ -157,9 +157,10 @@ def _score_pair(
     if not params.needs_alignment and not with_alignment:
         counts = engine.variant_counts(cand, [ref], keys)[0]
         return score_from_counts(sum(counts or ()), None, t, r, params)
-    found = engine.align(cand, ref, keys, params.budget)
     if not with_alignment:
-        return score_from_counts(len(found.links), found.chunks, t, r, params, (), found.exact)
+        m, chunks, exact = engine.links_and_chunks(cand, ref, keys, params.budget)
+        return score_from_counts(m, chunks, t, r, params, (), exact)
+    found = engine.align(cand, ref, keys, params.budget)
     links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links)
     return score_from_counts(len(found.links), found.chunks, t, r, params, links, found.exact)
 

@@ -215,6 +215,19 @@ class Engine:
                 found[k] = self.counting.stage_counts(graph, len(key_functions))
         return found
 
+    def links_and_chunks(
+        self, cand: Sequence[str], ref: Sequence[str], key_functions: Keys, budget: int = NODE_BUDGET
+    ) -> tuple[int, int, bool]:
+        """The alignment's number of links, its chunks and whether its search was exact: on the compiled
+        engine read off the token ids when every link is forced (``KeyTable.forced``), else from
+        :meth:`align`."""
+        fast = self.fast_counts(key_functions)
+        found = fast.table.forced(cand, ref) if fast is not None else None
+        if found is not None:
+            return found[0], found[1], True
+        aligned = self.align(cand, ref, key_functions, budget)
+        return len(aligned.links), aligned.chunks, aligned.exact
+
     def align(
         self, cand: Sequence[str], ref: Sequence[str], key_functions: Keys, budget: int = NODE_BUDGET
     ) -> Alignment:

@@ -194,6 +194,66 @@ class KeyTable:
         }
         return exact, frozenset(cand).intersection(ref), free_c, free_r, links
 
+    def forced(self, cand: Sequence[str], ref: Sequence[str]) -> tuple[int, int] | None:
+        """For non-empty ``cand`` and ``ref`` whose links are all forced (the alignment's point 1: every type
+        in both texts as often in each, every later-stage component one link between types of one text
+        alone, as often on both ends), the alignment's (links, chunks), read off the token positions: the
+        k-th occurrence of a type linked to the k-th of its partner. None otherwise (the alignment
+        searches)."""
+        nc = self._place(cand, 0)
+        nr = self._place(ref, nc)
+        found = self._links(nc, nr)
+        if found is None:
+            return None
+        nfc, nfr, n_links = found[1], found[2], found[3]
+        n, w, tally = nc + nr, self.work, self.tally  # tally: zeros, as _links leaves it
+        fc, lc, ec = n, n + nc, n + 2 * nc
+        fr, lr, er = n + 3 * nc, n + 3 * nc + nr, n + 3 * nc + 2 * nr
+        links = 4 * n  # (candidate index, reference index, stage) a link, as _links wrote them
+        clear = True
+        for i in range(nc):  # a free type the other text also holds is linked in part: a search
+            tally[w[i]] += 1
+        for a in range(nfc):
+            clear = clear and tally[w[fc + a]] == w[lc + a]
+        for i in range(nc):
+            tally[w[i]] = 0
+        for i in range(nc, n):
+            tally[w[i]] += 1
+        for b in range(nfr):
+            clear = clear and tally[w[fr + b]] == w[lr + b]
+        for i in range(nc, n):
+            tally[w[i]] = 0
+        for k in range(links, links + 3 * n_links, 3):  # each link alone at both ends, as often at both
+            clear = clear and w[ec + w[k]] == 1 and w[er + w[k + 1]] == 1 and w[lc + w[k]] == w[lr + w[k + 1]]
+        if not clear:
+            return None
+        after = links + 3 * n_links  # from here: each reference position's next one of its type (-1: none)
+        if after + nr > len(w):
+            self.work = w = _grown("i", w, after, after + nr)
+        for j in range(nr - 1, -1, -1):  # tally of a reference type: its first position not linked yet, + 1
+            w[after + j] = tally[w[nc + j]] - 1
+            tally[w[nc + j]] = j + 1
+        for k in range(links, links + 3 * n_links, 3):  # tally of a linked candidate type: -(partner id + 1)
+            tally[w[fc + w[k]]] = -w[fr + w[k + 1]] - 1
+        m = chunks = 0
+        last = -2  # the reference position the previous candidate position is linked to (-2: none)
+        for i in range(nc):
+            t = tally[w[i]]
+            if t < 0:
+                t = tally[-t - 1]
+            j = t - 1
+            if j < 0:
+                last = -2
+                continue
+            tally[w[nc + j]] = w[after + j] + 1
+            m += 1
+            if last != j - 1:
+                chunks += 1
+            last = j
+        for i in range(n):
+            tally[w[i]] = 0
+        return m, chunks
+
     def _counts(self, nc: int, nr: int) -> list[int] | None:
         """Links of each stage (the exact stage first) between the ids ``work[:nc]`` (candidate) and
         ``work[nc:nc + nr]`` (reference), or None."""
