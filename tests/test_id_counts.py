@@ -171,7 +171,8 @@ def every_link_forced(cand, ref, graph) -> bool:
 
 @pytest.mark.slow
 def test_forced_alignments_of_every_small_graph_in_shuffled_orders(module):
-    """``forced`` answers exactly when every link is forced, with the alignment's links and chunks."""
+    """``forced_or_graph`` answers the alignment's (links, chunks) exactly when every link is forced, and the
+    type graph everywhere else."""
     rnd = random.Random(5)
     answered = 0
     for stages, keys, counted in every_small_case():
@@ -179,26 +180,34 @@ def test_forced_alignments_of_every_small_graph_in_shuffled_orders(module):
         functions = (None, *[lambda t, keys=keys, s=s: frozenset(keys[t][s]) for s in range(2)])
         for cand, ref, _, graph in counted:
             cand, ref = rnd.sample(cand, len(cand)), rnd.sample(ref, len(ref))
-            got = table.forced(cand, ref)
-            assert (got is not None) == every_link_forced(cand, ref, graph), (stages, cand, ref)
-            if got is not None:
+            got = table.forced_or_graph(cand, ref)
+            if every_link_forced(cand, ref, graph):
                 aligned = alignment.align(cand, ref, functions, graph=graph)
                 assert got == (len(aligned.links), aligned.chunks) and aligned.exact, (stages, cand, ref)
                 answered += 1
+            else:  # the type graph, for the search
+                assert got == tuple(graph), (stages, cand, ref)
     assert answered == 4944
+
+
+def forced(table, cand, ref):
+    """``forced_or_graph``'s (links, chunks), or None where it gives the type graph for a search."""
+    found = table.forced_or_graph(cand, ref)
+    return found if len(found) == 2 else None
 
 
 def test_forced_hand_cases(module):
     # x x in both texts, a1 a lemma twin of b1 (once each): "a1 x x" against "x x b1" is two chunks
     keys = keys_for({("a1", "b1"): LEMMA})
     table = table_for(keys, module)
-    assert table.forced(["a1", "x", "x"], ["x", "x", "b1"]) == (3, 2)
-    assert table.forced(["x", "a1", "x"], ["x", "b1", "x"]) == (3, 1)
-    assert table.forced(["a2", "x"], ["b2", "x"]) == (1, 1)  # a2 and b2 unlinked: one link, one chunk
-    assert table.forced(["x", "x"], ["x"]) is None  # x twice against once: which x is searched
-    assert table.forced(["a1", "a1"], ["b1"]) is None  # a link whose ends differ in count
+    assert forced(table, ["a1", "x", "x"], ["x", "x", "b1"]) == (3, 2)
+    assert forced(table, ["x", "a1", "x"], ["x", "b1", "x"]) == (3, 1)
+    assert forced(table, ["a2", "x"], ["b2", "x"]) == (1, 1)  # a2 and b2 unlinked: one link, one chunk
+    assert forced(table, ["x", "x"], ["x"]) is None  # x twice against once: which x is searched
+    assert table.forced_or_graph(["x", "x"], ["x"]) == (1, frozenset({"x"}), {"x": 1}, {}, {})
+    assert forced(table, ["a1", "a1"], ["b1"]) is None  # a link whose ends differ in count
     keys = keys_for({("a1", "b1"): LEMMA, ("a2", "b1"): SYNONYM})
-    assert table_for(keys, module).forced(["a1", "a2"], ["b1"]) is None  # a star
+    assert forced(table_for(keys, module), ["a1", "a2"], ["b1"]) is None  # a star
     assert table.counts_each(["x", "a1"], [["b1", "x"]]) == [[1, 1, 0]]  # the table's scratch left clean
 
 
@@ -214,7 +223,7 @@ def test_forced_on_long_texts_against_the_alignment(module):
             cand = rnd.sample(words, n)
             ref = rnd.sample(cand, n // 2) + rnd.sample(words, n // 2)
             rnd.shuffle(ref)
-            got = table.forced(cand, ref)
+            got = forced(table, cand, ref)
             graph = type_graph(counts_of(cand), counts_of(ref), functions)
             assert (got is not None) == every_link_forced(cand, ref, graph)
             if got is not None:

@@ -219,13 +219,17 @@ class Engine:
         self, cand: Sequence[str], ref: Sequence[str], key_functions: Keys, budget: int = NODE_BUDGET
     ) -> tuple[int, int, bool]:
         """The alignment's number of links, its chunks and whether its search was exact: on the compiled
-        engine read off the token ids when every link is forced (``KeyTable.forced``), else from
+        engine read off the token ids when every link is forced (``KeyTable.forced_or_graph``), else from
         :meth:`align`."""
         fast = self.fast_counts(key_functions)
-        found = fast.table.forced(cand, ref) if fast is not None else None
-        if found is not None:
-            return found[0], found[1], True
-        aligned = self.align(cand, ref, key_functions, budget)
+        if fast is None:
+            aligned = self.align(cand, ref, key_functions, budget)
+        else:
+            found = fast.table.forced_or_graph(cand, ref)
+            if found is not None and len(found) == 2:
+                return found[0], found[1], True
+            graph = self.links.TypeGraph(*found) if found is not None else None
+            aligned = self._aligned(self.alignment.align(cand, ref, key_functions, budget, graph))
         return len(aligned.links), aligned.chunks, aligned.exact
 
     def align(
@@ -235,7 +239,11 @@ class Engine:
         fast = self.fast_counts(key_functions)
         fields = fast.table.graph(cand, ref) if fast is not None else None
         graph = self.links.TypeGraph(*fields) if fields is not None else None
-        found = self.alignment.align(cand, ref, key_functions, budget, graph)
+        return self._aligned(self.alignment.align(cand, ref, key_functions, budget, graph))
+
+    @staticmethod
+    def _aligned(found: Any) -> Alignment:
+        """The compiled module's alignment as the definition's type (their fields are the same)."""
         return found if type(found) is Alignment else Alignment(found.links, found.chunks, found.exact)
 
 

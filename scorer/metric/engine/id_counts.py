@@ -182,8 +182,12 @@ class KeyTable:
         found on ids (the compiled alignment's type graph); None above :data:`MAX_TYPE_PAIRS`."""
         nc = self._place(cand, 0)
         found = self._links(nc, self._place(ref, nc))
-        if found is None:
-            return None
+        return None if found is None else self._fields(cand, ref, nc, found)
+
+    def _fields(
+        self, cand: Sequence[str], ref: Sequence[str], nc: int, found: tuple[int, ...]
+    ) -> tuple[Any, ...]:
+        """:meth:`graph`'s fields, read back from what :meth:`_links` wrote (``found``: what it returned)."""
         exact, nfc, nfr, n_links = found
         w, t, fc, fr = self.work, self.tokens, nc + len(ref), 4 * nc + len(ref)  # as in _links
         free_c = {t[w[fc + a]]: w[fc + nc + a] for a in range(nfc)}
@@ -194,12 +198,12 @@ class KeyTable:
         }
         return exact, frozenset(cand).intersection(ref), free_c, free_r, links
 
-    def forced(self, cand: Sequence[str], ref: Sequence[str]) -> tuple[int, int] | None:
+    def forced_or_graph(self, cand: Sequence[str], ref: Sequence[str]) -> tuple[Any, ...] | None:
         """For non-empty ``cand`` and ``ref`` whose links are all forced (the alignment's point 1: every type
         in both texts as often in each, every later-stage component one link between types of one text
         alone, as often on both ends), the alignment's (links, chunks), read off the token positions: the
-        k-th occurrence of a type linked to the k-th of its partner. None otherwise (the alignment
-        searches)."""
+        k-th occurrence of a type linked to the k-th of its partner. Otherwise the five fields of
+        :meth:`graph`, for the alignment's search; None above :data:`MAX_TYPE_PAIRS`."""
         nc = self._place(cand, 0)
         nr = self._place(ref, nc)
         found = self._links(nc, nr)
@@ -226,7 +230,7 @@ class KeyTable:
         for k in range(links, links + 3 * n_links, 3):  # each link alone at both ends, as often at both
             clear = clear and w[ec + w[k]] == 1 and w[er + w[k + 1]] == 1 and w[lc + w[k]] == w[lr + w[k + 1]]
         if not clear:
-            return None
+            return self._fields(cand, ref, nc, found)
         after = links + 3 * n_links  # from here: each reference position's next one of its type (-1: none)
         if after + nr > len(w):
             self.work = w = _grown("i", w, after, after + nr)
