@@ -191,8 +191,11 @@ class _Search:
             + base_chunks * self.w1
             + sum([abs(i - j) for i, j in forced_pairs])
         )
-        # per undecided position: its options with their crossings with forced links
-        self.options: list[list[tuple[int, int, int]]] = []
+        # per undecided position: its options with their crossings with forced links, and the number of
+        # their (candidate token, reference token) couple (two tokens of one type never take two tokens of
+        # one type crosswise: ``last_twin`` holds each couple's last reference position linked)
+        self.options: list[list[tuple[int, int, int, int]]] = []
+        twins: dict[tuple[str, str], int] = {}
         before: list[int] = []
         k = 0
         for i in self.order:
@@ -203,13 +206,15 @@ class _Search:
             for j, s in options[i]:
                 above_before = len(before) - bisect_right(before, j)
                 below_after = bisect_left(all_q, j) - bisect_left(before, j)
-                opts.append((j, s, (above_before + below_after) * self.w2 + abs(i - j)))
+                twin = twins.setdefault((cand[i], ref[j]), len(twins))
+                opts.append((j, s, (above_before + below_after) * self.w2 + abs(i - j), twin))
             self.options.append(opts)
+        self.n_twins = len(twins)
         # how many positions from index d on can still give a link of stage s / any link
         n = len(self.order)
         self.avail = [[0] * (n + 1) for _ in range(n_stages)]
         for d in range(n - 1, -1, -1):
-            stages_here = {s for _, s, _ in self.options[d]}
+            stages_here = {s for _, s, _, _ in self.options[d]}
             for s in range(n_stages):
                 self.avail[s][d] = self.avail[s][d + 1] + (s in stages_here)
         self.any_avail = list(range(n, -1, -1))
@@ -233,7 +238,7 @@ class _Search:
             rank = {j: q for q, j in enumerate(rs)}
             cost = [[0] * r for _ in range(c)]
             for a, i in enumerate(cs):
-                static = {j: value for j, s, value in self.options[index_of[i]] if s == 0}
+                static = {j: value for j, s, value, _ in self.options[index_of[i]] if s == 0}
                 for q, j in enumerate(rs):
                     cost[a][q] = static[j]
             table: list[list[int | None]] = [[None] * (r + 1) for _ in range(c + 1)]
@@ -275,12 +280,15 @@ class _Search:
     ) -> tuple[int, list[LinkTriple]] | None:
         """``greedy``: the cheapest choice first, stop at the first alignment. Otherwise the
         lexicographic search of the module docstring, starting from the ``start`` alignment."""
-        self.greedy, self.best, self.need, self.at = greedy, start, list(self.target), dict(self.forced_at)
-        self.used: set[int] = set()
+        self.greedy, self.best, self.need = greedy, start, list(self.target)
+        self.at = [-2] * len(self.cand)  # each candidate position's reference position (-2: not linked)
+        for i, j in self.forced_at.items():
+            self.at[i] = j
+        self.used = [False] * len(self.ref)
         self.chosen_refs: list[int] = []
-        self.last_twin: dict[tuple[str, str], int] = {}
+        self.last_twin = [-1] * self.n_twins
         self.group_q, self.bound_left = [0] * len(self.tables), self.start_bound  # least cost groups add
-        cand, ref, order, group_at, ref_rank = self.cand, self.ref, self.order, self.group_at, self.ref_rank
+        order, group_at, ref_rank = self.order, self.group_at, self.ref_rank
         need, used, chosen_refs = self.need, self.used, self.chosen_refs
         last_twin, at, group_q = self.last_twin, self.at, self.group_q
         n = len(order)
@@ -292,21 +300,17 @@ class _Search:
             frame = stack[-1]
             d = len(stack) - 1
             if frame[2] is not None:  # undo the choice made at this depth
-                inc, j, s, old, delta, old_q = frame[2]
+                inc, j, s, old, delta, old_q, twin = frame[2]
                 cost -= inc
                 self.bound_left -= delta
                 if old_q is not None:
                     group_q[group_at[d][0]] = old_q
                 if j >= 0:
-                    used.discard(j)
+                    used[j] = False
                     chosen_refs.pop(bisect_left(chosen_refs, j))
                     need[s] += 1
-                    key = (cand[order[d]], ref[j])
-                    if old is None:
-                        del last_twin[key]
-                    else:
-                        last_twin[key] = old
-                    del at[order[d]]
+                    last_twin[twin] = old
+                    at[order[d]] = -2
                 chosen[d] = None
                 frame[2] = None
             options_here, k = frame[0], frame[1]
@@ -319,22 +323,21 @@ class _Search:
                 stack.pop()
                 continue
             frame[1] = k + 1
-            inc, j, s, delta = options_here[k]
+            inc, j, s, delta, twin = options_here[k]
             if greedy and self.lex_first and ((j < 0 and len(options_here) > 1) or _before(options_here, j)):
                 self.lex_first = False
             self.nodes += 1
             if self.nodes > self.budget:
                 self.exact = False
                 return self.best
-            old = None
+            old = -1
             if j >= 0:
                 i = order[d]
-                used.add(j)
+                used[j] = True
                 insort(chosen_refs, j)
                 need[s] -= 1
-                key = (cand[i], ref[j])
-                old = last_twin.get(key)
-                last_twin[key] = j
+                old = last_twin[twin]
+                last_twin[twin] = j
                 at[i] = j
                 chosen[d] = (i, j, s)
             old_q = None
@@ -345,7 +348,7 @@ class _Search:
                     group_q[g] = ref_rank[g][j] + 1
             cost += inc
             self.bound_left += delta
-            frame[2] = (inc, j, s, old, delta, old_q)
+            frame[2] = (inc, j, s, old, delta, old_q, twin)
             if d + 1 == n:
                 if greedy:
                     return cost, [c for c in chosen if c is not None]
@@ -356,9 +359,9 @@ class _Search:
             stack.append([self._choices(d + 1, cost), 0, None])
         return self.best
 
-    def _choices(self, d: int, cost: int) -> list[tuple[int, int, int, int]]:
+    def _choices(self, d: int, cost: int) -> list[tuple[int, int, int, int, int]]:
         """The choices at depth ``d``: (cost increment, reference position or -1, stage, change of the
-        groups' bound)."""
+        groups' bound, the option's couple of tokens or -1)."""
         i = self.order[d]
         need, left, w1 = self.need, self.avail_after[d], self.w1
         after = self.forced_at.get(i + 1)
@@ -382,12 +385,12 @@ class _Search:
                 return []
             now = at_state
         found = []
-        for j, s, static in self.options[d]:
+        for j, s, static, twin in self.options[d]:
             if (
-                j in self.used
+                self.used[j]
                 or need[s] == 0
                 or (only_stage >= 0 and s != only_stage)
-                or j <= self.last_twin.get((self.cand[i], self.ref[j]), -1)
+                or j <= self.last_twin[twin]
             ):
                 continue
             delta = 0
@@ -397,7 +400,7 @@ class _Search:
                     continue
                 delta = later - now
             inc = static + (n_chosen - bisect_right(self.chosen_refs, j)) * self.w2
-            if self.at.get(i - 1) != j - 1:
+            if i == 0 or self.at[i - 1] != j - 1:
                 inc += w1
             if after is not None and after != j + 1:
                 inc += w1
@@ -405,7 +408,7 @@ class _Search:
                 continue
             if only_stage >= 0 and need[s] - 1 > left[s]:
                 continue
-            found.append((inc, j, s, delta))
+            found.append((inc, j, s, delta, twin))
         if self.greedy:
             found.sort(key=_greedy_order)
         delta = 0
@@ -418,16 +421,16 @@ class _Search:
             and total_need <= self.any_avail[d + 1]
             and (limit is None or floor + skip_inc + delta <= limit)
         ):
-            found.append((skip_inc, -1, -1, delta))
+            found.append((skip_inc, -1, -1, delta, -1))
         return found
 
 
-def _before(options: list[tuple[int, int, int, int]], j: int) -> bool:
+def _before(options: list[tuple[int, int, int, int, int]], j: int) -> bool:
     """Whether one of ``options`` links a reference position before ``j``."""
     return any([0 <= o[1] < j for o in options])
 
 
-def _greedy_order(option: tuple[int, int, int, int]) -> tuple[int, int]:
+def _greedy_order(option: tuple[int, int, int, int, int]) -> tuple[int, int]:
     """The greedy dive's order of choices: the least cost (with the groups' bound), then the reference
     position."""
     return option[0] + option[3], option[1]
