@@ -149,8 +149,10 @@ def _score_pair(
     params: MeteorParams,
     engine: Engine,
     with_alignment: bool,
+    counts: Sequence[int] | None = None,
 ) -> MeteorScore:
-    """:func:`meteor_tokens` with the stages' key functions looked up (once per candidate, not per pair)."""
+    """:func:`meteor_tokens` with the stages' key functions looked up (once per candidate, not per pair);
+    ``counts``: rule 1's links by stage, when known."""
     t, r = len(cand), len(ref)
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.needs_alignment) else None, t, r, params)
@@ -158,7 +160,7 @@ def _score_pair(
         counts = engine.variant_counts(cand, [ref], keys)[0]
         return score_from_counts(sum(counts or ()), None, t, r, params)
     if not with_alignment:
-        m, chunks, exact = engine.links_and_chunks(cand, ref, keys, params.budget)
+        m, chunks, exact = engine.links_and_chunks(cand, ref, keys, params.budget, counts)
         return score_from_counts(m, chunks, t, r, params, (), exact)
     found = engine.align(cand, ref, keys, params.budget)
     links = tuple(Link(i, j, params.stages[s]) for i, j, s in found.links)
@@ -214,7 +216,8 @@ def _best_aligned(
         ref = variants[index]
         if not ref or (best is not None and bounds and bounds[index] < best[1].score):
             continue
-        scored = _score_pair(cand, ref, keys, params, engine, with_alignment)
+        known = counts[index] if counts is not None else None
+        scored = _score_pair(cand, ref, keys, params, engine, with_alignment, known)
         if (
             best is None
             or scored.score > best[1].score

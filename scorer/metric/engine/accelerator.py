@@ -216,20 +216,24 @@ class Engine:
         return found
 
     def links_and_chunks(
-        self, cand: Sequence[str], ref: Sequence[str], key_functions: Keys, budget: int = NODE_BUDGET
+        self,
+        cand: Sequence[str],
+        ref: Sequence[str],
+        key_functions: Keys,
+        budget: int = NODE_BUDGET,
+        counts: Sequence[int] | None = None,
     ) -> tuple[int, int, bool]:
-        """The alignment's number of links, its chunks and whether its search was exact: on the compiled
-        engine read off the token ids when every link is forced (``KeyTable.forced_or_graph``), else from
-        :meth:`align`."""
+        """The alignment's number of links, its chunks and whether its search was exact (``counts``: rule 1's
+        links by stage, when known): on the compiled engine read off the token ids when every link is forced
+        (``KeyTable.forced_or_graph``), else from the alignment."""
         fast = self.fast_counts(key_functions)
-        if fast is None:
-            aligned = self.align(cand, ref, key_functions, budget)
-        else:
+        graph = None
+        if fast is not None:
             found = fast.table.forced_or_graph(cand, ref)
             if found is not None and len(found) == 2:
                 return found[0], found[1], True
             graph = self.links.TypeGraph(*found) if found is not None else None
-            aligned = self._aligned(self.alignment.align(cand, ref, key_functions, budget, graph))
+        aligned = self.alignment.align(cand, ref, key_functions, budget, graph, counts)
         return len(aligned.links), aligned.chunks, aligned.exact
 
     def align(

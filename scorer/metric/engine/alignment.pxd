@@ -6,14 +6,14 @@ cimport cython
 cdef class _Search:
     cdef public object cand, ref, w1, w2, base, start_bound, bound_left, best
     cdef public list target, order, options, avail, any_avail, avail_after, tables, ref_rank
-    cdef public list need, chosen_refs, group_q, at, last_twin, used
-    cdef public dict forced_at, group_at
+    cdef public list need, chosen_refs, group_q, at, last_twin, used, group_at
+    cdef public dict forced_at
     cdef public Py_ssize_t budget, nodes, n_twins
     cdef public bint exact, lex_first, greedy
 
     @cython.locals(n=Py_ssize_t, d=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t, s=Py_ssize_t, i=Py_ssize_t,
                    g=Py_ssize_t, stack=list, frame=list, options_here=list, chosen=list, need=list,
-                   used=list, chosen_refs=list, last_twin=list, at=list, group_q=list, group_at=dict,
+                   used=list, chosen_refs=list, last_twin=list, at=list, group_q=list, group_at=list,
                    order=list, ref_rank=list, twin=Py_ssize_t)
     cpdef object _dfs(self, bint greedy, object start)
 
@@ -23,8 +23,9 @@ cdef class _Search:
     cdef list _choices(self, Py_ssize_t d, object cost)
 
 @cython.locals(cpos=dict, rpos=dict, forced=dict, options=dict, fixed=list, rest=list, groups=list,
-               target=list, component=list)
-cpdef object align(object cand, object ref, object key_functions, object budget=*, object graph=*)
+               component=list)
+cpdef object align(object cand, object ref, object key_functions, object budget=*, object graph=*,
+                   object target=*)
 
 @cython.locals(at=dict)
 cpdef Py_ssize_t chunk_count(object links) except -1

@@ -79,9 +79,9 @@ def crossings(pairs: Sequence[tuple[int, ...]]) -> int:
     """Number of crossing couples among ``pairs`` (``(i, j, ...)`` tuples)."""
     seen: list[int] = []
     total = 0
-    for _, j, *_ in sorted(pairs):
-        total += len(seen) - bisect_right(seen, j)
-        insort(seen, j)
+    for pair in sorted(pairs):
+        total += len(seen) - bisect_right(seen, pair[1])
+        insort(seen, pair[1])
     return total
 
 
@@ -91,11 +91,13 @@ def align(
     key_functions: Sequence[KeyFunction],
     budget: int = NODE_BUDGET,
     graph: TypeGraph | None = None,
+    target: Sequence[int] | None = None,
 ) -> Alignment:
-    """The alignment of rules 1-5 between two token lists (``graph``: their type graph, when known)."""
+    """The alignment of rules 1-5 between two token lists (``graph``: their type graph, ``target``: rule 1's
+    links by stage, when known)."""
     cpos, rpos = _positions(cand), _positions(ref)
     graph = graph or type_graph(_counts(cpos), _counts(rpos), key_functions)
-    target = stage_counts(graph, len(key_functions))
+    target = stage_counts(graph, len(key_functions)) if target is None else target
     forced: dict[int, tuple[int, int]] = {}
     options: dict[int, list[tuple[int, int]]] = {}
     for x in sorted(graph.shared):
@@ -227,7 +229,8 @@ class _Search:
         to make when its first ``a`` candidate positions are decided and its first ``q`` reference
         positions are behind the last one linked (None: rule 1 can no longer be met)."""
         index_of = {i: d for d, i in enumerate(self.order)}
-        self.group_at: dict[int, tuple[int, int]] = {}  # decision index -> (group, a)
+        # by decision index: (group, a) of a partly exact type's position, else None
+        self.group_at: list[tuple[int, int] | None] = [None] * len(self.order)
         self.ref_rank: list[dict[int, int]] = []
         self.tables: list[list[list[int | None]]] = []
         self.start_bound = (
@@ -303,8 +306,9 @@ class _Search:
                 inc, j, s, old, delta, old_q, twin = frame[2]
                 cost -= inc
                 self.bound_left -= delta
-                if old_q is not None:
-                    group_q[group_at[d][0]] = old_q
+                grouped = group_at[d]
+                if old_q is not None and grouped is not None:
+                    group_q[grouped[0]] = old_q
                 if j >= 0:
                     used[j] = False
                     chosen_refs.pop(bisect_left(chosen_refs, j))
@@ -341,8 +345,9 @@ class _Search:
                 at[i] = j
                 chosen[d] = (i, j, s)
             old_q = None
-            if d in group_at:
-                g = group_at[d][0]
+            grouped = group_at[d]
+            if grouped is not None:
+                g = grouped[0]
                 old_q = group_q[g]
                 if s == 0 and j >= 0:
                     group_q[g] = ref_rank[g][j] + 1
@@ -375,7 +380,7 @@ class _Search:
             return []
         only_stage = short[0] if short else -1
         n_chosen = len(self.chosen_refs)
-        grouped = self.group_at.get(d)
+        grouped = self.group_at[d]
         now, unlinked, g, a, q = 0, None, 0, 0, 0
         if grouped is not None:
             g, a = grouped
