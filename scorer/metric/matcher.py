@@ -109,12 +109,19 @@ class Matcher:
         if self._store is None:
             return
         wanted: set[str] = set().union(*texts)
+        lacking: list[str] | None = None
         for stage in stages:
             if stage_plan((stage,))[0].keys is None:
                 continue
             memo = self.memos[stage]
             if memo.stored is not None:
-                memo.update(self._store.get_many(stage, list(wanted - memo.keys())))
+                # the words the first such stage lacks are the ones a later one may lack too (the caches keep a
+                # word's keys at every stage; one a later stage still lacks is looked up when it is met)
+                if lacking is None:
+                    lacking = list(wanted - memo.keys())
+                else:
+                    lacking = [token for token in lacking if token not in memo]
+                memo.update(self._store.get_many(stage, lacking))
 
     def take_new(self) -> tuple[dict[str, dict[str, frozenset[str]]], dict[str, str]]:
         """The keys computed since the last call, by stage, and the tokens found unanalysable (to hand from a
