@@ -20,9 +20,10 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from contextlib import contextmanager
 from typing import Any
 
@@ -59,6 +60,7 @@ class WorkerPool:
 
         self.executor: ProcessPoolExecutor | None = None
         self.processes: dict[int, Any] = {}
+        _quiet_broken_pools()
         try:
             with blocked() as held:  # a signal held meanwhile is handled once the workers are there
                 self.executor = ProcessPoolExecutor(
@@ -153,6 +155,28 @@ class WorkerPool:
         writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
         executor.shutdown(wait=False, cancel_futures=True)
         _wind_up(thread, writer)
+
+
+#: Where uncaught exceptions of threads went before :func:`_quiet_broken_pools` (set once, in this process).
+_previous_hook: Callable[[Any], Any] | None = None
+
+
+def _quiet_broken_pools() -> None:
+    """Have :func:`_broken_pool_hook` see the uncaught exceptions of this process's threads (once)."""
+    global _previous_hook
+    if threading.excepthook is not _broken_pool_hook:
+        _previous_hook, threading.excepthook = threading.excepthook, _broken_pool_hook
+
+
+def _broken_pool_hook(args: Any) -> None:
+    """CPython's pool manager thread, winding up a pool one of whose workers died, sets the error on every
+    pending future and raises InvalidStateError on one this process cancelled meanwhile (a piece it took
+    back to score itself, or the pool's close). The pool is broken either way and the run says so in its one
+    line (:class:`WorkerDied`), so that error is not printed; any other goes where it went before."""
+    manager = type(args.thread).__module__ == "concurrent.futures.process"
+    if manager and isinstance(args.exc_type, type) and issubclass(args.exc_type, InvalidStateError):
+        return
+    (_previous_hook or threading.__excepthook__)(args)
 
 
 def _wind_up(thread: Any, writer: Any) -> None:

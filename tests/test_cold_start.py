@@ -69,6 +69,38 @@ def test_an_empty_matcher_learns_each_type_once_on_the_workers(monkeypatch, gamm
 
 
 @pytest.mark.slow
+def test_learnt_runs_once_every_type_is_known_while_the_worker_scores(monkeypatch):
+    """From an empty matcher the run keeps its caches (``learnt``) once every type's keys are known, before
+    this process scores a turn and while the worker scores; this process then scores only the pieces the
+    worker has not taken, from the last one back. The results are the one-process results."""
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB_WITHOUT_PENALTY", 1)
+    answers, references = ANSWERS * 8, REFERENCES * 8
+    alone, _ = scored(answers, references, MeteorParams(), 1)
+    metric = MeteorRu(MeteorParams(), matcher=Matcher(thesaurus.load_thesaurus(MINI_RWN), persistent=False))
+    events: list[object] = []
+    score_span = turns.Work.score_span
+    main = os.getpid()
+
+    def noted(self, span):
+        if os.getpid() == main:
+            events.append(span)
+        return score_span(self, span)
+
+    def learnt():
+        events.append(("learnt", set(metric.matcher.lemmas), set(metric.matcher.synsets)))
+
+    monkeypatch.setattr(turns.Work, "score_span", noted)
+    monkeypatch.setattr(turns, "_score_on_worker", _lagging)  # this process is sure to find pieces left
+    found = turns.score_turns(answers, references, metric, 2, learnt=learnt)
+    assert [(best, s.score, s.matches, s.chunks) for best, s in found] == alone
+    types = {t for a in ANSWERS for t in tokenise(a)} | {t for turn in REFERENCES for v in turn for t in v}
+    assert events[0] == ("learnt", types, types)
+    spans = events[1:]
+    assert spans and spans[0][1] == len(answers) and spans == sorted(spans, reverse=True)
+
+
+@pytest.mark.slow
 def test_a_matcher_that_knows_types_is_not_taught_first(monkeypatch):
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
     monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB_WITHOUT_PENALTY", 1)

@@ -4,10 +4,14 @@ it with 130 or 143 and one line on stderr, never a traceback or a hang. The case
 ``scripts/process_model_check.py`` (which runs each 30 times), here once each."""
 
 import sys
+import threading
+from concurrent.futures import InvalidStateError
 from pathlib import Path
 
 import pytest
 from helpers import ROOT
+
+from scorer import workers
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from process_model_check import one, penalty_command  # noqa: E402  the cases, as the script runs them
@@ -31,3 +35,29 @@ def test_the_process_model_ends_every_case_as_the_contract_says(penalty_run, tmp
     left behind, waiting for ever to hand back a result nobody reads."""
     outcomes = [one(penalty_run, case, tmp_path / f"out{k}") for k in range(TRIES)]
     assert outcomes == ["ok"] * TRIES
+
+
+class _Manager:
+    """Stands for CPython's pool manager thread (a class of ``concurrent.futures.process``)."""
+
+
+_Manager.__module__ = "concurrent.futures.process"
+
+
+def _uncaught(exc: BaseException, thread: object) -> None:
+    threading.excepthook(threading.ExceptHookArgs([type(exc), exc, None, thread]))
+
+
+def test_the_pool_threads_error_on_a_future_this_process_cancelled_is_not_printed(monkeypatch, capsys):
+    """A worker dies while this process takes a piece back (cancels its future): the pool's manager thread,
+    winding the broken pool up, raises InvalidStateError on that future. The run's one line says what
+    happened; that error is not printed. Any other error of a thread is, as before."""
+    monkeypatch.setattr(threading, "excepthook", threading.__excepthook__)
+    monkeypatch.setattr(workers, "_previous_hook", None)
+    workers._quiet_broken_pools()
+    _uncaught(InvalidStateError("CANCELLED: <Future at 0x1 state=cancelled>"), _Manager())
+    assert capsys.readouterr().err == ""
+    _uncaught(ValueError("another error"), _Manager())
+    assert "ValueError: another error" in capsys.readouterr().err
+    _uncaught(InvalidStateError("not the pool's"), threading.current_thread())
+    assert "InvalidStateError: not the pool's" in capsys.readouterr().err

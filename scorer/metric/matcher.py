@@ -115,8 +115,8 @@ class Matcher:
                 continue
             memo = self.memos[stage]
             if memo.stored is not None:
-                # the words the first such stage lacks are the ones a later one may lack too (the caches keep a
-                # word's keys at every stage; one a later stage still lacks is looked up when it is met)
+                # the words the first such stage lacks are the ones a later one may lack too (the caches keep
+                # a word's keys at every stage; one a later stage still lacks is looked up when it is met)
                 if lacking is None:
                     lacking = list(wanted - memo.keys())
                 else:

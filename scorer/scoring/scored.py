@@ -70,11 +70,28 @@ def score_validated(
     competition = Competition.of(config, matcher or Matcher(thesaurus))
     metric = competition.metric
     metric.restore_table()
-    scored = score_turns(answers, variant_tokens, metric, jobs, lambda done: tell(SCORING, done, len(keys)))
     # the persistent caches keep the reference data's words only: an upload's own never make a later run
     # heavier (contract section 3)
     vocabulary = reference_vocabulary(variant_tokens)
-    metric.keep_table(vocabulary)
+    kept: list[bool] = []
+
+    def keep_caches() -> None:
+        # from an empty cache every key is known once the processes have learnt them: the caches are kept
+        # then, while the workers score (the save below then finds nothing new to write)
+        metric.keep_table(vocabulary)
+        metric.matcher.save(vocabulary)
+        kept.append(True)
+
+    scored = score_turns(
+        answers,
+        variant_tokens,
+        metric,
+        jobs,
+        lambda done: tell(SCORING, done, len(keys)),
+        learnt=keep_caches if matcher is None else None,
+    )
+    if not kept:
+        metric.keep_table(vocabulary)
     turns = _records(keys, scored, answers, submission.ppl, competition, tell)
     summary = aggregate(turns, config.weights)
     tell(AGGREGATING, len(keys), len(keys))

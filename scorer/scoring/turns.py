@@ -53,12 +53,15 @@ def score_turns(
     metric: MeteorRu,
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
+    learnt: Callable[[], None] | None = None,
 ) -> list[tuple[int, MeteorScore]]:
     """For each turn, the index and score of the best reference variant of ``answers[k]``; ``variants[k]``
     are that turn's reference variants, tokenised.
 
-    ``progress(done)`` is called with the number of turns scored so far. Raises :class:`WorkerDied` when a
-    worker process dies.
+    ``progress(done)`` is called with the number of turns scored so far. ``learnt()``, when given, is called
+    once when the processes have learnt every type's keys from nothing (an empty matcher), before the turns
+    are scored: with several jobs while the workers score, this process then scoring only the pieces they
+    have not taken. Raises :class:`WorkerDied` when a worker process dies.
     """
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
     learners = jobs if jobs > 1 and not metric.matcher.knows_tokens() else 0
@@ -73,26 +76,30 @@ def score_turns(
     if learners:  # nothing known yet: every type's keys computed once, spread over the processes
         metric.matcher.prepare(metric.params.stages)  # the analyser loaded once, before the fork
         known = words_of(variant for turn in variants for variant in turn)
-        ordered = sorted(known)
         pieces = (learners - 1) * PIECES_PER_JOB
-        shares = [share for share in (ordered[k::pieces] for k in range(pieces)) if share]
+        tokenised: list[list[str]] = []
 
-        def answers_first() -> None:
-            # while the workers learn the references' types: the answers tokenised, their own types learnt
-            nonlocal tokens
-            tokens = [tokenise(a) for a in answers]
-            _compute_keys(metric, sorted(set().union(*tokens) - known))
+        def learn_here(k: int, share: list[str]) -> None:
+            _compute_keys(metric, share)
+
+        def learnt_there(k: int, new_keys: tuple[Any, ...]) -> None:
+            metric.matcher.absorb(*new_keys)
 
         with WorkerPool(learners - 1, Work(answers, None, variants, metric), _fresh_keys) as pool:
+            # the workers learn the references' types while this process tokenises the answers; then the
+            # types only the answers have are shared out the same way
             shared(
                 pool,
-                shares,
+                _dealt(sorted(known), pieces),
                 0,
-                lambda k, share: _compute_keys(metric, share),
+                learn_here,
                 _keys_of,
-                lambda k, new_keys: metric.matcher.absorb(*new_keys),
-                meanwhile=answers_first,
+                learnt_there,
+                meanwhile=lambda: tokenised.extend([tokenise(a) for a in answers]),
             )
+            own_types = sorted(set().union(*tokenised) - known)
+            shared(pool, _dealt(own_types, pieces), 0, learn_here, _keys_of, learnt_there)
+        tokens = tokenised
     work = Work(answers, tokens, variants, metric)
     results: list[tuple[int, MeteorScore]]
     results = []
@@ -116,16 +123,25 @@ def score_turns(
             if progress:
                 progress(done)
 
+        keep = learnt if learners else None  # run here while the workers score, then the pieces they left
         with WorkerPool(jobs - 1, work, _fresh_keys) as pool:
-            shared(pool, spans, len(spans) // jobs, scored_here, _score_on_worker, scored_there)
+            own = 0 if keep is not None else len(spans) // jobs
+            shared(pool, spans, own, scored_here, _score_on_worker, scored_there, meanwhile=keep)
         for k in range(len(spans)):
             results.extend(parts[k])
     else:
+        if learners and learnt is not None:
+            learnt()
         for span in spans:
             results.extend(work.score_span(span))
             if progress:
                 progress(len(results))
     return results
+
+
+def _dealt(types: list[str], pieces: int) -> list[list[str]]:
+    """``types`` dealt into at most ``pieces`` shares, every ``pieces``-th type to one share."""
+    return [share for share in (types[k::pieces] for k in range(pieces)) if share]
 
 
 def shared(
