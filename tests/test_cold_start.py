@@ -79,18 +79,11 @@ def test_learnt_runs_once_every_type_is_known_while_the_worker_scores(monkeypatc
     alone, _ = scored(answers, references, MeteorParams(), 1)
     metric = MeteorRu(MeteorParams(), matcher=Matcher(thesaurus.load_thesaurus(MINI_RWN), persistent=False))
     events: list[object] = []
-    score_span = turns.Work.score_span
-    main = os.getpid()
-
-    def noted(self, span):
-        if os.getpid() == main:
-            events.append(span)
-        return score_span(self, span)
 
     def learnt():
         events.append(("learnt", set(metric.matcher.lemmas), set(metric.matcher.synsets)))
 
-    monkeypatch.setattr(turns.Work, "score_span", noted)
+    note_spans_scored_here(monkeypatch, events)
     monkeypatch.setattr(turns, "_score_on_worker", _lagging)  # this process is sure to find pieces left
     found = turns.score_turns(answers, references, metric, 2, learnt=learnt)
     assert [(best, s.score, s.matches, s.chunks) for best, s in found] == alone
@@ -188,6 +181,19 @@ def test_a_run_hashes_the_thesaurus_once(tmp_path, monkeypatch, jobs):
 _ON_WORKER = turns._score_on_worker
 
 
+def note_spans_scored_here(monkeypatch, noted: list) -> None:
+    """Append to ``noted`` each piece (span of turns) this process scores (a worker's are its own)."""
+    score_span = turns.Work.score_span
+    main = os.getpid()
+
+    def noting(self, span):
+        if os.getpid() == main:
+            noted.append(span)
+        return score_span(self, span)
+
+    monkeypatch.setattr(turns.Work, "score_span", noting)
+
+
 def _lagging(span):
     """A worker's piece that takes a while (the pool hands it over by name: a function of this module)."""
     time.sleep(0.3)
@@ -203,16 +209,8 @@ def test_this_process_scores_the_pieces_a_slow_worker_has_not_taken(monkeypatch)
     answers, references = ANSWERS * 8, REFERENCES * 8
     alone, _ = scored(answers, references, MeteorParams(), 1)
     here: list[tuple[int, int]] = []
-    score_span = turns.Work.score_span
-    main = os.getpid()
-
-    def noted(self, span):
-        if os.getpid() == main:
-            here.append(span)
-        return score_span(self, span)
-
     monkeypatch.setattr(turns, "_score_on_worker", _lagging)
-    monkeypatch.setattr(turns.Work, "score_span", noted)
+    note_spans_scored_here(monkeypatch, here)
     together, _ = scored(answers, references, MeteorParams(), 2)
     assert together == alone
     pieces = 2 * turns.PIECES_PER_JOB
