@@ -157,7 +157,8 @@ def _score_pair(
     if not t or not r:
         return score_from_counts(0, 0 if (with_alignment or params.needs_alignment) else None, t, r, params)
     if not params.needs_alignment and not with_alignment:
-        counts = engine.variant_counts(cand, [ref], keys)[0]
+        if counts is None:
+            counts = engine.variant_counts(cand, [ref], keys)[0]
         return score_from_counts(sum(counts or ()), None, t, r, params)
     if not with_alignment:
         m, chunks, exact = engine.links_and_chunks(cand, ref, keys, params.budget, counts)

@@ -243,11 +243,7 @@ class Engine:
         fast = self.fast_counts(key_functions)
         fields = fast.table.graph(cand, ref) if fast is not None else None
         graph = self.links.TypeGraph(*fields) if fields is not None else None
-        return self._aligned(self.alignment.align(cand, ref, key_functions, budget, graph))
-
-    @staticmethod
-    def _aligned(found: Any) -> Alignment:
-        """The compiled module's alignment as the definition's type (their fields are the same)."""
+        found = self.alignment.align(cand, ref, key_functions, budget, graph)
         return found if type(found) is Alignment else Alignment(found.links, found.chunks, found.exact)
 
 

@@ -48,9 +48,13 @@ cdef class KeyTable:
     @cython.locals(nc=Py_ssize_t, nr=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, n_links=Py_ssize_t,
                    n=Py_ssize_t, fc=Py_ssize_t, lc=Py_ssize_t, ec=Py_ssize_t, fr=Py_ssize_t, lr=Py_ssize_t,
                    er=Py_ssize_t, links=Py_ssize_t, after=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t,
-                   a=Py_ssize_t, b=Py_ssize_t, t=Py_ssize_t, m=Py_ssize_t, chunks=Py_ssize_t, last=Py_ssize_t,
-                   clear=bint, w="int[::1]", tally="int[::1]")
+                   t=Py_ssize_t, m=Py_ssize_t, chunks=Py_ssize_t, last=Py_ssize_t, clear=bint, w="int[::1]",
+                   tally="int[::1]")
     cpdef object forced_or_graph(self, object cand, object ref)
+
+    @cython.locals(i=Py_ssize_t, a=Py_ssize_t, wholly=bint, w="int[::1]", tally="int[::1]")
+    cdef bint _wholly_free(self, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t free, Py_ssize_t surplus,
+                           Py_ssize_t n_free) except -1
 
     @cython.locals(S=Py_ssize_t, n=Py_ssize_t, lc=Py_ssize_t, ec=Py_ssize_t, lr=Py_ssize_t, er=Py_ssize_t,
                    exact=Py_ssize_t, nfc=Py_ssize_t, nfr=Py_ssize_t, n_links=Py_ssize_t, s=Py_ssize_t,

@@ -214,19 +214,8 @@ class KeyTable:
         fc, lc, ec = n, n + nc, n + 2 * nc
         fr, lr, er = n + 3 * nc, n + 3 * nc + nr, n + 3 * nc + 2 * nr
         links = 4 * n  # (candidate index, reference index, stage) a link, as _links wrote them
-        clear = True
-        for i in range(nc):  # a free type the other text also holds is linked in part: a search
-            tally[w[i]] += 1
-        for a in range(nfc):
-            clear = clear and tally[w[fc + a]] == w[lc + a]
-        for i in range(nc):
-            tally[w[i]] = 0
-        for i in range(nc, n):
-            tally[w[i]] += 1
-        for b in range(nfr):
-            clear = clear and tally[w[fr + b]] == w[lr + b]
-        for i in range(nc, n):
-            tally[w[i]] = 0
+        # a free type the other text also holds is linked in part: a search
+        clear = self._wholly_free(0, nc, fc, lc, nfc) and self._wholly_free(nc, n, fr, lr, nfr)
         for k in range(links, links + 3 * n_links, 3):  # each link alone at both ends, as often at both
             clear = clear and w[ec + w[k]] == 1 and w[er + w[k + 1]] == 1 and w[lc + w[k]] == w[lr + w[k + 1]]
         if not clear:
@@ -257,6 +246,20 @@ class KeyTable:
         for i in range(n):
             tally[w[i]] = 0
         return m, chunks
+
+    def _wholly_free(self, start: int, stop: int, free: int, surplus: int, n_free: int) -> bool:
+        """Whether each of the ``n_free`` free types at ``work[free:]`` (surpluses at ``work[surplus:]``) is
+        free in every occurrence in the text ``work[start:stop]``: no exact link takes any of it. ``tally``
+        is left as it was found, zeros."""
+        w, tally = self.work, self.tally
+        for i in range(start, stop):
+            tally[w[i]] += 1
+        wholly = True
+        for a in range(n_free):
+            wholly = wholly and tally[w[free + a]] == w[surplus + a]
+        for i in range(start, stop):
+            tally[w[i]] = 0
+        return wholly
 
     def _counts(self, nc: int, nr: int) -> list[int] | None:
         """Links of each stage (the exact stage first) between the ids ``work[:nc]`` (candidate) and
