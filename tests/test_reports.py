@@ -311,7 +311,20 @@ def test_details_csv_is_what_the_csv_module_writes_of_its_rows(tmp_path, audienc
     expected = io.StringIO()
     writer = csv.writer(expected, lineterminator="\n")
     writer.writerow(detail_columns(result.audience))
-    writer.writerows((csv_cell(row[0]), *row[1:]) for row in detail_rows(result))
+    rows = [
+        (csv_cell(t.dialog_id), t.type, t.turn, t.meteor)
+        + (
+            (t.best_reference, t.hidden_metric, t.ppl, d.matches, "" if d.chunks is None else d.chunks)
+            + (d.precision, d.recall, d.fmean, d.penalty, d.cand_len, d.ref_len, d.exact_search)
+            if audience == "organizer"
+            else (t.hidden_metric, t.ppl, d.matches, d.precision, d.cand_len)
+        )
+        for t in result.turns
+        if (d := t.details) is not None
+    ]
+    assert len(rows) == 2 * len(ids)
+    assert [(csv_cell(r[0]), *r[1:]) for r in detail_rows(result)] == rows
+    writer.writerows(rows)
     written = details_csv(result)
     assert written == expected.getvalue().encode("utf-8")
     assert len(list(csv.reader(io.StringIO(written.decode("utf-8"))))) == 1 + 2 * len(ids)
@@ -322,7 +335,7 @@ def test_column_texts_are_str_of_each_value():
     columns where equal keys would differ in text (1, 1.0 and True; 0.0 and -0.0; nan) and random ones."""
     import random
 
-    from scorer.outputs.report import column_texts
+    from scorer.outputs.report import _Texts, column_texts
 
     columns = [
         [1, 1.0, True, 1, 0, 0.0, False],
@@ -340,3 +353,8 @@ def test_column_texts_are_str_of_each_value():
         columns.append([rng.choice(pool[: rng.choice([4, 7])]) for _ in range(rng.randint(1, 12))])
     for column in columns:
         assert list(column_texts(tuple(column))) == [str(v) for v in column], column
+    # one cache of float texts for every column of a file: a zero's text never stands for the other zero's
+    shared = _Texts()
+    for column in [[0.0, 0.5, 0.5, 0.0, 0.0], [-0.0, -0.0, -0.0, 0.5, 0.5], *columns]:
+        assert list(column_texts(tuple(column), shared)) == [str(v) for v in column], column
+    assert shared  # it was used

@@ -15,6 +15,7 @@ import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from scorer.scoring.correlation_result import COLUMNS as CORRELATION_COLUMNS
 from scorer.scoring.correlation_result import Meta
 from scorer.scoring.leaderboard import folder_name
 from scorer.scoring.leaderboard_result import COLUMNS, Leaderboard
-from scorer.scoring.result import ScoreResult, detail_columns, detail_rows
+from scorer.scoring.result import ScoreResult, detail_columns, detail_values
 
 from .html_report import correlation_report, failure_report, leaderboard_report, score_report
 from .output_dir import publish
@@ -121,22 +122,22 @@ def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
 
     The rows are written a column at a time and joined directly: every cell but the first is a number, a
     boolean, "" or one of the four type names, which CSV writes as ``str`` gives them, unquoted
-    (:func:`column_texts`); the one text from an upload, the dialog_id, is made a safe cell (``csv_cell``)
-    and written by the ``csv`` module once an id (docs/performance.md). ``progress("writing details.csv",
-    done, total)`` hears the rows written."""
+    (:func:`column_texts`, each distinct float's text made once for every column); the one text from an
+    upload, the dialog_id, is made a safe cell (``csv_cell``) and written by the ``csv`` module once an id
+    (docs/performance.md). ``progress("writing details.csv", done, total)`` hears the rows written."""
     header = io.StringIO()
     csv.writer(header, lineterminator="\n").writerow(detail_columns(result.audience))
     parts = [header.getvalue()]
     total = len(result.turns)
     step = f"{WRITING} {DETAILS_CSV}"
     id_cells = _IdCells()
+    floats = _Texts()
     for start in range(0, total, ROWS_PER_REPORT):
         if progress:
             progress(step, start, total)
-        rows = detail_rows(result, start, start + ROWS_PER_REPORT)
-        if rows:
-            ids, *others = zip(*rows)
-            columns = [list(map(id_cells.__getitem__, ids)), *map(column_texts, others)]
+        ids, *others = detail_values(result, start, start + ROWS_PER_REPORT)
+        if ids:
+            columns = [list(map(id_cells.__getitem__, ids)), *(column_texts(c, floats) for c in others)]
             parts.append("\n".join(map(",".join, zip(*columns))) + "\n")
     if progress:
         progress(step, total, total)
@@ -165,26 +166,35 @@ def _csv_text(text: str) -> str:
 
 
 class _Texts(dict[Any, str]):
-    """``str`` of each value, made once a value (a column of one type: equal values have equal texts)."""
+    """``str`` of each value, made once a value (values of one type: equal values have equal texts)."""
 
     def __missing__(self, value: Any) -> str:
         text = self[value] = str(value)
         return text
 
 
-def column_texts(values: Sequence[Any]) -> Sequence[str]:
+#: The first values of a column that show it mostly distinct (over 90%), before all are counted.
+_SAMPLE = 2_000
+
+
+def column_texts(values: Sequence[Any], floats: _Texts | None = None) -> Sequence[str]:
     """``[str(v) for v in values]``, each distinct number's text made once when the column holds one type and
-    repeats (the figures of 20,000 turns do: a float's ``repr`` is the costly part of ``details.csv``). A
-    column of mixed types (``1``, ``1.0`` and ``True`` are equal keys), with zeros of both signs, or of
-    mostly distinct values is written value by value."""
+    its values repeat (the figures of 20,000 turns do: a float's ``repr`` is the costly part of
+    ``details.csv``); ``floats``, when given, keeps the texts of floats from one column to the next (METEOR
+    and F-mean are equal without the penalty). A column of mixed types (``1``, ``1.0`` and ``True`` are equal
+    keys), with a zero and a negative value (-0.0 equals 0.0 but is written ``-0.0``), or of mostly distinct
+    values is written value by value."""
     kinds = set(map(type, values))
     if kinds == {str}:
         return values
-    if kinds == {float} and 0.0 in values and len({math.copysign(1.0, v) for v in values if v == 0.0}) > 1:
-        return list(map(str, values))
-    if len(kinds) == 1 and kinds <= {int, float, bool} and 2 * len(set(values)) < len(values):
-        return list(map(_Texts().__getitem__, values))
-    return list(map(str, values))  # mixed, or mostly distinct: a text a value costs less than looking it up
+    if len(kinds) != 1 or not kinds <= {int, float, bool}:
+        return list(map(str, values))  # mixed
+    if kinds == {float} and 0.0 in values and min(map(math.copysign, repeat(1.0), values)) < 0:
+        return list(map(str, values))  # a zero, and a value with its sign bit set: perhaps -0.0
+    if 10 * len(set(values[:_SAMPLE])) > 9 * min(len(values), _SAMPLE) or 2 * len(set(values)) >= len(values):
+        return list(map(str, values))  # mostly distinct: a text a value costs less than looking it up
+    texts = floats if floats is not None and kinds == {float} else _Texts()
+    return list(map(texts.__getitem__, values))
 
 
 def scores_txt(result: ScoreResult) -> bytes:

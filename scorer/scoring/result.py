@@ -160,37 +160,33 @@ def detail_columns(audience: Audience) -> tuple[str, ...]:
 
 
 def detail_rows(result: ScoreResult, start: int = 0, stop: int | None = None) -> list[tuple[Any, ...]]:
-    """The rows of ``details.csv`` for turns ``start:stop``, as the result's audience may see them: for the
-    organizer every column (``chunks`` is "" when no alignment was built), for a participant
-    :data:`~scorer.scoring.audience.PARTICIPANT_COLUMNS` (``hidden_metric`` "" while its settings are
-    private)."""
-    audience = result.audience
+    """The rows of ``details.csv`` for turns ``start:stop``: :func:`detail_values` a row at a time."""
+    return list(zip(*detail_values(result, start, stop)))
+
+
+def detail_values(result: ScoreResult, start: int = 0, stop: int | None = None) -> list[Sequence[Any]]:
+    """The columns of ``details.csv`` for turns ``start:stop``, a sequence of values each, as the result's
+    audience may see them: for the organizer every column (``chunks`` is "" when no alignment was built), for
+    a participant :data:`~scorer.scoring.audience.PARTICIPANT_COLUMNS` (``hidden_metric`` "" while its
+    settings are private). The turns and their details are named tuples, turned into columns whole."""
+    audience, turns = result.audience, result.turns[start:stop]
+    if not turns:
+        return [() for _ in detail_columns(audience)]
+    ids, types, numbers, meteor, best, hidden, ppl, _, details = zip(*turns)
+    if None in details:  # a turn scored without its details: its figures are ""
+        figures = list(zip(*map(_answer_columns if not audience.references else _alignment_columns, turns)))
+    elif not audience.references:
+        _, precision, _, _, _, matches, _, cand, *_ = zip(*details)
+        figures = [matches, precision, cand]
+    else:
+        _, precision, recall, fmean, penalty, matches, chunks, cand, ref, _, exact = zip(*details)
+        if chunks.count(None):
+            chunks = tuple("" if c is None else c for c in chunks)
+        figures = [matches, chunks, precision, recall, fmean, penalty, cand, ref, exact]
     if not audience.references:
-        return [
-            (
-                t.dialog_id,
-                t.type,
-                t.turn,
-                t.meteor,
-                t.hidden_metric if audience.turn_hidden_metric else "",
-                t.ppl,
-                *_answer_columns(t),
-            )
-            for t in result.turns[start:stop]
-        ]
-    return [
-        (
-            t.dialog_id,
-            t.type,
-            t.turn,
-            t.meteor,
-            t.best_reference,
-            t.hidden_metric,
-            t.ppl,
-            *_alignment_columns(t),
-        )
-        for t in result.turns[start:stop]
-    ]
+        shown = hidden if audience.turn_hidden_metric else ("",) * len(turns)
+        return [ids, types, numbers, meteor, shown, ppl, *figures]
+    return [ids, types, numbers, meteor, best, hidden, ppl, *figures]
 
 
 def _answer_columns(turn: TurnScore) -> tuple[Any, ...]:
