@@ -73,6 +73,23 @@ def test_hand_cases(matcher):
 
 
 @needs_core
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(WORDS + ["лечу", "мчаться", "стали", "стал"]), min_size=1, max_size=7),
+    st.lists(
+        st.lists(st.sampled_from(WORDS + ["лететь", "лечить", "сталью", "стать"]), max_size=7), max_size=3
+    ),
+)
+def test_what_the_core_declines_the_engine_counts_as_the_definition(matcher, cand, variants):
+    """The compiled engine's counts of an answer against its variants are the definition's, the pairs the
+    token table declines (a general component) counted on the type graph it finds on ids."""
+    engine = accelerator._new_engine(compiled=True)
+    keys = matcher.key_functions(STAGES)
+    counts = [None if not v else counted(cand, v, matcher, STAGES) for v in variants]
+    assert engine.variant_counts_each([cand], [variants], keys) == [counts]
+
+
+@needs_core
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(st.sampled_from(WORDS + ["на", "и", "говорил", "сказал"]), min_size=1, max_size=9),

@@ -206,12 +206,17 @@ class Engine:
         self, cand: Sequence[str], variants: Texts, found: list[Counted], key_functions: Keys
     ) -> list[Counted]:
         """``found``, with the counts the compiled table declined (None for a non-empty variant) from the
-        definition."""
+        definition, on the type graph the table finds on ids where it finds one."""
         cand_counts = None
+        fast = self._fast.get(key_functions)
         for k, ref in enumerate(variants):
             if found[k] is None and ref:  # declined, or no compiled counts: the definition answers
-                cand_counts = cand_counts or counts_of(cand)
-                graph = self.links.type_graph(cand_counts, counts_of(ref), key_functions)
+                fields = fast.table.graph(cand, ref) if fast is not None else None
+                if fields is not None:
+                    graph = self.links.TypeGraph(*fields)
+                else:
+                    cand_counts = cand_counts or counts_of(cand)
+                    graph = self.links.type_graph(cand_counts, counts_of(ref), key_functions)
                 found[k] = self.counting.stage_counts(graph, len(key_functions))
         return found
 
