@@ -419,6 +419,9 @@ def test_plain_pieces_read_as_the_line_by_line_path_reads_them(monkeypatch):
         "[1, 2]",
         "{'dialog_id': 'd-000'}",
         '{"x": 1}',
+        good[0] + good[1],  # two values on one line
+        good[0] + "," + good[1],
+        '{"dialog_id": "d-000", "answers": ["' + "[{" * 40 + '", "b"]}',  # brackets in a string: not deep
     ]
     files = [
         "\n".join(good) + "\n",

@@ -445,7 +445,7 @@ def test_dialogue_lines_are_not_screened_for_mark_runs_but_answers_and_reference
     from scorer.inputs import validation
 
     screened = []
-    monkeypatch.setattr(validation, "may_hold_mark_run", lambda text: screened.append(text) or True)
+    monkeypatch.setattr(validation, "may_hold_mark_run", lambda text, *escaped: screened.append(text) or True)
     run = "\u0301" * 31
     dialogue = {"dialog_id": "d-1", "type": "Text2Text", "turns": [[{"type": "text", "content": "x" + run}]]}
     dialogues = read_reference_dialogues((json.dumps(dialogue, ensure_ascii=False) + "\n").encode())
@@ -512,3 +512,27 @@ def test_float_lists_parse_as_strict_json_does_or_not_at_all():
             raise AssertionError(f"{text!r}: parsed, but strict JSON says {exc.message}") from None
         assert repr(fast) == repr(strict) and json.dumps(fast) == json.dumps(strict), text
     assert fast_count > 300  # the usual files do take the fast path
+
+
+def test_perplexities_parsed_at_c_speed_are_judged_as_the_definition_judges_them():
+    """``ppl_output.json`` parsed as finite floats and nulls is accepted whole, without a look at each value
+    in Python, exactly when each value's own check (at least 1; null only in ``ppl_probes.json``) and the
+    counts would accept it."""
+    import random
+
+    from scorer.inputs.ppl_output import _all_good, _good_floats
+
+    rng = random.Random(11)
+    values = [1.0, 1.5, 0.999, 2.0, 1e300, 0.5, None]
+    judged = set()
+    for _ in range(3000):
+        turns = {f"d{k}": rng.randint(1, 3) for k in range(rng.randint(1, 4))}
+        value = {d: [rng.choice(values[: rng.choice([4, 7])]) for _ in range(n)] for d, n in turns.items()}
+        if rng.random() < 0.2:  # a list of another length, or another dialogue
+            victim = rng.choice(list(value))
+            value[victim if rng.random() < 0.5 else victim + "x"] = value.pop(victim)[: rng.randint(0, 4)]
+        for nulls in (False, True):
+            verdict = _good_floats(value, turns, nulls)
+            assert verdict == _all_good(value, turns, nulls), (value, turns, nulls)
+            judged.add(verdict)
+    assert judged == {True, False}

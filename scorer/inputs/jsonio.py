@@ -255,16 +255,21 @@ def iter_lines(
         report(size, size)
 
 
+#: A line of JSONL read: its 1-based number, its value and its text.
+Row = tuple[int, Any, str]
+
+
 def plain_lines(
     data: bytes, max_depth: int = MAX_DEPTH, report: Callable[[int, int], None] | None = None
-) -> Iterator[tuple[int, int, str, list[tuple[int, Any, str]]]]:
+) -> Iterator[tuple[int, int, str, list[Row], bool]]:
     """The lines of JSONL ``data`` parsed a piece at a time while they are plain: each piece, up to the first
     line start past the next report (:func:`iter_lines`' reports, at the same offsets), is valid UTF-8 with no
     CR, no blank line and no surrogate escape, and each of its lines is a JSON object alone that
     :func:`parse_json` accepts. Yields (offset after the piece, next report, the piece's text, its lines as
-    (number, value, text)); stops at the first piece that is not plain, which :func:`iter_lines` then reads
-    from the offset and line number where this stopped (``start``), line by line, and reports the end. The
-    same values, for about the cost of decoding the file (docs/performance.md)."""
+    (number, value, text), whether it holds a ``\\u`` escape); stops at the first piece that is not plain,
+    which :func:`iter_lines` then reads from the offset and line number where this stopped (``start``), line
+    by line, and reports the end. The same values, for about the cost of decoding the file
+    (docs/performance.md)."""
     pos, line = (3 if data[:3] == BOM else 0), 1
     size = len(data)
     next_report = REPORT_BYTES
@@ -274,35 +279,49 @@ def plain_lines(
         piece = _plain_piece(bytes(data[pos:cut]), max_depth, line)
         if piece is None:
             return
-        text, rows = piece
+        text, rows, escaped = piece
         reached = cut < size  # a report's offset, said once the piece's lines are taken
         next_report = cut + REPORT_BYTES if reached else next_report
         pos, line = cut, line + len(rows)
-        yield pos, next_report, text, rows
+        yield pos, next_report, text, rows, escaped
         if reached and report:
             report(cut, size)
 
 
-def _plain_piece(raw: bytes, max_depth: int, first: int) -> tuple[str, list[tuple[int, Any, str]]] | None:
+def _plain_piece(
+    raw: bytes, max_depth: int, first: int
+) -> tuple[str, list[tuple[int, Any, str]], bool] | None:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if "\r" in text or ("\\u" in text and _SURROGATE_ESCAPE.search(text) is not None):
+    escaped = "\\u" in text  # looked for once: the caller's screen for runs of marks is told
+    if "\r" in text or (escaped and _SURROGATE_ESCAPE.search(text) is not None):
         return None
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
     rows = []
+    # what parse_json does of each line, on the piece's text in place (the decoder's scanner is public, not in
+    # typeshed)
+    scan, pos = DECODER.scan_once, 0  # type: ignore[attr-defined]
     for number, line in enumerate(lines, first):
         if not line.startswith("{"):  # blank, or white space first, or not an object: line by line
             return None
+        stop = pos + len(line)
         try:
-            value = parse_json(line, max_depth, escaped=False)  # the piece has no surrogate escape
-        except JsonError:
+            value, end = scan(text, pos)
+        except (StopIteration, ValueError, RecursionError):
+            return None
+        if end != stop:  # white space or more after the value: line by line
+            return None
+        if text.count("[", pos, stop) + text.count("{", pos, stop) > max_depth and _check_tree(
+            value, max_depth, _SURROGATE.search(line) is not None
+        ):  # the raw text alone cannot show the depth is within bounds (the piece has no surrogate escape)
             return None
         rows.append((number, value, line))
-    return text, rows
+        pos = stop + 1
+    return text, rows, escaped
 
 
 _DIALOG_ID = re.compile(r'"dialog_id"\s*:\s*("(?:[^"\\\n]|\\.){1,2000}")')

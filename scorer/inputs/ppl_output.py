@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import chain
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in typeshed
 from typing import Any, cast
 
@@ -62,6 +63,8 @@ def _check(
     del data
     if text.count(",") <= _most_commas(turns):  # else it cannot be valid: straight to the located scan
         value = parse_float_lists(text, limits.max_json_depth)  # the usual file, at C speed
+        if value is not None and _good_floats(value, turns, nulls):
+            return value  # finite floats (and nulls) of the right counts, each at least 1: floats already
         if value is None:
             try:
                 value = parse_json(text, limits.max_json_depth)
@@ -104,6 +107,18 @@ def _all_good(value: dict[str, Any], turns: dict[str, int], nulls: bool = False)
         type(v) is list and len(v) == turns.get(k, -1) and all(_good(p, nulls) for p in v)
         for k, v in value.items()
     )
+
+
+def _good_floats(value: dict[str, list[float | None]], turns: dict[str, int], nulls: bool) -> bool:
+    """:func:`_all_good` of what :func:`parse_float_lists` gives (finite floats and nulls), at C speed: the
+    right lists, each as long as its dialogue, every number at least 1, and nulls only where allowed."""
+    if len(value) != len(turns) or not all(len(v) == turns.get(k, -1) for k, v in value.items()):
+        return False
+    found = list(chain.from_iterable(value.values()))
+    if None in found and not nulls:
+        return False
+    numbers = [p for p in found if p is not None] if None in found else cast(list[float], found)
+    return not numbers or min(numbers) >= 1
 
 
 def _one_per_turn(nulls: bool) -> str:

@@ -261,8 +261,9 @@ def _parsed_lines(
     report = (lambda done, size: progress(step, done, size)) if progress else None
     with contents(source) as data:
         start: tuple[int, int, int] | None = None
-        for after, next_report, text, rows in plain_lines(data, limits.max_json_depth, report):
-            marks = not screen_marks or may_hold_mark_run(text)  # a piece without a run has no line with one
+        for after, next_report, text, rows, escaped in plain_lines(data, limits.max_json_depth, report):
+            # a piece without a run has no line with one
+            marks = not screen_marks or may_hold_mark_run(text, escaped)
             for number, value, line in rows:
                 if log.full:  # as below: the rest only counts
                     state.cut = True

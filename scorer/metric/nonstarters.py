@@ -86,14 +86,15 @@ def _mark_pattern(astral: bool) -> re.Pattern[str]:
     return re.compile(_mark_class(astral))
 
 
-def may_hold_mark_run(json_text: str) -> bool:
+def may_hold_mark_run(json_text: str, escaped: bool | None = None) -> bool:
     """False when no string of the JSON text ``json_text`` can hold a run :func:`long_mark_run` finds: the
     text has no ``\\u`` escape (each string is then a piece of it, verbatim) and no such run itself.
+    ``escaped``: whether the text holds a ``\\u``, when the caller knows (None: it is searched for).
 
     A run of more than :data:`MAX_COMBINING_RUN` marks covers one character in every
     ``MAX_COMBINING_RUN + 1``, so those characters are looked at first: a text without a mark among them
     holds no run, and only a text with one is searched whole."""
-    if "\\u" in json_text:
+    if ("\\u" in json_text) if escaped is None else escaped:
         return True
     sample = json_text[:: MAX_COMBINING_RUN + 1]
     # a sample without a character beyond U+FFFF is searched with the Basic Multilingual Plane's bitmap class
