@@ -145,3 +145,32 @@ def test_a_version_without_one_dist_info_folder_is_asked_of_importlib_metadata(t
     assert morphology.installed_version("pkg", "pkg-dist") == "9.9" and asked == ["pkg-dist"]
     (tmp_path / "site" / "pkg_dist-2.0.dist-info").rmdir()
     assert morphology.installed_version("pkg", "pkg-dist") == "1.0" and asked == ["pkg-dist"]
+
+
+def test_a_piece_of_answers_asks_the_word_store_once_a_stage_for_the_words_nobody_knows(
+    rwn, tmp_path, monkeypatch
+):
+    """Before a piece of answers is scored, the word store is asked, in one query a stage, for the words
+    neither the memos nor ``known`` (the engine's token table) hold, each once; the keys found then serve
+    the stages without the morphology."""
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    first = fresh(rwn)
+    for token in ("лечу", "стали", "кот", "дом"):
+        first.keys("lemma", token), first.keys("synonym", token)
+    first.save(keep={"дом"})  # the other words go to the word store
+    warm = fresh(rwn)
+    asked = []
+    store_get = token_cache.TokenStore.get_many
+    monkeypatch.setattr(
+        token_cache.TokenStore,
+        "get_many",
+        lambda self, stage, tokens: asked.append((stage, sorted(tokens))) or store_get(self, stage, tokens),
+    )
+    stages = ("exact", "lemma", "synonym")
+    warm.prefetch([["лечу", "кот", "дом", "лечу"], ["стали", "кот"]], stages, known={"кот": 0})
+    assert asked == [("lemma", ["лечу", "стали"]), ("synonym", ["лечу", "стали"])]  # дом: the token cache's
+    monkeypatch.setattr(morphology, "analyse", lambda token: pytest.fail(f"pymorphy3 asked for {token!r}"))
+    assert warm.lemmas["лечу"] == frozenset({"лететь", "лечить"})
+    asked.clear()
+    warm.prefetch([["лечу", "стали", "дом"]], stages)  # known now, from the store
+    assert asked == [("lemma", []), ("synonym", [])]

@@ -191,7 +191,9 @@ class Work(NamedTuple):
         )
         # the kept keys of this piece's words that the token cache (the reference data's words) lacks, in a
         # few queries of the word store rather than one a word
-        self.metric.matcher.prefetch(cands, self.metric.params.stages)
+        stages = self.metric.params.stages
+        known = self.metric.engine.known_tokens(self.metric.matcher.key_functions(stages))
+        self.metric.matcher.prefetch(cands, stages, known)
         return best_variants(
             cands,
             self.variants[start:stop],

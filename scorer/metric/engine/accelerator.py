@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
@@ -165,6 +165,12 @@ class Engine:
                 FastCounts(self.id_counts, key_functions) if self.id_counts and _led(key_functions) else None
             )
         return self._fast[key_functions]
+
+    def known_tokens(self, key_functions: Keys) -> Mapping[str, int] | None:
+        """The tokens the compiled token table for these key functions holds (their ids, by token), whose keys
+        it needs no more; None on the pure engine."""
+        fast = self.fast_counts(key_functions)
+        return None if fast is None else fast.table.ids
 
     def variant_counts(self, cand: Sequence[str], variants: Texts, key_functions: Keys) -> list[Counted]:
         return self.variant_counts_each([cand], [variants], key_functions)[0]
