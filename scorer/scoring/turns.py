@@ -78,6 +78,7 @@ def score_turns(
         known = words_of(variant for turn in variants for variant in turn)
         pieces = (learners - 1) * PIECES_PER_JOB
         tokenised: list[list[str]] = []
+        own_types: list[str] = []
 
         def learn_here(k: int, share: list[str]) -> None:
             _compute_keys(metric, share)
@@ -85,19 +86,14 @@ def score_turns(
         def learnt_there(k: int, new_keys: tuple[Any, ...]) -> None:
             metric.matcher.absorb(*new_keys)
 
+        def answers_read() -> None:
+            tokenised.extend([tokenise(a) for a in answers])
+            own_types.extend(sorted(set().union(*tokenised).difference(known)))
+
         with WorkerPool(learners - 1, Work(answers, None, variants, metric), _fresh_keys) as pool:
-            # the workers learn the references' types while this process tokenises the answers; then the
-            # types only the answers have are shared out the same way
-            shared(
-                pool,
-                _dealt(sorted(known), pieces),
-                0,
-                learn_here,
-                _keys_of,
-                learnt_there,
-                meanwhile=lambda: tokenised.extend([tokenise(a) for a in answers]),
-            )
-            own_types = sorted(set().union(*tokenised) - known)
+            # the workers learn the references' types while this process tokenises the answers and finds the
+            # types only they have; then those are shared out the same way
+            shared(pool, _dealt(sorted(known), pieces), 0, learn_here, _keys_of, learnt_there, answers_read)
             shared(pool, _dealt(own_types, pieces), 0, learn_here, _keys_of, learnt_there)
         tokens = tokenised
     work = Work(answers, tokens, variants, metric)
