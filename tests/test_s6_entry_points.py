@@ -104,13 +104,19 @@ def test_a_zip_alone_in_the_upload_folder_is_the_upload(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_the_command_lines_process_exits_with_mains_code_and_the_collector_on():
-    """``run()`` leaves through the interpreter's normal exit (exit handlers, streams flushed) with main's
-    code;
-    the cycle collector is paused only while a run scores, never for the whole process."""
-    code = "import gc, scorer.cli as c\nc.main = lambda: print(gc.isenabled()) or 7\nc.run()\n"
+def test_the_command_lines_process_exits_with_mains_code_and_the_collector_on(tmp_path):
+    """``run()`` ends its process with main's code once the exit handlers have run (a temporary folder
+    removed) and the streams are flushed (what the handlers print too); the cycle collector is paused only
+    while a run scores, never for the whole process."""
+    code = (
+        "import atexit, gc, sys, tempfile, scorer.cli as c\n"
+        f"kept = tempfile.TemporaryDirectory(dir={str(tmp_path)!r})\n"
+        "atexit.register(lambda: print('handler', file=sys.stderr) or print('bye'))\n"
+        "c.main = lambda: print(gc.isenabled()) or 7\nc.run()\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert (done.stdout, done.returncode) == ("True\n", 7)
+    assert (done.stdout, done.stderr, done.returncode) == ("True\nbye\n", "handler\n", 7)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_commands_module_that_fails_to_import_is_an_internal_error(tmp_path, monkeypatch, capsys):
