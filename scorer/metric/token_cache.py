@@ -177,7 +177,7 @@ class TokenStore:
             (stage, token, _SEPARATOR.join(sorted(keys)))
             for stage, table in found.items()
             for token, keys in table.items()
-            if all(_SEPARATOR not in key for key in keys)
+            if _SEPARATOR not in "".join(keys)  # no key holds the separator
         ]
         connection = self._open()
         if not rows or connection is None or not self._writable or not side_files_own(self.path):

@@ -22,6 +22,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from scorer.inputs.config import AuditSettings
@@ -230,14 +231,14 @@ def audit_submission(
     a token; ``checked``, when the organizer recomputed some turns, the (reported, recomputed) pairs;
     ``probed``, when ``run`` probed some turns, the (own, probe) perplexity pairs."""
     n = len(ppl)
-    ones = sum(1 for p in ppl if p == 1.0)
+    ones = ppl.count(1.0)  # each compared as p == 1.0
     distinct = len(set(ppl))
-    logs = [math.log(p) for p in ppl]
-    pairs = [(lp, m) for lp, m, t in zip(logs, meteor, has_tokens) if t]
-    rho = spearman([a for a, _ in pairs], [b for _, b in pairs]) if len(pairs) >= MIN_RHO_TURNS else None
+    logs = list(map(math.log, ppl))
+    xs, ys = list(compress(logs, has_tokens)), list(compress(meteor, has_tokens))  # the turns with a token
+    rho = spearman(xs, ys) if len(xs) >= MIN_RHO_TURNS else None
     low = high = None
     if rho is not None:
-        low, high = fisher_interval(rho, len(pairs))
+        low, high = fisher_interval(rho, len(xs))
     flags: list[Flag] = []
     at_one = ones / n if n else 0.0
     if n and at_one > settings.max_share_at_one:
@@ -258,18 +259,19 @@ def audit_submission(
                 "placeholder value rather than the model's",
             )
         )
-    if rho is not None and low is not None and len(pairs) >= MIN_RHO_FLAG_TURNS and low > 0:
+    if rho is not None and low is not None and len(xs) >= MIN_RHO_FLAG_TURNS and low > 0:
         flags.append(
             Flag(
                 "ppl_against_meteor",
                 f"perplexity rises with METEOR (Spearman rho {rho:.3f}, 95% interval "
-                f"[{low:.3f}, {high:.3f}] over {_count(len(pairs), 'turn')}): a model "
+                f"[{low:.3f}, {high:.3f}] over {_count(len(xs), 'turn')}): a model "
                 "usually finds likelier the answers closest to the references; "
                 "the values may be inverted, shuffled or another model's",
             )
         )
-    confident = [m for p, m in zip(ppl, meteor) if p <= settings.confident_ppl]
-    unfounded = sum(1 for m in confident if m < settings.confident_meteor)
+    confident_ppl, confident_meteor = settings.confident_ppl, settings.confident_meteor
+    confident = [m for p, m in zip(ppl, meteor) if p <= confident_ppl]
+    unfounded = sum(1 for m in confident if m < confident_meteor)
     overconfident = unfounded / len(confident) if confident else None
     if (
         overconfident is not None
@@ -284,7 +286,7 @@ def audit_submission(
                 "the answers do not show; values just above 1 without a model, or perplexities scaled down",
             )
         )
-    inconclusive = _inconclusive(n, distinct, len(pairs), rho, len(confident))
+    inconclusive = _inconclusive(n, distinct, len(xs), rho, len(confident))
     audit = Audit(
         n,
         at_one,
@@ -292,7 +294,7 @@ def audit_submission(
         rho,
         low,
         high,
-        len(pairs),
+        len(xs),
         median_log_ppl=statistics.median(logs) if logs else None,
         confident_turns=len(confident),
         overconfident_share=overconfident,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 
 from scorer.errors import Issue
 from scorer.inputs.config import Config, source_of
@@ -157,14 +158,22 @@ def _records(
         if start:
             tell(AGGREGATING, start, total)
         stop = start + REPORT_TURNS
-        for (dialogue, turn), (best, s), answer in zip(
-            keys[start:stop], scored[start:stop], answers[start:stop]
-        ):
-            p = ppl[dialogue.dialog_id][turn]
-            turns.append(
-                TurnScore(dialogue.dialog_id, dialogue.type, turn, s.score, best, hm(p), p, answer, s)
-            )
+        perplexities = [ppl[dialogue.dialog_id][turn] for dialogue, turn in keys[start:stop]]
+        turns += map(
+            _turn_score,
+            [
+                (dialogue.dialog_id, dialogue.type, turn, s.score, best, hm(p), p, answer, s)
+                for (dialogue, turn), (best, s), answer, p in zip(
+                    keys[start:stop], scored[start:stop], answers[start:stop], perplexities
+                )
+            ],
+        )
     return turns
+
+
+#: A :class:`TurnScore` made of a tuple of its fields in order (what ``TurnScore(*fields)`` makes, without a
+#: call of its ``__new__`` a turn).
+_turn_score = partial(tuple.__new__, TurnScore)
 
 
 def _explained(
