@@ -358,3 +358,14 @@ def test_column_texts_are_str_of_each_value():
     for column in [[0.0, 0.5, 0.5, 0.0, 0.0], [-0.0, -0.0, -0.0, 0.5, 0.5], *columns]:
         assert list(column_texts(tuple(column), shared)) == [str(v) for v in column], column
     assert shared  # it was used
+
+
+def test_a_column_of_plain_ids_is_written_as_it_is_and_any_other_id_goes_cell_by_cell():
+    """details.csv checks a chunk's distinct ids in one search: when every one is plain it is its own cell;
+    one id that is not (a line end, empty, a formula's first character, a comma, a letter outside ASCII)
+    sends the chunk cell by cell, where each id is made a safe cell."""
+    from scorer.outputs.report import _all_plain
+
+    assert _all_plain(["d-0001", "d_2", "d-0001", "A.b-3"])
+    for odd in ["a\nb", "", "-x", "+1", "=A1", "@y", "x,y", 'q"', "тире", " a", "a ", "a\r"]:
+        assert not _all_plain(["d-0001", odd, "d-0002"]), odd

@@ -23,6 +23,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import eq, le
 from pathlib import Path
 from typing import Any
 
@@ -114,15 +115,18 @@ def _well_formed(content: Any) -> bool:
         return False
     if spans is None or type(spans) is not dict or type(tokens) is not dict:
         return spans is None and tokens is None
-    if not spans.keys() == tokens.keys() == turns.keys() or any(
-        len(t) != turns[d] for d, t in tokens.items()
+    if not spans.keys() == tokens.keys() == turns.keys() or not all(
+        map(eq, map(len, tokens.values()), map(turns.__getitem__, tokens))
     ):
         return False
-    for span in spans.values():
-        if type(span) is not tuple or tuple(map(type, span)) != (int, int, bytes):
-            return False
-        if not 0 <= span[0] <= span[1] or len(span[2]) != 32:
-            return False
+    found = list(spans.values())  # (start, stop, digest) each, checked a column at a time
+    if not set(map(type, found)) <= {tuple} or not set(map(len, found)) <= {3}:
+        return False
+    starts, stops, digests = zip(*found) if found else ((), (), ())
+    if not set(map(type, starts)) | set(map(type, stops)) <= {int} or not set(map(type, digests)) <= {bytes}:
+        return False
+    if min(starts, default=0) < 0 or not all(map(le, starts, stops)) or not set(map(len, digests)) <= {32}:
+        return False
     per_turn = list(chain.from_iterable(tokens.values()))
     variants = list(chain.from_iterable(per_turn))
     if not set(map(type, chain(tokens.values(), per_turn, variants))) <= {list} or not all(

@@ -137,7 +137,8 @@ def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
             progress(step, start, total)
         ids, *others = detail_values(result, start, start + ROWS_PER_REPORT)
         if ids:
-            columns = [list(map(id_cells.__getitem__, ids)), *(column_texts(c, floats) for c in others)]
+            cells = ids if _all_plain(ids) else list(map(id_cells.__getitem__, ids))
+            columns = [cells, *(column_texts(c, floats) for c in others)]
             parts.append("\n".join(map(",".join, zip(*columns))) + "\n")
     if progress:
         progress(step, total, total)
@@ -156,6 +157,18 @@ class _IdCells(dict[str, str]):
 #: An id of ASCII letters, digits, ``_``, ``.`` and ``-`` that begins with a letter, a digit or ``_``: neither
 #: ``csv_cell`` (no formula start, nothing to escape) nor the ``csv`` module (nothing to quote) changes it.
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+def _all_plain(dialog_ids: Sequence[str]) -> bool:
+    """Whether every id is plain (:data:`_PLAIN_ID`), its own cell: the distinct ids searched in one go, a
+    line each (an id holding a line end would make two lines)."""
+    distinct = dict.fromkeys(dialog_ids)
+    lines = "\n".join(distinct) + "\n"
+    return lines.count("\n") == len(distinct) and _PLAIN_IDS.fullmatch(lines) is not None
+
+
+#: Lines of plain ids (:data:`_PLAIN_ID`, which holds no line end).
+_PLAIN_IDS = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.\-]*\n)+")
 
 
 def _csv_text(text: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from scorer.inputs.contract import DIALOGUE_TYPES
@@ -81,13 +82,12 @@ def dialogue_figures(turns: Sequence[TurnScore]) -> DialogueFigures:
     """The figures of one dialogue, from its turns (at least one): the one place a dialogue's means are
     taken, for aggregation, the bootstrap, correlation and the frames alike."""
     first = turns[0]
-    return DialogueFigures(
-        first.dialog_id,
-        first.type,
-        len(turns),
-        mean([t.meteor for t in turns]),
-        mean([t.hidden_metric for t in turns]),
-    )
+    return _figures((first.dialog_id, first.type, len(turns), mean([t.meteor for t in turns]),
+                     mean([t.hidden_metric for t in turns])))  # fmt: skip
+
+
+#: A :class:`DialogueFigures` made of a tuple of its fields in order, without a call of its ``__new__``.
+_figures = partial(tuple.__new__, DialogueFigures)
 
 
 def by_dialogue(turns: Sequence[TurnScore]) -> dict[str, list[TurnScore]]:
