@@ -29,7 +29,7 @@ cdef class KeyTable:
     cpdef tuple export(self, object skip)
 
     @cython.locals(S=Py_ssize_t, n=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, ids=dict, kv="int[::1]",
-                   sv="int[::1]", lv="int[::1]")
+                   sv="int[::1]", lv="int[::1]", mask="unsigned long long[::1]")
     cpdef bint restore(self, list tokens, bytes start, bytes length, bytes data, Py_ssize_t n_keys) except -1
 
     @cython.locals(nc=Py_ssize_t, found=list)
