@@ -221,21 +221,26 @@ class Stop:
 
     def exit(self, code: int) -> None:
         """End the command line's process with ``code``, a stopped run's too, SIGINT and SIGTERM ignored by
-        the kernel itself meanwhile: the exit handlers run (``atexit``: temporary folders removed, child
-        processes joined), the standard streams flushed where they can be, then the process ended at once
-        (``os._exit``). The interpreter's finalization, which would free one by one the objects a run
-        leaves (13 ms at 20,000 turns, docs/performance.md), and the C library's exit are skipped: no file
-        is open by then, every output is written, closed and made durable."""
+        the kernel itself meanwhile, in the steps of the interpreter's own exit: the threads joined (a run
+        leaves none), the exit handlers run (``atexit``: temporary folders removed, child processes joined),
+        the standard streams flushed (one that cannot be makes the code 120, as the interpreter's exit
+        does), then the process ended at once (``os._exit``). The interpreter's finalization, which would
+        free one by one the objects a run leaves (13 ms at 20,000 turns, docs/performance.md), and the C
+        library's exit are skipped: every output is written, closed and made durable by then, and the
+        caches' database committed."""
         for sig in SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         self.state = EXITING
+        threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter's exit runs first
         atexit._run_exitfuncs()
-        for stream in (sys.stdout, sys.stderr):  # after the handlers, as the interpreter's exit does
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):  # closed, full, or no stream at all
-                pass
-        os._exit(code)
+        flushed = True
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None and not getattr(stream, "closed", False):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001  closed underneath, full, or gone: as the interpreter
+                    flushed = False
+        os._exit(code if flushed else 120)
 
 
 #: The process's stop. What it holds is the runner's list of held signals, which ``python -m scorer.runner``

@@ -422,6 +422,7 @@ def test_plain_pieces_read_as_the_line_by_line_path_reads_them(monkeypatch):
         good[0] + good[1],  # two values on one line
         good[0] + "," + good[1],
         '{"dialog_id": "d-000", "answers": ["' + "[{" * 40 + '", "b"]}',  # brackets in a string: not deep
+        '{"dialog_id": "d-000", "answers": ["' + "[" * 600 + '", "b"]}',  # more than a piece's lines hold
     ]
     files = [
         "\n".join(good) + "\n",

@@ -115,17 +115,14 @@ def decode_value(text: str, pos: int) -> tuple[Any, int]:
         raise JsonError(f"not valid JSON: {shorten(str(exc), 100)}", pos) from None
 
 
-def parse_json(text: str, max_depth: int = MAX_DEPTH, *, escaped: bool | None = None) -> Any:
-    """Parse one JSON document strictly; raises :class:`JsonError`. ``escaped``: whether the text may hold
-    a surrogate escape (``\\ud800``), None to search it; False from a caller that searched a whole piece of
-    text at once (:func:`plain_lines`)."""
+def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse one JSON document strictly; raises :class:`JsonError`."""
     start = skip_ws(text, 0)
     value, end = decode_value(text, start)
     end = skip_ws(text, end)
     if end != len(text):
         raise JsonError("not valid JSON: extra data after the value", end)
-    if escaped is None:
-        escaped = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None
+    escaped = "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None  # a surrogate escape possible
     if (
         escaped or text.count("[") + text.count("{") > max_depth
     ):  # the raw text alone cannot show both checks pass
@@ -255,6 +252,10 @@ def iter_lines(
         report(size, size)
 
 
+#: The most brackets a line read a piece at a time may hold (one with more is read line by line, as is the
+#: rest of the file): half Python's default recursion limit, so no line read here nests deep enough to reach
+#: it.
+_PLAIN_DEPTH = 500
 #: A line of JSONL read: its 1-based number, its value and its text.
 Row = tuple[int, Any, str]
 
@@ -309,16 +310,17 @@ def _plain_piece(
         if not line.startswith("{"):  # blank, or white space first, or not an object: line by line
             return None
         stop = pos + len(line)
+        brackets = text.count("[", pos, stop) + text.count("{", pos, stop)
+        if brackets > _PLAIN_DEPTH:  # deep enough for the recursion limit to matter: line by line, where the
+            return None  # scanner meets it at the depth it always has (it runs a few frames shallower here)
         try:
             value, end = scan(text, pos)
         except (StopIteration, ValueError, RecursionError):
             return None
         if end != stop:  # white space or more after the value: line by line
             return None
-        if text.count("[", pos, stop) + text.count("{", pos, stop) > max_depth and _check_tree(
-            value, max_depth, _SURROGATE.search(line) is not None
-        ):  # the raw text alone cannot show the depth is within bounds (the piece has no surrogate escape)
-            return None
+        if brackets > max_depth and _check_tree(value, max_depth, _SURROGATE.search(line) is not None):
+            return None  # its raw text cannot show the depth within bounds (no surrogate escape in the piece)
         rows.append((number, value, line))
         pos = stop + 1
     return text, rows, escaped

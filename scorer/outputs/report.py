@@ -123,7 +123,8 @@ def details_csv(result: ScoreResult, progress: Progress | None = None) -> bytes:
     The rows are written a column at a time and joined directly: every cell but the first is a number, a
     boolean, "" or one of the four type names, which CSV writes as ``str`` gives them, unquoted
     (:func:`column_texts`, each distinct float's text made once for every column); the one text from an
-    upload, the dialog_id, is made a safe cell (``csv_cell``) and written by the ``csv`` module once an id
+    upload, the dialog_id, is its own cell when it is plain (:func:`_all_plain`, the chunk's ids searched at
+    once), else made a safe cell (``csv_cell``) and written by the ``csv`` module, once an id
     (docs/performance.md). ``progress("writing details.csv", done, total)`` hears the rows written."""
     header = io.StringIO()
     csv.writer(header, lineterminator="\n").writerow(detail_columns(result.audience))
