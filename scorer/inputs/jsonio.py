@@ -289,9 +289,7 @@ def plain_lines(
             report(cut, size)
 
 
-def _plain_piece(
-    raw: bytes, max_depth: int, first: int
-) -> tuple[str, list[tuple[int, Any, str]], bool] | None:
+def _plain_piece(raw: bytes, max_depth: int, first: int) -> tuple[str, list[Row], bool] | None:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -302,7 +300,7 @@ def _plain_piece(
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    rows = []
+    rows: list[Row] = []
     # what parse_json does of each line, on the piece's text in place (the decoder's scanner is public, not in
     # typeshed)
     scan, pos = DECODER.scan_once, 0  # type: ignore[attr-defined]

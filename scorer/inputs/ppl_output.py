@@ -114,11 +114,12 @@ def _good_floats(value: dict[str, list[float | None]], turns: dict[str, int], nu
     right lists, each as long as its dialogue, every number at least 1, and nulls only where allowed."""
     if len(value) != len(turns) or not all(len(v) == turns.get(k, -1) for k, v in value.items()):
         return False
-    found = list(chain.from_iterable(value.values()))
-    if None in found and not nulls:
-        return False
-    numbers = [p for p in found if p is not None] if None in found else cast(list[float], found)
-    return not numbers or min(numbers) >= 1
+    numbers = list(chain.from_iterable(value.values()))
+    if None in numbers:
+        if not nulls:
+            return False
+        numbers = [p for p in numbers if p is not None]
+    return not numbers or min(cast(list[float], numbers)) >= 1
 
 
 def _one_per_turn(nulls: bool) -> str:

@@ -390,12 +390,6 @@ class MeteorRu:
         fast = self.engine.fast_counts(self.matcher.key_functions(self.params.stages))
         if path is None or fast is None:
             return  # no file to keep it in, or no table (the pure engine)
-        unanalysed = dict(self.matcher.unanalysed)
-        skip: Container[str] = unanalysed
-        if isinstance(vocabulary, (set, frozenset)):  # the tokens outside it, found at C speed
-            skip = frozenset(fast.table.tokens).difference(vocabulary).union(unanalysed)
-        elif vocabulary is not None:
-            skip = _Outside(vocabulary, unanalysed)
         more = sorted(
             t
             for t in set().union(*(memo.added for memo in self.matcher.memos.values()))
@@ -403,6 +397,11 @@ class MeteorRu:
         )
         if not more and not fast.grew(vocabulary):
             return  # nothing new to keep
+        # left out: the tokens the morphology could not analyse, and with a vocabulary the table's tokens
+        # outside it (those of ``more``, interned next, are all in it)
+        skip = set(self.matcher.unanalysed)
+        if vocabulary is not None:
+            skip.update(t for t in fast.table.tokens if t not in vocabulary)
         table = fast.stored(skip, more)
         if table is not None:
             token_cache.save_table(path, table)
@@ -411,16 +410,6 @@ class MeteorRu:
         """Where the token table is kept, beside the matcher's token cache; None when it keeps nothing."""
         cache = self.matcher.cache_file
         return token_cache.table_path(cache, self.params.stages) if cache is not None else None
-
-
-class _Outside:
-    """The tokens a token table leaves out: those not in ``keep``, and those in ``skip``."""
-
-    def __init__(self, keep: Container[str], skip: Container[str]):
-        self.keep, self.skip = keep, skip
-
-    def __contains__(self, token: object) -> bool:
-        return token not in self.keep or token in self.skip
 
 
 #: What :func:`meteor_ru` keeps for its later calls, as its docstring says: the thesaurus loaded from each

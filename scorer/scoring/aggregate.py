@@ -82,8 +82,8 @@ def dialogue_figures(turns: Sequence[TurnScore]) -> DialogueFigures:
     """The figures of one dialogue, from its turns (at least one): the one place a dialogue's means are
     taken, for aggregation, the bootstrap, correlation and the frames alike."""
     first = turns[0]
-    return _figures((first.dialog_id, first.type, len(turns), mean([t.meteor for t in turns]),
-                     mean([t.hidden_metric for t in turns])))  # fmt: skip
+    meteor, hidden_metric = mean([t.meteor for t in turns]), mean([t.hidden_metric for t in turns])
+    return _figures((first.dialog_id, first.type, len(turns), meteor, hidden_metric))
 
 
 #: A :class:`DialogueFigures` made of a tuple of its fields in order, without a call of its ``__new__``.
