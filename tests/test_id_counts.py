@@ -231,3 +231,12 @@ def test_forced_on_long_texts_against_the_alignment(module):
                 assert got == (len(aligned.links), aligned.chunks)
                 answered += 1
     assert answered >= 60
+
+
+def test_unknown_tokens_are_the_distinct_ones_not_interned_in_the_order_first_met(module):
+    keys = {f"t{k}": [{f"k{k}"}, {f"s{k}"}] for k in range(10)}
+    table = table_for(keys, module)
+    assert table.unknown([["t3", "t1", "t3"], [], ["t9", "t1", "t2"]]) == ["t3", "t1", "t9", "t2"]
+    assert pair_counts(table, ["t1", "t2"], ["t3"]) is not None  # interns t1, t2 and t3
+    assert table.unknown([["t3", "t1", "t3"], [], ["t9", "t1", "t2", "t0"]]) == ["t9", "t0"]
+    assert table.unknown(()) == []

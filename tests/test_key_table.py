@@ -54,6 +54,16 @@ def test_a_restored_table_counts_as_the_one_it_was_exported_from(module):
         assert pair_counts(copy, cand, ref) == pair_counts(table, cand, ref), (cand, ref)
 
 
+def test_a_restored_table_grows_past_its_restored_size_and_keeps_what_it_held(module):
+    table = filled(module)
+    copy = module.KeyTable(2, lambda token: copy.add(token, [[N_KEYS], [N_KEYS + 1]]))
+    assert copy.restore(*table.export(()), N_KEYS)
+    assert pair_counts(copy, ["новое", "кот"], ["другое", "кот"]) == [1, 1, 0]  # both new, one key: lemma
+    assert copy.n_tokens == len(KEYS) + 2
+    for cand, ref in every_pair():
+        assert pair_counts(copy, cand, ref) == pair_counts(table, cand, ref), (cand, ref)
+
+
 def test_an_export_leaves_out_the_tokens_asked(module):
     table = filled(module)
     tokens, start, length, data = table.export({"кошка", "дом"})

@@ -167,10 +167,10 @@ def test_a_piece_of_answers_asks_the_word_store_once_a_stage_for_the_words_nobod
         lambda self, stage, tokens: asked.append((stage, sorted(tokens))) or store_get(self, stage, tokens),
     )
     stages = ("exact", "lemma", "synonym")
-    warm.prefetch([["лечу", "кот", "дом", "лечу"], ["стали", "кот"]], stages, known={"кот": 0})
+    warm.prefetch(["лечу", "дом", "стали"], stages)  # the words a piece holds that the engine may ask for
     assert asked == [("lemma", ["лечу", "стали"]), ("synonym", ["лечу", "стали"])]  # дом: the token cache's
     monkeypatch.setattr(morphology, "analyse", lambda token: pytest.fail(f"pymorphy3 asked for {token!r}"))
     assert warm.lemmas["лечу"] == frozenset({"лететь", "лечить"})
     asked.clear()
-    warm.prefetch([["лечу", "стали", "дом"]], stages)  # known now, from the store
+    warm.prefetch(["лечу", "стали", "дом"], stages)  # known now, from the store
     assert asked == [("lemma", []), ("synonym", [])]

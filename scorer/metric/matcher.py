@@ -10,7 +10,7 @@ the persistent token cache (:mod:`scorer.metric.token_cache`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Collection, Container
 from pathlib import Path
 from typing import Any
 
@@ -102,19 +102,13 @@ class Matcher:
         function = self.key_function(stage)
         return frozenset((token,)) if function is None else function(token)
 
-    def prefetch(
-        self, texts: Iterable[Iterable[str]], stages: tuple[str, ...], known: Mapping[str, Any] | None = None
-    ) -> None:
-        """Look up, in one query a stage, the kept keys of every token of ``texts`` (tokenised) that the
-        memos of ``stages`` do not know yet: the words of a piece of answers, before the piece is scored
-        (``scoring.turns``), so that the word store is not asked once a word. ``known``: the tokens whose
-        keys are needed no more (the engine's token table holds them), left out first, at C speed."""
+    def prefetch(self, tokens: Collection[str], stages: tuple[str, ...]) -> None:
+        """Look up, in one query a stage, the kept keys of the distinct ``tokens`` the memos of ``stages`` do
+        not know yet: the words of a piece of answers the engine may still ask for, before the piece is
+        scored (``scoring.turns``), so that the word store is not asked once a word."""
         if self._store is None:
             return
-        wanted: set[str] = set().union(*texts)
-        if known is not None:
-            wanted = wanted.difference(known)  # a dict: each of the piece's tokens looked up, not each of it
-        lacking: list[str] | None = None
+        lacking: Collection[str] | None = None
         for stage in stages:
             if stage_plan((stage,))[0].keys is None:
                 continue
@@ -122,7 +116,7 @@ class Matcher:
             if memo.stored is not None:
                 # the words the first such stage lacks are the ones a later one may lack too (the caches keep
                 # a word's keys at every stage; one a later stage still lacks is looked up when it is met)
-                lacking = [token for token in (wanted if lacking is None else lacking) if token not in memo]
+                lacking = [token for token in (tokens if lacking is None else lacking) if token not in memo]
                 memo.update(self._store.get_many(stage, lacking))
 
     def take_new(self) -> tuple[dict[str, dict[str, frozenset[str]]], dict[str, str]]:

@@ -188,8 +188,8 @@ class Work(NamedTuple):
         # the kept keys of this piece's words that the token cache (the reference data's words) lacks, in a
         # few queries of the word store rather than one a word
         stages = self.metric.params.stages
-        known = self.metric.engine.known_tokens(self.metric.matcher.key_functions(stages))
-        self.metric.matcher.prefetch(cands, stages, known)
+        unknown = self.metric.engine.unknown_tokens(cands, self.metric.matcher.key_functions(stages))
+        self.metric.matcher.prefetch(unknown, stages)
         return best_variants(
             cands,
             self.variants[start:stop],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Sequence
 from functools import lru_cache
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
@@ -166,11 +166,11 @@ class Engine:
             )
         return self._fast[key_functions]
 
-    def known_tokens(self, key_functions: Keys) -> Mapping[str, int] | None:
-        """The tokens the compiled token table for these key functions holds (their ids, by token), whose keys
-        it needs no more; None on the pure engine."""
+    def unknown_tokens(self, texts: Texts, key_functions: Keys) -> Collection[str]:
+        """The distinct tokens of ``texts`` whose keys the engine may still ask for: on the compiled engine
+        those its token table for these key functions has not interned (found at C speed), else all."""
         fast = self.fast_counts(key_functions)
-        return None if fast is None else fast.table.ids
+        return set().union(*texts) if fast is None else fast.table.unknown(texts)
 
     def variant_counts(self, cand: Sequence[str], variants: Texts, key_functions: Keys) -> list[Counted]:
         return self.variant_counts_each([cand], [variants], key_functions)[0]

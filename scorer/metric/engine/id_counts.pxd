@@ -25,6 +25,9 @@ cdef class KeyTable:
     @cython.locals(numbered=list)
     cpdef Py_ssize_t add_keys(self, str token, list keys_by_stage, dict key_ids) except -1
 
+    @cython.locals(ids=dict, found=dict)
+    cpdef list unknown(self, object texts)
+
     @cython.locals(S=Py_ssize_t, i=Py_ssize_t, kept=list)
     cpdef tuple export(self, object skip)
 

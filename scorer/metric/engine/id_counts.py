@@ -29,9 +29,11 @@ MAX_TYPE_PAIRS = 65536
 MASK_WORDS = 4
 
 
-def _grown(typecode: str, old: Ints, used: int, needed: int) -> array:
-    """A new array of at least ``needed`` items holding ``old[:used]``, then zeros."""
-    new = array(typecode, old[:used])
+def _grown(typecode: str, old: Any, used: int, needed: int) -> array:
+    """A new array of at least ``needed`` items holding ``old[:used]``, then zeros. ``old`` is an array, or
+    compiled a typed memoryview of one (read an item at a time by Python: its items are copied as bytes)."""
+    new = array(typecode)
+    new.frombytes(memoryview(old)[:used].tobytes())
     new.frombytes(bytes(new.itemsize * (max(needed, 2 * len(old)) - used)))
     return new
 
@@ -117,6 +119,16 @@ class KeyTable:
         for keys in keys_by_stage:
             numbered.append(sorted([key_ids.setdefault(key, len(key_ids)) for key in keys]))
         return self.add(token, numbered)
+
+    def unknown(self, texts: Sequence[Sequence[str]]) -> list[str]:
+        """The distinct tokens of ``texts`` not interned yet, in the order first met."""
+        ids = self.ids
+        found: dict[str, None] = {}
+        for text in texts:
+            for token in text:
+                if token not in ids and token not in found:
+                    found[token] = None
+        return list(found)
 
     def export(self, skip: Container[str]) -> tuple[list[str], bytes, bytes, bytes]:
         """The interned tokens, except those in ``skip``, in id order, with their keys as :meth:`restore`
