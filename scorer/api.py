@@ -136,11 +136,11 @@ def score_submission(
     for ``--config``), ``thesaurus``, ``synonyms``, ``jobs`` and ``progress`` (:class:`RunOptions`).
     """
     options = RunOptions.of(options, config, thesaurus, synonyms, jobs, progress)
-    with no_cycle_collection(), Run.opening(data_dir, options, progress=options.progress, index=True) as run:
+    opened = Run.opening(data_dir, options, progress=options.progress, index=True, learn=True)
+    with no_cycle_collection(), opened as run:
         valid = run.validate(
             submission, ppl, probes=audience.audit, named=audience.organizer, progress=options.progress
         )
-    with no_cycle_collection():
         checked = run.ppl_check(ppl_check)
         return run.score(
             valid,

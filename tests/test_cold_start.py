@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 import pytest
@@ -18,6 +19,8 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
 from scorer.metric.text import tokenise
 from scorer.scoring import turns
+from scorer.scoring.run import Run
+from scorer.workers import WorkerPool
 
 ANSWERS = ["кот спит дома", "собака лает громко", "мы летим домой", "кошка лечит кота", "дом стоит"]
 REFERENCES = [
@@ -129,6 +132,61 @@ def test_a_run_from_an_empty_cache_on_two_processes_matches_one_and_fills_the_ca
 
 
 @pytest.mark.slow
+def test_the_run_s_worker_learns_the_reference_types_from_when_the_data_is_read(tmp_path, monkeypatch):
+    """From an empty cache on two processes, the worker that built the index learns the reference data's
+    types from the moment the data is read (before the submission is checked), then shares the answers' own
+    with this process: each type analysed once, by one of the two, and the numbers those of one process."""
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    ids = [f"d{k}" for k in range(len(ANSWERS))]
+    data = make_split(
+        tmp_path, [(d, "Text2Text", [[" ".join(v) for v in turn]]) for d, turn in zip(ids, REFERENCES)]
+    )
+    submission = make_submission(tmp_path, {d: [a] for d, a in zip(ids, ANSWERS)}, {d: [3.0] for d in ids})
+    analysed_by = tmp_path / "analysed-by"
+    analyse = morphology.analyse
+
+    def recording(token):
+        with open(analysed_by, "a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()} {token}\n")
+        return analyse(token)
+
+    def worker_learning() -> bool:
+        """Whether another process analysed a word before this one checked the submission (waited for: a
+        busy machine may start the worker late)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if analysed_by.exists() and any(
+                line.split()[0] != str(os.getpid()) for line in analysed_by.read_text("utf-8").splitlines()
+            ):
+                return True
+            time.sleep(0.01)
+        return False
+
+    validate = Run.validate
+    seen = []
+
+    def validating(self, *args, **kwargs):
+        seen.append(worker_learning())
+        return validate(self, *args, **kwargs)
+
+    results = []
+    for jobs in (1, 2):
+        monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / f"cache-{jobs}"))
+        monkeypatch.setattr(morphology, "analyse", recording if jobs == 2 else analyse)
+        monkeypatch.setattr(Run, "validate", validating if jobs == 2 else validate)
+        result = api.score_submission(data, submission, config=load_config(), jobs=jobs)
+        results.append([(t.dialog_id, t.meteor, t.best_reference) for t in result.turns] + [result.summary])
+    rows = [line.split() for line in analysed_by.read_text(encoding="utf-8").splitlines()]
+    tokens = [token for _, token in rows]
+    references = {t for turn in REFERENCES for v in turn for t in v}
+    assert sorted(tokens) == sorted(references | {t for a in ANSWERS for t in tokenise(a)})  # each once
+    by_worker = {token for pid, token in rows if int(pid) != os.getpid()}
+    assert seen == [True] and by_worker & references  # at least the pieces handed to it before this process
+    assert len({pid for pid, _ in rows} - {str(os.getpid())}) == 1
+    assert results[0] == results[1]
+
+
+@pytest.mark.slow
 def test_the_thesaurus_index_is_built_on_a_worker_while_the_inputs_are_read(tmp_path, monkeypatch):
     """From an empty cache with two processes allowed, the index is built on the pool's worker (the load then
     finds it in the cache); with one process, here. The numbers are the same either way."""
@@ -217,3 +275,13 @@ def test_this_process_scores_the_pieces_a_slow_worker_has_not_taken(monkeypatch)
     own = [(len(answers) * k // pieces, len(answers) * (k + 1) // pieces) for k in range(pieces // 2)]
     assert here[: len(own)] == own and len(here) > len(own)  # its share, then pieces the worker left
     assert sorted(here)[-1][1] == len(answers)  # the last piece among them
+
+
+@pytest.mark.slow
+def test_a_run_s_worker_gone_before_it_is_handed_the_types_leaves_them_to_be_learnt_as_without_it():
+    with WorkerPool(1, turns.Learner(("exact", "lemma"), None)) as pool:
+        assert turns.learn_ahead(pool, ["кот", "дом"]) is not None  # alive: handed the types
+        (process,) = pool.processes.values()
+        os.kill(process.pid, signal.SIGKILL)
+        process.join(30)
+        assert turns.learn_ahead(pool, ["кот", "дом"]) is None

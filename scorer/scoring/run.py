@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from scorer.errors import Issue, SubmissionInvalid, ThesaurusError, UsageError
 from scorer.inputs.config import Config, config_for, config_source, source_of
@@ -32,7 +33,8 @@ from scorer.inputs.validation import Submission, check_probes, check_submission
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
-from scorer.metric.thesaurus import Source, Thesaurus, build_index, identify, load_thesaurus
+from scorer.metric.text import words_of
+from scorer.metric.thesaurus import Source, Thesaurus, identify, load_thesaurus
 from scorer.progress import Progress
 from scorer.workers import WorkerPool
 
@@ -43,6 +45,7 @@ from .board import score_board
 from .competition import Competition
 from .leaderboard_result import Leaderboard
 from .result import ScoreResult
+from .turns import Ahead, Learner, learn_ahead, learner_ready
 
 PathLike = str | os.PathLike[str]
 
@@ -115,29 +118,42 @@ def thesaurus_for(config: Config, thesaurus: Thesaurus | Source | PathLike | Non
     return thesaurus if isinstance(thesaurus, Thesaurus) else load_thesaurus(thesaurus)
 
 
+class _Helper(NamedTuple):
+    """The run's worker (a pool of one :class:`~scorer.scoring.turns.Learner`) and the future of its
+    thesaurus, loaded there and its index built into the cache."""
+
+    pool: WorkerPool
+    ready: Future[None]
+
+    def index_built(self) -> None:
+        """Wait for the thesaurus's index (whatever comes of it: the load here says what went wrong)."""
+        self.pool.settle(self.ready)
+
+
 @contextmanager
-def _index_built_meanwhile(config: Config, run: RunOptions) -> Iterator[Source | None]:
+def _helper_meanwhile(config: Config, run: RunOptions) -> Iterator[tuple[Source | None, _Helper | None]]:
     """The thesaurus the run will load, found and identified once (its files hashed once a run); with more
-    than one process allowed and its index not cached, the index built on a worker of the pool while the
-    block reads the inputs (about a fifth of a second saved from an empty cache), and waited for at the
-    block's end. None where there is nothing to identify, or it cannot be found or read: the load says why,
-    after the submission is checked (the order of checks), and nothing changes when the worker fails."""
+    than one process allowed and its index not cached, the index built on the run's worker while the block
+    reads the inputs (about a fifth of a second saved from an empty cache), and waited for at the block's
+    end; that worker can then learn the reference data's types (:func:`~scorer.scoring.turns.learn_ahead`).
+    None where there is nothing to identify, or it cannot be found or read: the load says why, after the
+    submission is checked (the order of checks), and nothing changes when the worker fails."""
     thesaurus = run.thesaurus
     if isinstance(thesaurus, (Thesaurus, Source)) or not needs_thesaurus(config.meteor.stages):
-        yield None
+        yield None, None
         return
     try:
         source = identify(None if thesaurus is None else os.fspath(thesaurus))
     except ThesaurusError:
-        yield None
+        yield None, None
         return
     if run.jobs < 2 or source.index_cached:
-        yield source
+        yield source, None
         return
-    with WorkerPool(1, None) as pool:
-        built = pool.submit_all(build_index, [source])[0]
-        yield source
-        pool.settle(built)
+    with WorkerPool(1, Learner(config.meteor.stages, source)) as pool:
+        helper = _Helper(pool, pool.submit_all(learner_ready, [None])[0])
+        yield source, helper
+        helper.index_built()
 
 
 #: The dialogues' parts, as a team's code is given them: dialog_id -> turns -> parts (``type``, ``content``).
@@ -159,6 +175,9 @@ class Run:
     #: The media files the dialogues name (path in the data folder -> bytes), when asked.
     media: dict[str, bytes] | None = None
     _thesaurus: list[Thesaurus | None] = field(default_factory=list, repr=False)
+    #: While the run is open (:meth:`opening`'s block): its worker, and the reference data's types it learns.
+    helper: _Helper | None = field(default=None, repr=False, compare=False)
+    ahead: Ahead | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def open(cls, data_dir: PathLike, options: RunOptions | None = None, **how: Any) -> Run:
@@ -185,16 +204,20 @@ class Run:
         progress: Progress | None = None,
         between: Callable[[], None] | None = None,
         index: bool = False,
+        learn: bool = False,
     ) -> Iterator[Run]:
         """:meth:`open` as a block; with ``index``, the thesaurus is found first and, where it pays, its index
-        built on a worker while the block reads the reference data and what the caller reads inside it
-        (the submission), waited for at the block's end."""
+        built on the run's worker while the block reads the reference data and what the caller reads inside
+        it (the submission), waited for before the thesaurus is loaded and at the block's end; with ``learn``
+        as well (a submission scored inside the block), that worker then learns the reference data's types
+        (:func:`~scorer.scoring.turns.learn_ahead`), which :meth:`score` takes. The worker ends with the
+        block."""
         options = options or RunOptions()
         config, source = options.settled(data_dir)
         if between is not None:
             between()
-        meanwhile = _index_built_meanwhile(config, options) if index else nullcontext(None)
-        with meanwhile as found:
+        meanwhile = _helper_meanwhile(config, options) if index else nullcontext((None, None))
+        with meanwhile as (found, helper):
             if found is not None:
                 options = replace(options, thesaurus=found)
             kept: Parts | None = {} if parts else None
@@ -205,7 +228,15 @@ class Run:
                 reference = load_reference(
                     data_dir, config.limits, with_answers=answers, progress=progress, parts=kept
                 )
-            yield cls(data_dir, options, config, source, reference, kept, files)
+            ahead = None
+            if learn and helper is not None and reference.tokens is not None:
+                types = words_of(v for turns in reference.tokens.values() for turn in turns for v in turn)
+                ahead = learn_ahead(helper.pool, types)
+            run = cls(data_dir, options, config, source, reference, kept, files, helper=helper, ahead=ahead)
+            try:
+                yield run
+            finally:
+                run.helper = run.ahead = None  # the worker ends with the block
 
     @property
     def jobs(self) -> int:
@@ -267,6 +298,8 @@ class Run:
     def thesaurus(self) -> Thesaurus | None:
         """The thesaurus the configured stages need, loaded once (:func:`thesaurus_for`)."""
         if not self._thesaurus:
+            if self.helper is not None:  # its index is being built on the run's worker
+                self.helper.index_built()
             self._thesaurus.append(thesaurus_for(self.config, self.options.thesaurus))
         return self._thesaurus[0]
 
@@ -293,7 +326,9 @@ class Run:
         reference_id: str | None = None,
         progress: Progress | None = None,
     ) -> ScoreResult:
-        """``valid`` scored (:func:`scorer.scoring.scored.score_validated`) on this run's processes."""
+        """``valid`` scored (:func:`scorer.scoring.scored.score_validated`) on this run's processes, with the
+        keys its worker learnt ahead (:meth:`opening`'s ``learn``) the first time."""
+        ahead, self.ahead = self.ahead, None
         return scored.score_validated(
             self.reference,
             valid,
@@ -307,6 +342,7 @@ class Run:
             audience,
             config_source=self.config_source,
             reference_id=reference_id,
+            ahead=ahead,
         )
 
     def board(self, submissions_dir: PathLike, resamples: int, seed: int) -> Leaderboard:

@@ -30,7 +30,7 @@ from .audit import Audit, audit_submission
 from .competition import Competition, HiddenMetric, reference_field
 from .explain import LOWEST_TURNS, ExplainedTurn, MarkedAnswer, lowest_turns, marked_answers
 from .result import ScoreResult
-from .turns import score_turns
+from .turns import Ahead, score_turns
 
 
 def score_validated(
@@ -47,6 +47,7 @@ def score_validated(
     *,
     config_source: str | None = None,
     reference_id: str | None = None,
+    ahead: Ahead | None = None,
 ) -> ScoreResult:
     """Score a submission already known to be valid against ``reference``, on ``jobs`` processes, and audit
     its perplexities (with ``ppl_check``, against the organizer's recomputed ones).
@@ -57,7 +58,8 @@ def score_validated(
     (``audience``), no reference text: no lowest turns, no warning about a reference's word, and with
     ``turn_details`` each answer with its matched words marked. The signature's ``ref`` field is
     ``reference_id`` when given (a leaderboard digests its reference data once), else the digests of
-    ``reference``'s files, keyed with the configuration's salt. Raises
+    ``reference``'s files, keyed with the configuration's salt. ``ahead``: the reference data's types the
+    run's worker is learning (:func:`~scorer.scoring.turns.score_turns`). Raises
     :class:`~scorer.workers.WorkerDied` (exit 2) when a worker process dies.
     """
     tell = progress or _silent
@@ -90,6 +92,7 @@ def score_validated(
         jobs,
         lambda done: tell(SCORING, done, len(keys)),
         learnt=keep_caches if matcher is None else None,
+        ahead=ahead,
     )
     if not kept:
         metric.keep_table(vocabulary)

@@ -21,12 +21,15 @@ there are many (:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import Future
 from typing import Any, NamedTuple
 
+from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, MeteorScore, best_variants
 from scorer.metric.text import tokenise, words_of
-from scorer.workers import WorkerPool, can_fork, worker_payload
+from scorer.metric.thesaurus import Source, load_thesaurus
+from scorer.workers import WorkerDied, WorkerPool, can_fork, worker_payload
 
 #: Below this many turns the cost of starting workers outweighs the gain.
 MIN_TURNS_PER_JOB = 500
@@ -54,6 +57,7 @@ def score_turns(
     jobs: int = 1,
     progress: Callable[[int], None] | None = None,
     learnt: Callable[[], None] | None = None,
+    ahead: Ahead | None = None,
 ) -> list[tuple[int, MeteorScore]]:
     """For each turn, the index and score of the best reference variant of ``answers[k]``; ``variants[k]``
     are that turn's reference variants, tokenised.
@@ -61,7 +65,9 @@ def score_turns(
     ``progress(done)`` is called with the number of turns scored so far. ``learnt()``, when given, is called
     once when the processes have learnt every type's keys from nothing (an empty matcher), before the turns
     are scored: with several jobs while the workers score, this process then scoring only the pieces they
-    have not taken. Raises :class:`WorkerDied` when a worker process dies.
+    have not taken. ``ahead``: the reference data's types the run's worker has been learning since the data
+    was read (:func:`learn_ahead`), taken as that worker's share when the types are learnt on two processes,
+    else stopped. Raises :class:`WorkerDied` when a worker process dies.
     """
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
     learners = jobs if jobs > 1 and not metric.matcher.knows_tokens() else 0
@@ -73,15 +79,20 @@ def score_turns(
     bounds = [len(answers) * k // pieces for k in range(pieces + 1)]
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
     tokens: list[list[str]] | None = None
+    if ahead is not None and learners != 2:  # known already, or more processes to learn on than it has
+        ahead.pool.close()
+        ahead = None
     if learners:  # nothing known yet: every type's keys computed once, spread over the processes
-        metric.matcher.prepare(metric.params.stages)  # the analyser loaded once, before the fork
+        stages = metric.params.stages
+        if ahead is None:
+            metric.matcher.prepare(stages)  # the analyser loaded once, before the fork
         known = words_of(variant for turn in variants for variant in turn)
         pieces = (learners - 1) * PIECES_PER_JOB
         tokenised: list[list[str]] = []
         own_types: list[str] = []
 
         def learn_here(k: int, share: list[str]) -> None:
-            _compute_keys(metric, share)
+            _compute_keys(metric.matcher, stages, share)
 
         def learnt_there(k: int, new_keys: tuple[Any, ...]) -> None:
             metric.matcher.absorb(*new_keys)
@@ -90,11 +101,19 @@ def score_turns(
             tokenised.extend([tokenise(a) for a in answers])
             own_types.extend(sorted(set().union(*tokenised).difference(known)))
 
-        with WorkerPool(learners - 1, Work(answers, None, variants, metric), _fresh_keys) as pool:
-            # the workers learn the references' types while this process tokenises the answers and finds the
-            # types only they have; then those are shared out the same way
-            shared(pool, _dealt(sorted(known), pieces), 0, learn_here, _keys_of, learnt_there, answers_read)
-            shared(pool, _dealt(own_types, pieces), 0, learn_here, _keys_of, learnt_there)
+        if ahead is not None:
+            # the run's worker has been learning the references' types; this process tokenises the answers and
+            # finds the types only they have, takes the references' pieces it has not begun, then those
+            with ahead.pool as pool:
+                shared(pool, ahead.pieces, 0, learn_here, _keys_of, learnt_there, answers_read, ahead.futures)
+                shared(pool, _dealt(own_types, pieces), 0, learn_here, _keys_of, learnt_there)
+        else:
+            with WorkerPool(learners - 1, Work(answers, None, variants, metric), _fresh_keys) as pool:
+                # the workers learn the references' types while this process tokenises the answers and finds
+                # the types only they have; then those are shared out the same way
+                dealt = _dealt(sorted(known), pieces)
+                shared(pool, dealt, 0, learn_here, _keys_of, learnt_there, answers_read)
+                shared(pool, _dealt(own_types, pieces), 0, learn_here, _keys_of, learnt_there)
         tokens = tokenised
     work = Work(answers, tokens, variants, metric)
     results: list[tuple[int, MeteorScore]]
@@ -148,13 +167,15 @@ def shared(
     there: Callable[[Any], Any],
     back: Callable[[int, Any], None],
     meanwhile: Callable[[], None] | None = None,
+    submitted: Sequence[Future[Any]] | None = None,
 ) -> None:
     """``items`` done by this process and the pool meanwhile: the first ``own`` here (``here(index,
     item)``), the others submitted to the pool (``there(item)`` in a worker), whose answers are taken back in
     order (``back(index, answer)``). Once its own are done, this process does the pool's items no worker has
     taken yet, from the last one back (a worker that lags leaves them: they are cancelled in the pool).
-    ``meanwhile()``, when given, runs here first, once the pool has the others."""
-    found = pool.submit_all(there, items[own:])
+    ``meanwhile()``, when given, runs here first, once the pool has the others. ``submitted``: the others'
+    futures, when they were submitted earlier."""
+    found = pool.submit_all(there, items[own:]) if submitted is None else list(submitted)
     if meanwhile is not None:
         meanwhile()
     order = [(k, None) for k in range(own)] + [(own + j, f) for j, f in reversed(list(enumerate(found)))]
@@ -199,9 +220,59 @@ class Work(NamedTuple):
         )
 
 
-def _compute_keys(metric: MeteorRu, types: list[str]) -> None:
-    """The keys of ``types`` at every stage of the metric, computed into its matcher."""
-    for keys in metric.matcher.key_functions(metric.params.stages):
+class Learner:
+    """What the run's worker is given when the run opens (:mod:`scorer.scoring.run`), before any input is
+    read: the stages and the thesaurus found (None without a synonym stage), to learn keys with a matcher of
+    its own (:meth:`matcher`), the same keys this process's would compute."""
+
+    def __init__(self, stages: tuple[str, ...], thesaurus: Source | None):
+        self.stages, self.thesaurus = stages, thesaurus
+        self._matcher: Matcher | None = None
+
+    def matcher(self) -> Matcher:
+        """In the worker: its matcher, made on first use (the thesaurus loaded from the index it built); it
+        keeps nothing across runs: this process keeps what it is handed."""
+        if self._matcher is None:
+            thesaurus = None if self.thesaurus is None else load_thesaurus(self.thesaurus)
+            self._matcher = Matcher(thesaurus, persistent=False)
+        return self._matcher
+
+
+class Ahead(NamedTuple):
+    """The reference data's types being learnt on the run's worker since the data was read
+    (:func:`learn_ahead`): the pool, the types dealt into pieces, and each piece's future."""
+
+    pool: WorkerPool
+    pieces: list[list[str]]
+    futures: list[Future[Any]]
+
+
+def learner_ready(_: object = None) -> None:
+    """In the run's worker: its :class:`Learner`'s matcher made, its thesaurus loaded (the thesaurus's index
+    built into the cache, when it was not there), while this process reads the inputs."""
+    payload = worker_payload()
+    if not isinstance(payload, Learner):
+        raise RuntimeError("not the run's worker process")
+    payload.matcher()
+
+
+def learn_ahead(pool: WorkerPool, types: Collection[str]) -> Ahead | None:
+    """``types`` (the reference data's, once it is read) learnt on ``pool``, a pool of one :class:`Learner`,
+    in as many pieces as two processes learn them in (:func:`score_turns` takes them back, or stops them);
+    None when its worker is gone already (the types are then learnt as without it)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    pieces = _dealt(sorted(types), PIECES_PER_JOB)
+    try:
+        pool.check()
+        return Ahead(pool, pieces, pool.submit_all(_keys_of, pieces))
+    except (WorkerDied, BrokenProcessPool):
+        return None
+
+
+def _compute_keys(matcher: Matcher, stages: tuple[str, ...], types: list[str]) -> None:
+    """The keys of ``types`` at each of ``stages``, computed into ``matcher``."""
+    for keys in matcher.key_functions(stages):
         if keys is not None:
             for token in types:
                 keys(token)
@@ -221,10 +292,16 @@ def _fresh_keys(work: Work | None) -> None:
 
 
 def _keys_of(types: list[str]) -> tuple[Any, ...]:
-    """In a worker: the keys of ``types`` at every stage of the metric, computed and handed back."""
-    metric = _work().metric
-    _compute_keys(metric, types)
-    return metric.matcher.take_new()
+    """In a worker (a scoring one, or the run's :class:`Learner`): the keys of ``types`` at every stage of
+    the metric, computed and handed back."""
+    payload = worker_payload()
+    if isinstance(payload, Learner):
+        matcher, stages = payload.matcher(), payload.stages
+    else:
+        metric = _work().metric
+        matcher, stages = metric.matcher, metric.params.stages
+    _compute_keys(matcher, stages, types)
+    return matcher.take_new()
 
 
 def _score_on_worker(span: tuple[int, int]) -> tuple[list[tuple[int, tuple[Any, ...]]], tuple[Any, ...]]:

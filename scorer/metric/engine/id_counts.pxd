@@ -28,7 +28,8 @@ cdef class KeyTable:
     @cython.locals(ids=dict, found=dict)
     cpdef list unknown(self, object texts)
 
-    @cython.locals(S=Py_ssize_t, i=Py_ssize_t, kept=list)
+    @cython.locals(S=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, k=Py_ssize_t, t=Py_ssize_t, at=Py_ssize_t,
+                   size=Py_ssize_t, kept=list, ids=list, sv="int[::1]", lv="int[::1]", dv="int[::1]")
     cpdef tuple export(self, object skip)
 
     @cython.locals(S=Py_ssize_t, n=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, ids=dict, kv="int[::1]",

@@ -135,12 +135,26 @@ class KeyTable:
         takes them: (tokens, start, length, data), the arrays as bytes of ``array('i')``."""
         S = self.n_stages
         kept = [token for token in self.tokens if token not in skip]
-        start, length, data = array("i"), array("i"), array("i")
-        for token in kept:
-            for i in range(self.ids[token] * S, self.ids[token] * S + S):
-                start.append(len(data))
-                length.append(self.length[i])
-                data.extend(self.data[self.start[i] : self.start[i] + self.length[i]])
+        ids = [self.ids[token] for token in kept]
+        size = 0
+        for t in ids:
+            for i in range(t * S, t * S + S):
+                size += self.length[i]
+        start = _grown("i", array("i"), 0, len(kept) * S)  # zeros, filled below
+        length = _grown("i", array("i"), 0, len(kept) * S)
+        data = _grown("i", array("i"), 0, size)
+        sv: Ints = start
+        lv: Ints = length
+        dv: Ints = data
+        j = at = 0
+        for t in ids:
+            for i in range(t * S, t * S + S):
+                sv[j] = at
+                lv[j] = self.length[i]
+                for k in range(self.start[i], self.start[i] + self.length[i]):
+                    dv[at] = self.data[k]
+                    at += 1
+                j += 1
         return kept, start.tobytes(), length.tobytes(), data.tobytes()
 
     def restore(self, tokens: list[str], start: bytes, length: bytes, data: bytes, n_keys: int) -> bool:
