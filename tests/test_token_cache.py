@@ -167,6 +167,7 @@ def test_a_piece_of_answers_asks_the_word_store_once_a_stage_for_the_words_nobod
         lambda self, stage, tokens: asked.append((stage, sorted(tokens))) or store_get(self, stage, tokens),
     )
     stages = ("exact", "lemma", "synonym")
+    warm.read_known()  # as a run does without a token table to stand for the token cache
     warm.prefetch(["лечу", "дом", "стали"], stages)  # the words a piece holds that the engine may ask for
     assert asked == [("lemma", ["лечу", "стали"]), ("synonym", ["лечу", "стали"])]  # дом: the token cache's
     monkeypatch.setattr(morphology, "analyse", lambda token: pytest.fail(f"pymorphy3 asked for {token!r}"))
@@ -174,3 +175,30 @@ def test_a_piece_of_answers_asks_the_word_store_once_a_stage_for_the_words_nobod
     asked.clear()
     warm.prefetch(["лечу", "стали", "дом"], stages)  # known now, from the store
     assert asked == [("lemma", []), ("synonym", [])]
+
+
+def test_the_token_cache_is_read_only_when_a_token_is_missed_or_nothing_stands_for_it(
+    rwn, tmp_path, monkeypatch
+):
+    """A warm matcher reads the token cache the first time a memo misses a token (once for every stage),
+    not when it is made or asked for its key functions or for the word store's keys: a warm run whose token
+    table holds the reference data's words never reads it; ``read_known`` reads it at once."""
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path))
+    first = fresh(rwn)
+    for token in ("лечу", "кот", "дом"):
+        first.keys("lemma", token), first.keys("synonym", token)
+    first.save(keep={"дом", "кот"})  # лечу goes to the word store
+    reads = []
+    load = token_cache.load
+    monkeypatch.setattr(token_cache, "load", lambda path: reads.append(path) or load(path))
+    warm = fresh(rwn)
+    warm.key_functions(("exact", "lemma", "synonym"))
+    warm.prefetch(["лечу"], ("exact", "lemma", "synonym"))
+    assert warm.knows_tokens() and reads == [] and warm.lemmas["лечу"] == frozenset({"лететь", "лечить"})
+    assert reads == []  # from the word store
+    monkeypatch.setattr(morphology, "analyse", lambda token: pytest.fail(f"pymorphy3 asked for {token!r}"))
+    assert warm.lemmas["дом"] == frozenset({"дом"}) and len(reads) == 1
+    assert warm.synsets["кот"] == first.synsets["кот"] and len(reads) == 1  # every stage from the one read
+    eager = fresh(rwn)
+    eager.read_known()
+    assert len(reads) == 2 and "кот" in eager.lemmas and "кот" in eager.synsets

@@ -20,20 +20,39 @@ from .thesaurus import Thesaurus
 
 
 class _Memo(dict[str, Any]):
-    """``memo[token]`` looks ``token`` up in ``stored`` (the store of words outside the reference data),
-    else computes ``fn(token)``, once; ``added`` lists what was computed here."""
+    """``memo[token]`` looks ``token`` up in the token cache's keys of the stage (``known()``, read the first
+    time a token is missing, or when :meth:`read_known` is called), then in ``stored`` (the store of words
+    outside the reference data), else computes ``fn(token)``, once; ``added`` lists what was computed here.
+    A stage the token cache does not hold is looked up in the store neither (nothing of it was kept)."""
 
     def __init__(
         self,
         fn: Callable[[str], frozenset[str]],
-        known: dict[str, frozenset[str]] | None = None,
+        known: Callable[[], dict[str, frozenset[str]] | None] | None = None,
         stored: Callable[[str], frozenset[str] | None] | None = None,
     ):
-        super().__init__(known or ())
-        self.fn, self.stored = fn, stored
+        super().__init__()
+        self.fn, self.known, self.stored = fn, known, stored
         self.added: dict[str, frozenset[str]] = {}
 
+    def read_known(self) -> None:
+        """Take in the token cache's keys of the stage now, if not yet (a token computed or stored meanwhile
+        keeps its keys: they are the same)."""
+        if self.known is not None:
+            known, self.known = self.known(), None
+            if known is None:
+                self.stored = None
+            elif self:
+                for token, keys in known.items():
+                    self.setdefault(token, keys)
+            else:
+                self.update(known)
+
     def __missing__(self, token: str) -> frozenset[str]:
+        if self.known is not None:
+            self.read_known()
+            if token in self:
+                return self[token]  # type: ignore[no-any-return]
         found = self.stored(token) if self.stored is not None else None
         if found is not None:
             self[token] = found
@@ -56,15 +75,32 @@ class Matcher:
         identities = (morphology.morphology_id(), thesaurus.identity if thesaurus else None)
         self._cache_file = token_cache.cache_path(*identities) if persistent else None
         self._store = token_cache.TokenStore(token_cache.store_path(*identities)) if persistent else None
-        self._known = token_cache.load(self._cache_file) if self._cache_file else {}
+        #: Whether the token cache is there: its keys are read when first needed, and the word store is used.
+        self._cached = self._cache_file is not None and token_cache.holds_keys(self._cache_file)
+        self._loaded: dict[str, dict[str, frozenset[str]]] | None = None
         #: Tokens the morphology could not analyse (each its own lemma), with the reason; never cached.
         self.unanalysed: dict[str, str] = {}
         self.memos: _Memos = _Memos(self)
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
 
     def knows_tokens(self) -> bool:
-        """Whether any stage's keys are known for any token (from the token cache, or computed)."""
-        return any(self._known.values()) or any(self.memos.values())
+        """Whether any stage's keys are known for any token (the token cache is there, or keys were
+        computed)."""
+        return self._cached or any(self.memos.values())
+
+    def read_known(self) -> None:
+        """Read the token cache into every memo now, and into those made later as they are made: where nothing
+        stands for it (the compiled engine's token table holds the reference data's words, so a warm run
+        that has it never reads the token cache)."""
+        self._known()
+        for memo in self.memos.values():
+            memo.read_known()
+
+    def _known(self) -> dict[str, dict[str, frozenset[str]]]:
+        """The token cache's keys by stage, read the first time they are needed."""
+        if self._loaded is None:
+            self._loaded = token_cache.load(self._cache_file) if self._cache_file else {}
+        return self._loaded
 
     @property
     def lemmas(self) -> _Memo:
@@ -170,12 +206,12 @@ class _Memos(dict[str, Any]):
         if stage.keys is None:
             raise KeyError(f"the {name} stage keeps no memo: its key is the token itself")
         keys = stage.keys
-        known = (
-            self.run._known.get(name)
-            if (self.run.thesaurus is not None or not stage.needs_thesaurus)
-            else None
-        )
-        store = self.run._store if known is not None else None
+        run = self.run
+        usable = run.thesaurus is not None or not stage.needs_thesaurus
+        store = run._store if usable and run._cached else None
         stored = (lambda token: store.get(name, token)) if store is not None else None
-        memo = self[name] = _Memo(lambda token: keys(self.run, token), known, stored)
+        known = (lambda: run._known().get(name)) if store is not None else None
+        memo = self[name] = _Memo(lambda token: keys(run, token), known, stored)
+        if run._loaded is not None:  # read already: taken in now
+            memo.read_known()
         return memo

@@ -378,8 +378,8 @@ class MeteorRu:
         path = self._table_path()
         fast = self.engine.fast_counts(self.matcher.key_functions(self.params.stages))
         stored = token_cache.load_table(path) if path is not None and fast is not None else None
-        if fast is not None and stored is not None:
-            fast.restore(stored)
+        if fast is None or stored is None or not fast.restore(stored):
+            self.matcher.read_known()  # no token table to stand for the token cache: it is read now
 
     def keep_table(self, vocabulary: Container[str] | None = None) -> None:
         """Keep the engine's token table for later runs when it grew, with the tokens whose keys were

@@ -80,6 +80,14 @@ def table_path(token_cache: Path, stages: tuple[str, ...]) -> Path:
     return TABLES.path(f"{token_cache.name}|{','.join(stages)}")
 
 
+def holds_keys(path: Path) -> bool:
+    """Whether a token cache file is at ``path`` (read when first needed: :func:`load` checks it)."""
+    try:
+        return os.lstat(path).st_size > 0
+    except (OSError, ValueError):
+        return False
+
+
 def load(path: Path) -> dict[str, KeySets]:
     """Each stage's keys by token, by stage name; empty when the file is missing or bad."""
     return STORE.load(path) or {}
