@@ -72,6 +72,9 @@ def test_a_second_load_comes_from_the_cache(tmp_path, monkeypatch):
     _no_validation(monkeypatch)
     again = api.load_reference(data)
     assert (again.dialogues, again.references, again.tokens) == EXPECTED
+    # the words of the variants: gathered as the entry is checked, then the reference data's vocabulary
+    assert again.words is not None and again.vocabulary is again.words
+    assert again.vocabulary == first.vocabulary == {"кошка", "спит", "кот", "да", "нет"}
 
 
 def test_a_text_several_turns_share_is_one_list_read_and_stored(tmp_path, monkeypatch):
@@ -168,8 +171,13 @@ def test_a_sealed_entry_of_the_wrong_shape_is_ignored(tmp_path, payload):
     assert reference_cache.load(key, Limits()) is None
     loaded = api.load_reference(data)
     assert (loaded.dialogues, loaded.references, loaded.tokens) == EXPECTED
-    dialogues, spans, tokens = reference_cache.load(key, Limits())  # rewritten from the files
+    dialogues, spans, tokens, words = reference_cache.load(key, Limits())  # rewritten from the files
     assert (dialogues, tokens, list(spans)) == (EXPECTED[0], EXPECTED[2], ["d1", "d2"])
+    assert (
+        words
+        == loaded.vocabulary
+        == {t for turns in tokens.values() for turn in turns for v in turn for t in v}
+    )
 
 
 def test_a_warm_load_reads_the_texts_of_a_dialogue_only_when_asked(tmp_path, monkeypatch):
@@ -214,7 +222,7 @@ def test_an_entry_whose_lines_do_not_match_reads_the_whole_file_again(tmp_path, 
     api.load_reference(data)
     key = _key(data)
     path = reference_cache.entry_path(key)
-    dialogues, spans, tokens = reference_cache.load(key, Limits())
+    dialogues, spans, tokens, _ = reference_cache.load(key, Limits())
     rows = [(d.dialog_id, d.type, d.n_turns) for d in dialogues]
     reads = []
     real = reference.read_references

@@ -16,11 +16,12 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from scorer.errors import Issue, IssueLog, ReferenceDataError, UsageError
-from scorer.metric.text import tokenise
+from scorer.metric.text import tokenise, words_of
 from scorer.progress import READING, Progress
 
 from . import reference_cache
@@ -48,6 +49,17 @@ class ReferenceData:
     #: The SHA-256 of each of ``files`` as this run read them, where it digested them to find its cache
     #: entry (:func:`reference_digests` takes them); None: digested when asked.
     sha256: tuple[bytes, ...] | None = field(default=None, compare=False)
+    #: Every word of the variants, when the reference cache gave them; None: gathered when first asked.
+    words: frozenset[str] | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """Every word of the reference variants (what the persistent caches may keep), gathered once;
+        ValueError when only the dialogues were read."""
+        if self.words is not None:
+            return self.words
+        tokens = self.variant_tokens().values()
+        return frozenset(words_of(variant for turns in tokens for turn in turns for variant in turn))
 
     def variants(self) -> Mapping[str, list[list[str]]]:
         """Each dialogue's reference variants per turn; ValueError when only the dialogues were read."""
@@ -179,7 +191,7 @@ def load_reference(
             else replace(kept, files=files, sha256=sha256)
         )
     if entry and cached is not None:
-        dialogues, spans, tokens = cached
+        dialogues, spans, tokens, words = cached
         if spans is None or tokens is None:
             return ReferenceData(dialogues, None, None, files, sha256)
         reread = lambda: read_references(_reference_file(data_dir, ANSWERS), dialogues, limits)  # noqa: E731
@@ -191,6 +203,7 @@ def load_reference(
                 tokens,
                 files,
                 sha256,
+                words,
             ),
         )
     # every error of both files in one run (contract section 3's cap): the answers are checked too when the

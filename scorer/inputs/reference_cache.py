@@ -71,14 +71,19 @@ def entry_path(key: str) -> Path:
     return STORE.path(key)
 
 
-def load(key: str, limits: Limits) -> tuple[list[Dialogue], Spans | None, Tokens | None] | None:
-    """The dialogues, each dialogue's line span in ``answers.jsonl`` and the tokenised references stored
-    under ``key``, or None (missing, refused or malformed)."""
+def load(
+    key: str, limits: Limits
+) -> tuple[list[Dialogue], Spans | None, Tokens | None, frozenset[str] | None] | None:
+    """The dialogues, each dialogue's line span in ``answers.jsonl``, the tokenised references stored under
+    ``key`` and their words (None with the dialogues alone), or None (missing, refused or malformed)."""
     content = STORE.load(entry_path(key), 6 * limits.max_file_bytes)
     if content is None:
         return None
     dialogues, spans, tokens = content
-    return [Dialogue(d, t, n) for d, t, n in dialogues], spans, tokens
+    words = None if tokens is None else _words(tokens)
+    if tokens is not None and words is None:
+        return None
+    return [Dialogue(d, t, n) for d, t, n in dialogues], spans, tokens, words
 
 
 def save(
@@ -129,12 +134,17 @@ def _well_formed(content: Any) -> bool:
         return False
     per_turn = list(chain.from_iterable(tokens.values()))
     variants = list(chain.from_iterable(per_turn))
-    if not set(map(type, chain(tokens.values(), per_turn, variants))) <= {list} or not all(
-        map(any, per_turn)
-    ):
-        return False
-    words = text.words_of(variants)
-    return set(map(type, words)) <= {str} and "" not in words
+    return set(map(type, chain(tokens.values(), per_turn, variants))) <= {list} and all(map(any, per_turn))
+
+
+def _words(tokens: Tokens) -> frozenset[str] | None:
+    """Every word of the stored tokens (the reference data's vocabulary), or None unless each is a string
+    that is not empty (what :func:`load` checks last)."""
+    try:
+        words = text.words_of(chain.from_iterable(chain.from_iterable(tokens.values())))
+    except TypeError:  # an unhashable word
+        return None
+    return frozenset(words) if set(map(type, words)) <= {str} and "" not in words else None
 
 
 STORE = Store("references", 3, 1 << 30, _well_formed)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from itertools import chain
 from pathlib import Path
 from typing import Protocol
 
@@ -67,7 +66,7 @@ def score_board(run: Run, submissions_dir: str | os.PathLike[str], resamples: in
                 else None
             )
             entries.append(_entry(run, name, path, step, matcher, ref))
-        matcher.save(scored.reference_vocabulary(chain.from_iterable(reference.variant_tokens().values())))
+        matcher.save(reference.vocabulary)
     board = rank(
         entries,
         config.weights,

@@ -33,7 +33,6 @@ from scorer.inputs.validation import Submission, check_probes, check_submission
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import params_without_synonyms
 from scorer.metric.stages import needs_thesaurus
-from scorer.metric.text import words_of
 from scorer.metric.thesaurus import Source, Thesaurus, identify, load_thesaurus
 from scorer.progress import Progress
 from scorer.workers import WorkerPool
@@ -230,8 +229,7 @@ class Run:
                 )
             ahead = None
             if learn and helper is not None and reference.tokens is not None:
-                types = words_of(v for turns in reference.tokens.values() for turn in turns for v in turn)
-                ahead = learn_ahead(helper.pool, types)
+                ahead = learn_ahead(helper.pool, reference.vocabulary)
             run = cls(data_dir, options, config, source, reference, kept, files, helper=helper, ahead=ahead)
             try:
                 yield run

@@ -7,7 +7,7 @@ scoring step of a code competition does once the team's ``get_ppl`` has run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -20,7 +20,7 @@ from scorer.inputs.reference import ReferenceData, reference_digests
 from scorer.inputs.validation import Dialogue, Submission
 from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorRu, MeteorScore
-from scorer.metric.text import tokenise, words_of
+from scorer.metric.text import tokenise
 from scorer.metric.thesaurus import Thesaurus
 from scorer.progress import AGGREGATING, EXPLAINING, SAVING, SCORING, Progress
 
@@ -75,7 +75,7 @@ def score_validated(
     metric.restore_table()
     # the persistent caches keep the reference data's words only: an upload's own never make a later run
     # heavier (contract section 3)
-    vocabulary = reference_vocabulary(variant_tokens)
+    vocabulary = reference.vocabulary
     kept: list[bool] = []
 
     def keep_caches() -> None:
@@ -243,12 +243,6 @@ def _checked(
         for t in turns
         if (again := (ppl_check.get(t.dialog_id) or [None] * (t.turn + 1))[t.turn]) is not None
     ]
-
-
-def reference_vocabulary(variant_tokens: Iterable[Sequence[Sequence[str]]]) -> frozenset[str]:
-    """Every token of the reference variants (each item: one turn's variants, tokenised): what the
-    persistent caches may keep."""
-    return frozenset(words_of(variant for turn in variant_tokens for variant in turn))
 
 
 #: How often (in turns) aggregating reports its progress.
