@@ -5,8 +5,10 @@ The engine's Python modules (the list is in
 at build time and compiled with Cython from that same code: annotations are not
 used as C types, so the compiled code keeps Python's semantics, except where a
 ``.pxd`` beside the module declares C types (Cython's pure-Python mode:
-``id_counts``, rule 1's counts on token ids, and ``alignment``'s search); a
-``.pxd`` copied by an earlier build whose source has none now is removed.
+``id_counts``, rule 1's counts on token ids, ``alignment``'s search and
+``formula``'s figures, compiled with floating-point contraction off so that C
+computes each figure as Python does); a ``.pxd`` copied by an earlier build
+whose source has none now is removed.
 CI checks the compiled engine against the pure one.
 
 Each copy ends with one added line, ``__source_sha256__ = "<SHA-256 of the
@@ -42,6 +44,8 @@ class OptionalBuildExt(build_ext):
             print(f"warning: the compiled engine was not built ({exc}); the pure-Python engine will be used")
 
     def build_extension(self, ext):
+        if self.compiler.compiler_type == "unix":  # gcc and clang: no fused multiply-add for a * b + c
+            ext.extra_compile_args = [*ext.extra_compile_args, "-ffp-contract=off"]
         try:
             super().build_extension(ext)
         except Exception as exc:

@@ -322,9 +322,11 @@ def make_engine(kind: str) -> Engine:
         return Engine("pure Python", links, counting, alignment)
     if not accelerator.compiled():
         pytest.skip("the compiled engine is not built here (no C compiler): the pure engine's tests cover it")
+    built = accelerator._built()[0]
     return Engine(
         "compiled (Cython)",
-        *(accelerator._built()[0][m] for m in ("links", "counting", "alignment", "id_counts")),
+        *(built[m] for m in ("links", "counting", "alignment", "id_counts")),
+        formula=built["formula"],
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -25,6 +26,7 @@ from scorer.errors import ConfigError
 from scorer.metric.engine.accelerator import Engine, active, shared_engine
 from scorer.metric.engine.accelerator import engine as choose_engine
 from scorer.metric.engine.alignment import NODE_BUDGET
+from scorer.metric.engine.formula import best_by_counts, figures, links_fmean
 from scorer.metric.engine.links import KeyFunction
 
 from . import token_cache
@@ -86,33 +88,13 @@ def score_from_counts(
     alignment: tuple[Link, ...] = (),
     exact: bool = True,
 ) -> MeteorScore:
-    """The formula of the module docstring."""
-    if m == 0:
-        return MeteorScore(
-            0.0, 0.0, 0.0, 0.0, 0.0, 0, 0 if chunks is not None else None, t, r, alignment, exact
-        )
-    precision, recall = m / t, m / r
-    fmean = _fmean(precision, recall, params.alpha)
-    if not params.needs_alignment:
-        penalty = 0.0
-    elif chunks is None:
-        raise ValueError("the fragmentation penalty needs the chunk count")
-    else:
-        penalty = params.gamma * (chunks / m) ** params.beta
-    return MeteorScore(
-        fmean * (1 - penalty), precision, recall, fmean, penalty, m, chunks, t, r, alignment, exact
-    )
+    """The formula of the module docstring (:func:`~scorer.metric.engine.formula.figures`)."""
+    found = figures(m, chunks, t, r, params.alpha, params.gamma, params.beta, params.needs_alignment)
+    return MeteorScore(*found, alignment, exact)
 
 
-def _fmean(precision: float, recall: float, alpha: float) -> float:
-    """The weighted harmonic mean of the module docstring (``precision`` and ``recall`` above 0)."""
-    return precision * recall / (alpha * precision + (1 - alpha) * recall)
-
-
-def _links_fmean(m: int, t: int, r: int, alpha: float) -> float:
-    """The F-mean of ``m`` links between ``t`` candidate and ``r`` reference tokens (0 without a link): the
-    score without the penalty, and its bound with it."""
-    return _fmean(m / t, m / r, alpha) if m else 0.0
+#: A score's record from its fields, as :func:`~scorer.metric.engine.formula.best_scores` makes it.
+_RECORD = partial(tuple.__new__, MeteorScore)
 
 
 def meteor_tokens(
@@ -208,7 +190,7 @@ def _best_aligned(
     bounds: list[float] = []
     if counts is not None:
         bounds = [
-            _links_fmean(sum(c), len(cand), len(ref), params.alpha) if c else 0.0
+            links_fmean(sum(c), len(cand), len(ref), params.alpha) if c else 0.0
             for c, ref in zip(counts, variants)
         ]
         order = sorted(range(len(variants)), key=lambda k: (-bounds[k], k))
@@ -250,11 +232,16 @@ def best_variants(
             _best_aligned(c, v, counts_at.get(k), keys, params, engine)
             for k, (c, v) in enumerate(zip(cands, variants))
         ]
+    best = engine.formula.best_scores(
+        [cands[k] for k in turns], [variants[k] for k in turns], counted, params.alpha, _RECORD
+    )
+    if len(turns) == len(cands):
+        return best  # type: ignore[no-any-return]
     found = [
         best_variant(c, v, matcher, params, engine=engine) if not c else None for c, v in zip(cands, variants)
     ]
-    for k, counts in zip(turns, counted):
-        found[k] = _best_by_counts(cands[k], variants[k], counts, params)
+    for k, scored in zip(turns, best):
+        found[k] = scored
     return found  # type: ignore[return-value]  # every turn is set above
 
 
@@ -264,20 +251,11 @@ def _best_by_counts(
     counts: list[list[int] | None],
     params: MeteorParams,
 ) -> tuple[int, MeteorScore]:
-    """:func:`best_variant` without the penalty, from each variant's rule-1 counts (None: no tokens).
-
-    The score is then the F-mean itself, compared variant by variant; one result object is built."""
+    """:func:`best_variant` without the penalty, from each variant's rule-1 counts (None: no tokens)
+    (:func:`~scorer.metric.engine.formula.best_by_counts`): the score is then the F-mean itself, compared
+    variant by variant; one result object is built."""
     t = len(cand)
-    best_index, best_m, best_fmean = -1, 0, -1.0
-    for index, stage_links in enumerate(counts):
-        if stage_links is None:
-            continue
-        m = sum(stage_links)
-        fmean = _links_fmean(m, t, len(variants[index]), params.alpha)
-        if fmean > best_fmean:
-            best_index, best_m, best_fmean = index, m, fmean
-    if best_index < 0:
-        raise ValueError("every reference variant is empty of tokens")
+    best_index, best_m = best_by_counts(t, variants, counts, params.alpha)
     return best_index, score_from_counts(best_m, None, t, len(variants[best_index]), params)
 
 

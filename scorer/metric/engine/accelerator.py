@@ -1,11 +1,12 @@
 """Which build of the engine runs: the definition's modules compiled, or pure Python.
 
 The pure-Python modules (:mod:`~scorer.metric.engine.links`, :mod:`~scorer.metric.engine.counting`,
-:mod:`~scorer.metric.engine.alignment`) define the metric. When a C compiler was there at install time,
-the same modules sit beside them compiled with Cython (``scorer._compiled.*``, built by ``setup.py``),
-with one helper more: :mod:`~scorer.metric.engine.id_counts`, rule 1's counts on interned token ids
-(the default mode), which settles nearly every pair and declines (None) where the definition's flow is
-needed. Modules with a ``.pxd`` beside them are compiled with its C types (Cython's pure-Python mode).
+:mod:`~scorer.metric.engine.alignment`, :mod:`~scorer.metric.engine.formula`) define the metric. When a C
+compiler was there at install time, the same modules sit beside them compiled with Cython
+(``scorer._compiled.*``, built by ``setup.py``), with one helper more:
+:mod:`~scorer.metric.engine.id_counts`, rule 1's counts on interned token ids (the default mode), which
+settles nearly every pair and declines (None) where the definition's flow is needed. Modules with a
+``.pxd`` beside them are compiled with its C types (Cython's pure-Python mode).
 
 The compiled modules are used when all were built from the sources installed beside them (each carries
 ``__source_sha256__``, stamped by the build: an edited checkout, or one whose rebuild failed, runs the
@@ -24,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from . import alignment, counting, links
+from . import alignment, counting, formula, links
 from .alignment import NODE_BUDGET, Alignment
 from .compiled_modules import COMPILED, source_digest
 from .links import KeyFunction, counts_of
@@ -146,13 +147,21 @@ class FastCounts:
 
 
 class Engine:
-    """What METEOR asks of the engine (contract section 4), from ``links``, ``counting`` and ``alignment``:
-    the pure modules, or the same modules compiled with the compiled ``id_counts`` in front of them."""
+    """What METEOR asks of the engine (contract section 4), from ``links``, ``counting``, ``alignment`` and
+    ``formula``: the pure modules, or the same modules compiled with the compiled ``id_counts`` in front of
+    them."""
 
     def __init__(
-        self, name: str, links: ModuleType, counting: ModuleType, alignment: ModuleType, id_counts: Any = None
+        self,
+        name: str,
+        links: ModuleType,
+        counting: ModuleType,
+        alignment: ModuleType,
+        id_counts: Any = None,
+        formula: ModuleType = formula,
     ):
         self.name, self.links, self.counting, self.alignment = name, links, counting, alignment
+        self.formula = formula  # METEOR's figures from links (the best variant of each turn, without penalty)
         self.id_counts = id_counts  # None: rule 1 is counted by the definition
         self.counts_on_ids = id_counts is not None
         self._fast: dict[Keys, FastCounts | None] = {}
@@ -280,6 +289,11 @@ def _new_engine(compiled: bool) -> Engine:
     if compiled:
         modules = _built()[0]
         return Engine(
-            "compiled (Cython)", *(modules[m] for m in ("links", "counting", "alignment", "id_counts"))
+            "compiled (Cython)",
+            modules["links"],
+            modules["counting"],
+            modules["alignment"],
+            modules["id_counts"],
+            modules["formula"],
         )
     return Engine("pure Python", links, counting, alignment)

@@ -10,6 +10,7 @@ COMPILED = {
     "counting": "counting.py",
     "alignment": "alignment.py",
     "id_counts": "id_counts.py",
+    "formula": "formula.py",
 }
 
 
