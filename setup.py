@@ -44,7 +44,7 @@ class OptionalBuildExt(build_ext):
             print(f"warning: the compiled engine was not built ({exc}); the pure-Python engine will be used")
 
     def build_extension(self, ext):
-        if self.compiler.compiler_type == "unix":  # gcc and clang: no fused multiply-add for a * b + c
+        if self.compiler.compiler_type in ("unix", "mingw32", "cygwin"):  # gcc, clang: no fused a * b + c
             ext.extra_compile_args = [*ext.extra_compile_args, "-ffp-contract=off"]
         try:
             super().build_extension(ext)

@@ -19,7 +19,7 @@ from scorer.metric.matcher import Matcher
 from scorer.metric.meteor import MeteorParams, MeteorRu
 from scorer.metric.text import tokenise
 from scorer.scoring import turns
-from scorer.scoring.run import Run
+from scorer.scoring.run import Run, RunOptions
 from scorer.workers import WorkerPool
 
 ANSWERS = ["кот спит дома", "собака лает громко", "мы летим домой", "кошка лечит кота", "дом стоит"]
@@ -285,3 +285,26 @@ def test_a_run_s_worker_gone_before_it_is_handed_the_types_leaves_them_to_be_lea
         os.kill(process.pid, signal.SIGKILL)
         process.join(30)
         assert turns.learn_ahead(pool, ["кот", "дом"]) is None
+
+
+@pytest.mark.slow
+def test_a_matcher_of_the_callers_is_not_given_what_the_run_s_worker_learnt(tmp_path, monkeypatch):
+    """The run's worker learns with the run's own thesaurus: a score given another matcher leaves it be (the
+    worker ends with the run's block), and scores as that matcher says."""
+    monkeypatch.setattr(turns, "MIN_TURNS_PER_JOB", 1)
+    monkeypatch.setenv("SCORER_CACHE_DIR", str(tmp_path / "cache"))
+    ids = [f"d{k}" for k in range(len(ANSWERS))]
+    data = make_split(
+        tmp_path, [(d, "Text2Text", [[" ".join(v) for v in turn]]) for d, turn in zip(ids, REFERENCES)]
+    )
+    submission = make_submission(tmp_path, {d: [a] for d, a in zip(ids, ANSWERS)}, {d: [3.0] for d in ids})
+    options = RunOptions(config=load_config(), jobs=2)
+    with Run.opening(data, options, index=True, learn=True) as run:
+        assert run.ahead is not None
+        valid = run.validate(submission)
+        own = Matcher(thesaurus.load_thesaurus(MINI_RWN), persistent=False)
+        result = run.score(valid, matcher=own)
+        assert run.ahead is not None
+    assert run.ahead is None and run.helper is None
+    alone = api.score_submission(data, submission, config=load_config(), jobs=1)
+    assert [t.meteor for t in result.turns] == [t.meteor for t in alone.turns]

@@ -58,8 +58,15 @@ class ReferenceData:
         ValueError when only the dialogues were read."""
         if self.words is not None:
             return self.words
-        tokens = self.variant_tokens().values()
-        return frozenset(words_of(variant for turns in tokens for turn in turns for variant in turn))
+        tokens = self.variant_tokens()
+        return frozenset(
+            words_of(
+                variant
+                for d in self.dialogues
+                for turn in tokens[d.dialog_id][: d.n_turns]
+                for variant in turn
+            )
+        )
 
     def variants(self) -> Mapping[str, list[list[str]]]:
         """Each dialogue's reference variants per turn; ValueError when only the dialogues were read."""

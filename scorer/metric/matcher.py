@@ -23,7 +23,9 @@ class _Memo(dict[str, Any]):
     """``memo[token]`` looks ``token`` up in the token cache's keys of the stage (``known()``, read the first
     time a token is missing, or when :meth:`read_known` is called), then in ``stored`` (the store of words
     outside the reference data), else computes ``fn(token)``, once; ``added`` lists what was computed here.
-    A stage the token cache does not hold is looked up in the store neither (nothing of it was kept)."""
+    Once the token cache is read, a stage it does not hold is looked up in the store no more (nothing of it
+    was kept); before, :meth:`Matcher.prefetch` may ask the store about it, which finds the same keys or
+    none."""
 
     def __init__(
         self,
@@ -84,9 +86,9 @@ class Matcher:
         self._key_functions: dict[tuple[str, ...], tuple[KeyFunction, ...]] = {}
 
     def knows_tokens(self) -> bool:
-        """Whether any stage's keys are known for any token (the token cache is there, or keys were
+        """Whether any stage's keys are known for any token (from the token cache, read now if it was not, or
         computed)."""
-        return self._cached or any(self.memos.values())
+        return any(self._known().values()) or any(self.memos.values())
 
     def read_known(self) -> None:
         """Read the token cache into every memo now, and into those made later as they are made: where nothing

@@ -359,6 +359,12 @@ class MeteorRu:
         if fast is None or stored is None or not fast.restore(stored):
             self.matcher.read_known()  # no token table to stand for the token cache: it is read now
 
+    def knows_tokens(self) -> bool:
+        """Whether keys of any token are known: the engine's token table restored from the cache (which stands
+        for the token cache: it is not read), else the matcher's (:meth:`Matcher.knows_tokens`)."""
+        fast = self.engine.fast_counts(self.matcher.key_functions(self.params.stages))
+        return (fast is not None and fast.restored > 0) or self.matcher.knows_tokens()
+
     def keep_table(self, vocabulary: Container[str] | None = None) -> None:
         """Keep the engine's token table for later runs when it grew, with the tokens whose keys were
         computed on workers and without those the morphology could not analyse (so every run that meets them

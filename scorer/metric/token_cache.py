@@ -3,8 +3,9 @@ and interns no token again (contract section 3). Three caches, in the cache dire
 (:mod:`scorer.metric.cache`), for one morphology and thesaurus (their identities are the key):
 
 - **The token cache**: each stage's keys by token (the lemma set, the synset set, and those of any stage
-  registered), by stage name, read whole when a matcher is made; so it keeps the reference data's words
-  only (:meth:`~scorer.metric.matcher.Matcher.save`). Saving merges with what is on disk at that moment
+  registered), by stage name, read whole by a matcher the first time it needs a word's keys, or at once
+  where no token table stands for it; so it keeps the reference data's words only
+  (:meth:`~scorer.metric.matcher.Matcher.save`). Saving merges with what is on disk at that moment
   (another run may have added tokens); past :data:`MAX_TOKENS` a stage, new tokens are not added.
 - **The word store** (:class:`TokenStore`): the same keys for the other words (an upload's own), in an
   SQLite table read a row, or a piece of answers' words, at a time: a run's cost grows with the words it

@@ -136,7 +136,8 @@ def _helper_meanwhile(config: Config, run: RunOptions) -> Iterator[tuple[Source 
     reads the inputs (about a fifth of a second saved from an empty cache), and waited for at the block's
     end; that worker can then learn the reference data's types (:func:`~scorer.scoring.turns.learn_ahead`).
     None where there is nothing to identify, or it cannot be found or read: the load says why, after the
-    submission is checked (the order of checks), and nothing changes when the worker fails."""
+    submission is checked (the order of checks), and nothing changes when the worker fails before it is
+    handed the types; once it learns them, its death ends the run as any worker's (exit 2)."""
     thesaurus = run.thesaurus
     if isinstance(thesaurus, (Thesaurus, Source)) or not needs_thesaurus(config.meteor.stages):
         yield None, None
@@ -180,7 +181,8 @@ class Run:
 
     @classmethod
     def open(cls, data_dir: PathLike, options: RunOptions | None = None, **how: Any) -> Run:
-        """Open a run on the reference directory ``data_dir`` (:meth:`opening`'s keywords but ``index``):
+        """Open a run on the reference directory ``data_dir`` (:meth:`opening`'s keywords but ``index`` and
+        ``learn``, which serve a block):
         the configuration settled by contract section 7's rule (``options.config`` standing for
         ``--config``), then ``between()`` (checks of the entry point's own arguments that come before the
         data), then the reference data read and checked (``answers.jsonl`` with ``answers``; each
@@ -326,7 +328,9 @@ class Run:
     ) -> ScoreResult:
         """``valid`` scored (:func:`scorer.scoring.scored.score_validated`) on this run's processes, with the
         keys its worker learnt ahead (:meth:`opening`'s ``learn``) the first time."""
-        ahead, self.ahead = self.ahead, None
+        ahead = None
+        if matcher is None:  # learnt with the run's own thesaurus: for its own matcher alone
+            ahead, self.ahead = self.ahead, None
         return scored.score_validated(
             self.reference,
             valid,

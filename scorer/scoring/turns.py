@@ -13,7 +13,10 @@ every type of the turns are computed first, each type once: the workers
 learn the references' types while this process tokenises the answers and
 learns the types only they have, then takes the references' pieces no
 worker has taken; the turns are then scored knowing them all (otherwise
-every worker would analyse nearly every type itself). Without
+every worker would analyse nearly every type itself). From an empty cache
+with two processes, the run's worker forked when the run opened
+(:class:`Learner`) has been learning the references' types since the data
+was read (:func:`learn_ahead`): it takes the workers' part here. Without
 the penalty, on the compiled engine, turns are scored on workers only when
 there are many (:data:`MIN_TURNS_PER_JOB_WITHOUT_PENALTY`).
 """
@@ -70,7 +73,7 @@ def score_turns(
     else stopped. Raises :class:`WorkerDied` when a worker process dies.
     """
     jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB)
-    learners = jobs if jobs > 1 and not metric.matcher.knows_tokens() else 0
+    learners = jobs if jobs > 1 and not metric.knows_tokens() else 0
     if not metric.params.needs_alignment and metric.engine.counts_on_ids:
         jobs = min(jobs, len(answers) // MIN_TURNS_PER_JOB_WITHOUT_PENALTY)
     if not can_fork():
@@ -80,6 +83,10 @@ def score_turns(
     spans = [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
     tokens: list[list[str]] | None = None
     if ahead is not None and learners != 2:  # known already, or more processes to learn on than it has
+        if learners:  # the pieces it has learnt are kept; the processes below learn the rest
+            for future in ahead.futures:
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    metric.matcher.absorb(*future.result())
         ahead.pool.close()
         ahead = None
     if learners:  # nothing known yet: every type's keys computed once, spread over the processes
@@ -206,8 +213,8 @@ class Work(NamedTuple):
             if self.tokens is None
             else self.tokens[start:stop]
         )
-        # the kept keys of this piece's words that the token cache (the reference data's words) lacks, in a
-        # few queries of the word store rather than one a word
+        # the kept keys of this piece's words that the token table has not interned (it holds the reference
+        # data's), in a few queries of the word store rather than one a word
         stages = self.metric.params.stages
         unknown = self.metric.engine.unknown_tokens(cands, self.metric.matcher.key_functions(stages))
         self.metric.matcher.prefetch(unknown, stages)
