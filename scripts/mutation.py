@@ -6,7 +6,7 @@ assignment or a call statement), is written into a copy of the
 project, and the engine's tests run against it with the compiled core off.
 A mutant the tests fail on is *killed*; one they pass on *survived*.
 
-    python scripts/mutation.py                  # every site of links.py, counting.py, alignment.py
+    python scripts/mutation.py                  # every site of the four modules of the definition
     python scripts/mutation.py --list           # the sites only
     python scripts/mutation.py --sample 8       # every 8th site: a study of about 15 minutes
     python scripts/mutation.py --only alignment.py:227:2   # one site (module:line:index)
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("links.py", "counting.py", "alignment.py")  # in scorer/metric/engine
+MODULES = ("links.py", "counting.py", "alignment.py", "formula.py")  # in scorer/metric/engine
 ENGINE = Path("scorer", "metric", "engine")
 #: Seconds after which a run counts as hanging (the unmutated tests take about 12 s).
 TIMEOUT = 90
@@ -40,6 +40,7 @@ TESTS = (
     "tests/test_s4_rule_1_counts.py",
     "tests/test_s4_alignment.py",
     "tests/test_s1_integral.py",
+    "tests/test_formula.py",
 )
 
 _BINARY = {
