@@ -90,9 +90,15 @@ class WorkerPool:
             pass
 
     def submit_all(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Future[Any]]:
+        """``fn(item)`` of each item submitted to the workers; :class:`WorkerDied` when a worker is gone."""
+        from concurrent.futures.process import BrokenProcessPool
+
         if self.executor is None:
             raise RuntimeError("the pool is closed")
-        return [self.executor.submit(fn, item) for item in items]
+        try:
+            return [self.executor.submit(fn, item) for item in items]
+        except BrokenProcessPool:
+            raise self._died() from None
 
     def results(self, futures: Sequence[Future[Any]]) -> Iterator[Any]:
         """Each future's result, in order; :class:`WorkerDied` when a worker died."""

@@ -20,7 +20,7 @@ from scorer.metric.meteor import MeteorParams, MeteorRu
 from scorer.metric.text import tokenise
 from scorer.scoring import turns
 from scorer.scoring.run import Run, RunOptions
-from scorer.workers import WorkerPool
+from scorer.workers import WorkerDied, WorkerPool
 
 ANSWERS = ["кот спит дома", "собака лает громко", "мы летим домой", "кошка лечит кота", "дом стоит"]
 REFERENCES = [
@@ -308,3 +308,21 @@ def test_a_matcher_of_the_callers_is_not_given_what_the_run_s_worker_learnt(tmp_
     assert run.ahead is None and run.helper is None
     alone = api.score_submission(data, submission, config=load_config(), jobs=1)
     assert [t.meteor for t in result.turns] == [t.meteor for t in alone.turns]
+
+
+@pytest.mark.slow
+def test_work_handed_to_a_pool_whose_worker_is_gone_names_the_death():
+    with WorkerPool(1, None) as pool:
+        (process,) = pool.processes.values()
+        os.kill(process.pid, signal.SIGKILL)
+        process.join(30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # the pool's own thread notices the death within moments
+            try:
+                pool.submit_all(int, ["1"])
+            except WorkerDied as died:
+                assert "killed by SIGKILL" in str(died) and died.exit_code == 2
+                break
+            time.sleep(0.01)
+        else:
+            pytest.fail("the pool took work after its worker died")
