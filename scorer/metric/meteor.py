@@ -26,7 +26,7 @@ from scorer.errors import ConfigError
 from scorer.metric.engine.accelerator import Engine, active, shared_engine
 from scorer.metric.engine.accelerator import engine as choose_engine
 from scorer.metric.engine.alignment import NODE_BUDGET
-from scorer.metric.engine.formula import best_by_counts, figures, links_fmean
+from scorer.metric.engine.formula import figures, links_fmean
 from scorer.metric.engine.links import KeyFunction
 
 from . import token_cache
@@ -165,8 +165,12 @@ def best_variant(
     """
     engine = engine or shared_engine(active())
     keys = matcher.key_functions(params.stages)
-    if not params.needs_alignment and not with_alignment and cand:
-        return _best_by_counts(cand, variants, engine.variant_counts(cand, variants, keys), params)
+    if not params.needs_alignment and not with_alignment and cand:  # the F-mean itself, read off rule 1
+        counted = [engine.variant_counts(cand, variants, keys)]
+        best: tuple[int, MeteorScore] = engine.formula.best_scores(
+            [cand], [variants], counted, params.alpha, _RECORD
+        )[0]
+        return best
     counts = engine.variant_counts(cand, variants, keys) if cand and not with_alignment else None
     return _best_aligned(cand, variants, counts, keys, params, engine, with_alignment)
 
@@ -243,20 +247,6 @@ def best_variants(
     for k, scored in zip(turns, best):
         found[k] = scored
     return found  # type: ignore[return-value]  # every turn is set above
-
-
-def _best_by_counts(
-    cand: Sequence[str],
-    variants: Sequence[Sequence[str]],
-    counts: list[list[int] | None],
-    params: MeteorParams,
-) -> tuple[int, MeteorScore]:
-    """:func:`best_variant` without the penalty, from each variant's rule-1 counts (None: no tokens)
-    (:func:`~scorer.metric.engine.formula.best_by_counts`): the score is then the F-mean itself, compared
-    variant by variant; one result object is built."""
-    t = len(cand)
-    best_index, best_m = best_by_counts(t, variants, counts, params.alpha)
-    return best_index, score_from_counts(best_m, None, t, len(variants[best_index]), params)
 
 
 def params_without_synonyms(params: MeteorParams) -> MeteorParams:

@@ -267,13 +267,11 @@ def learn_ahead(pool: WorkerPool, types: Collection[str]) -> Ahead | None:
     """``types`` (the reference data's, once it is read) learnt on ``pool``, a pool of one :class:`Learner`,
     in as many pieces as two processes learn them in (:func:`score_turns` takes them back, or stops them);
     None when its worker is gone already (the types are then learnt as without it)."""
-    from concurrent.futures.process import BrokenProcessPool
-
     pieces = _dealt(sorted(types), PIECES_PER_JOB)
     try:
         pool.check()
         return Ahead(pool, pieces, pool.submit_all(_keys_of, pieces))
-    except (WorkerDied, BrokenProcessPool):
+    except WorkerDied:
         return None
 
 
